@@ -1,0 +1,38 @@
+// ESM NestJS + Jest: tests run TypeScript through @swc/jest (keeps decorator metadata) under
+// node --experimental-vm-modules; see docs/DEVELOPMENT.md.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2023',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+      keepClassNames: true,
+    },
+    module: { type: 'es6' },
+    sourceMaps: 'inline',
+  },
+];
+
+const shared = {
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: {
+    '^@fleet/contracts$': '<rootDir>/libs/contracts/src/index.ts',
+    '^@fleet/cloud-provider$': '<rootDir>/libs/cloud-provider/src/index.ts',
+    '^@fleet/discovery$': '<rootDir>/libs/discovery/src/index.ts',
+    '^@fleet/database$': '<rootDir>/libs/database/src/index.ts',
+    '^@fleet/testing$': '<rootDir>/test/support/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testEnvironment: 'node',
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
+};
+
+export default {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], slowTestThreshold: 30 },
+  ],
+  testTimeout: 60_000,
+};
