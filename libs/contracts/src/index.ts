@@ -1,1 +1,2 @@
-export {};
+export * from './desired-state.js';
+export * from './messages.js';
