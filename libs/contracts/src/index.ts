@@ -1,2 +1,3 @@
 export * from './desired-state.js';
 export * from './messages.js';
+export * from './env.js';

@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// Idempotent fresh-machine set-up shared by `npm run demo`, `npm test`, `npm run bench` and CI:
+// dependencies, PostgreSQL, Redis, databases, migrations, the generated Prisma client.
+// Every step checks first and acts only when something is missing.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+const log = (msg) => console.log(`[setup] ${msg}`);
+
+const DATABASE_URL =
+  process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Tests clone this database per suite (CREATE DATABASE ... TEMPLATE), so it is migrated once. */
+const TEMPLATE_DB = process.env.FLEET_TEST_TEMPLATE_DB ?? 'karpenter_fleet_template';
+
+function run(cmd, args, opts = {}) {
+  execFileSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts });
+}
+function has(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+function portOpen(host, port, timeoutMs = 500) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+async function waitForPort(host, port, what, seconds = 30) {
+  for (let i = 0; i < seconds * 4; i++) {
+    if (await portOpen(host, port)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} did not start listening on ${host}:${port} within ${seconds}s`);
+}
+let aptUpdated = false;
+function aptInstall(...pkgs) {
+  if (!isRoot) throw new Error(`${pkgs.join(', ')} missing and not root: install it yourself`);
+  if (!aptUpdated) {
+    run('apt-get', ['update', '-qq']);
+    aptUpdated = true;
+  }
+  run('apt-get', ['install', '-y', '-qq', ...pkgs], {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
+
+function ensureDependencies() {
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  const lock = join(root, 'package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  log('installing npm dependencies (npm ci)');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+async function ensurePostgres() {
+  const { hostname, port } = new URL(DATABASE_URL);
+  const pgPort = Number(port || 5432);
+  if (await portOpen(hostname, pgPort)) return;
+  if (!['127.0.0.1', 'localhost'].includes(hostname)) {
+    throw new Error(`PostgreSQL at ${hostname}:${pgPort} is not reachable (DATABASE_URL)`);
+  }
+  if (!has('pg_ctlcluster')) {
+    log('installing PostgreSQL');
+    aptInstall('postgresql');
+  }
+  const version = readdirSync('/etc/postgresql').sort().at(-1);
+  // A fresh Debian cluster asks for passwords over TCP; local development and CI use trust.
+  const hba = `/etc/postgresql/${version}/main/pg_hba.conf`;
+  run('sh', [
+    '-c',
+    `grep -q '^host all all 127.0.0.1/32 trust' ${hba} || sed -i '1i host all all 127.0.0.1/32 trust\\nhost all all ::1/128 trust' ${hba}`,
+  ]);
+  log(`starting PostgreSQL ${version}`);
+  run('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start']);
+  await waitForPort(hostname, pgPort, 'PostgreSQL');
+}
+
+async function ensureRedis() {
+  const { hostname, port } = new URL(REDIS_URL);
+  const redisPort = Number(port || 6379);
+  if (await portOpen(hostname, redisPort)) return;
+  if (!has('redis-server')) {
+    log('installing Redis');
+    aptInstall('redis-server');
+  }
+  log('starting Redis');
+  run('redis-server', [
+    '--daemonize', 'yes', '--bind', '127.0.0.1', '--port', String(redisPort),
+    '--save', '', '--appendonly', 'no', '--logfile', '/tmp/karpenter-fleet-redis.log',
+  ]);
+  await waitForPort(hostname, redisPort, 'Redis');
+}
+
+async function ensureDatabase(url, name) {
+  const { default: pg } = await import('pg');
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      log(`creating database ${name}`);
+      await client.query(`CREATE DATABASE "${name}"`);
+    }
+  } finally {
+    await client.end();
+  }
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  return target.toString();
+}
+
+async function pendingMigrations(url) {
+  const { default: pg } = await import('pg');
+  const wanted = readdirSync(join(root, 'prisma/migrations'), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL`,
+    );
+    const applied = new Set(rows.map((r) => r.migration_name));
+    return wanted.filter((name) => !applied.has(name));
+  } catch {
+    return wanted; // no _prisma_migrations table yet
+  } finally {
+    await client.end();
+  }
+}
+
+async function migrate(url) {
+  // The Prisma CLI takes seconds to start; skip it when every migration is already applied.
+  const pending = await pendingMigrations(url);
+  if (pending.length === 0) return;
+  log(`applying ${pending.join(', ')} to ${new URL(url).pathname.slice(1)}`);
+  execFileSync(join(root, 'node_modules', '.bin', 'prisma'), ['migrate', 'deploy'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: url, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+function generateClient() {
+  const generated = join(root, 'libs/database/src/generated/prisma/client.ts');
+  const schema = join(root, 'prisma/schema.prisma');
+  if (existsSync(generated) && statSync(generated).mtimeMs >= statSync(schema).mtimeMs) return;
+  log('generating the Prisma client');
+  execFileSync(join(root, 'node_modules', '.bin', 'prisma'), ['generate'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function main() {
+  ensureDependencies();
+  await ensurePostgres();
+  await ensureRedis();
+  generateClient();
+  const mainDb = new URL(DATABASE_URL).pathname.slice(1);
+  await migrate(await ensureDatabase(DATABASE_URL, mainDb));
+  await migrate(await ensureDatabase(DATABASE_URL, TEMPLATE_DB));
+}
+
+main().catch((err) => {
+  console.error(`[setup] ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
