@@ -1,0 +1,898 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { verifySigV4, type SigV4Credentials } from './sigv4.js';
+import type {
+  Ec2InstanceStateName,
+  Ec2Tags,
+  Ec2World,
+  Ec2WorldImage,
+  Ec2WorldInstance,
+  Ec2WorldInstanceProfile,
+  Ec2WorldSecurityGroup,
+  Ec2WorldSubnet,
+  Ec2WorldVpc,
+} from './world.js';
+import { renderXml, type XmlObject, type XmlValue } from './xml.js';
+
+const XMLNS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
+
+export const INSTANCE_STATE_CODES: Record<Ec2InstanceStateName, number> = {
+  pending: 0,
+  running: 16,
+  'shutting-down': 32,
+  terminated: 48,
+  stopping: 64,
+  stopped: 80,
+};
+
+/** One request as the emulator saw it, for asserting call counts and batching. */
+export interface Ec2RequestRecord {
+  action: string;
+  params: Record<string, string>;
+  /** The EC2 error code returned, if the request failed. */
+  errorCode?: string;
+}
+
+export interface Ec2InjectedError {
+  code: string;
+  message?: string;
+  /** HTTP status; 5xx and throttling codes make the SDK retry. Default 400. */
+  status?: number;
+  /** How many matching requests fail before the action works again. Default 1. */
+  times?: number;
+}
+
+export interface Ec2EmulatorOptions {
+  region?: string;
+  accountId?: string;
+  credentials?: SigV4Credentials;
+}
+
+/** An instance as the emulator holds it: every field EC2 always reports is present. */
+export interface Ec2Instance extends Ec2WorldInstance {
+  InstanceType: string;
+  ImageId: string;
+  PrivateDnsName: string;
+  PrivateIpAddress: string;
+  State: Ec2InstanceStateName;
+  LaunchTime: string;
+  ReservationId: string;
+  Tags: Ec2Tags;
+}
+
+export class Ec2Error extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+type FilterTable<T> = Record<string, (item: T) => (string | undefined)[]>;
+
+interface DescribeSpec<T> {
+  action: string;
+  items: T[];
+  idOf: (item: T) => string;
+  /** Query list parameter holding explicit ids, e.g. `SubnetId` for SubnetId.N. */
+  idParam: string;
+  idPrefix: string;
+  malformedCode: string;
+  notFoundCode: string;
+  notFoundMessage: (missing: string[]) => string;
+  filters: FilterTable<T>;
+  maxResults: { min: number; max: number };
+  /** Real EC2 refuses MaxResults together with an explicit id list for some actions. */
+  maxResultsExcludesIds?: string;
+}
+
+/**
+ * An EC2 Query-protocol endpoint on 127.0.0.1 that the real @aws-sdk/client-ec2 can talk to:
+ * SigV4-verified, with EC2's filters, id lists, paging limits, XML shapes and error codes for
+ * the Describe calls the sidecar makes. The world lives in memory and tests mutate it directly.
+ */
+export class Ec2Emulator {
+  readonly credentials: SigV4Credentials;
+  readonly requestLog: Ec2RequestRecord[] = [];
+
+  private server: Server | undefined;
+  private port: number | undefined;
+  private regionName: string;
+  private accountId: string;
+  private vpcs: Ec2WorldVpc[] = [];
+  private subnets: Ec2WorldSubnet[] = [];
+  private securityGroups: Ec2WorldSecurityGroup[] = [];
+  private images: Ec2WorldImage[] = [];
+  private instanceProfiles: Ec2WorldInstanceProfile[] = [];
+  private instances: Ec2Instance[] = [];
+  private injected: (Ec2InjectedError & { action: string; remaining: number })[] = [];
+  private ipCounter = 0;
+
+  constructor(world: Ec2World = {}, options: Ec2EmulatorOptions = {}) {
+    this.regionName = options.region ?? world.region ?? 'us-east-1';
+    this.accountId = options.accountId ?? world.accountId ?? '111122223333';
+    this.credentials = options.credentials ?? {
+      accessKeyId: `AKIAEMULATOR${randomBytes(4).toString('hex').toUpperCase()}`,
+      secretAccessKey: randomBytes(20).toString('base64'),
+    };
+    this.seed(world);
+  }
+
+  get region(): string {
+    return this.regionName;
+  }
+
+  get url(): string {
+    if (this.port === undefined) throw new Error('Ec2Emulator is not started');
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Everything an EC2Client needs: `new EC2Client({ ...emulator.clientConfig(), maxAttempts: 1 })`. */
+  clientConfig(): { endpoint: string; region: string; credentials: SigV4Credentials } {
+    return { endpoint: this.url, region: this.region, credentials: { ...this.credentials } };
+  }
+
+  /** The action names of every request received so far, in order. */
+  get actions(): string[] {
+    return this.requestLog.map((r) => r.action);
+  }
+
+  clearRequestLog(): void {
+    this.requestLog.length = 0;
+  }
+
+  /** Replaces the whole world; the region and account follow the world when it names them. */
+  seed(world: Ec2World): void {
+    if (world.region !== undefined) this.regionName = world.region;
+    if (world.accountId !== undefined) this.accountId = world.accountId;
+    this.vpcs = structuredClone(world.vpcs ?? []);
+    this.subnets = structuredClone(world.subnets ?? []);
+    this.securityGroups = structuredClone(world.securityGroups ?? []);
+    this.images = structuredClone(world.images ?? []);
+    this.instanceProfiles = structuredClone(world.instanceProfiles ?? []);
+    this.instances = [];
+    for (const instance of world.instances ?? []) this.addInstance(instance);
+  }
+
+  async start(): Promise<void> {
+    if (this.server) return;
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.sendError(res, new Ec2Error('InternalError', String(err), 500));
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+    this.port = (server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    this.port = undefined;
+    // The SDK keeps connections alive; without this close() would wait for them to idle out.
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  // ---- in-process mutators -------------------------------------------------------------
+
+  addInstance(input: Partial<Ec2WorldInstance> = {}): Ec2Instance {
+    const instanceId = input.InstanceId ?? `i-${randomBytes(9).toString('hex').slice(0, 17)}`;
+    if (this.instances.some((i) => i.InstanceId === instanceId)) {
+      throw new Error(`instance ${instanceId} already exists`);
+    }
+    const subnet = this.subnets.find((s) => s.SubnetId === input.SubnetId);
+    const privateIp = input.PrivateIpAddress ?? this.allocateIp(subnet);
+    const instance: Ec2Instance = {
+      ...structuredClone(input),
+      InstanceId: instanceId,
+      InstanceType: input.InstanceType ?? 'm6i.large',
+      ImageId: input.ImageId ?? this.images[0]?.ImageId ?? 'ami-00000000000000000',
+      PrivateIpAddress: privateIp,
+      PrivateDnsName: input.PrivateDnsName ?? this.privateDnsName(privateIp),
+      State: input.State ?? 'running',
+      LaunchTime: input.LaunchTime ?? new Date().toISOString(),
+      ReservationId: input.ReservationId ?? `r-${randomBytes(9).toString('hex').slice(0, 17)}`,
+      Tags: { ...(input.Tags ?? {}) },
+    };
+    if (subnet) {
+      instance.VpcId ??= subnet.VpcId;
+      instance.AvailabilityZone ??= subnet.AvailabilityZone;
+    }
+    this.instances.push(instance);
+    return structuredClone(instance);
+  }
+
+  setInstanceState(instanceId: string, state: Ec2InstanceStateName): void {
+    this.requireInstance(instanceId).State = state;
+  }
+
+  setInstanceTags(instanceId: string, tags: Ec2Tags): void {
+    this.requireInstance(instanceId).Tags = { ...tags };
+  }
+
+  /** Forgets the instance entirely (EC2 does this about an hour after termination). */
+  removeInstance(instanceId: string): void {
+    this.requireInstance(instanceId);
+    this.instances = this.instances.filter((i) => i.InstanceId !== instanceId);
+  }
+
+  getInstance(instanceId: string): Ec2Instance | undefined {
+    const found = this.instances.find((i) => i.InstanceId === instanceId);
+    return found && structuredClone(found);
+  }
+
+  listInstances(): Ec2Instance[] {
+    return structuredClone(this.instances);
+  }
+
+  addSubnet(subnet: Ec2WorldSubnet): void {
+    this.subnets.push(structuredClone(subnet));
+  }
+
+  removeSubnet(subnetId: string): void {
+    this.subnets = this.subnets.filter((s) => s.SubnetId !== subnetId);
+  }
+
+  addSecurityGroup(group: Ec2WorldSecurityGroup): void {
+    this.securityGroups.push(structuredClone(group));
+  }
+
+  removeSecurityGroup(groupId: string): void {
+    this.securityGroups = this.securityGroups.filter((g) => g.GroupId !== groupId);
+  }
+
+  addImage(image: Ec2WorldImage): void {
+    this.images.push(structuredClone(image));
+  }
+
+  removeImage(imageId: string): void {
+    this.images = this.images.filter((i) => i.ImageId !== imageId);
+  }
+
+  /** Makes the next `times` requests for `action` fail with the given EC2 error. */
+  injectError(action: string, error: Ec2InjectedError): void {
+    this.injected.push({ ...error, action, remaining: error.times ?? 1 });
+  }
+
+  // ---- HTTP ------------------------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    const params = new Map<string, string>(url.searchParams);
+    if (req.method === 'POST') {
+      for (const [k, v] of new URLSearchParams(body.toString('utf8'))) params.set(k, v);
+    }
+    const action = params.get('Action') ?? '';
+    const record: Ec2RequestRecord = { action, params: Object.fromEntries(params) };
+    this.requestLog.push(record);
+
+    try {
+      if (req.method !== 'POST' && req.method !== 'GET') {
+        throw new Ec2Error('InvalidHttpRequest', `The HTTP method ${req.method} is not supported.`);
+      }
+      const rejection = verifySigV4(
+        { method: req.method, url: req.url ?? '/', rawHeaders: req.rawHeaders, body },
+        { credentials: this.credentials, region: this.regionName, service: 'ec2' },
+      );
+      if (rejection) throw new Ec2Error(rejection.code, rejection.message, rejection.status);
+      if (action === '')
+        throw new Ec2Error('MissingAction', 'The request must contain the parameter Action');
+      if (!params.has('Version')) {
+        throw new Ec2Error('MissingParameter', 'The request must contain the parameter Version');
+      }
+      const injected = this.injected.find((e) => e.action === action && e.remaining > 0);
+      if (injected) {
+        injected.remaining -= 1;
+        throw new Ec2Error(
+          injected.code,
+          injected.message ?? `Injected ${injected.code} for ${action}`,
+          injected.status ?? 400,
+        );
+      }
+      const payload = this.dispatch(action, params);
+      const requestId = randomUUID();
+      const xml =
+        `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${XMLNS}">` +
+        `<requestId>${requestId}</requestId>${renderXml(payload)}</${action}Response>`;
+      res.writeHead(200, {
+        'content-type': 'text/xml;charset=UTF-8',
+        'x-amzn-requestid': requestId,
+        date: new Date().toUTCString(),
+      });
+      res.end(xml);
+    } catch (err) {
+      const error = err instanceof Ec2Error ? err : new Ec2Error('InternalError', String(err), 500);
+      record.errorCode = error.code;
+      this.sendError(res, error);
+    }
+  }
+
+  private sendError(res: ServerResponse, error: Ec2Error): void {
+    const requestId = randomUUID();
+    const xml =
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>` +
+      renderXml({ Code: error.code, Message: error.message }) +
+      `</Error></Errors><RequestID>${requestId}</RequestID></Response>`;
+    if (res.headersSent) return;
+    res.writeHead(error.status, {
+      'content-type': 'text/xml;charset=UTF-8',
+      'x-amzn-requestid': requestId,
+      date: new Date().toUTCString(),
+    });
+    res.end(xml);
+  }
+
+  private dispatch(action: string, params: Map<string, string>): XmlObject {
+    if (params.get('DryRun') === 'true') {
+      if (
+        ![
+          'DescribeSubnets',
+          'DescribeSecurityGroups',
+          'DescribeImages',
+          'DescribeInstances',
+        ].includes(action)
+      ) {
+        throw invalidAction(action);
+      }
+      throw new Ec2Error(
+        'DryRunOperation',
+        'Request would have succeeded, but DryRun flag is set.',
+        412,
+      );
+    }
+    switch (action) {
+      case 'DescribeSubnets':
+        return this.describeSubnets(params);
+      case 'DescribeSecurityGroups':
+        return this.describeSecurityGroups(params);
+      case 'DescribeImages':
+        return this.describeImages(params);
+      case 'DescribeInstances':
+        return this.describeInstances(params);
+      default:
+        throw invalidAction(action);
+    }
+  }
+
+  // ---- actions ---------------------------------------------------------------------------
+
+  private describeSubnets(params: Map<string, string>): XmlObject {
+    const page = describe(params, {
+      action: 'DescribeSubnets',
+      items: this.subnets,
+      idOf: (s) => s.SubnetId,
+      idParam: 'SubnetId',
+      idPrefix: 'subnet',
+      malformedCode: 'InvalidSubnetID.Malformed',
+      notFoundCode: 'InvalidSubnetID.NotFound',
+      notFoundMessage: (ids) => notFound('subnet ID', ids),
+      maxResults: { min: 5, max: 1000 },
+      filters: {
+        'availability-zone': (s) => [s.AvailabilityZone],
+        availabilityZone: (s) => [s.AvailabilityZone],
+        'availability-zone-id': (s) => [s.AvailabilityZoneId],
+        'available-ip-address-count': (s) => [String(s.AvailableIpAddressCount ?? 0)],
+        'cidr-block': (s) => [s.CidrBlock],
+        cidrBlock: (s) => [s.CidrBlock],
+        'default-for-az': (s) => [String(s.DefaultForAz ?? false)],
+        'map-public-ip-on-launch': (s) => [String(s.MapPublicIpOnLaunch ?? false)],
+        'owner-id': () => [this.accountId],
+        state: (s) => [s.State ?? 'available'],
+        'subnet-arn': (s) => [this.arn('subnet', s.SubnetId)],
+        'subnet-id': (s) => [s.SubnetId],
+        'vpc-id': (s) => [s.VpcId],
+        ...tagFilters((s: Ec2WorldSubnet) => s.Tags),
+      },
+    });
+    return {
+      subnetSet: page.items.map((s) => ({
+        subnetId: s.SubnetId,
+        subnetArn: this.arn('subnet', s.SubnetId),
+        state: s.State ?? 'available',
+        vpcId: s.VpcId,
+        ownerId: this.accountId,
+        cidrBlock: s.CidrBlock,
+        availableIpAddressCount: s.AvailableIpAddressCount ?? 0,
+        availabilityZone: s.AvailabilityZone,
+        availabilityZoneId: s.AvailabilityZoneId,
+        defaultForAz: s.DefaultForAz ?? false,
+        mapPublicIpOnLaunch: s.MapPublicIpOnLaunch ?? false,
+        tagSet: tagSet(s.Tags),
+      })),
+      nextToken: page.nextToken,
+    };
+  }
+
+  private describeSecurityGroups(params: Map<string, string>): XmlObject {
+    const names = listParam(params, 'GroupName');
+    const missingNames = names.filter((n) => !this.securityGroups.some((g) => g.GroupName === n));
+    if (missingNames.length > 0) {
+      throw new Ec2Error(
+        'InvalidGroup.NotFound',
+        `The security group '${missingNames.join(', ')}' does not exist`,
+      );
+    }
+    const byName =
+      names.length > 0
+        ? this.securityGroups.filter((g) => names.includes(g.GroupName))
+        : this.securityGroups;
+    const page = describe(params, {
+      action: 'DescribeSecurityGroups',
+      items: byName,
+      idOf: (g) => g.GroupId,
+      idParam: 'GroupId',
+      idPrefix: 'sg',
+      malformedCode: 'InvalidGroupId.Malformed',
+      notFoundCode: 'InvalidGroup.NotFound',
+      notFoundMessage: (ids) =>
+        ids.length === 1
+          ? `The security group '${ids[0]}' does not exist`
+          : `The security groups '${ids.join(', ')}' do not exist`,
+      maxResults: { min: 5, max: 1000 },
+      maxResultsExcludesIds: 'groupIdSet',
+      filters: {
+        description: (g) => [g.Description ?? g.GroupName],
+        'group-id': (g) => [g.GroupId],
+        'group-name': (g) => [g.GroupName],
+        'owner-id': () => [this.accountId],
+        'vpc-id': (g) => [g.VpcId],
+        ...tagFilters((g: Ec2WorldSecurityGroup) => g.Tags),
+      },
+    });
+    return {
+      securityGroupInfo: page.items.map((g) => ({
+        ownerId: this.accountId,
+        groupId: g.GroupId,
+        groupName: g.GroupName,
+        groupDescription: g.Description ?? g.GroupName,
+        vpcId: g.VpcId,
+        securityGroupArn: this.arn('security-group', g.GroupId),
+        ipPermissions: [],
+        ipPermissionsEgress: [],
+        tagSet: tagSet(g.Tags),
+      })),
+      nextToken: page.nextToken,
+    };
+  }
+
+  private describeImages(params: Map<string, string>): XmlObject {
+    const owners = listParam(params, 'Owner');
+    const includeDisabled = params.get('IncludeDisabled') === 'true';
+    const visible = this.images.filter((image) => {
+      const state = image.State ?? 'available';
+      if (state === 'deregistered') return false;
+      if (state === 'disabled' && !includeDisabled) return false;
+      if (owners.length === 0) return true;
+      const ownerId = image.OwnerId ?? this.accountId;
+      return owners.some(
+        (o) =>
+          (o === 'self' && ownerId === this.accountId) ||
+          o === ownerId ||
+          (o === image.OwnerAlias && o !== undefined),
+      );
+    });
+    const page = describe(params, {
+      action: 'DescribeImages',
+      items: visible,
+      idOf: (i) => i.ImageId,
+      idParam: 'ImageId',
+      idPrefix: 'ami',
+      malformedCode: 'InvalidAMIID.Malformed',
+      notFoundCode: 'InvalidAMIID.NotFound',
+      notFoundMessage: (ids) => `The image id '[${ids.join(', ')}]' does not exist`,
+      maxResults: { min: 5, max: 1000 },
+      filters: {
+        architecture: (i) => [i.Architecture ?? 'x86_64'],
+        description: (i) => [i.Description],
+        'image-id': (i) => [i.ImageId],
+        'image-type': () => ['machine'],
+        'is-public': (i) => [String(i.Public ?? false)],
+        name: (i) => [i.Name],
+        'owner-alias': (i) => [i.OwnerAlias],
+        'owner-id': (i) => [i.OwnerId ?? this.accountId],
+        'root-device-type': () => ['ebs'],
+        state: (i) => [i.State ?? 'available'],
+        'virtualization-type': () => ['hvm'],
+        ...tagFilters((i: Ec2WorldImage) => i.Tags),
+      },
+    });
+    return {
+      imagesSet: page.items.map((i) => ({
+        imageId: i.ImageId,
+        imageLocation: `${i.OwnerId ?? this.accountId}/${i.Name ?? i.ImageId}`,
+        imageState: i.State ?? 'available',
+        imageOwnerId: i.OwnerId ?? this.accountId,
+        imageOwnerAlias: i.OwnerAlias,
+        creationDate: i.CreationDate,
+        isPublic: i.Public ?? false,
+        architecture: i.Architecture ?? 'x86_64',
+        imageType: 'machine',
+        name: i.Name,
+        description: i.Description,
+        rootDeviceType: 'ebs',
+        rootDeviceName: i.RootDeviceName ?? '/dev/xvda',
+        blockDeviceMapping: [
+          {
+            deviceName: i.RootDeviceName ?? '/dev/xvda',
+            ebs: { deleteOnTermination: true, volumeSize: 16, volumeType: 'gp3', encrypted: false },
+          },
+        ],
+        virtualizationType: 'hvm',
+        hypervisor: 'xen',
+        enaSupport: true,
+        platformDetails: 'Linux/UNIX',
+        usageOperation: 'RunInstances',
+        tagSet: tagSet(i.Tags),
+      })),
+      nextToken: page.nextToken,
+    };
+  }
+
+  private describeInstances(params: Map<string, string>): XmlObject {
+    const page = describe(params, {
+      action: 'DescribeInstances',
+      items: this.instances,
+      idOf: (i) => i.InstanceId,
+      idParam: 'InstanceId',
+      idPrefix: 'i',
+      malformedCode: 'InvalidInstanceID.Malformed',
+      notFoundCode: 'InvalidInstanceID.NotFound',
+      notFoundMessage: (ids) => notFound('instance ID', ids),
+      maxResults: { min: 5, max: 1000 },
+      maxResultsExcludesIds: 'instanceIds',
+      filters: {
+        'availability-zone': (i) => [i.AvailabilityZone],
+        'iam-instance-profile.arn': (i) => [this.instanceProfileArn(i.IamInstanceProfile)],
+        'image-id': (i) => [i.ImageId],
+        'instance-id': (i) => [i.InstanceId],
+        'instance-state-code': (i) => [String(INSTANCE_STATE_CODES[i.State])],
+        'instance-state-name': (i) => [i.State],
+        'instance-type': (i) => [i.InstanceType],
+        'instance.group-id': (i) => i.SecurityGroupIds ?? [],
+        'network-interface.addresses.private-ip-address': (i) => [i.PrivateIpAddress],
+        'owner-id': () => [this.accountId],
+        'private-dns-name': (i) => [i.PrivateDnsName],
+        'private-ip-address': (i) => [i.PrivateIpAddress],
+        'reservation-id': (i) => [i.ReservationId],
+        'subnet-id': (i) => [i.SubnetId],
+        'vpc-id': (i) => [i.VpcId],
+        ...tagFilters((i: Ec2Instance) => i.Tags),
+      },
+    });
+    // Paging counts instances; consecutive instances of one reservation share an item.
+    const reservations: { id: string; instances: Ec2Instance[] }[] = [];
+    for (const instance of page.items) {
+      const last = reservations.at(-1);
+      if (last && last.id === instance.ReservationId) last.instances.push(instance);
+      else reservations.push({ id: instance.ReservationId, instances: [instance] });
+    }
+    return {
+      reservationSet: reservations.map((r) => ({
+        reservationId: r.id,
+        ownerId: this.accountId,
+        groupSet: [],
+        instancesSet: r.instances.map((i) => this.renderInstance(i)),
+      })),
+      nextToken: page.nextToken,
+    };
+  }
+
+  private renderInstance(i: Ec2Instance): XmlObject {
+    const profileArn = this.instanceProfileArn(i.IamInstanceProfile);
+    const live = i.State !== 'terminated';
+    const groups = (i.SecurityGroupIds ?? []).map((id) => ({
+      groupId: id,
+      groupName: this.securityGroups.find((g) => g.GroupId === id)?.GroupName,
+    }));
+    const out: Record<string, XmlValue> = {
+      instanceId: i.InstanceId,
+      imageId: i.ImageId,
+      instanceState: { code: INSTANCE_STATE_CODES[i.State], name: i.State },
+      // Terminated instances lose their private DNS name and addresses, as on EC2.
+      privateDnsName: live ? i.PrivateDnsName : '',
+      dnsName: '',
+      reason: i.State === 'terminated' ? 'User initiated' : '',
+      amiLaunchIndex: 0,
+      productCodes: [],
+      instanceType: i.InstanceType,
+      launchTime: i.LaunchTime,
+      placement: { availabilityZone: i.AvailabilityZone, groupName: '', tenancy: 'default' },
+      monitoring: { state: 'disabled' },
+      subnetId: live ? i.SubnetId : undefined,
+      vpcId: live ? i.VpcId : undefined,
+      privateIpAddress: live ? i.PrivateIpAddress : undefined,
+      sourceDestCheck: true,
+      groupSet: groups,
+      stateReason:
+        i.State === 'terminated' || i.State === 'stopped'
+          ? {
+              code: 'Client.UserInitiatedShutdown',
+              message: 'Client.UserInitiatedShutdown: User initiated shutdown',
+            }
+          : undefined,
+      architecture: 'x86_64',
+      rootDeviceType: 'ebs',
+      rootDeviceName: '/dev/xvda',
+      blockDeviceMapping: [],
+      virtualizationType: 'hvm',
+      clientToken: '',
+      tagSet: tagSet(i.Tags),
+      hypervisor: 'xen',
+      iamInstanceProfile: profileArn ? { arn: profileArn, id: 'AIPAEMULATOR' } : undefined,
+      ebsOptimized: true,
+      enaSupport: true,
+      metadataOptions: {
+        state: 'applied',
+        httpTokens: 'required',
+        httpPutResponseHopLimit: 2,
+        httpEndpoint: 'enabled',
+      },
+    };
+    return out as XmlObject;
+  }
+
+  // ---- helpers ---------------------------------------------------------------------------
+
+  private requireInstance(instanceId: string): Ec2Instance {
+    const found = this.instances.find((i) => i.InstanceId === instanceId);
+    if (!found) throw new Error(`no instance ${instanceId} in the emulator`);
+    return found;
+  }
+
+  private instanceProfileArn(profile: string | undefined): string | undefined {
+    if (profile === undefined) return undefined;
+    if (profile.startsWith('arn:')) return profile;
+    return (
+      this.instanceProfiles.find((p) => p.InstanceProfileName === profile)?.Arn ??
+      `arn:aws:iam::${this.accountId}:instance-profile/${profile}`
+    );
+  }
+
+  private arn(kind: string, id: string): string {
+    return `arn:aws:ec2:${this.regionName}:${this.accountId}:${kind}/${id}`;
+  }
+
+  private allocateIp(subnet: Ec2WorldSubnet | undefined): string {
+    this.ipCounter += 1;
+    const base = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\//.exec(subnet?.CidrBlock ?? '10.0.0.0/16');
+    const octets = base ? base.slice(1, 5).map(Number) : [10, 0, 0, 0];
+    const n =
+      (((octets[0]! << 24) >>> 0) +
+        (octets[1]! << 16) +
+        (octets[2]! << 8) +
+        octets[3]! +
+        10 +
+        this.ipCounter) >>>
+      0;
+    return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+  }
+
+  private privateDnsName(ip: string): string {
+    const host = `ip-${ip.replace(/\./g, '-')}`;
+    return this.regionName === 'us-east-1'
+      ? `${host}.ec2.internal`
+      : `${host}.${this.regionName}.compute.internal`;
+  }
+}
+
+// ---- query protocol helpers ----------------------------------------------------------------
+
+function invalidAction(action: string): Ec2Error {
+  return new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);
+}
+
+function notFound(what: string, ids: string[]): string {
+  return ids.length === 1
+    ? `The ${what} '${ids[0]}' does not exist`
+    : `The ${what}s '${ids.join(', ')}' do not exist`;
+}
+
+function tagSet(tags: Ec2Tags | undefined): XmlValue {
+  const entries = Object.entries(tags ?? {});
+  return entries.length === 0 ? undefined : entries.map(([key, value]) => ({ key, value }));
+}
+
+function tagFilters<T>(tagsOf: (item: T) => Ec2Tags | undefined): FilterTable<T> {
+  return {
+    'tag-key': (item) => Object.keys(tagsOf(item) ?? {}),
+    'tag-value': (item) => Object.values(tagsOf(item) ?? {}),
+  };
+}
+
+/** `Name.1`, `Name.2`, … in numeric order. */
+export function listParam(params: Map<string, string>, name: string): string[] {
+  const found: [number, string][] = [];
+  const re = new RegExp(`^${name.replace(/\./g, '\\.')}\\.(\\d+)$`);
+  for (const [key, value] of params) {
+    const m = re.exec(key);
+    if (m) found.push([Number(m[1]), value]);
+  }
+  return found.sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+}
+
+interface QueryFilter {
+  name: string;
+  values: string[];
+}
+
+function filterParams(params: Map<string, string>): QueryFilter[] {
+  const indexes = new Set<number>();
+  for (const key of params.keys()) {
+    const m = /^Filter\.(\d+)\.Name$/.exec(key);
+    if (m) indexes.add(Number(m[1]));
+  }
+  return [...indexes]
+    .sort((a, b) => a - b)
+    .map((n) => {
+      const values = listParam(params, `Filter.${n}.Value`);
+      return { name: params.get(`Filter.${n}.Name`)!, values };
+    });
+}
+
+const globCache = new Map<string, RegExp>();
+
+// EC2 filter values accept * and ? wildcards, with backslash escaping them.
+function globMatch(pattern: string, value: string): boolean {
+  let re = globCache.get(pattern);
+  if (!re) {
+    let source = '';
+    for (let i = 0; i < pattern.length; i++) {
+      const c = pattern[i]!;
+      if (c === '\\' && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]!);
+      else if (c === '*') source += '.*';
+      else if (c === '?') source += '.';
+      else source += escapeRegExp(c);
+    }
+    re = new RegExp(`^${source}$`, 's');
+    globCache.set(pattern, re);
+  }
+  return re.test(value);
+}
+
+function escapeRegExp(c: string): string {
+  return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+function describe<T>(
+  params: Map<string, string>,
+  spec: DescribeSpec<T>,
+): { items: T[]; nextToken?: string } {
+  const ids = listParam(params, spec.idParam);
+  const maxResultsRaw = params.get('MaxResults');
+  const nextToken = params.get('NextToken');
+
+  const idPattern = new RegExp(`^${spec.idPrefix}-([0-9a-z]{8}|[0-9a-z]{17})$`);
+  for (const id of ids) {
+    if (!idPattern.test(id)) {
+      throw new Ec2Error(
+        spec.malformedCode,
+        `Invalid id: "${id}" (expecting "${spec.idPrefix}-...")`,
+      );
+    }
+  }
+
+  let maxResults: number | undefined;
+  if (maxResultsRaw !== undefined) {
+    if (spec.maxResultsExcludesIds && ids.length > 0) {
+      throw new Ec2Error(
+        'InvalidParameterCombination',
+        `The parameter ${spec.maxResultsExcludesIds} cannot be used with the parameter maxResults`,
+      );
+    }
+    maxResults = Number(maxResultsRaw);
+    if (
+      !Number.isInteger(maxResults) ||
+      maxResults < spec.maxResults.min ||
+      maxResults > spec.maxResults.max
+    ) {
+      throw new Ec2Error(
+        'InvalidParameterValue',
+        `Value ( ${maxResultsRaw} ) for parameter maxResults is invalid. Expecting a value ${
+          maxResults < spec.maxResults.min
+            ? `greater than ${spec.maxResults.min - 1}`
+            : `less than ${spec.maxResults.max + 1}`
+        }.`,
+      );
+    }
+  }
+
+  const filters = filterParams(params);
+  for (const filter of filters) {
+    if (!filter.name.startsWith('tag:') && !(filter.name in spec.filters)) {
+      throw new Ec2Error('InvalidParameterValue', `The filter '${filter.name}' is invalid`);
+    }
+    if (filter.values.length === 0) {
+      throw new Ec2Error(
+        'InvalidParameterValue',
+        `The filter '${filter.name}' requires at least one value`,
+      );
+    }
+  }
+
+  let items = spec.items;
+  if (ids.length > 0) {
+    const known = new Set(items.map(spec.idOf));
+    const missing = [...new Set(ids)].filter((id) => !known.has(id));
+    if (missing.length > 0) throw new Ec2Error(spec.notFoundCode, spec.notFoundMessage(missing));
+    items = items.filter((item) => ids.includes(spec.idOf(item)));
+  }
+  items = items.filter((item) =>
+    filters.every((filter) => {
+      let actual: (string | undefined)[];
+      if (filter.name.startsWith('tag:')) {
+        const key = filter.name.slice(4);
+        const tags = (item as { Tags?: Ec2Tags }).Tags ?? {};
+        actual = Object.prototype.hasOwnProperty.call(tags, key) ? [tags[key]] : [];
+      } else {
+        actual = spec.filters[filter.name]!(item);
+      }
+      return actual.some((v) => v !== undefined && filter.values.some((p) => globMatch(p, v)));
+    }),
+  );
+
+  const fingerprint = createHash('sha256')
+    .update(
+      JSON.stringify(
+        [...params.entries()].filter(([k]) => k !== 'NextToken' && k !== 'MaxResults').sort(),
+      ),
+    )
+    .digest('hex')
+    .slice(0, 16);
+  let offset = 0;
+  if (nextToken !== undefined) {
+    const decoded = decodeToken(nextToken);
+    if (!decoded || decoded.action !== spec.action || decoded.fingerprint !== fingerprint) {
+      throw new Ec2Error('InvalidPaginationToken', `The token '${nextToken}' is invalid.`);
+    }
+    offset = decoded.offset;
+  }
+  if (maxResults === undefined) return { items: items.slice(offset) };
+  const pageItems = items.slice(offset, offset + maxResults);
+  const end = offset + pageItems.length;
+  return {
+    items: pageItems,
+    nextToken:
+      end < items.length
+        ? encodeToken({ action: spec.action, offset: end, fingerprint })
+        : undefined,
+  };
+}
+
+interface PageToken {
+  action: string;
+  offset: number;
+  fingerprint: string;
+}
+
+function encodeToken(token: PageToken): string {
+  return Buffer.from(JSON.stringify(token)).toString('base64url');
+}
+
+function decodeToken(raw: string): PageToken | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<PageToken>;
+    if (
+      typeof parsed.action !== 'string' ||
+      typeof parsed.offset !== 'number' ||
+      typeof parsed.fingerprint !== 'string'
+    ) {
+      return undefined;
+    }
+    return parsed as PageToken;
+  } catch {
+    return undefined;
+  }
+}

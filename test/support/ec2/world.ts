@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * The seed format of the emulator (the shape of fixtures' ec2-world.json). Tags are plain maps
+ * here because that is how people write fixtures; the emulator renders them as EC2 tagSets.
+ */
+export interface Ec2World {
+  region?: string;
+  /** The account that owns everything in the world; `Owner=self` and ARNs use it. */
+  accountId?: string;
+  vpcs?: Ec2WorldVpc[];
+  subnets?: Ec2WorldSubnet[];
+  securityGroups?: Ec2WorldSecurityGroup[];
+  images?: Ec2WorldImage[];
+  instanceProfiles?: Ec2WorldInstanceProfile[];
+  instances?: Ec2WorldInstance[];
+}
+
+export type Ec2Tags = Record<string, string>;
+
+export interface Ec2WorldVpc {
+  VpcId: string;
+  CidrBlock?: string;
+  Tags?: Ec2Tags;
+}
+
+export interface Ec2WorldSubnet {
+  SubnetId: string;
+  VpcId: string;
+  AvailabilityZone: string;
+  AvailabilityZoneId?: string;
+  CidrBlock?: string;
+  AvailableIpAddressCount?: number;
+  MapPublicIpOnLaunch?: boolean;
+  DefaultForAz?: boolean;
+  State?: 'available' | 'pending';
+  Tags?: Ec2Tags;
+}
+
+export interface Ec2WorldSecurityGroup {
+  GroupId: string;
+  GroupName: string;
+  Description?: string;
+  VpcId?: string;
+  Tags?: Ec2Tags;
+}
+
+export interface Ec2WorldImage {
+  ImageId: string;
+  Name?: string;
+  Description?: string;
+  Architecture?: string;
+  State?: 'available' | 'pending' | 'failed' | 'deregistered' | 'disabled';
+  OwnerId?: string;
+  /** `amazon` for AWS-owned public images; matched by `Owner=amazon`. */
+  OwnerAlias?: string;
+  Public?: boolean;
+  CreationDate?: string;
+  RootDeviceName?: string;
+  Tags?: Ec2Tags;
+}
+
+export interface Ec2WorldInstanceProfile {
+  InstanceProfileName: string;
+  Arn: string;
+}
+
+export type Ec2InstanceStateName =
+  'pending' | 'running' | 'shutting-down' | 'terminated' | 'stopping' | 'stopped';
+
+export interface Ec2WorldInstance {
+  InstanceId: string;
+  InstanceType?: string;
+  ImageId?: string;
+  PrivateDnsName?: string;
+  PrivateIpAddress?: string;
+  SubnetId?: string;
+  VpcId?: string;
+  AvailabilityZone?: string;
+  State?: Ec2InstanceStateName;
+  LaunchTime?: string;
+  /** Instance profile name (resolved to an ARN through `instanceProfiles`) or an ARN. */
+  IamInstanceProfile?: string;
+  SecurityGroupIds?: string[];
+  ReservationId?: string;
+  Tags?: Ec2Tags;
+}
+
+export function loadWorld(path: string | URL): Ec2World {
+  return JSON.parse(readFileSync(path, 'utf8')) as Ec2World;
+}
