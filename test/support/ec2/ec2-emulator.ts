@@ -597,7 +597,7 @@ export class Ec2Emulator {
       groupId: id,
       groupName: this.securityGroups.find((g) => g.GroupId === id)?.GroupName,
     }));
-    const out: Record<string, XmlValue> = {
+    return {
       instanceId: i.InstanceId,
       imageId: i.ImageId,
       instanceState: { code: INSTANCE_STATE_CODES[i.State], name: i.State },
@@ -641,7 +641,6 @@ export class Ec2Emulator {
         httpEndpoint: 'enabled',
       },
     };
-    return out as XmlObject;
   }
 
   // ---- helpers ---------------------------------------------------------------------------

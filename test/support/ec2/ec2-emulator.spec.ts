@@ -1,0 +1,533 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  DescribeImagesCommand,
+  DescribeInstancesCommand,
+  DescribeSecurityGroupsCommand,
+  DescribeSubnetsCommand,
+  DescribeVpcsCommand,
+  EC2Client,
+  paginateDescribeInstances,
+  paginateDescribeSubnets,
+  type EC2ClientConfig,
+  type Instance,
+} from '@aws-sdk/client-ec2';
+
+import { Ec2Emulator, loadWorld, type Ec2World } from './index.js';
+
+const WORLD_PATH = new URL(
+  '../../../../shared/fixtures/clusters/ocp-aws-standalone/ec2-world.json',
+  import.meta.url,
+);
+
+interface SdkError {
+  name: string;
+  message: string;
+  $metadata: { httpStatusCode?: number };
+}
+
+async function failure(promise: Promise<unknown>): Promise<SdkError> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as SdkError;
+  }
+  throw new Error('expected the EC2 call to fail');
+}
+
+describe('Ec2Emulator', () => {
+  const world: Ec2World = loadWorld(WORLD_PATH);
+  const emulator = new Ec2Emulator(world);
+  let ec2: EC2Client;
+
+  function client(overrides: Partial<EC2ClientConfig> = {}): EC2Client {
+    return new EC2Client({ ...emulator.clientConfig(), maxAttempts: 1, ...overrides });
+  }
+
+  beforeAll(async () => {
+    await emulator.start();
+    ec2 = client();
+  });
+  afterAll(async () => {
+    ec2.destroy();
+    await emulator.stop();
+  });
+  beforeEach(() => {
+    emulator.seed(world);
+    emulator.clearRequestLog();
+  });
+
+  describe('DescribeSubnets', () => {
+    it('finds the cluster private subnets by tag-key and tag value, with zones and tags', async () => {
+      const out = await ec2.send(
+        new DescribeSubnetsCommand({
+          Filters: [
+            { Name: 'tag-key', Values: ['kubernetes.io/cluster/prod-east-7xk2p'] },
+            { Name: 'tag:kubernetes.io/role/internal-elb', Values: ['1'] },
+          ],
+        }),
+      );
+      expect(out.Subnets?.map((s) => [s.SubnetId, s.AvailabilityZone])).toEqual([
+        ['subnet-0aa11111111111111', 'us-east-1a'],
+        ['subnet-0bb22222222222222', 'us-east-1b'],
+        ['subnet-0cc33333333333333', 'us-east-1c'],
+      ]);
+      expect(out.Subnets?.[0]).toMatchObject({
+        VpcId: 'vpc-0a1b2c3d4e5f60718',
+        AvailabilityZoneId: 'use1-az1',
+        CidrBlock: '10.0.16.0/20',
+        AvailableIpAddressCount: 4000,
+        State: 'available',
+        OwnerId: '111122223333',
+        SubnetArn: 'arn:aws:ec2:us-east-1:111122223333:subnet/subnet-0aa11111111111111',
+        DefaultForAz: false,
+        MapPublicIpOnLaunch: false,
+      });
+      expect(out.Subnets?.[0]?.Tags).toContainEqual({
+        Key: 'kubernetes.io/role/internal-elb',
+        Value: '1',
+      });
+      expect(out.$metadata.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    });
+
+    it('ORs the values of one filter, ANDs filters, and honours * and ? wildcards', async () => {
+      const ids = async (filters: { Name: string; Values: string[] }[]) =>
+        (await ec2.send(new DescribeSubnetsCommand({ Filters: filters }))).Subnets?.map(
+          (s) => s.SubnetId,
+        );
+      expect(
+        await ids([{ Name: 'availability-zone', Values: ['us-east-1a', 'us-east-1c'] }]),
+      ).toEqual([
+        'subnet-0aa11111111111111',
+        'subnet-0cc33333333333333',
+        'subnet-0dd44444444444444',
+      ]);
+      expect(
+        await ids([
+          { Name: 'availability-zone', Values: ['us-east-1a'] },
+          { Name: 'tag:Name', Values: ['*-public-*'] },
+        ]),
+      ).toEqual(['subnet-0dd44444444444444']);
+      expect(
+        await ids([{ Name: 'tag:Name', Values: ['prod-east-7xk2p-subnet-private-us-east-1?'] }]),
+      ).toHaveLength(3);
+      expect(await ids([{ Name: 'vpc-id', Values: ['vpc-other'] }])).toEqual([]);
+      expect(await ids([{ Name: 'subnet-id', Values: ['subnet-0bb22222222222222'] }])).toEqual([
+        'subnet-0bb22222222222222',
+      ]);
+      // A tag filter on a key the resource lacks never matches, not even with '*'.
+      expect(await ids([{ Name: 'tag:kubernetes.io/role/elb', Values: ['*'] }])).toEqual([
+        'subnet-0dd44444444444444',
+      ]);
+    });
+
+    it('resolves SubnetIds and reports unknown or malformed ones with the EC2 error codes', async () => {
+      const out = await ec2.send(
+        new DescribeSubnetsCommand({ SubnetIds: ['subnet-0cc33333333333333'] }),
+      );
+      expect(out.Subnets?.map((s) => s.SubnetId)).toEqual(['subnet-0cc33333333333333']);
+
+      const missing = await failure(
+        ec2.send(new DescribeSubnetsCommand({ SubnetIds: ['subnet-0ee55555555555555'] })),
+      );
+      expect(missing.name).toBe('InvalidSubnetID.NotFound');
+      expect(missing.message).toBe("The subnet ID 'subnet-0ee55555555555555' does not exist");
+      expect(missing.$metadata.httpStatusCode).toBe(400);
+
+      const malformed = await failure(
+        ec2.send(new DescribeSubnetsCommand({ SubnetIds: ['nope'] })),
+      );
+      expect(malformed.name).toBe('InvalidSubnetID.Malformed');
+    });
+
+    it('rejects unknown filter names and out-of-range MaxResults', async () => {
+      const badFilter = await failure(
+        ec2.send(new DescribeSubnetsCommand({ Filters: [{ Name: 'colour', Values: ['red'] }] })),
+      );
+      expect(badFilter.name).toBe('InvalidParameterValue');
+      expect(badFilter.message).toBe("The filter 'colour' is invalid");
+
+      for (const MaxResults of [4, 1001]) {
+        const err = await failure(ec2.send(new DescribeSubnetsCommand({ MaxResults })));
+        expect(err.name).toBe('InvalidParameterValue');
+      }
+    });
+
+    it('pages with MaxResults and NextToken through the SDK paginator', async () => {
+      const pages: string[][] = [];
+      for await (const page of paginateDescribeSubnets({ client: ec2, pageSize: 5 }, {})) {
+        pages.push((page.Subnets ?? []).map((s) => s.SubnetId ?? ''));
+      }
+      expect(pages).toHaveLength(1);
+      expect(pages[0]).toHaveLength(4);
+    });
+  });
+
+  describe('DescribeSecurityGroups', () => {
+    it('finds groups by tag:Name and by group-name', async () => {
+      const byTag = await ec2.send(
+        new DescribeSecurityGroupsCommand({
+          Filters: [{ Name: 'tag:Name', Values: ['prod-east-7xk2p-node', 'prod-east-7xk2p-lb'] }],
+        }),
+      );
+      expect(byTag.SecurityGroups?.map((g) => g.GroupId)).toEqual([
+        'sg-0n0de000000000001',
+        'sg-0lb00000000000002',
+      ]);
+      expect(byTag.SecurityGroups?.[0]).toMatchObject({
+        GroupName: 'terraform-20261101-node',
+        VpcId: 'vpc-0a1b2c3d4e5f60718',
+        OwnerId: '111122223333',
+        Description: 'terraform-20261101-node',
+      });
+
+      const byName = await ec2.send(
+        new DescribeSecurityGroupsCommand({
+          Filters: [{ Name: 'group-name', Values: ['terraform-20261101-controlplane'] }],
+        }),
+      );
+      expect(byName.SecurityGroups?.map((g) => g.GroupId)).toEqual(['sg-0cp00000000000003']);
+    });
+
+    it('reports unknown GroupIds and forbids MaxResults with GroupIds', async () => {
+      const ok = await ec2.send(
+        new DescribeSecurityGroupsCommand({ GroupIds: ['sg-0lb00000000000002'] }),
+      );
+      expect(ok.SecurityGroups?.map((g) => g.GroupName)).toEqual(['terraform-20261101-lb']);
+
+      const missing = await failure(
+        ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: ['sg-0ffffffffffffffff'] })),
+      );
+      expect(missing.name).toBe('InvalidGroup.NotFound');
+
+      const unknownName = await failure(
+        ec2.send(new DescribeSecurityGroupsCommand({ GroupNames: ['nope'] })),
+      );
+      expect(unknownName.name).toBe('InvalidGroup.NotFound');
+
+      const combined = await failure(
+        ec2.send(
+          new DescribeSecurityGroupsCommand({ GroupIds: ['sg-0lb00000000000002'], MaxResults: 5 }),
+        ),
+      );
+      expect(combined.name).toBe('InvalidParameterCombination');
+    });
+  });
+
+  describe('DescribeImages', () => {
+    it('describes an AMI by id and by name pattern, and filters by owner', async () => {
+      const byId = await ec2.send(
+        new DescribeImagesCommand({ ImageIds: ['ami-0c6f2a5e3d1b7a901'] }),
+      );
+      expect(byId.Images).toHaveLength(1);
+      expect(byId.Images?.[0]).toMatchObject({
+        ImageId: 'ami-0c6f2a5e3d1b7a901',
+        Name: 'rhcos-9.6.20261020-0-x86_64',
+        Architecture: 'x86_64',
+        State: 'available',
+        OwnerId: '531415883065',
+        CreationDate: '2026-10-20T08:00:00.000Z',
+        RootDeviceType: 'ebs',
+      });
+
+      const byName = await ec2.send(
+        new DescribeImagesCommand({ Filters: [{ Name: 'name', Values: ['rhcos-9.6.*'] }] }),
+      );
+      expect(byName.Images?.map((i) => i.ImageId)).toEqual(['ami-0c6f2a5e3d1b7a901']);
+
+      const self = await ec2.send(new DescribeImagesCommand({ Owners: ['self'] }));
+      expect(self.Images).toEqual([]);
+      const rhcosOwner = await ec2.send(new DescribeImagesCommand({ Owners: ['531415883065'] }));
+      expect(rhcosOwner.Images).toHaveLength(1);
+    });
+
+    it('reports unknown and malformed AMI ids', async () => {
+      const missing = await failure(
+        ec2.send(new DescribeImagesCommand({ ImageIds: ['ami-0000000000000dead'] })),
+      );
+      expect(missing.name).toBe('InvalidAMIID.NotFound');
+      expect(missing.message).toBe("The image id '[ami-0000000000000dead]' does not exist");
+
+      const malformed = await failure(ec2.send(new DescribeImagesCommand({ ImageIds: ['rhcos'] })));
+      expect(malformed.name).toBe('InvalidAMIID.Malformed');
+
+      emulator.removeImage('ami-0c6f2a5e3d1b7a901');
+      const removed = await failure(
+        ec2.send(new DescribeImagesCommand({ ImageIds: ['ami-0c6f2a5e3d1b7a901'] })),
+      );
+      expect(removed.name).toBe('InvalidAMIID.NotFound');
+    });
+  });
+
+  describe('DescribeInstances', () => {
+    it('returns reservations with instances in the EC2 shape', async () => {
+      const out = await ec2.send(new DescribeInstancesCommand({}));
+      const instances = out.Reservations?.flatMap((r) => r.Instances ?? []) ?? [];
+      expect(out.Reservations?.every((r) => r.ReservationId?.startsWith('r-'))).toBe(true);
+      expect(instances.map((i) => i.InstanceId)).toEqual([
+        'i-0a000000000000001',
+        'i-0b000000000000002',
+        'i-0c0ffee0000000003',
+      ]);
+      expect(instances[2]).toMatchObject({
+        InstanceType: 'c6i.2xlarge',
+        PrivateDnsName: 'ip-10-0-50-7.ec2.internal',
+        PrivateIpAddress: '10.0.50.7',
+        SubnetId: 'subnet-0cc33333333333333',
+        VpcId: 'vpc-0a1b2c3d4e5f60718',
+        Placement: { AvailabilityZone: 'us-east-1c' },
+        State: { Code: 16, Name: 'running' },
+      });
+      expect(instances[2]?.LaunchTime).toBeInstanceOf(Date);
+      expect(instances[2]?.Tags).toContainEqual({ Key: 'karpenter.sh/nodepool', Value: 'default' });
+    });
+
+    it('filters by instance id, state, private DNS name and tags', async () => {
+      const ids = async (filters: { Name: string; Values: string[] }[]) =>
+        (await ec2.send(new DescribeInstancesCommand({ Filters: filters }))).Reservations?.flatMap(
+          (r) => r.Instances?.map((i) => i.InstanceId) ?? [],
+        );
+      expect(await ids([{ Name: 'tag-key', Values: ['karpenter.sh/nodeclaim'] }])).toEqual([
+        'i-0c0ffee0000000003',
+      ]);
+      expect(
+        await ids([{ Name: 'private-dns-name', Values: ['ip-10-0-33-140.ec2.internal'] }]),
+      ).toEqual(['i-0b000000000000002']);
+      expect(
+        await ids([
+          { Name: 'instance-id', Values: ['i-0a000000000000001', 'i-0b000000000000002'] },
+          { Name: 'instance-type', Values: ['m6i.*'] },
+        ]),
+      ).toEqual(['i-0a000000000000001', 'i-0b000000000000002']);
+
+      emulator.setInstanceState('i-0a000000000000001', 'stopped');
+      expect(await ids([{ Name: 'instance-state-name', Values: ['running'] }])).toEqual([
+        'i-0b000000000000002',
+        'i-0c0ffee0000000003',
+      ]);
+      expect(await ids([{ Name: 'instance-state-code', Values: ['80'] }])).toEqual([
+        'i-0a000000000000001',
+      ]);
+    });
+
+    it('resolves InstanceIds and rejects unknown, malformed and MaxResults-combined requests', async () => {
+      const out = await ec2.send(
+        new DescribeInstancesCommand({ InstanceIds: ['i-0b000000000000002'] }),
+      );
+      expect(out.Reservations?.[0]?.Instances?.[0]?.PrivateDnsName).toBe(
+        'ip-10-0-33-140.ec2.internal',
+      );
+
+      const missing = await failure(
+        ec2.send(
+          new DescribeInstancesCommand({
+            InstanceIds: ['i-0b000000000000002', 'i-0d000000000000004', 'i-0e000000000000005'],
+          }),
+        ),
+      );
+      expect(missing.name).toBe('InvalidInstanceID.NotFound');
+      expect(missing.message).toBe(
+        "The instance IDs 'i-0d000000000000004, i-0e000000000000005' do not exist",
+      );
+
+      const malformed = await failure(
+        ec2.send(new DescribeInstancesCommand({ InstanceIds: ['ip-10-0-17-21'] })),
+      );
+      expect(malformed.name).toBe('InvalidInstanceID.Malformed');
+
+      const combined = await failure(
+        ec2.send(
+          new DescribeInstancesCommand({ InstanceIds: ['i-0b000000000000002'], MaxResults: 5 }),
+        ),
+      );
+      expect(combined.name).toBe('InvalidParameterCombination');
+
+      for (const MaxResults of [4, 1001]) {
+        const err = await failure(ec2.send(new DescribeInstancesCommand({ MaxResults })));
+        expect(err.name).toBe('InvalidParameterValue');
+      }
+    });
+
+    it('pages instances through paginateDescribeInstances, one request per page', async () => {
+      for (let n = 0; n < 9; n++) {
+        emulator.addInstance({ SubnetId: 'subnet-0aa11111111111111', Tags: { batch: 'yes' } });
+      }
+      emulator.clearRequestLog();
+      const seen: string[] = [];
+      let pages = 0;
+      for await (const page of paginateDescribeInstances({ client: ec2, pageSize: 5 }, {})) {
+        pages += 1;
+        for (const r of page.Reservations ?? []) {
+          for (const i of r.Instances ?? []) seen.push(i.InstanceId ?? '');
+        }
+      }
+      expect(pages).toBe(3);
+      expect(seen).toHaveLength(12);
+      expect(new Set(seen).size).toBe(12);
+      expect(emulator.actions).toEqual([
+        'DescribeInstances',
+        'DescribeInstances',
+        'DescribeInstances',
+      ]);
+      expect(emulator.requestLog[0]?.params.MaxResults).toBe('5');
+      expect(emulator.requestLog[1]?.params.NextToken).toBeDefined();
+    });
+
+    it('rejects a NextToken that belongs to another query', async () => {
+      const first = await ec2.send(new DescribeInstancesCommand({ MaxResults: 5 }));
+      expect(first.NextToken).toBeUndefined();
+      for (let n = 0; n < 5; n++) emulator.addInstance({});
+      const paged = await ec2.send(new DescribeInstancesCommand({ MaxResults: 5 }));
+      expect(paged.NextToken).toBeDefined();
+      const err = await failure(
+        ec2.send(
+          new DescribeInstancesCommand({
+            MaxResults: 5,
+            NextToken: paged.NextToken,
+            Filters: [{ Name: 'instance-state-name', Values: ['running'] }],
+          }),
+        ),
+      );
+      expect(err.name).toBe('InvalidPaginationToken');
+    });
+
+    it('reflects in-process mutations: add, state changes, removal', async () => {
+      const added = emulator.addInstance({
+        InstanceType: 'm6i.large',
+        SubnetId: 'subnet-0bb22222222222222',
+        IamInstanceProfile: 'prod-east-7xk2p-worker-profile',
+        Tags: { 'karpenter.sh/nodeclaim': 'default-abcde' },
+      });
+      expect(added.InstanceId).toMatch(/^i-[0-9a-f]{17}$/);
+      expect(added.PrivateDnsName).toMatch(/^ip-10-0-32-\d+\.ec2\.internal$/);
+
+      const describeOne = async (): Promise<Instance | undefined> =>
+        (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [added.InstanceId] })))
+          .Reservations?.[0]?.Instances?.[0];
+      expect(await describeOne()).toMatchObject({
+        PrivateDnsName: added.PrivateDnsName,
+        Placement: { AvailabilityZone: 'us-east-1b' },
+        IamInstanceProfile: {
+          Arn: 'arn:aws:iam::111122223333:instance-profile/prod-east-7xk2p-worker-profile',
+        },
+        State: { Code: 16, Name: 'running' },
+      });
+
+      emulator.setInstanceState(added.InstanceId, 'terminated');
+      const terminated = await describeOne();
+      expect(terminated?.State).toEqual({ Code: 48, Name: 'terminated' });
+      expect(terminated?.PrivateDnsName).toBe('');
+
+      emulator.removeInstance(added.InstanceId);
+      expect((await failure(describeOne())).name).toBe('InvalidInstanceID.NotFound');
+    });
+  });
+
+  describe('protocol', () => {
+    it('answers actions it does not implement with InvalidAction', async () => {
+      const err = await failure(ec2.send(new DescribeVpcsCommand({})));
+      expect(err.name).toBe('InvalidAction');
+      expect(err.message).toBe('The action DescribeVpcs is not valid for this web service.');
+    });
+
+    it('fails the next calls with an injected error, then recovers', async () => {
+      emulator.injectError('DescribeSubnets', { code: 'UnauthorizedOperation', times: 1 });
+      expect((await failure(ec2.send(new DescribeSubnetsCommand({})))).name).toBe(
+        'UnauthorizedOperation',
+      );
+      await expect(ec2.send(new DescribeSubnetsCommand({}))).resolves.toBeDefined();
+      expect(emulator.requestLog.map((r) => r.errorCode)).toEqual([
+        'UnauthorizedOperation',
+        undefined,
+      ]);
+    });
+
+    it('answers DryRun with DryRunOperation', async () => {
+      const err = await failure(ec2.send(new DescribeInstancesCommand({ DryRun: true })));
+      expect(err.name).toBe('DryRunOperation');
+    });
+  });
+
+  describe('SigV4 authentication', () => {
+    let other: EC2Client | undefined;
+    afterEach(() => {
+      other?.destroy();
+      other = undefined;
+    });
+
+    /** Runs after the SDK signed the request, so it can damage what was signed. */
+    function tamper(
+      mutate: (request: { headers: Record<string, string>; body?: unknown }) => void,
+    ): EC2Client {
+      const c = client();
+      type Middleware = Parameters<typeof c.middlewareStack.addRelativeTo>[0];
+      type Args = { request: { headers: Record<string, string>; body?: unknown } };
+      const middleware = (next: (args: Args) => Promise<unknown>) => (args: Args) => {
+        mutate(args.request);
+        return next(args);
+      };
+      c.middlewareStack.addRelativeTo(middleware as unknown as Middleware, {
+        relation: 'after',
+        toMiddleware: 'httpSigningMiddleware',
+        name: 'tamper',
+      });
+      return c;
+    }
+
+    it('rejects a wrong secret key with SignatureDoesNotMatch', async () => {
+      other = client({
+        credentials: { accessKeyId: emulator.credentials.accessKeyId, secretAccessKey: 'wrong' },
+      });
+      const err = await failure(other.send(new DescribeSubnetsCommand({})));
+      expect(err.name).toBe('SignatureDoesNotMatch');
+      expect(err.$metadata.httpStatusCode).toBe(403);
+    });
+
+    it('rejects an unknown access key with AuthFailure', async () => {
+      other = client({ credentials: { accessKeyId: 'AKIDUNKNOWN', secretAccessKey: 'x' } });
+      const err = await failure(other.send(new DescribeSubnetsCommand({})));
+      expect(err.name).toBe('AuthFailure');
+      expect(err.$metadata.httpStatusCode).toBe(401);
+    });
+
+    it('rejects a signature scoped to another region', async () => {
+      other = client({ region: 'eu-west-1' });
+      const err = await failure(other.send(new DescribeSubnetsCommand({})));
+      expect(err.name).toBe('AuthFailure');
+      expect(err.message).toContain("not 'eu-west-1'");
+    });
+
+    it('rejects a request whose body changed after signing', async () => {
+      other = tamper((request) => {
+        request.body = String(request.body).replace('DescribeSubnets', 'DescribeImages');
+        request.headers['content-length'] = String(String(request.body).length);
+      });
+      const err = await failure(other.send(new DescribeSubnetsCommand({})));
+      expect(err.name).toBe('SignatureDoesNotMatch');
+    });
+
+    it('rejects an unsigned request with MissingAuthenticationToken', async () => {
+      other = tamper((request) => {
+        delete request.headers.authorization;
+      });
+      const err = await failure(other.send(new DescribeSubnetsCommand({})));
+      expect(err.name).toBe('MissingAuthenticationToken');
+    });
+
+    it('rejects an Authorization header without a Signature with IncompleteSignature', async () => {
+      other = tamper((request) => {
+        request.headers.authorization = request.headers.authorization!.replace(
+          /, Signature=[0-9a-f]+/,
+          '',
+        );
+      });
+      const err = await failure(other.send(new DescribeSubnetsCommand({})));
+      expect(err.name).toBe('IncompleteSignature');
+    });
+
+    it('rejects a request signed more than 15 minutes off with RequestExpired', async () => {
+      other = client({ systemClockOffset: -20 * 60 * 1000 });
+      const err = await failure(other.send(new DescribeSubnetsCommand({})));
+      expect(err.name).toBe('RequestExpired');
+    });
+  });
+});
