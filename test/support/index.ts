@@ -1,1 +1,2 @@
 export {};
+export * from './ec2/index.js';
