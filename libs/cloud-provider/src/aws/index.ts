@@ -1,0 +1,34 @@
+export * from './constants.js';
+export {
+  AwsStandaloneCloudProvider,
+  AWS_BUNDLED_CRD_DIRECTORY,
+  KARPENTER_CR_CRD_PATH,
+  CREDENTIALS_REQUEST_CRD_PATH,
+  type AwsCloudProviderOptions,
+} from './provider.js';
+export {
+  clusterNodeClassTags,
+  enforceEC2NodeClass,
+  enforcedNodeClassFields,
+  renderDefaultEC2NodeClass,
+  validateNodeClassOverrides,
+  type EC2NodeClass,
+} from './nodeclass.js';
+export {
+  KARPENTER_AWS_ACTIONS,
+  OPERAND_SELECTOR,
+  credentialsRequest,
+  deployment,
+  karpenterCR,
+  logLevelArg,
+  operandEnv,
+  renderAwsOperand,
+  renderFeatureGates,
+} from './operand.js';
+export {
+  DESCRIBE_INSTANCES_BATCH_SIZE,
+  parseAwsProviderID,
+  verifyAwsNodeIdentity,
+  type DescribeInstancesLookup,
+  type Ec2InstanceIdentity,
+} from './node-identity.js';

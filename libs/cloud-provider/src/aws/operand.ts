@@ -1,0 +1,391 @@
+import type { FeatureGates, KarpenterDesiredState, LogLevel } from '@fleet/contracts';
+import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1Deployment,
+  V1EnvVar,
+  V1Namespace,
+  V1PodDisruptionBudget,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+  V1ServiceAccount,
+} from '@kubernetes/client-node';
+import { canonical } from '../canonical.js';
+import { ownedLabels } from '../labels.js';
+import {
+  KARPENTER_CORE_CLUSTER_RULES,
+  KARPENTER_CORE_NAMESPACE_RULES,
+  KARPENTER_NODE_LEASE_RULES,
+  NODE_LEASE_NAMESPACE,
+} from '../rbac.js';
+import type { KubeObject } from '../types.js';
+import {
+  CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
+  CLUSTER_ROLE_NAME,
+  CREDENTIALS_MOUNT_PATH,
+  CREDENTIALS_REQUEST,
+  CREDENTIALS_REQUEST_NAME,
+  CREDENTIALS_SECRET_NAME,
+  EC2_NODE_CLASS,
+  HEALTH_PROBE_PORT,
+  KARPENTER_CR,
+  KARPENTER_CR_NAME,
+  METRICS_PORT,
+  OPERAND_NAME,
+  OPERAND_NAMESPACE,
+  SERVICE_ACCOUNT_NAME,
+} from './constants.js';
+
+export interface OperandOptions {
+  image: string;
+}
+
+/** Selector of the operand's pods; also its PodDisruptionBudget's. */
+export const OPERAND_SELECTOR = { 'app.kubernetes.io/name': OPERAND_NAME };
+
+const operandLabels = (): Record<string, string> =>
+  ownedLabels({ 'app.kubernetes.io/name': OPERAND_NAME, 'app.kubernetes.io/part-of': 'karpenter' });
+
+/** `A=true,B=false`, sorted by gate name so the Deployment does not roll on key order. */
+export function renderFeatureGates(gates: FeatureGates): string {
+  return Object.keys(gates)
+    .sort()
+    .map((name) => `${name}=${String(gates[name])}`)
+    .join(',');
+}
+
+/** The operand's environment, exactly as karpenter-operator sets it on standalone OpenShift. */
+export function operandEnv(
+  infra: AwsStandaloneInfrastructure,
+  desired: KarpenterDesiredState,
+): V1EnvVar[] {
+  return [
+    {
+      name: 'SYSTEM_NAMESPACE',
+      valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } },
+    },
+    { name: 'CLUSTER_NAME', value: infra.infraID },
+    { name: 'CLUSTER_ENDPOINT', value: infra.apiServerInternalURI },
+    // The fleet validates NodePools and NodeClasses against the CRDs before they are written.
+    { name: 'DISABLE_WEBHOOK', value: 'true' },
+    { name: 'HEALTH_PROBE_PORT', value: String(HEALTH_PROBE_PORT) },
+    { name: 'FEATURE_GATES', value: renderFeatureGates(desired.featureGates) },
+    { name: 'AWS_REGION', value: infra.region },
+    { name: 'AWS_SHARED_CREDENTIALS_FILE', value: `${CREDENTIALS_MOUNT_PATH}/credentials` },
+    { name: 'AWS_SDK_LOAD_CONFIG', value: 'true' },
+  ];
+}
+
+export const logLevelArg = (level: LogLevel): string => `--log-level=${level}`;
+
+/**
+ * EC2, IAM, pricing and SSM actions of Karpenter's controller policy (karpenter-provider-aws
+ * v1 CloudFormation), minus instance-profile management: the default NodeClass names the
+ * cluster's existing worker instance profile, so Karpenter only reads and passes it.
+ */
+export const KARPENTER_AWS_ACTIONS: readonly string[] = [
+  'ec2:CreateFleet',
+  'ec2:CreateLaunchTemplate',
+  'ec2:CreateTags',
+  'ec2:DeleteLaunchTemplate',
+  'ec2:DescribeAvailabilityZones',
+  'ec2:DescribeCapacityReservations',
+  'ec2:DescribeImages',
+  'ec2:DescribeInstanceTypeOfferings',
+  'ec2:DescribeInstanceTypes',
+  'ec2:DescribeInstances',
+  'ec2:DescribeLaunchTemplates',
+  'ec2:DescribePlacementGroups',
+  'ec2:DescribeSecurityGroups',
+  'ec2:DescribeSpotPriceHistory',
+  'ec2:DescribeSubnets',
+  'ec2:RunInstances',
+  'ec2:TerminateInstances',
+  'iam:GetInstanceProfile',
+  'iam:ListInstanceProfiles',
+  'iam:PassRole',
+  'pricing:GetProducts',
+  'ssm:GetParameter',
+];
+
+function namespace(): V1Namespace {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name: OPERAND_NAMESPACE,
+      labels: ownedLabels({
+        'openshift.io/cluster-monitoring': 'true',
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/audit': 'restricted',
+        'pod-security.kubernetes.io/warn': 'restricted',
+      }),
+      annotations: {
+        // The operand must run on control-plane nodes, never on nodes it may delete; an empty
+        // project node selector keeps a cluster-wide default selector from overriding that.
+        'openshift.io/node-selector': '',
+        'workload.openshift.io/allowed': 'management',
+      },
+    },
+  };
+}
+
+function serviceAccount(): V1ServiceAccount {
+  return {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: SERVICE_ACCOUNT_NAME, namespace: OPERAND_NAMESPACE, labels: operandLabels() },
+  };
+}
+
+const AWS_CLUSTER_RULES: readonly V1PolicyRule[] = [
+  {
+    apiGroups: [EC2_NODE_CLASS.group],
+    resources: [EC2_NODE_CLASS.plural],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: [EC2_NODE_CLASS.group],
+    resources: [EC2_NODE_CLASS.plural, `${EC2_NODE_CLASS.plural}/status`],
+    verbs: ['patch', 'update'],
+  },
+];
+
+/** client-node's types mark apiVersion/kind/metadata optional; these objects always set them. */
+const asKube = (object: object): KubeObject => object as unknown as KubeObject;
+
+const serviceAccountSubject = {
+  kind: 'ServiceAccount',
+  name: SERVICE_ACCOUNT_NAME,
+  namespace: OPERAND_NAMESPACE,
+};
+
+function rbac(): KubeObject[] {
+  const clusterRole: V1ClusterRole = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: CLUSTER_ROLE_NAME, labels: operandLabels() },
+    rules: [...KARPENTER_CORE_CLUSTER_RULES, ...AWS_CLUSTER_RULES],
+  };
+  const clusterRoleBinding: V1ClusterRoleBinding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: CLUSTER_ROLE_NAME, labels: operandLabels() },
+    roleRef: {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: CLUSTER_ROLE_NAME,
+    },
+    subjects: [serviceAccountSubject],
+  };
+  const roles: [string, readonly V1PolicyRule[]][] = [
+    [OPERAND_NAMESPACE, KARPENTER_CORE_NAMESPACE_RULES],
+    [NODE_LEASE_NAMESPACE, KARPENTER_NODE_LEASE_RULES],
+  ];
+  const namespaced = roles.flatMap(([ns, rules]): KubeObject[] => {
+    const role: V1Role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: CLUSTER_ROLE_NAME, namespace: ns, labels: operandLabels() },
+      rules: [...rules],
+    };
+    const binding: V1RoleBinding = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: CLUSTER_ROLE_NAME, namespace: ns, labels: operandLabels() },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CLUSTER_ROLE_NAME },
+      subjects: [serviceAccountSubject],
+    };
+    return [asKube(role), asKube(binding)];
+  });
+  return [asKube(clusterRole), asKube(clusterRoleBinding), ...namespaced];
+}
+
+/** Asks the cloud-credential-operator for the Secret the operand mounts at /etc/provider. */
+export function credentialsRequest(): KubeObject {
+  return {
+    apiVersion: `${CREDENTIALS_REQUEST.group}/${CREDENTIALS_REQUEST.version}`,
+    kind: CREDENTIALS_REQUEST.kind,
+    metadata: {
+      name: CREDENTIALS_REQUEST_NAME,
+      namespace: CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
+      labels: operandLabels(),
+    },
+    spec: {
+      secretRef: { name: CREDENTIALS_SECRET_NAME, namespace: OPERAND_NAMESPACE },
+      // Lets CCO mint a role-based (STS) credential for this service account in manual mode.
+      serviceAccountNames: [SERVICE_ACCOUNT_NAME],
+      providerSpec: {
+        apiVersion: 'cloudcredential.openshift.io/v1',
+        kind: 'AWSProviderSpec',
+        statementEntries: [{ effect: 'Allow', action: [...KARPENTER_AWS_ACTIONS], resource: '*' }],
+      },
+    },
+  };
+}
+
+export function karpenterCR(desired: KarpenterDesiredState): KubeObject {
+  return {
+    apiVersion: `${KARPENTER_CR.group}/${KARPENTER_CR.version}`,
+    kind: KARPENTER_CR.kind,
+    metadata: { name: KARPENTER_CR_NAME, labels: ownedLabels() },
+    spec: { logLevel: desired.logLevel },
+  };
+}
+
+/**
+ * Two replicas with leader election, one on single-node control planes; zero while the fleet
+ * has Karpenter paused, which stops provisioning and disruption but keeps every node.
+ */
+function replicas(infra: AwsStandaloneInfrastructure, desired: KarpenterDesiredState): number {
+  if (desired.paused) return 0;
+  return infra.controlPlaneTopology === 'SingleReplica' ? 1 : 2;
+}
+
+export function deployment(
+  infra: AwsStandaloneInfrastructure,
+  desired: KarpenterDesiredState,
+  options: OperandOptions,
+): V1Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: OPERAND_NAME, namespace: OPERAND_NAMESPACE, labels: operandLabels() },
+    spec: {
+      replicas: replicas(infra, desired),
+      revisionHistoryLimit: 10,
+      selector: { matchLabels: { ...OPERAND_SELECTOR } },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+      template: {
+        metadata: {
+          labels: operandLabels(),
+          annotations: {
+            'target.workload.openshift.io/management': '{"effect": "PreferredDuringScheduling"}',
+          },
+        },
+        spec: {
+          serviceAccountName: SERVICE_ACCOUNT_NAME,
+          priorityClassName: 'system-node-critical',
+          // Karpenter must not run on a node it can consolidate away; control-plane nodes are
+          // never Karpenter's.
+          nodeSelector: { 'node-role.kubernetes.io/master': '' },
+          tolerations: [
+            { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
+            {
+              key: 'node-role.kubernetes.io/control-plane',
+              operator: 'Exists',
+              effect: 'NoSchedule',
+            },
+            { key: 'CriticalAddonsOnly', operator: 'Exists' },
+          ],
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  podAffinityTerm: {
+                    topologyKey: 'kubernetes.io/hostname',
+                    labelSelector: { matchLabels: { ...OPERAND_SELECTOR } },
+                  },
+                },
+              ],
+            },
+          },
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          terminationGracePeriodSeconds: 30,
+          containers: [
+            {
+              name: 'controller',
+              image: options.image,
+              imagePullPolicy: 'IfNotPresent',
+              args: [logLevelArg(desired.logLevel)],
+              env: operandEnv(infra, desired),
+              ports: [
+                { name: 'http-metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+                { name: 'http', containerPort: HEALTH_PROBE_PORT, protocol: 'TCP' },
+              ],
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: 'http' },
+                initialDelaySeconds: 30,
+                timeoutSeconds: 30,
+              },
+              readinessProbe: {
+                httpGet: { path: '/readyz', port: 'http' },
+                initialDelaySeconds: 5,
+                timeoutSeconds: 30,
+              },
+              // Requests only, as OpenShift's own control-plane components do: a memory limit
+              // would OOM-kill the autoscaler exactly when a large scale-up makes it busiest.
+              resources: { requests: { cpu: '100m', memory: '256Mi' } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                runAsNonRoot: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              volumeMounts: [
+                {
+                  name: CREDENTIALS_SECRET_NAME,
+                  mountPath: CREDENTIALS_MOUNT_PATH,
+                  readOnly: true,
+                },
+                {
+                  name: 'bound-sa-token',
+                  mountPath: '/var/run/secrets/openshift/serviceaccount',
+                  readOnly: true,
+                },
+              ],
+            },
+          ],
+          volumes: [
+            { name: CREDENTIALS_SECRET_NAME, secret: { secretName: CREDENTIALS_SECRET_NAME } },
+            // In STS mode the CCO credentials file points at this token (web_identity_token_file).
+            {
+              name: 'bound-sa-token',
+              projected: {
+                sources: [
+                  {
+                    serviceAccountToken: {
+                      audience: 'openshift',
+                      expirationSeconds: 3600,
+                      path: 'token',
+                    },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function podDisruptionBudget(): V1PodDisruptionBudget {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: OPERAND_NAME, namespace: OPERAND_NAMESPACE, labels: operandLabels() },
+    spec: { maxUnavailable: 1, selector: { matchLabels: { ...OPERAND_SELECTOR } } },
+  };
+}
+
+/** Every operand object, in apply order: namespace and identity before what uses them. */
+export function renderAwsOperand(
+  infra: AwsStandaloneInfrastructure,
+  desired: KarpenterDesiredState,
+  options: OperandOptions,
+): KubeObject[] {
+  return [
+    asKube(namespace()),
+    asKube(serviceAccount()),
+    ...rbac(),
+    credentialsRequest(),
+    karpenterCR(desired),
+    asKube(deployment(infra, desired, options)),
+    asKube(podDisruptionBudget()),
+  ].map((object) => canonical(object));
+}

@@ -1,0 +1,265 @@
+import { fileURLToPath } from 'node:url';
+import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
+import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
+import { CLUSTER_OPERATOR_NAME, renderClusterOperator } from '../cluster-operator.js';
+import { NODE_LEASE_NAMESPACE } from '../rbac.js';
+import { NODECLAIM, NODEPOOL, renderNodePools } from '../nodepools.js';
+import type {
+  CloudProvider,
+  CustomResourceDefinitionSource,
+  KubeObject,
+  NodeClassEnforcement,
+  NodeIdentityClaim,
+  NodeIdentityVerdict,
+  OperatorStatusInput,
+  OwnedKind,
+  RelatedObject,
+  ResourceIdentity,
+  TargetedObject,
+} from '../types.js';
+import {
+  CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
+  CLUSTER_ROLE_NAME,
+  CREDENTIALS_REQUEST,
+  CREDENTIALS_REQUEST_NAME,
+  DEFAULT_KARPENTER_IMAGE,
+  DEFAULT_NODE_CLASS_NAME,
+  EC2_NODE_CLASS,
+  KARPENTER_CR,
+  KARPENTER_CR_NAME,
+  OPERAND_NAME,
+  OPERAND_NAMESPACE,
+  SERVICE_ACCOUNT_NAME,
+} from './constants.js';
+import {
+  parseAwsProviderID,
+  verifyAwsNodeIdentity,
+  type DescribeInstancesLookup,
+} from './node-identity.js';
+import {
+  enforceEC2NodeClass,
+  renderDefaultEC2NodeClass,
+  validateNodeClassOverrides,
+} from './nodeclass.js';
+import { renderAwsOperand } from './operand.js';
+
+/** Directory of the CRDs this project writes for the AWS provider (copy it with the build). */
+export const AWS_BUNDLED_CRD_DIRECTORY = fileURLToPath(new URL('./crds/', import.meta.url));
+
+export const KARPENTER_CR_CRD_PATH = `${AWS_BUNDLED_CRD_DIRECTORY}autoscaling.openshift.io_karpenters.yaml`;
+/**
+ * For tests and the API-server emulator only. Real clusters already have the CCO's full CRD;
+ * applying this subset over it would replace its schema, so the provider never installs it.
+ */
+export const CREDENTIALS_REQUEST_CRD_PATH = `${AWS_BUNDLED_CRD_DIRECTORY}cloudcredential.openshift.io_credentialsrequests.yaml`;
+
+export interface AwsCloudProviderOptions {
+  /** The Karpenter controller image; defaults to DEFAULT_KARPENTER_IMAGE. */
+  image?: string;
+}
+
+const rbacGroup = 'rbac.authorization.k8s.io';
+
+const OWNED_KINDS: readonly OwnedKind[] = [
+  { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'ServiceAccount',
+    plural: 'serviceaccounts',
+    namespaced: true,
+    namespaces: [OPERAND_NAMESPACE],
+  },
+  {
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'ClusterRole',
+    plural: 'clusterroles',
+    namespaced: false,
+  },
+  {
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'ClusterRoleBinding',
+    plural: 'clusterrolebindings',
+    namespaced: false,
+  },
+  {
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'Role',
+    plural: 'roles',
+    namespaced: true,
+    namespaces: [NODE_LEASE_NAMESPACE, OPERAND_NAMESPACE],
+  },
+  {
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'RoleBinding',
+    plural: 'rolebindings',
+    namespaced: true,
+    namespaces: [NODE_LEASE_NAMESPACE, OPERAND_NAMESPACE],
+  },
+  { ...CREDENTIALS_REQUEST, namespaces: [CLOUD_CREDENTIAL_OPERATOR_NAMESPACE] },
+  { ...KARPENTER_CR },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'Deployment',
+    plural: 'deployments',
+    namespaced: true,
+    namespaces: [OPERAND_NAMESPACE],
+  },
+  {
+    group: 'policy',
+    version: 'v1',
+    kind: 'PodDisruptionBudget',
+    plural: 'poddisruptionbudgets',
+    namespaced: true,
+    namespaces: [OPERAND_NAMESPACE],
+  },
+  { ...EC2_NODE_CLASS },
+  { ...NODEPOOL },
+].map((kind) => ({ ...kind, target: 'workload' as const }));
+
+/**
+ * Karpenter on a standalone OpenShift cluster on AWS: what OpenShift's karpenter-operator
+ * deploys, rendered from discovery and the fleet's desired state.
+ */
+export class AwsStandaloneCloudProvider implements CloudProvider<
+  AwsStandaloneInfrastructure,
+  DescribeInstancesLookup
+> {
+  readonly name = 'aws';
+  readonly topology = 'STANDALONE';
+  readonly nodeClass = EC2_NODE_CLASS;
+  readonly defaultNodeClassName = DEFAULT_NODE_CLASS_NAME;
+  readonly operandNamespace = OPERAND_NAMESPACE;
+  private readonly image: string;
+
+  constructor(options: AwsCloudProviderOptions = {}) {
+    this.image = options.image ?? DEFAULT_KARPENTER_IMAGE;
+  }
+
+  customResourceDefinitions(): readonly CustomResourceDefinitionSource[] {
+    const upstream = (
+      identity: ResourceIdentity,
+      file: string,
+    ): CustomResourceDefinitionSource => ({
+      identity,
+      target: 'workload',
+      origin: 'upstream',
+      path: `karpenter/${file}`,
+    });
+    return [
+      upstream(NODEPOOL, 'karpenter.sh_nodepools.yaml'),
+      upstream(NODECLAIM, 'karpenter.sh_nodeclaims.yaml'),
+      upstream(EC2_NODE_CLASS, 'karpenter.k8s.aws_ec2nodeclasses.yaml'),
+      {
+        identity: KARPENTER_CR,
+        target: 'workload',
+        origin: 'bundled',
+        path: KARPENTER_CR_CRD_PATH,
+      },
+    ];
+  }
+
+  renderOperand(
+    infra: AwsStandaloneInfrastructure,
+    desired: KarpenterDesiredState,
+  ): TargetedObject[] {
+    return renderAwsOperand(infra, desired, { image: this.image }).map((object) => ({
+      target: 'workload',
+      object,
+    }));
+  }
+
+  renderDefaultNodeClass(
+    infra: AwsStandaloneInfrastructure,
+    overrides: NodeClassOverrides,
+  ): TargetedObject {
+    return { target: 'workload', object: renderDefaultEC2NodeClass(infra, overrides) };
+  }
+
+  validateNodeClassOverrides(overrides: NodeClassOverrides): void {
+    validateNodeClassOverrides(overrides);
+  }
+
+  enforceNodeClass(live: KubeObject, infra: AwsStandaloneInfrastructure): NodeClassEnforcement {
+    return enforceEC2NodeClass(live, infra);
+  }
+
+  renderNodePools(desired: KarpenterDesiredState): TargetedObject[] {
+    const ref = {
+      group: EC2_NODE_CLASS.group,
+      kind: EC2_NODE_CLASS.kind,
+      name: DEFAULT_NODE_CLASS_NAME,
+    };
+    return renderNodePools(desired.nodePools, ref).map((object) => ({
+      target: 'workload',
+      object,
+    }));
+  }
+
+  ownedKinds(): readonly OwnedKind[] {
+    return OWNED_KINDS;
+  }
+
+  relatedObjects(): RelatedObject[] {
+    return [
+      { group: '', resource: 'namespaces', name: OPERAND_NAMESPACE },
+      { group: 'apps', resource: 'deployments', namespace: OPERAND_NAMESPACE, name: OPERAND_NAME },
+      {
+        group: '',
+        resource: 'serviceaccounts',
+        namespace: OPERAND_NAMESPACE,
+        name: SERVICE_ACCOUNT_NAME,
+      },
+      { group: rbacGroup, resource: 'clusterroles', name: CLUSTER_ROLE_NAME },
+      { group: rbacGroup, resource: 'clusterrolebindings', name: CLUSTER_ROLE_NAME },
+      {
+        group: rbacGroup,
+        resource: 'roles',
+        namespace: OPERAND_NAMESPACE,
+        name: CLUSTER_ROLE_NAME,
+      },
+      {
+        group: rbacGroup,
+        resource: 'rolebindings',
+        namespace: OPERAND_NAMESPACE,
+        name: CLUSTER_ROLE_NAME,
+      },
+      {
+        group: CREDENTIALS_REQUEST.group,
+        resource: CREDENTIALS_REQUEST.plural,
+        namespace: CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
+        name: CREDENTIALS_REQUEST_NAME,
+      },
+      { group: KARPENTER_CR.group, resource: KARPENTER_CR.plural, name: KARPENTER_CR_NAME },
+      // An empty name lists every object of the resource (must-gather collects them all).
+      { group: NODEPOOL.group, resource: NODEPOOL.plural, name: '' },
+      { group: NODECLAIM.group, resource: NODECLAIM.plural, name: '' },
+      { group: EC2_NODE_CLASS.group, resource: EC2_NODE_CLASS.plural, name: '' },
+    ];
+  }
+
+  renderClusterOperator(input: OperatorStatusInput): TargetedObject {
+    return {
+      target: 'workload',
+      object: renderClusterOperator(input, OPERAND_NAME, this.relatedObjects()),
+    };
+  }
+
+  parseProviderID(providerID: string): string | undefined {
+    return parseAwsProviderID(providerID);
+  }
+
+  verifyNodeIdentity(
+    claims: readonly NodeIdentityClaim[],
+    lookup: DescribeInstancesLookup,
+  ): Promise<NodeIdentityVerdict[]> {
+    return verifyAwsNodeIdentity(claims, lookup);
+  }
+}
+
+export { CLUSTER_OPERATOR_NAME };

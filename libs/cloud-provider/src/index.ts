@@ -1,0 +1,19 @@
+export * from './types.js';
+export * from './errors.js';
+export * from './labels.js';
+export { canonical } from './canonical.js';
+export { loadCustomResourceDefinitions } from './crds.js';
+export { renderDesiredObjects } from './render.js';
+export { NODEPOOL, NODECLAIM, renderNodePools, type NodeClassRef } from './nodepools.js';
+export {
+  CLUSTER_OPERATOR,
+  CLUSTER_OPERATOR_NAME,
+  clusterOperatorConditions,
+  renderClusterOperator,
+} from './cluster-operator.js';
+export {
+  KARPENTER_CORE_CLUSTER_RULES,
+  KARPENTER_CORE_NAMESPACE_RULES,
+  KARPENTER_NODE_LEASE_RULES,
+} from './rbac.js';
+export * from './aws/index.js';

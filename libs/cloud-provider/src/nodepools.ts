@@ -1,0 +1,75 @@
+import type { DesiredNodePool } from '@fleet/contracts';
+import { canonical, isRecord } from './canonical.js';
+import { InvalidDesiredStateError, type FieldCause } from './errors.js';
+import { ownedLabels } from './labels.js';
+import type { KubeObject } from './types.js';
+
+export const NODEPOOL = {
+  group: 'karpenter.sh',
+  version: 'v1',
+  kind: 'NodePool',
+  plural: 'nodepools',
+  namespaced: false,
+} as const;
+
+export const NODECLAIM = {
+  group: 'karpenter.sh',
+  version: 'v1',
+  kind: 'NodeClaim',
+  plural: 'nodeclaims',
+  namespaced: false,
+} as const;
+
+export interface NodeClassRef {
+  group: string;
+  kind: string;
+  name: string;
+}
+
+/**
+ * Renders the fleet's NodePools as karpenter.sh/v1 objects. A NodePool without a nodeClassRef
+ * gets the provider's default NodeClass, so SREs can write platform-neutral NodePools.
+ */
+export function renderNodePools(
+  nodePools: readonly DesiredNodePool[],
+  defaultNodeClassRef: NodeClassRef,
+): KubeObject[] {
+  const causes: FieldCause[] = [];
+  const seen = new Map<string, number>();
+  nodePools.forEach((pool, i) => {
+    const first = seen.get(pool.name);
+    if (first !== undefined) {
+      causes.push({
+        field: `nodePools[${i}].name`,
+        message: `duplicate NodePool name "${pool.name}" (also nodePools[${first}])`,
+      });
+    } else {
+      seen.set(pool.name, i);
+    }
+    if (pool.spec.template !== undefined && !isRecord(pool.spec.template)) {
+      causes.push({ field: `nodePools[${i}].spec.template`, message: 'must be an object' });
+    }
+    const templateSpec = isRecord(pool.spec.template) ? pool.spec.template.spec : undefined;
+    if (templateSpec !== undefined && !isRecord(templateSpec)) {
+      causes.push({ field: `nodePools[${i}].spec.template.spec`, message: 'must be an object' });
+    }
+  });
+  if (causes.length > 0) throw new InvalidDesiredStateError(causes);
+
+  return nodePools.map((pool) => {
+    const template = isRecord(pool.spec.template) ? pool.spec.template : {};
+    const templateSpec = isRecord(template.spec) ? template.spec : {};
+    return canonical({
+      apiVersion: `${NODEPOOL.group}/${NODEPOOL.version}`,
+      kind: NODEPOOL.kind,
+      metadata: { name: pool.name, labels: ownedLabels() },
+      spec: {
+        ...pool.spec,
+        template: {
+          ...template,
+          spec: { ...templateSpec, nodeClassRef: templateSpec.nodeClassRef ?? defaultNodeClassRef },
+        },
+      },
+    });
+  });
+}

@@ -1,0 +1,104 @@
+import type { V1PolicyRule } from '@kubernetes/client-node';
+
+/**
+ * What Karpenter core needs on the workload cluster whatever the platform, after the upstream
+ * chart's clusterrole-core.yaml (Karpenter v1.14). Platform rules (the NodeClass kind, CAPI
+ * machines, ...) are appended by each provider.
+ */
+export const KARPENTER_CORE_CLUSTER_RULES: readonly V1PolicyRule[] = [
+  // Read
+  {
+    apiGroups: ['karpenter.sh'],
+    resources: [
+      'nodeclaims',
+      'nodeclaims/status',
+      'nodeoverlays',
+      'nodeoverlays/status',
+      'nodepools',
+      'nodepools/status',
+    ],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: [''],
+    resources: [
+      'namespaces',
+      'nodes',
+      'persistentvolumeclaims',
+      'persistentvolumes',
+      'pods',
+      'podtemplates',
+      'replicationcontrollers',
+    ],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: ['storage.k8s.io'],
+    resources: ['csinodes', 'storageclasses', 'volumeattachments'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: ['apps'],
+    resources: ['daemonsets', 'deployments', 'replicasets', 'statefulsets'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroups: ['autoscaling.x-k8s.io'],
+    resources: ['capacitybuffers', 'capacitybuffers/status'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  // A rule for an API group the cluster does not serve is inert, so DRA needs no switch.
+  {
+    apiGroups: ['resource.k8s.io'],
+    resources: ['deviceclasses', 'resourceclaims', 'resourceslices'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  // Write
+  {
+    apiGroups: ['karpenter.sh'],
+    resources: ['nodeclaims', 'nodeclaims/status'],
+    verbs: ['create', 'delete', 'patch', 'update'],
+  },
+  {
+    apiGroups: ['karpenter.sh'],
+    resources: ['nodeoverlays/status', 'nodepools', 'nodepools/status'],
+    verbs: ['patch', 'update'],
+  },
+  {
+    apiGroups: ['autoscaling.x-k8s.io'],
+    resources: ['capacitybuffers/status'],
+    verbs: ['patch', 'update'],
+  },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['delete', 'patch', 'update'] },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
+];
+
+/** Leader election and config in the operand's own namespace (upstream role.yaml). */
+export const KARPENTER_CORE_NAMESPACE_RULES: readonly V1PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'watch'] },
+  {
+    apiGroups: [''],
+    resources: ['configmaps', 'namespaces', 'secrets'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    resourceNames: ['karpenter-leader-election'],
+    verbs: ['patch', 'update'],
+  },
+  // RBAC cannot restrict create by name.
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+];
+
+/** Karpenter garbage-collects the node leases of nodes it deleted (upstream role `-lease`). */
+export const KARPENTER_NODE_LEASE_RULES: readonly V1PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['delete'] },
+];
+
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
