@@ -1,0 +1,236 @@
+import { describe, expect, it } from '@jest/globals';
+import { InvalidDesiredStateError } from '../errors.js';
+import { loadCrdValidator } from '../testing/crd-validator.js';
+import { CRD_DIRECTORY, fixtureInfrastructure } from '../testing/fixtures.js';
+import type { KubeObject } from '../types.js';
+import { enforceEC2NodeClass, renderDefaultEC2NodeClass } from './nodeclass.js';
+
+const ec2NodeClassCrd = loadCrdValidator(
+  `${CRD_DIRECTORY}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`,
+);
+
+const expectValid = (object: unknown) => {
+  const result = ec2NodeClassCrd.validate(object);
+  expect(result.errors).toEqual([]);
+  // The tag and selector rules are the ones that matter here; they must have been evaluated.
+  expect(result.skippedRules.filter((r) => /tags|securityGroup|subnet/.test(r))).toEqual([]);
+};
+
+describe('default EC2NodeClass', () => {
+  const infra = fixtureInfrastructure();
+
+  it('has exactly the fields derived from the fixture cluster', () => {
+    expect(renderDefaultEC2NodeClass(infra, {})).toEqual({
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: {
+        name: 'default',
+        labels: { 'fleet.karpenter.sh/managed-by': 'karpenter-fleet' },
+      },
+      spec: {
+        amiFamily: 'Custom',
+        amiSelectorTerms: [{ id: 'ami-0c6f2a5e3d1b7a901' }],
+        instanceProfile: 'prod-east-7xk2p-worker-profile',
+        subnetSelectorTerms: [
+          {
+            tags: {
+              'kubernetes.io/cluster/prod-east-7xk2p': '*',
+              'kubernetes.io/role/internal-elb': '1',
+            },
+          },
+        ],
+        securityGroupSelectorTerms: [
+          { tags: { Name: 'prod-east-7xk2p-node' } },
+          { tags: { Name: 'prod-east-7xk2p-lb' } },
+        ],
+        blockDeviceMappings: [
+          {
+            deviceName: '/dev/xvda',
+            rootVolume: true,
+            ebs: { volumeSize: '120Gi', volumeType: 'gp3', encrypted: true },
+          },
+        ],
+        userData: infra.userData,
+        tags: { 'cost-center': '4411', team: 'platform' },
+      },
+    });
+  });
+
+  it('validates against the real EC2NodeClass CRD', () => {
+    expectValid(renderDefaultEC2NodeClass(infra, {}));
+  });
+
+  it('selects security groups by id when the MachineSet names them by id, and sets the KMS key', () => {
+    const spec = renderDefaultEC2NodeClass(
+      {
+        ...infra,
+        worker: {
+          ...infra.worker,
+          securityGroups: [{ id: 'sg-0n0de000000000001' }, { name: 'prod-east-7xk2p-lb' }],
+          blockDevice: {
+            deviceName: '/dev/xvda',
+            encrypted: true,
+            volumeSize: 200,
+            volumeType: 'io1',
+            kmsKeyARN: 'arn:aws:kms:us-east-1:111122223333:key/abcd',
+          },
+        },
+      },
+      {},
+    );
+    expect(spec.spec.securityGroupSelectorTerms).toEqual([
+      { id: 'sg-0n0de000000000001' },
+      { tags: { Name: 'prod-east-7xk2p-lb' } },
+    ]);
+    expect(spec.spec.blockDeviceMappings).toEqual([
+      {
+        deviceName: '/dev/xvda',
+        rootVolume: true,
+        ebs: {
+          volumeSize: '200Gi',
+          volumeType: 'io1',
+          encrypted: true,
+          kmsKeyID: 'arn:aws:kms:us-east-1:111122223333:key/abcd',
+        },
+      },
+    ]);
+    expectValid(spec);
+  });
+
+  it('drops restricted keys from the cluster resource tags', () => {
+    const spec = renderDefaultEC2NodeClass(
+      {
+        ...infra,
+        resourceTags: {
+          ...infra.resourceTags,
+          'kubernetes.io/cluster/prod-east-7xk2p': 'owned',
+          'karpenter.sh/nodepool': 'x',
+        },
+      },
+      {},
+    );
+    expect(spec.spec.tags).toEqual({ 'cost-center': '4411', team: 'platform' });
+    expectValid(spec);
+  });
+
+  it('merges override tags over cluster tags and replaces the other overridable fields', () => {
+    const blockDeviceMappings = [
+      { deviceName: '/dev/xvda', ebs: { volumeSize: '300Gi', volumeType: 'gp3', encrypted: true } },
+    ];
+    const metadataOptions = { httpTokens: 'required', httpPutResponseHopLimit: 2 };
+    const kubelet = { maxPods: 110 };
+    const nodeClass = renderDefaultEC2NodeClass(infra, {
+      tags: { team: 'sre', env: 'prod' },
+      blockDeviceMappings,
+      metadataOptions,
+      kubelet,
+    });
+    expect(nodeClass.spec.tags).toEqual({ 'cost-center': '4411', env: 'prod', team: 'sre' });
+    expect(Object.keys(nodeClass.spec.tags as object)).toEqual(['cost-center', 'env', 'team']);
+    expect(nodeClass.spec.blockDeviceMappings).toEqual(blockDeviceMappings);
+    expect(nodeClass.spec.metadataOptions).toEqual(metadataOptions);
+    expect(nodeClass.spec.kubelet).toEqual(kubelet);
+    expectValid(nodeClass);
+  });
+
+  it('rejects restricted override tags with an error naming each field', () => {
+    const render = () =>
+      renderDefaultEC2NodeClass(infra, {
+        tags: {
+          ok: 'yes',
+          'kubernetes.io/cluster/other': 'owned',
+          'karpenter.sh/nodepool': 'x',
+          'karpenter.k8s.aws/ec2nodeclass': 'y',
+        },
+      });
+    expect(render).toThrow(InvalidDesiredStateError);
+    try {
+      render();
+    } catch (error) {
+      expect((error as InvalidDesiredStateError).causes.map((c) => c.field)).toEqual([
+        'nodeClassOverrides.tags["karpenter.k8s.aws/ec2nodeclass"]',
+        'nodeClassOverrides.tags["karpenter.sh/nodepool"]',
+        'nodeClassOverrides.tags["kubernetes.io/cluster/other"]',
+      ]);
+      expect((error as Error).message).toContain(
+        'nodeClassOverrides.tags["kubernetes.io/cluster/other"]: tag key "kubernetes.io/cluster/other" is restricted',
+      );
+    }
+  });
+
+  it('rejects an empty blockDeviceMappings override', () => {
+    expect(() => renderDefaultEC2NodeClass(infra, { blockDeviceMappings: [] })).toThrow(
+      'nodeClassOverrides.blockDeviceMappings: must not be empty',
+    );
+  });
+
+  it('renders byte-identical output whatever the key order of its input', () => {
+    const reversed = (record: Record<string, string>) =>
+      Object.fromEntries(Object.entries(record).reverse());
+    const a = renderDefaultEC2NodeClass(infra, { tags: { b: '2', a: '1' } });
+    const b = renderDefaultEC2NodeClass(
+      { ...infra, resourceTags: reversed(infra.resourceTags) },
+      { tags: { a: '1', b: '2' } },
+    );
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(JSON.stringify(renderDefaultEC2NodeClass(infra, {}))).toBe(
+      JSON.stringify(renderDefaultEC2NodeClass(fixtureInfrastructure(), {})),
+    );
+  });
+});
+
+describe('EC2NodeClass enforcement', () => {
+  const infra = fixtureInfrastructure();
+  const userNodeClass = (spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: 'gpu', resourceVersion: '42', uid: 'u-1' } as KubeObject['metadata'],
+    spec: {
+      role: 'my-role',
+      subnetSelectorTerms: [{ id: 'subnet-0aa11111111111111' }],
+      securityGroupSelectorTerms: [{ id: 'sg-0n0de000000000001' }],
+      ...spec,
+    },
+  });
+
+  it('patches only amiFamily, amiSelectorTerms and userData of any NodeClass', () => {
+    const { patch, drifted } = enforceEC2NodeClass(
+      userNodeClass({ amiFamily: 'AL2023', amiSelectorTerms: [{ alias: 'al2023@latest' }] }),
+      infra,
+    );
+    expect(patch).toEqual({
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: 'gpu' },
+      spec: {
+        amiFamily: 'Custom',
+        amiSelectorTerms: [{ id: 'ami-0c6f2a5e3d1b7a901' }],
+        userData: infra.userData,
+      },
+    });
+    expect(drifted).toEqual(['spec.amiFamily', 'spec.amiSelectorTerms', 'spec.userData']);
+  });
+
+  it('reports no drift on a consistent NodeClass, whatever its key order', () => {
+    const { drifted } = enforceEC2NodeClass(
+      userNodeClass({
+        userData: infra.userData,
+        amiSelectorTerms: [{ id: 'ami-0c6f2a5e3d1b7a901' }],
+        amiFamily: 'Custom',
+      }),
+      infra,
+    );
+    expect(drifted).toEqual([]);
+    expect(enforceEC2NodeClass(renderDefaultEC2NodeClass(infra, {}), infra).drifted).toEqual([]);
+  });
+
+  it('applied over the live object yields a NodeClass the CRD accepts', () => {
+    const live = userNodeClass({ amiSelectorTerms: [{ alias: 'al2023@latest' }] });
+    const { patch } = enforceEC2NodeClass(live, infra);
+    expectValid({
+      ...live,
+      metadata: { name: 'gpu' },
+      spec: { ...(live.spec as object), ...(patch.spec as object) },
+    });
+  });
+});
