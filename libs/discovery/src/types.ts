@@ -9,18 +9,26 @@ export interface AwsStandaloneInfrastructure {
   region: string;
   /** Infrastructure.status.apiServerInternalURI; the operand's CLUSTER_ENDPOINT. */
   apiServerInternalURI: string;
+  /** Infrastructure.status.controlPlaneTopology; `HighlyAvailable` when the cluster predates it. */
   controlPlaneTopology: string;
   /** Infrastructure.status.platformStatus.aws.resourceTags as a map. */
   resourceTags: Record<string, string>;
   worker: WorkerMachineSet;
-  /** Subnets tagged kubernetes.io/cluster/<infraID> + kubernetes.io/role/internal-elb=1, resolved in EC2. */
-  subnets: { id: string; zone: string }[];
+  /**
+   * Subnets tagged kubernetes.io/cluster/<infraID> + kubernetes.io/role/internal-elb=1, resolved
+   * in EC2, ordered by zone then id.
+   */
+  subnets: { id: string; zone: string; zoneID?: string }[];
+  /** EC2 ids of `worker.securityGroups`, as resolved when discovery ran. */
+  securityGroupIDs: string[];
   /** The worker user-data Secret's `userData` key, decoded. */
   userData: string;
 }
 
 export interface WorkerMachineSet {
   name: string;
+  /** The providerSpec apiVersion: machine.openshift.io/v1beta1 or the legacy awsproviderconfig one. */
+  providerSpecAPIVersion: string;
   amiID: string;
   instanceProfile: string;
   instanceType: string;
@@ -32,19 +40,24 @@ export interface WorkerMachineSet {
     encrypted: boolean;
     volumeSize: number;
     volumeType: string;
+    /** `kmsKey.arn`, else `kmsKey.id`; absent when both are empty. */
     kmsKeyARN?: string;
   };
   userDataSecretName: string;
   tags: Record<string, string>;
+  region?: string;
   availabilityZone?: string;
 }
 
 /** Why discovery could not produce a complete result; CamelCase, shown as a Degraded reason. */
 export type DiscoveryFailureReason =
   | 'InfrastructureNotFound'
+  | 'InvalidInfrastructure'
   | 'UnsupportedPlatform'
   | 'NoWorkerMachineSet'
+  | 'InvalidWorkerMachineSet'
   | 'UserDataSecretNotFound'
+  | 'UserDataKeyMissing'
   | 'NoTaggedSubnets'
   | 'AMINotFound'
   | 'SecurityGroupNotFound'
@@ -52,5 +65,6 @@ export type DiscoveryFailureReason =
   | 'KubernetesLookupFailed';
 
 export type DiscoveryResult<T> =
-  | { ok: true; infrastructure: T }
-  | { ok: false; reason: DiscoveryFailureReason; message: string };
+  { ok: true; infrastructure: T } | { ok: false; reason: DiscoveryFailureReason; message: string };
+
+export type DiscoveryFailure = Extract<DiscoveryResult<never>, { ok: false }>;

@@ -1,0 +1,279 @@
+import {
+  DescribeImagesCommand,
+  paginateDescribeSecurityGroups,
+  paginateDescribeSubnets,
+  type EC2Client,
+  type Filter,
+  type SecurityGroup,
+  type Subnet,
+} from '@aws-sdk/client-ec2';
+
+import type { ClusterObjectReader } from './cluster-reader.js';
+import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
+import {
+  MACHINE_API_NAMESPACE,
+  parseWorkerMachineSet,
+  selectWorkerMachineSet,
+} from './machinesets.js';
+import type {
+  AwsStandaloneInfrastructure,
+  DiscoveryFailure,
+  DiscoveryResult,
+  WorkerMachineSet,
+} from './types.js';
+
+export const INTERNAL_ELB_ROLE_TAG = 'kubernetes.io/role/internal-elb';
+export const USER_DATA_KEY = 'userData';
+
+export interface AwsStandaloneDiscoveryInput {
+  reader: ClusterObjectReader;
+  /**
+   * An EC2 client for the cluster's region, or a factory given the region read from the
+   * Infrastructure (callers usually cannot know it before discovery).
+   */
+  ec2: EC2Client | ((region: string) => EC2Client);
+}
+
+/** Thrown inside discovery to stop at the first missing piece; never escapes it. */
+class Stop extends Error {
+  constructor(readonly failure: DiscoveryFailure) {
+    super(failure.message);
+  }
+}
+
+function fail(reason: DiscoveryFailure['reason'], message: string): never {
+  throw new Stop({ ok: false, reason, message });
+}
+
+/**
+ * Learns what Karpenter needs from a standalone OpenShift cluster on AWS: the Infrastructure,
+ * the worker MachineSet and its user data, and the subnets, security groups and AMI as EC2 sees
+ * them. Never throws: every missing or broken piece comes back as its own reason.
+ */
+export async function discoverAwsStandalone(
+  input: AwsStandaloneDiscoveryInput,
+): Promise<DiscoveryResult<AwsStandaloneInfrastructure>> {
+  try {
+    return { ok: true, infrastructure: await discover(input) };
+  } catch (err) {
+    if (err instanceof Stop) return err.failure;
+    return {
+      ok: false,
+      reason: 'CloudLookupFailed',
+      message: `unexpected error: ${describeError(err)}`,
+    };
+  }
+}
+
+async function discover({
+  reader,
+  ec2,
+}: AwsStandaloneDiscoveryInput): Promise<AwsStandaloneInfrastructure> {
+  const infrastructureObject = await readCluster(`Infrastructure ${INFRASTRUCTURE_NAME}`, () =>
+    reader.getInfrastructure(),
+  );
+  if (infrastructureObject === undefined || infrastructureObject === null) {
+    fail(
+      'InfrastructureNotFound',
+      `Infrastructure ${INFRASTRUCTURE_NAME} (config.openshift.io/v1) not found; is this an OpenShift cluster?`,
+    );
+  }
+  const infrastructure = parseAwsInfrastructure(infrastructureObject);
+  if (!infrastructure.ok) throw new Stop(infrastructure);
+  const { infraID, region } = infrastructure.value;
+
+  const machineSets = await readCluster(`MachineSets in ${MACHINE_API_NAMESPACE}`, () =>
+    reader.listMachineSets(MACHINE_API_NAMESPACE),
+  );
+  const selection = selectWorkerMachineSet(machineSets);
+  if (selection.machineSet === undefined) {
+    const considered = selection.skipped.map((s) => `${s.name} (${s.why})`).join(', ');
+    fail(
+      'NoWorkerMachineSet',
+      `no MachineSet in ${MACHINE_API_NAMESPACE} is labelled machine.openshift.io/cluster-api-machine-role=worker for general-purpose nodes` +
+        (considered ? `; passed over: ${considered}` : '; the namespace has no MachineSets'),
+    );
+  }
+  const worker = parseWorkerMachineSet(selection.machineSet);
+  if (!worker.ok) throw new Stop(worker);
+
+  const userData = await readUserData(reader, worker.value);
+
+  const client = typeof ec2 === 'function' ? ec2(region) : ec2;
+  const subnets = await findClusterSubnets(client, infraID, region);
+  const securityGroupIDs = await resolveSecurityGroups(client, worker.value, region);
+  await verifyImage(client, worker.value, region);
+
+  return {
+    platform: 'AWS',
+    ...infrastructure.value,
+    worker: worker.value,
+    subnets,
+    securityGroupIDs,
+    userData,
+  };
+}
+
+async function readCluster<T>(what: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    fail('KubernetesLookupFailed', `reading ${what} failed: ${describeError(err)}`);
+  }
+}
+
+async function readUserData(
+  reader: ClusterObjectReader,
+  worker: WorkerMachineSet,
+): Promise<string> {
+  const secretName = worker.userDataSecretName;
+  const where = `Secret ${MACHINE_API_NAMESPACE}/${secretName} (userDataSecret of MachineSet ${worker.name})`;
+  const secret = await readCluster(where, () =>
+    reader.getSecret(MACHINE_API_NAMESPACE, secretName),
+  );
+  if (secret === undefined) fail('UserDataSecretNotFound', `${where} not found`);
+  const encoded = secret.data?.[USER_DATA_KEY];
+  if (encoded === undefined || encoded === '') {
+    fail('UserDataKeyMissing', `${where} has no '${USER_DATA_KEY}' key`);
+  }
+  return Buffer.from(encoded, 'base64').toString('utf8');
+}
+
+async function ec2Call<T>(action: string, region: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof Stop) throw err;
+    fail('CloudLookupFailed', `EC2 ${action} in ${region} failed: ${describeError(err)}`);
+  }
+}
+
+async function findClusterSubnets(
+  ec2: EC2Client,
+  infraID: string,
+  region: string,
+): Promise<AwsStandaloneInfrastructure['subnets']> {
+  const clusterTag = `kubernetes.io/cluster/${infraID}`;
+  const filters: Filter[] = [
+    // The cluster tag's value is `owned` or `shared`; either qualifies.
+    { Name: 'tag-key', Values: [clusterTag] },
+    { Name: `tag:${INTERNAL_ELB_ROLE_TAG}`, Values: ['1'] },
+  ];
+  const found: Subnet[] = await ec2Call('DescribeSubnets', region, async () => {
+    const all: Subnet[] = [];
+    for await (const page of paginateDescribeSubnets(
+      { client: ec2, pageSize: 1000 },
+      { Filters: filters },
+    )) {
+      all.push(...(page.Subnets ?? []));
+    }
+    return all;
+  });
+  const subnets = found
+    .filter((s): s is Subnet & { SubnetId: string; AvailabilityZone: string } =>
+      Boolean(s.SubnetId && s.AvailabilityZone),
+    )
+    .map((s) => ({
+      id: s.SubnetId,
+      zone: s.AvailabilityZone,
+      ...(s.AvailabilityZoneId ? { zoneID: s.AvailabilityZoneId } : {}),
+    }))
+    .sort((a, b) => (a.zone === b.zone ? cmp(a.id, b.id) : cmp(a.zone, b.zone)));
+  if (subnets.length === 0) {
+    fail(
+      'NoTaggedSubnets',
+      `no subnet in ${region} carries both the tag ${clusterTag} and ${INTERNAL_ELB_ROLE_TAG}=1`,
+    );
+  }
+  return subnets;
+}
+
+async function resolveSecurityGroups(
+  ec2: EC2Client,
+  worker: WorkerMachineSet,
+  region: string,
+): Promise<string[]> {
+  const names = worker.securityGroups.flatMap((g) => ('name' in g ? [g.name] : []));
+  const ids = worker.securityGroups.flatMap((g) => ('id' in g ? [g.id] : []));
+  const describe = (filter: Filter) =>
+    ec2Call('DescribeSecurityGroups', region, async () => {
+      const all: SecurityGroup[] = [];
+      for await (const page of paginateDescribeSecurityGroups(
+        { client: ec2, pageSize: 1000 },
+        { Filters: [filter] },
+      )) {
+        all.push(...(page.SecurityGroups ?? []));
+      }
+      return all;
+    });
+  // Filters rather than GroupIds: a missing id then shows up as absent instead of an error.
+  const byName = names.length > 0 ? await describe({ Name: 'tag:Name', Values: names }) : [];
+  const byID = ids.length > 0 ? await describe({ Name: 'group-id', Values: ids }) : [];
+
+  const resolved: string[] = [];
+  const missing: string[] = [];
+  for (const wanted of worker.securityGroups) {
+    const match =
+      'name' in wanted
+        ? byName.find((g) => g.Tags?.some((t) => t.Key === 'Name' && t.Value === wanted.name))
+        : byID.find((g) => g.GroupId === wanted.id);
+    if (match?.GroupId) resolved.push(match.GroupId);
+    else missing.push('name' in wanted ? `tag Name=${wanted.name}` : `id ${wanted.id}`);
+  }
+  if (missing.length > 0) {
+    fail(
+      'SecurityGroupNotFound',
+      `security group ${missing.join(', ')} of MachineSet ${worker.name} not found in EC2 (${region})`,
+    );
+  }
+  return resolved;
+}
+
+async function verifyImage(
+  ec2: EC2Client,
+  worker: WorkerMachineSet,
+  region: string,
+): Promise<void> {
+  const notFound = (detail: string) =>
+    fail(
+      'AMINotFound',
+      `AMI ${worker.amiID} of MachineSet ${worker.name} ${detail} in EC2 (${region})`,
+    );
+  let images;
+  try {
+    images = (await ec2.send(new DescribeImagesCommand({ ImageIds: [worker.amiID] }))).Images ?? [];
+  } catch (err) {
+    const name = (err as { name?: unknown }).name;
+    if (name === 'InvalidAMIID.NotFound' || name === 'InvalidAMIID.Unavailable')
+      notFound('not found');
+    if (name === 'InvalidAMIID.Malformed') notFound('is not a valid AMI id');
+    fail('CloudLookupFailed', `EC2 DescribeImages in ${region} failed: ${describeError(err)}`);
+  }
+  const image = images.find((i) => i.ImageId === worker.amiID);
+  // Recently deregistered AMIs come back as an empty result rather than an error.
+  if (image === undefined) return notFound('not found');
+  if (image.State !== undefined && image.State !== 'available') notFound(`is ${image.State}`);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** One line for a failure from client-node (ApiException with a Status body) or the AWS SDK. */
+export function describeError(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return String(err);
+  const e = err as { name?: unknown; message?: unknown; code?: unknown; body?: unknown };
+  if (typeof e.code === 'number') {
+    let detail: string | undefined;
+    try {
+      const body: unknown = typeof e.body === 'string' ? JSON.parse(e.body) : e.body;
+      const status = body as { message?: unknown; reason?: unknown } | undefined;
+      if (typeof status?.message === 'string') detail = status.message;
+    } catch {
+      // a non-JSON body carries no Status message
+    }
+    return `HTTP ${e.code}${detail ? `: ${detail}` : ''}`;
+  }
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  return typeof e.message === 'string' && e.message !== '' ? `${name}: ${e.message}` : name;
+}

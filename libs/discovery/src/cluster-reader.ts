@@ -1,0 +1,154 @@
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+
+/**
+ * The handful of cluster reads discovery needs, so that discovery can run against a real
+ * cluster, an API-server emulator or plain objects in a test. Missing objects are `undefined`
+ * (or an empty list); every other failure throws.
+ */
+export interface ClusterObjectReader {
+  /** Infrastructure `cluster` (config.openshift.io/v1). */
+  getInfrastructure(): Promise<unknown>;
+  /** MachineSets (machine.openshift.io/v1beta1) of a namespace; empty when the CRD is absent. */
+  listMachineSets(namespace: string): Promise<unknown[]>;
+  /** A Secret with its `data` values base64-encoded, as the API returns them. */
+  getSecret(
+    namespace: string,
+    name: string,
+  ): Promise<{ data?: Record<string, string> } | undefined>;
+}
+
+const LIST_PAGE_SIZE = 250;
+
+/** ClusterObjectReader over @kubernetes/client-node. */
+export class KubeClusterObjectReader implements ClusterObjectReader {
+  private readonly customObjects: CustomObjectsApi;
+  private readonly core: CoreV1Api;
+
+  constructor(kubeConfig: KubeConfig) {
+    this.customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  async getInfrastructure(): Promise<unknown> {
+    return notFoundAsUndefined(
+      this.customObjects.getClusterCustomObject({
+        group: 'config.openshift.io',
+        version: 'v1',
+        plural: 'infrastructures',
+        name: 'cluster',
+      }) as Promise<unknown>,
+    );
+  }
+
+  async listMachineSets(namespace: string): Promise<unknown[]> {
+    const items: unknown[] = [];
+    let continueToken: string | undefined;
+    do {
+      const page = (await notFoundAsUndefined(
+        this.customObjects.listNamespacedCustomObject({
+          group: 'machine.openshift.io',
+          version: 'v1beta1',
+          namespace,
+          plural: 'machinesets',
+          limit: LIST_PAGE_SIZE,
+          ...(continueToken ? { _continue: continueToken } : {}),
+        }) as Promise<{ items?: unknown[]; metadata?: { continue?: string } }>,
+      )) ?? { items: [] };
+      items.push(...(page.items ?? []));
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return items;
+  }
+
+  async getSecret(
+    namespace: string,
+    name: string,
+  ): Promise<{ data?: Record<string, string> } | undefined> {
+    const secret = await notFoundAsUndefined(this.core.readNamespacedSecret({ name, namespace }));
+    return secret && { data: secret.data ?? {} };
+  }
+}
+
+async function notFoundAsUndefined<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (err) {
+    if (err instanceof ApiException && err.code === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * ClusterObjectReader over objects held in memory (e.g. parsed fixture YAML). Secrets written
+ * with `stringData` are returned base64-encoded under `data`, as the API server would store them.
+ */
+export class InMemoryClusterObjectReader implements ClusterObjectReader {
+  private readonly objects: KubeObject[];
+
+  constructor(objects: unknown[]) {
+    this.objects = objects.filter(isKubeObject).map((o) => structuredClone(o));
+  }
+
+  getInfrastructure(): Promise<unknown> {
+    return Promise.resolve(
+      this.objects.find(
+        (o) =>
+          o.kind === 'Infrastructure' &&
+          o.metadata?.name === 'cluster' &&
+          isGroup(o, 'config.openshift.io'),
+      ),
+    );
+  }
+
+  listMachineSets(namespace: string): Promise<unknown[]> {
+    return Promise.resolve(
+      this.objects.filter(
+        (o) =>
+          o.kind === 'MachineSet' &&
+          isGroup(o, 'machine.openshift.io') &&
+          (o.metadata?.namespace ?? 'default') === namespace,
+      ),
+    );
+  }
+
+  getSecret(
+    namespace: string,
+    name: string,
+  ): Promise<{ data?: Record<string, string> } | undefined> {
+    const secret = this.objects.find(
+      (o) =>
+        o.kind === 'Secret' &&
+        o.apiVersion === 'v1' &&
+        o.metadata?.name === name &&
+        (o.metadata?.namespace ?? 'default') === namespace,
+    );
+    if (secret === undefined) return Promise.resolve(undefined);
+    const data: Record<string, string> = { ...((secret.data as Record<string, string>) ?? {}) };
+    for (const [key, value] of Object.entries(
+      (secret.stringData as Record<string, string>) ?? {},
+    )) {
+      data[key] = Buffer.from(value, 'utf8').toString('base64');
+    }
+    return Promise.resolve({ data });
+  }
+}
+
+interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string };
+  [field: string]: unknown;
+}
+
+function isKubeObject(value: unknown): value is KubeObject {
+  return typeof value === 'object' && value !== null && 'kind' in value;
+}
+
+function isGroup(object: KubeObject, group: string): boolean {
+  return object.apiVersion?.startsWith(`${group}/`) ?? false;
+}

@@ -1,0 +1,231 @@
+import { z } from 'zod';
+
+import type { DiscoveryFailure, WorkerMachineSet } from './types.js';
+import { describeIssues } from './zod-issues.js';
+
+export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
+export const MACHINE_ROLE_LABEL = 'machine.openshift.io/cluster-api-machine-role';
+export const DEFAULT_USER_DATA_SECRET = 'worker-user-data';
+export const PROVIDER_SPEC_API_VERSIONS = [
+  'machine.openshift.io/v1beta1',
+  // Clusters installed before 4.x GA'd the machine API still carry this apiVersion.
+  'awsproviderconfig.openshift.io/v1beta1',
+] as const;
+
+const PROVIDER_SPEC_PATH = 'spec.template.spec.providerSpec.value';
+
+const StringMap = z.record(z.string(), z.string());
+
+/** Just enough of a MachineSet to decide whether it is the worker set. */
+const MachineSetHeader = z.object({
+  metadata: z.object({
+    name: z.string().min(1),
+    annotations: StringMap.optional(),
+    deletionTimestamp: z.string().optional(),
+  }),
+  spec: z
+    .object({
+      template: z
+        .object({
+          metadata: z.object({ labels: StringMap.optional() }).optional(),
+          spec: z
+            .object({
+              metadata: z.object({ labels: StringMap.optional() }).optional(),
+              taints: z.array(z.object({ key: z.string() })).optional(),
+              providerSpec: z.object({ value: z.unknown() }).optional(),
+            })
+            .optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
+type MachineSetHeader = z.infer<typeof MachineSetHeader>;
+
+const Filter = z.object({ name: z.string(), values: z.array(z.string()).optional() });
+const ResourceReference = z.object({
+  id: z.string().optional(),
+  arn: z.string().optional(),
+  filters: z.array(Filter).optional(),
+});
+type ResourceReference = z.infer<typeof ResourceReference>;
+
+const AWSMachineProviderConfig = z.object({
+  apiVersion: z.enum(PROVIDER_SPEC_API_VERSIONS),
+  kind: z.literal('AWSMachineProviderConfig'),
+  ami: z.object({ id: z.string().min(1) }),
+  instanceType: z.string().min(1),
+  iamInstanceProfile: z.object({ id: z.string().min(1) }),
+  securityGroups: z.array(ResourceReference).min(1),
+  subnet: ResourceReference.optional(),
+  blockDevices: z
+    .array(
+      z.object({
+        deviceName: z.string().optional(),
+        ebs: z
+          .object({
+            encrypted: z.boolean().optional(),
+            volumeSize: z.number().int().positive().optional(),
+            volumeType: z.string().optional(),
+            kmsKey: z.object({ id: z.string().optional(), arn: z.string().optional() }).optional(),
+          })
+          .optional(),
+      }),
+    )
+    .optional(),
+  userDataSecret: z.object({ name: z.string().optional() }).nullish(),
+  tags: z.array(z.object({ name: z.string().min(1), value: z.string() })).optional(),
+  placement: z
+    .object({ region: z.string().optional(), availabilityZone: z.string().optional() })
+    .optional(),
+});
+
+// Accelerated families: a worker-role MachineSet of these is a GPU pool, not the general one.
+const ACCELERATED_INSTANCE_TYPE = /^(p|g|gr|inf|trn|dl|f|vt)\d+[a-z-]*\./;
+const ACCELERATOR_RESOURCE =
+  /(^|\/)(nvidia\.com|amd\.com|habana\.ai|aws\.amazon\.com\/neuron)|gpu/i;
+
+export interface SkippedMachineSet {
+  name: string;
+  why: string;
+}
+
+/**
+ * Picks the MachineSet whose providerSpec describes a general-purpose worker: by name, the first
+ * labelled role `worker`. Beyond upstream, sets that are worker-labelled but really edge, infra
+ * or accelerator pools are passed over, since copying them into the default EC2NodeClass would
+ * put every Karpenter node on a GPU instance or a Local Zone.
+ */
+export function selectWorkerMachineSet(machineSets: unknown[]): {
+  machineSet: unknown;
+  name: string | undefined;
+  skipped: SkippedMachineSet[];
+} {
+  const skipped: SkippedMachineSet[] = [];
+  const headers: { header: MachineSetHeader; object: unknown }[] = [];
+  for (const [index, object] of machineSets.entries()) {
+    const parsed = MachineSetHeader.safeParse(object);
+    if (parsed.success) headers.push({ header: parsed.data, object });
+    else skipped.push({ name: `#${index}`, why: describeIssues(parsed.error, '') });
+  }
+  headers.sort((a, b) => compare(a.header.metadata.name, b.header.metadata.name));
+  for (const { header, object } of headers) {
+    const why = whyNotWorker(header);
+    if (why === undefined) return { machineSet: object, name: header.metadata.name, skipped };
+    skipped.push({ name: header.metadata.name, why });
+  }
+  return { machineSet: undefined, name: undefined, skipped };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function whyNotWorker(ms: MachineSetHeader): string | undefined {
+  const role = ms.spec?.template?.metadata?.labels?.[MACHINE_ROLE_LABEL];
+  if (role !== 'worker') return role === undefined ? 'no machine role label' : `role ${role}`;
+  if (ms.metadata.deletionTimestamp !== undefined) return 'being deleted';
+  const nodeLabels = Object.keys(ms.spec?.template?.spec?.metadata?.labels ?? {});
+  const taints = (ms.spec?.template?.spec?.taints ?? []).map((t) => t.key);
+  for (const special of ['edge', 'infra'] as const) {
+    const key = `node-role.kubernetes.io/${special}`;
+    if (nodeLabels.includes(key) || taints.includes(key)) return `${special} nodes (${key})`;
+  }
+  const gpuAnnotation = ms.metadata.annotations?.['machine.openshift.io/GPU'];
+  if (gpuAnnotation !== undefined && Number(gpuAnnotation) > 0) {
+    return `GPU nodes (machine.openshift.io/GPU=${gpuAnnotation})`;
+  }
+  const accelerated = [...nodeLabels, ...taints].find((k) => ACCELERATOR_RESOURCE.test(k));
+  if (accelerated !== undefined) return `GPU nodes (${accelerated})`;
+  const providerSpec = ms.spec?.template?.spec?.providerSpec?.value as
+    { instanceType?: unknown } | undefined;
+  const instanceType = providerSpec?.instanceType;
+  if (typeof instanceType === 'string' && ACCELERATED_INSTANCE_TYPE.test(instanceType)) {
+    return `GPU nodes (instance type ${instanceType})`;
+  }
+  return undefined;
+}
+
+/** Reads the AWS providerSpec of the MachineSet chosen by selectWorkerMachineSet. */
+export function parseWorkerMachineSet(
+  machineSet: unknown,
+): { ok: true; value: WorkerMachineSet } | DiscoveryFailure {
+  const header = MachineSetHeader.safeParse(machineSet);
+  if (!header.success) {
+    return invalid('MachineSet', describeIssues(header.error, ''));
+  }
+  const name = header.data.metadata.name;
+  const where = `MachineSet ${MACHINE_API_NAMESPACE}/${name}`;
+  const providerSpec = header.data.spec?.template?.spec?.providerSpec?.value;
+  if (providerSpec === undefined || providerSpec === null) {
+    return invalid(where, `${PROVIDER_SPEC_PATH}: not set`);
+  }
+  const parsed = AWSMachineProviderConfig.safeParse(providerSpec);
+  if (!parsed.success) return invalid(where, describeIssues(parsed.error, PROVIDER_SPEC_PATH));
+  const spec = parsed.data;
+
+  const securityGroups: WorkerMachineSet['securityGroups'] = [];
+  for (const [index, ref] of spec.securityGroups.entries()) {
+    const resolved = referenceTo(ref);
+    if (resolved.length === 0) {
+      return invalid(
+        where,
+        `${PROVIDER_SPEC_PATH}.securityGroups[${index}]: needs an id or a filter named tag:Name with values`,
+      );
+    }
+    securityGroups.push(...resolved);
+  }
+  let subnet: WorkerMachineSet['subnet'];
+  if (spec.subnet !== undefined) {
+    subnet = referenceTo(spec.subnet)[0];
+    if (subnet === undefined) {
+      return invalid(
+        where,
+        `${PROVIDER_SPEC_PATH}.subnet: needs an id or a filter named tag:Name with values`,
+      );
+    }
+  }
+
+  const device = spec.blockDevices?.[0];
+  const ebs = device?.ebs;
+  const kmsKey = ebs?.kmsKey?.arn || ebs?.kmsKey?.id || undefined;
+  return {
+    ok: true,
+    value: {
+      name,
+      providerSpecAPIVersion: spec.apiVersion,
+      amiID: spec.ami.id,
+      instanceProfile: spec.iamInstanceProfile.id,
+      instanceType: spec.instanceType,
+      securityGroups,
+      subnet,
+      blockDevice: {
+        deviceName: device?.deviceName || '/dev/xvda',
+        encrypted: ebs?.encrypted ?? true,
+        volumeSize: ebs?.volumeSize ?? 120,
+        volumeType: ebs?.volumeType || 'gp3',
+        ...(kmsKey !== undefined ? { kmsKeyARN: kmsKey } : {}),
+      },
+      userDataSecretName: spec.userDataSecret?.name || DEFAULT_USER_DATA_SECRET,
+      tags: Object.fromEntries((spec.tags ?? []).map((t) => [t.name, t.value])),
+      ...(spec.placement?.region ? { region: spec.placement.region } : {}),
+      ...(spec.placement?.availabilityZone
+        ? { availabilityZone: spec.placement.availabilityZone }
+        : {}),
+    },
+  };
+}
+
+/** An id wins over filters; each value of a tag:Name filter names one resource. */
+function referenceTo(ref: ResourceReference): ({ id: string } | { name: string })[] {
+  if (ref.id) return [{ id: ref.id }];
+  const names = (ref.filters ?? [])
+    .filter((f) => f.name === 'tag:Name')
+    .flatMap((f) => f.values ?? [])
+    .filter((v) => v !== '');
+  return names.map((name) => ({ name }));
+}
+
+function invalid(where: string, detail: string): DiscoveryFailure {
+  return { ok: false, reason: 'InvalidWorkerMachineSet', message: `${where}: ${detail}` };
+}
