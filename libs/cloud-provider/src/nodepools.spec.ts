@@ -1,0 +1,89 @@
+import { describe, expect, it } from '@jest/globals';
+import { AwsStandaloneCloudProvider } from './aws/provider.js';
+import { InvalidDesiredStateError } from './errors.js';
+import { loadCrdValidator } from './testing/crd-validator.js';
+import { CRD_DIRECTORY, desiredState } from './testing/fixtures.js';
+
+const provider = new AwsStandaloneCloudProvider();
+const crd = loadCrdValidator(`${CRD_DIRECTORY}karpenter/karpenter.sh_nodepools.yaml`);
+
+const general = {
+  name: 'general',
+  spec: {
+    template: {
+      metadata: { labels: { team: 'platform' } },
+      spec: {
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+        ],
+        expireAfter: '720h',
+      },
+    },
+    disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m' },
+    limits: { cpu: '1000' },
+    weight: 10,
+  },
+};
+
+describe('NodePools', () => {
+  it('points a NodePool without nodeClassRef at the default EC2NodeClass', () => {
+    const [pool] = provider.renderNodePools(desiredState({ nodePools: [general] }));
+    expect(pool?.target).toBe('workload');
+    expect(pool?.object).toEqual({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: {
+        name: 'general',
+        labels: { 'fleet.karpenter.sh/managed-by': 'karpenter-fleet' },
+      },
+      spec: {
+        ...general.spec,
+        template: {
+          ...general.spec.template,
+          spec: {
+            ...general.spec.template.spec,
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          },
+        },
+      },
+    });
+    expect(crd.validate(pool?.object).errors).toEqual([]);
+  });
+
+  it('keeps an explicit nodeClassRef', () => {
+    const ref = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'gpu' };
+    const gpu = {
+      name: 'gpu',
+      spec: { template: { spec: { ...general.spec.template.spec, nodeClassRef: ref } } },
+    };
+    const [pool] = provider.renderNodePools(desiredState({ nodePools: [gpu] }));
+    expect((pool?.object.spec as { template: { spec: unknown } }).template.spec).toMatchObject({
+      nodeClassRef: ref,
+    });
+    expect(crd.validate(pool?.object).errors).toEqual([]);
+  });
+
+  it('rejects duplicate names naming the field', () => {
+    expect(() =>
+      provider.renderNodePools(desiredState({ nodePools: [general, { ...general }] })),
+    ).toThrow(new InvalidDesiredStateError([
+      { field: 'nodePools[1].name', message: 'duplicate NodePool name "general" (also nodePools[0])' },
+    ]));
+  });
+
+  it('renders the same bytes whatever the key order of the stored spec', () => {
+    const shuffled = {
+      name: 'general',
+      spec: {
+        weight: 10,
+        limits: { cpu: '1000' },
+        disruption: { consolidateAfter: '1m', consolidationPolicy: 'WhenEmptyOrUnderutilized' },
+        template: { spec: { expireAfter: '720h', requirements: general.spec.template.spec.requirements }, metadata: general.spec.template.metadata },
+      },
+    };
+    expect(JSON.stringify(provider.renderNodePools(desiredState({ nodePools: [shuffled] })))).toBe(
+      JSON.stringify(provider.renderNodePools(desiredState({ nodePools: [general] }))),
+    );
+  });
+});
