@@ -32,22 +32,42 @@ const summary = (i: OperatorStatusInput) =>
 
 describe('ClusterOperator karpenter', () => {
   const rows: [string, OperatorStatusInput, string, string][] = [
-    ['no Karpenter CR', input({ state: 'missing' }, present(2, 2, 2)), 'Available', 'KarpenterNotFound'],
+    [
+      'no Karpenter CR',
+      input({ state: 'missing' }, present(2, 2, 2)),
+      'Available',
+      'KarpenterNotFound',
+    ],
     [
       'error reading the CR',
       input({ state: 'error', message: 'forbidden' }, present(2, 2, 2)),
       'Degraded',
       'KarpenterCheckFailed',
     ],
-    ['operand Deployment missing', input({ state: 'present' }, { state: 'missing' }), 'Progressing', 'OperandNotYetCreated'],
+    [
+      'operand Deployment missing',
+      input({ state: 'present' }, { state: 'missing' }),
+      'Progressing',
+      'OperandNotYetCreated',
+    ],
     [
       'error reading the Deployment',
       input({ state: 'present' }, { state: 'error', message: 'timeout' }),
       'Degraded',
       'OperandCheckFailed',
     ],
-    ['availableReplicas < 1', input({ state: 'present' }, present(2, 0, 2)), 'Progressing', 'OperandNotReady'],
-    ['updatedReplicas != replicas', input({ state: 'present' }, present(2, 2, 1)), 'Progressing', 'OperandRollingOut'],
+    [
+      'availableReplicas < 1',
+      input({ state: 'present' }, present(2, 0, 2)),
+      'Progressing',
+      'OperandNotReady',
+    ],
+    [
+      'updatedReplicas != replicas',
+      input({ state: 'present' }, present(2, 2, 1)),
+      'Progressing',
+      'OperandRollingOut',
+    ],
     ['otherwise', input({ state: 'present' }, present(2, 2, 2)), 'Available', 'AsExpected'],
   ];
 
@@ -61,7 +81,9 @@ describe('ClusterOperator karpenter', () => {
   });
 
   it('names the error it could not read in the message', () => {
-    const degraded = conditionsOf(input({ state: 'error', message: 'forbidden' }, { state: 'missing' }));
+    const degraded = conditionsOf(
+      input({ state: 'error', message: 'forbidden' }, { state: 'missing' }),
+    );
     expect(degraded.find((c) => c.type === 'Degraded')?.message).toContain('forbidden');
   });
 
@@ -72,7 +94,9 @@ describe('ClusterOperator karpenter', () => {
   });
 
   it('renders versions, relatedObjects and second-precision times', () => {
-    const object = provider.renderClusterOperator(input({ state: 'present' }, present(2, 2, 2))).object;
+    const object = provider.renderClusterOperator(
+      input({ state: 'present' }, present(2, 2, 2)),
+    ).object;
     expect(object).toMatchObject({
       apiVersion: 'config.openshift.io/v1',
       kind: 'ClusterOperator',
@@ -88,14 +112,25 @@ describe('ClusterOperator karpenter', () => {
     expect(status.relatedObjects).toEqual(
       expect.arrayContaining([
         { group: '', resource: 'namespaces', name: 'openshift-karpenter' },
-        { group: 'apps', resource: 'deployments', namespace: 'openshift-karpenter', name: 'karpenter' },
-        { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'openshift-karpenter' },
+        {
+          group: 'apps',
+          resource: 'deployments',
+          namespace: 'openshift-karpenter',
+          name: 'karpenter',
+        },
+        {
+          group: 'rbac.authorization.k8s.io',
+          resource: 'clusterroles',
+          name: 'openshift-karpenter',
+        },
         { group: 'karpenter.sh', resource: 'nodepools', name: '' },
         { group: 'karpenter.sh', resource: 'nodeclaims', name: '' },
         { group: 'karpenter.k8s.aws', resource: 'ec2nodeclasses', name: '' },
       ]),
     );
-    expect(status.conditions.every((c) => c.lastTransitionTime === '2026-11-20T10:00:00Z')).toBe(true);
+    expect(status.conditions.every((c) => c.lastTransitionTime === '2026-11-20T10:00:00Z')).toBe(
+      true,
+    );
   });
 
   it('moves lastTransitionTime only for conditions whose status changed', () => {
@@ -104,8 +139,14 @@ describe('ClusterOperator karpenter', () => {
       input({ state: 'present' }, present(2, 2, 1), { previousConditions: before, now: T1 }),
     );
     const at = (cs: OperatorCondition[], type: string) => cs.find((c) => c.type === type);
-    expect(at(after, 'Progressing')).toMatchObject({ status: 'True', lastTransitionTime: '2026-11-20T10:05:00Z' });
-    expect(at(after, 'Available')).toMatchObject({ status: 'False', lastTransitionTime: '2026-11-20T10:05:00Z' });
+    expect(at(after, 'Progressing')).toMatchObject({
+      status: 'True',
+      lastTransitionTime: '2026-11-20T10:05:00Z',
+    });
+    expect(at(after, 'Available')).toMatchObject({
+      status: 'False',
+      lastTransitionTime: '2026-11-20T10:05:00Z',
+    });
     expect(at(after, 'Degraded')?.lastTransitionTime).toBe('2026-11-20T10:00:00Z');
     expect(at(after, 'Upgradeable')?.lastTransitionTime).toBe('2026-11-20T10:00:00Z');
 

@@ -67,9 +67,14 @@ describe('NodePools', () => {
   it('rejects duplicate names naming the field', () => {
     expect(() =>
       provider.renderNodePools(desiredState({ nodePools: [general, { ...general }] })),
-    ).toThrow(new InvalidDesiredStateError([
-      { field: 'nodePools[1].name', message: 'duplicate NodePool name "general" (also nodePools[0])' },
-    ]));
+    ).toThrow(
+      new InvalidDesiredStateError([
+        {
+          field: 'nodePools[1].name',
+          message: 'duplicate NodePool name "general" (also nodePools[0])',
+        },
+      ]),
+    );
   });
 
   it('renders the same bytes whatever the key order of the stored spec', () => {
@@ -79,7 +84,10 @@ describe('NodePools', () => {
         weight: 10,
         limits: { cpu: '1000' },
         disruption: { consolidateAfter: '1m', consolidationPolicy: 'WhenEmptyOrUnderutilized' },
-        template: { spec: { expireAfter: '720h', requirements: general.spec.template.spec.requirements }, metadata: general.spec.template.metadata },
+        template: {
+          spec: { expireAfter: '720h', requirements: general.spec.template.spec.requirements },
+          metadata: general.spec.template.metadata,
+        },
       },
     };
     expect(JSON.stringify(provider.renderNodePools(desiredState({ nodePools: [shuffled] })))).toBe(

@@ -22,8 +22,16 @@ describe('parseAwsProviderID', () => {
 
 describe('verifyAwsNodeIdentity', () => {
   const world: Ec2InstanceIdentity[] = [
-    { instanceId: 'i-0c000000000000003', privateDnsName: 'ip-10-0-33-7.ec2.internal', state: 'running' },
-    { instanceId: 'i-0d000000000000004', privateDnsName: 'ip-10-0-40-1.ec2.internal', state: 'terminated' },
+    {
+      instanceId: 'i-0c000000000000003',
+      privateDnsName: 'ip-10-0-33-7.ec2.internal',
+      state: 'running',
+    },
+    {
+      instanceId: 'i-0d000000000000004',
+      privateDnsName: 'ip-10-0-40-1.ec2.internal',
+      state: 'terminated',
+    },
   ];
   const lookup: DescribeInstancesLookup = (ids) =>
     Promise.resolve(world.filter((i) => ids.includes(i.instanceId)));
@@ -31,10 +39,22 @@ describe('verifyAwsNodeIdentity', () => {
   it('returns a verdict per claim, in order', async () => {
     const verdicts = await verifyAwsNodeIdentity(
       [
-        { nodeName: 'ip-10-0-33-7.ec2.internal', providerID: 'aws:///us-east-1c/i-0c000000000000003' },
-        { nodeName: 'ip-10-0-99-9.ec2.internal', providerID: 'aws:///us-east-1c/i-0c000000000000003' },
-        { nodeName: 'ip-10-0-40-1.ec2.internal', providerID: 'aws:///us-east-1a/i-0d000000000000004' },
-        { nodeName: 'ip-10-0-1-1.ec2.internal', providerID: 'aws:///us-east-1a/i-0e000000000000005' },
+        {
+          nodeName: 'ip-10-0-33-7.ec2.internal',
+          providerID: 'aws:///us-east-1c/i-0c000000000000003',
+        },
+        {
+          nodeName: 'ip-10-0-99-9.ec2.internal',
+          providerID: 'aws:///us-east-1c/i-0c000000000000003',
+        },
+        {
+          nodeName: 'ip-10-0-40-1.ec2.internal',
+          providerID: 'aws:///us-east-1a/i-0d000000000000004',
+        },
+        {
+          nodeName: 'ip-10-0-1-1.ec2.internal',
+          providerID: 'aws:///us-east-1a/i-0e000000000000005',
+        },
         { nodeName: 'ip-10-0-1-1.ec2.internal', providerID: 'bogus' },
       ],
       lookup,
@@ -59,7 +79,10 @@ describe('verifyAwsNodeIdentity', () => {
   });
 
   it('looks up distinct ids in batches of at most 1000 and fails only the batch that failed', async () => {
-    const ids = Array.from({ length: 2500 }, (_, i) => `i-${(i + 1).toString(16).padStart(8, '0')}`);
+    const ids = Array.from(
+      { length: 2500 },
+      (_, i) => `i-${(i + 1).toString(16).padStart(8, '0')}`,
+    );
     const calls: number[] = [];
     const batched = jest.fn<DescribeInstancesLookup>((batch) => {
       calls.push(batch.length);
@@ -68,7 +91,10 @@ describe('verifyAwsNodeIdentity', () => {
         batch.map((id) => ({ instanceId: id, privateDnsName: `node-${id}`, state: 'running' })),
       );
     });
-    const claims = [...ids, ids[0]!].map((id) => ({ nodeName: `node-${id}`, providerID: `aws:///z/${id}` }));
+    const claims = [...ids, ids[0]!].map((id) => ({
+      nodeName: `node-${id}`,
+      providerID: `aws:///z/${id}`,
+    }));
     const verdicts = await verifyAwsNodeIdentity(claims, batched);
     expect(calls).toEqual([1000, 1000, 500]);
     expect(verdicts).toHaveLength(2501);

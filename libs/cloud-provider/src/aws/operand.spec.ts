@@ -27,7 +27,9 @@ const containerOf = (objects: KubeObject[]) => {
 
 describe('operand', () => {
   it('renders the objects in apply order', () => {
-    expect(render().map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)).toEqual([
+    expect(
+      render().map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`),
+    ).toEqual([
       'Namespace//openshift-karpenter',
       'ServiceAccount/openshift-karpenter/karpenter',
       'ClusterRole//openshift-karpenter',
@@ -72,11 +74,14 @@ describe('operand', () => {
     expect(env?.find((e) => e.name === 'FEATURE_GATES')?.value).toBe('A=true,B=false');
   });
 
-  it.each(['debug', 'info', 'error'] as const)('passes log level %s to the operand and the CR', (level) => {
-    const objects = render(desiredState({ logLevel: level }));
-    expect(containerOf(objects).args).toEqual([`--log-level=${level}`]);
-    expect(find(objects, 'Karpenter').spec).toEqual({ logLevel: level });
-  });
+  it.each(['debug', 'info', 'error'] as const)(
+    'passes log level %s to the operand and the CR',
+    (level) => {
+      const objects = render(desiredState({ logLevel: level }));
+      expect(containerOf(objects).args).toEqual([`--log-level=${level}`]);
+      expect(find(objects, 'Karpenter').spec).toEqual({ logLevel: level });
+    },
+  );
 
   it('runs the pinned image with ports, probes, credentials and scheduling of a control-plane component', () => {
     const objects = render(desiredState(), 'registry.example.com/karpenter@sha256:abc');
@@ -109,7 +114,9 @@ describe('operand', () => {
     });
     expect(container.resources?.requests).toEqual({ cpu: '100m', memory: '256Mi' });
     expect(deployment.spec.replicas).toBe(2);
-    expect(deployment.spec.selector.matchLabels).toEqual(pod && deployment.spec.selector.matchLabels);
+    expect(deployment.spec.selector.matchLabels).toEqual(
+      pod && deployment.spec.selector.matchLabels,
+    );
     for (const [k, v] of Object.entries(deployment.spec.selector.matchLabels ?? {})) {
       expect(deployment.spec.template.metadata?.labels?.[k]).toBe(v);
     }
@@ -127,9 +134,16 @@ describe('operand', () => {
 
   it('grants what Karpenter needs on the cluster and in its namespace', () => {
     const objects = render();
-    const rules = find(objects, 'ClusterRole').rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    const rules = find(objects, 'ClusterRole').rules as {
+      apiGroups: string[];
+      resources: string[];
+      verbs: string[];
+    }[];
     const allows = (group: string, resource: string, verb: string) =>
-      rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+      rules.some(
+        (r) =>
+          r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb),
+      );
     for (const [group, resource, verb] of [
       ['karpenter.sh', 'nodepools', 'watch'],
       ['karpenter.sh', 'nodeclaims', 'create'],
@@ -144,10 +158,20 @@ describe('operand', () => {
       ['storage.k8s.io', 'storageclasses', 'list'],
       ['policy', 'poddisruptionbudgets', 'list'],
     ] as const) {
-      expect([group, resource, verb, allows(group, resource, verb)]).toEqual([group, resource, verb, true]);
+      expect([group, resource, verb, allows(group, resource, verb)]).toEqual([
+        group,
+        resource,
+        verb,
+        true,
+      ]);
     }
-    const role = find(objects, 'Role', 'openshift-karpenter').rules as { resources: string[]; verbs: string[] }[];
-    expect(role.some((r) => r.resources.includes('leases') && r.verbs.includes('create'))).toBe(true);
+    const role = find(objects, 'Role', 'openshift-karpenter').rules as {
+      resources: string[];
+      verbs: string[];
+    }[];
+    expect(role.some((r) => r.resources.includes('leases') && r.verbs.includes('create'))).toBe(
+      true,
+    );
     expect(find(objects, 'ClusterRoleBinding').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'karpenter', namespace: 'openshift-karpenter' },
     ]);

@@ -55,7 +55,8 @@ function celErrors(schema: unknown, value: unknown, path: string, result: CrdVal
   const rules = schema['x-kubernetes-validations'];
   if (Array.isArray(rules)) {
     for (const rule of rules) {
-      if (!isRecord(rule) || typeof rule.rule !== 'string' || rule.rule.includes('oldSelf')) continue;
+      if (!isRecord(rule) || typeof rule.rule !== 'string' || rule.rule.includes('oldSelf'))
+        continue;
       try {
         if (evaluate(rule.rule, { self: value }) !== true) {
           result.errors.push(`${path || '<root>'}: ${String(rule.message ?? rule.rule)}`);
@@ -109,7 +110,8 @@ export function loadCrdValidator(crdFile: string, version?: string): CrdValidato
     kind: String(names.kind),
     validate(object: unknown): CrdValidationResult {
       const result: CrdValidationResult = { valid: true, errors: [], skippedRules: [] };
-      if (!validateSchema(object)) result.errors.push(...(validateSchema.errors ?? []).map(describe));
+      if (!validateSchema(object))
+        result.errors.push(...(validateSchema.errors ?? []).map(describe));
       celErrors(schema, object, '', result);
       result.valid = result.errors.length === 0;
       return result;

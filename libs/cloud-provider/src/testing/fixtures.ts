@@ -53,7 +53,9 @@ export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
   };
 }
 
-export function desiredState(overrides: Partial<KarpenterDesiredState> = {}): KarpenterDesiredState {
+export function desiredState(
+  overrides: Partial<KarpenterDesiredState> = {},
+): KarpenterDesiredState {
   return {
     enabled: true,
     paused: false,
