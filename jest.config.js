@@ -22,6 +22,7 @@ const shared = {
     '^@fleet/cloud-provider$': '<rootDir>/libs/cloud-provider/src/index.ts',
     '^@fleet/discovery$': '<rootDir>/libs/discovery/src/index.ts',
     '^@fleet/database$': '<rootDir>/libs/database/src/index.ts',
+    '^@fleet/crd-schema$': '<rootDir>/libs/crd-schema/src/index.ts',
     '^@fleet/testing$': '<rootDir>/test/support/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

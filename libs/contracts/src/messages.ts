@@ -51,3 +51,10 @@ export const RECONCILE_QUEUE = 'reconcile';
 export const STATUS_INGEST_QUEUE = 'status-ingest';
 /** Field manager of every object the sidecar writes with server-side apply. */
 export const FIELD_MANAGER = 'karpenter-fleet';
+
+/** What the API asks of the worker: bring this cluster to (at least) this generation. */
+export const ReconcileRequest = z.object({
+  clusterId: z.uuid(),
+  generation: z.number().int().positive(),
+});
+export type ReconcileRequest = z.infer<typeof ReconcileRequest>;

@@ -75,7 +75,6 @@ CREATE TABLE "ClusterStatus" (
 
 -- CreateTable
 CREATE TABLE "HealthSample" (
-    "id" BIGSERIAL NOT NULL,
     "clusterId" UUID NOT NULL,
     "observedAt" TIMESTAMPTZ(3) NOT NULL,
     "observedGeneration" INTEGER NOT NULL,
@@ -84,7 +83,7 @@ CREATE TABLE "HealthSample" (
     "progressing" BOOLEAN NOT NULL,
     "metrics" JSONB NOT NULL DEFAULT '{}',
 
-    CONSTRAINT "HealthSample_pkey" PRIMARY KEY ("clusterId","observedAt","id")
+    CONSTRAINT "HealthSample_pkey" PRIMARY KEY ("clusterId","observedAt")
 );
 
 -- CreateTable

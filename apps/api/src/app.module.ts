@@ -1,0 +1,42 @@
+import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { GraphQLModule } from '@nestjs/graphql';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ClustersModule } from './clusters/clusters.module.js';
+import { API_CONFIG, type ApiConfig } from './config.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { QueuesModule } from './queues/queues.module.js';
+import { ReportsModule } from './reports/reports.module.js';
+
+/** The committed schema lives beside the sources, whether we run from src or from dist. */
+const schemaFile = join(
+  dirname(fileURLToPath(import.meta.url)).replace(/\/dist\/apps\//, '/apps/'),
+  'schema.gql',
+);
+
+@Module({})
+export class AppModule {
+  static forRoot(config: ApiConfig): DynamicModule {
+    return {
+      module: AppModule,
+      global: true,
+      providers: [{ provide: API_CONFIG, useValue: config }],
+      exports: [API_CONFIG],
+      imports: [
+        GraphQLModule.forRoot<ApolloDriverConfig>({
+          driver: ApolloDriver,
+          autoSchemaFile: schemaFile,
+          sortSchema: true,
+          introspection: true,
+        }),
+        DatabaseModule,
+        QueuesModule,
+        HealthModule,
+        ReportsModule,
+        ClustersModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,52 @@
+import type { Prisma } from '@fleet/database';
+import type { Cluster, Condition } from './models/cluster.model.js';
+import { ClusterAutoscalerMode, KarpenterLogLevel, Platform, Topology } from './models/cluster.model.js';
+
+export type ClusterRow = Prisma.ClusterGetPayload<{
+  include: { desired: true; status: true; nodePools: true };
+}>;
+
+interface StoredCondition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+export function toCluster(row: ClusterRow): Cluster {
+  const desired = row.desired;
+  const status = row.status;
+  if (!desired || !status) throw new Error(`cluster ${row.id} has no desired state or status row`);
+  const conditions = (status.conditions as unknown as StoredCondition[]).map(
+    (c): Condition => ({ ...c, lastTransitionTime: new Date(c.lastTransitionTime) }),
+  );
+  return {
+    id: row.id,
+    name: row.name,
+    topology: row.topology as Topology,
+    platform: row.platform as Platform,
+    region: row.region,
+    infraID: row.infraID,
+    labels: row.labels,
+    managementCluster: row.managementCluster,
+    hcpNamespace: row.hcpNamespace,
+    createdAt: row.createdAt,
+    karpenter: {
+      generation: desired.generation,
+      enabled: desired.enabled,
+      paused: desired.paused,
+      clusterAutoscalerMode: desired.clusterAutoscalerMode as ClusterAutoscalerMode,
+      logLevel: desired.logLevel as KarpenterLogLevel,
+      featureGates: desired.featureGates,
+      nodeClassOverrides: desired.nodeClassOverrides,
+    },
+    status: {
+      observedGeneration: status.observedGeneration,
+      conditions,
+      lastReportAt: status.lastReportAt,
+    },
+    inSync: status.observedGeneration === desired.generation,
+    nodePools: row.nodePools.map((p) => ({ name: p.name, spec: p.spec, updatedAt: p.updatedAt })),
+  };
+}

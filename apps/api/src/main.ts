@@ -1,0 +1,17 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module.js';
+import { loadApiConfig } from './config.js';
+
+async function bootstrap(): Promise<void> {
+  const config = loadApiConfig();
+  const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error', 'warn'] });
+  app.enableShutdownHooks();
+  await app.listen(config.API_PORT, config.API_HOST);
+  console.log(`karpenter-fleet api listening on ${await app.getUrl()}/graphql`);
+}
+
+bootstrap().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import {
+  RECONCILE_QUEUE,
+  STATUS_INGEST_QUEUE,
+  type ReconcileRequest,
+  type StatusReport,
+} from '@fleet/contracts';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { API_CONFIG, type ApiConfig } from '../config.js';
+
+/** The API only produces jobs; the worker fleet consumes them. */
+@Injectable()
+export class QueuesService implements OnModuleDestroy {
+  readonly connection: Redis;
+  private readonly reconcile: Queue<ReconcileRequest>;
+  private readonly statusIngest: Queue<StatusReport>;
+
+  constructor(@Inject(API_CONFIG) config: ApiConfig) {
+    this.connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    const opts = { connection: this.connection, prefix: config.QUEUE_PREFIX };
+    this.reconcile = new Queue(RECONCILE_QUEUE, opts);
+    this.statusIngest = new Queue(STATUS_INGEST_QUEUE, opts);
+  }
+
+  /** One job per (cluster, generation): a retried mutation cannot enqueue twice. */
+  async requestReconcile(request: ReconcileRequest): Promise<void> {
+    await this.reconcile.add('reconcile', request, {
+      jobId: `${request.clusterId}.${request.generation}`,
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 500, jitter: 0.5 },
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 10000 },
+    });
+  }
+
+  async ingestStatus(report: StatusReport): Promise<void> {
+    await this.statusIngest.add('report', report, {
+      attempts: 20,
+      backoff: { type: 'exponential', delay: 250, jitter: 0.5 },
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 10000 },
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.connection.ping();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.reconcile.close();
+    await this.statusIngest.close();
+    this.connection.disconnect();
+  }
+}

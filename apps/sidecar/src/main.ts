@@ -1,0 +1,94 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
+import {
+  AwsStandaloneCloudProvider,
+  loadCustomResourceDefinitions,
+} from '@fleet/cloud-provider';
+import { KubeClusterObjectReader } from '@fleet/discovery';
+import { Redis } from 'ioredis';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadSidecarConfig } from './config.js';
+import { ClusterClient } from './kube/cluster-client.js';
+import { OrderConsumer } from './orders/order-consumer.js';
+import { Reconciler } from './reconcile/reconciler.js';
+import { StatusReporter } from './report/status-reporter.js';
+
+export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadSidecarConfig(env);
+  const log = pino({ name: 'sidecar', level: config.LOG_LEVEL, base: { cluster: config.CLUSTER_ID } });
+  const cluster = ClusterClient.fromKubeconfigFile(config.KUBECONFIG);
+  const provider = new AwsStandaloneCloudProvider();
+  const crdDir = config.CRD_DIR ?? join(process.cwd(), '..', 'shared', 'fixtures', 'crds');
+  const crds = await loadCustomResourceDefinitions(provider.customResourceDefinitions(), crdDir);
+  const ec2Clients = new Map<string, EC2Client>();
+  const ec2 = (region: string) => {
+    let client = ec2Clients.get(region);
+    if (!client) {
+      client = new EC2Client({
+        region: config.AWS_REGION ?? region,
+        ...(config.AWS_ENDPOINT_URL_EC2 ? { endpoint: config.AWS_ENDPOINT_URL_EC2 } : {}),
+      });
+      ec2Clients.set(region, client);
+    }
+    return client;
+  };
+  const reconciler = new Reconciler({
+    cluster,
+    reader: new KubeClusterObjectReader(cluster.kubeConfig),
+    ec2,
+    provider,
+    crds,
+    log,
+  });
+  const reporter = new StatusReporter(config.API_URL, config.CLUSTER_ID, config.REPORT_TOKEN);
+  const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const consumer = new OrderConsumer({
+    clusterId: config.CLUSTER_ID,
+    connection,
+    prefix: config.QUEUE_PREFIX,
+    reconciler,
+    report: (report) => reporter.send(report),
+    log,
+  });
+  await consumer.start();
+
+  // Heartbeat: the last outcome again, so the fleet can tell a quiet cluster from a dead sidecar.
+  const heartbeat = setInterval(() => {
+    const last = consumer.lastResult();
+    if (!last) return;
+    reporter
+      .send({
+        clusterId: config.CLUSTER_ID,
+        observedGeneration: last.generation,
+        conditions: last.result.conditions,
+        metrics: {},
+        reportedAt: new Date().toISOString(),
+      })
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'heartbeat failed'));
+  }, config.HEARTBEAT_SECONDS * 1000);
+  heartbeat.unref();
+  log.info('sidecar ready');
+
+  return {
+    async close(): Promise<void> {
+      clearInterval(heartbeat);
+      await consumer.close();
+      connection.disconnect();
+      for (const client of ec2Clients.values()) client.destroy();
+    },
+  };
+}
+
+const isMain = import.meta.url === `file://${process.argv[1]}`;
+if (isMain) {
+  startSidecar()
+    .then((sidecar) => {
+      const stop = () => void sidecar.close().then(() => process.exit(0));
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    })
+    .catch((err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,39 @@
+import type { StatusReport } from '@fleet/contracts';
+
+/** Sends reports to the fleet API with the cluster's own token; retried with backoff on failure. */
+export class StatusReporter {
+  constructor(
+    private readonly apiUrl: string,
+    private readonly clusterId: string,
+    private readonly token: string,
+  ) {}
+
+  async send(report: StatusReport, attempts = 5): Promise<void> {
+    const url = new URL(`/v1/clusters/${this.clusterId}/status`, this.apiUrl);
+    let lastError: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token}` },
+          body: JSON.stringify(report),
+          signal: AbortSignal.timeout(10_000),
+        });
+        if (res.ok) return;
+        const body = await res.text();
+        // 4xx other than 429 will not get better by retrying.
+        if (res.status < 500 && res.status !== 429) {
+          throw new PermanentReportError(`fleet API refused the report: HTTP ${res.status} ${body}`);
+        }
+        lastError = new Error(`fleet API answered HTTP ${res.status} ${body}`);
+      } catch (err) {
+        if (err instanceof PermanentReportError) throw err;
+        lastError = err;
+      }
+      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5000) * (0.5 + Math.random())));
+    }
+    throw lastError instanceof Error ? lastError : new Error(String(lastError));
+  }
+}
+
+export class PermanentReportError extends Error {}

@@ -1,0 +1,60 @@
+import {
+  KarpenterDesiredState,
+  type ReconcileOrder,
+  type ReconcileRequest,
+} from '@fleet/contracts';
+import type { PrismaClient } from '@fleet/database';
+import type { SidecarQueues } from './sidecar-queues.js';
+
+export type DispatchOutcome = 'dispatched' | 'in-sync' | 'unknown-cluster';
+
+/**
+ * Turns "bring cluster X to generation N" into an order carrying the whole desired state as it
+ * is now. Requests for older generations dispatch the newest one, so a burst of mutations
+ * collapses into the latest order.
+ */
+export class ReconcileDispatcher {
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly sidecarQueues: SidecarQueues,
+  ) {}
+
+  async dispatch(request: ReconcileRequest): Promise<DispatchOutcome> {
+    const cluster = await this.db.cluster.findUnique({
+      where: { id: request.clusterId },
+      include: { desired: true, status: true, nodePools: { orderBy: { name: 'asc' } } },
+    });
+    if (!cluster?.desired || !cluster.status) return 'unknown-cluster';
+    const { desired } = cluster;
+    if (cluster.status.observedGeneration >= desired.generation) return 'in-sync';
+
+    const order: ReconcileOrder = {
+      clusterId: cluster.id,
+      generation: desired.generation,
+      platform: cluster.platform,
+      topology: cluster.topology,
+      spec: KarpenterDesiredState.parse({
+        enabled: desired.enabled,
+        paused: desired.paused,
+        clusterAutoscalerMode: desired.clusterAutoscalerMode,
+        logLevel: desired.logLevel,
+        featureGates: desired.featureGates,
+        nodeClassOverrides: desired.nodeClassOverrides,
+        nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
+      }),
+    };
+    await this.sidecarQueues.push(order);
+    await this.db.$transaction([
+      this.db.reconcileRun.updateMany({
+        where: { clusterId: cluster.id, generation: { lt: desired.generation }, state: { in: ['QUEUED', 'DISPATCHED'] } },
+        data: { state: 'SUPERSEDED', finishedAt: new Date() },
+      }),
+      this.db.reconcileRun.upsert({
+        where: { clusterId_generation: { clusterId: cluster.id, generation: desired.generation } },
+        create: { clusterId: cluster.id, generation: desired.generation, state: 'DISPATCHED', dispatchedAt: new Date() },
+        update: { state: 'DISPATCHED', dispatchedAt: new Date() },
+      }),
+    ]);
+    return 'dispatched';
+  }
+}

@@ -1,0 +1,70 @@
+import { RECONCILE_QUEUE, ReconcileRequest, STATUS_INGEST_QUEUE, StatusReport } from '@fleet/contracts';
+import { createPrismaClient } from '@fleet/database';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { loadWorkerConfig } from './config.js';
+import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
+import { SidecarQueues } from './dispatch/sidecar-queues.js';
+import { StatusIngester } from './ingest/status-ingester.js';
+
+export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadWorkerConfig(env);
+  const log = pino({ name: 'worker', level: config.LOG_LEVEL });
+  const db = createPrismaClient(config.DATABASE_URL, { poolSize: 20 });
+  const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const sidecarQueues = new SidecarQueues(producer, config.QUEUE_PREFIX);
+  const dispatcher = new ReconcileDispatcher(db, sidecarQueues);
+  const ingester = new StatusIngester(db);
+  // BullMQ does not close connections it was given; keep them to close on shutdown.
+  const connections: Redis[] = [producer];
+  const connection = () => {
+    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    connections.push(redis);
+    return redis;
+  };
+
+  const reconcile = new Worker(
+    RECONCILE_QUEUE,
+    async (job) => {
+      const outcome = await dispatcher.dispatch(ReconcileRequest.parse(job.data));
+      log.debug({ job: job.id, outcome }, 'reconcile request handled');
+      return outcome;
+    },
+    { connection: connection(), prefix: config.QUEUE_PREFIX, concurrency: config.RECONCILE_CONCURRENCY },
+  );
+  const ingest = new Worker(
+    STATUS_INGEST_QUEUE,
+    async (job) => ingester.ingest(StatusReport.parse(job.data)),
+    { connection: connection(), prefix: config.QUEUE_PREFIX, concurrency: config.INGEST_CONCURRENCY },
+  );
+  for (const worker of [reconcile, ingest]) {
+    worker.on('failed', (job, err) => log.warn({ queue: worker.name, job: job?.id, err: err.message }, 'job failed'));
+    worker.on('error', (err) => log.error({ queue: worker.name, err: err.message }, 'worker error'));
+  }
+  await Promise.all([reconcile.waitUntilReady(), ingest.waitUntilReady()]);
+  log.info('worker ready');
+
+  return {
+    async close(): Promise<void> {
+      await Promise.all([reconcile.close(), ingest.close()]);
+      await sidecarQueues.close();
+      for (const redis of connections) redis.disconnect();
+      await db.$disconnect();
+    },
+  };
+}
+
+const isMain = import.meta.url === `file://${process.argv[1]}`;
+if (isMain) {
+  startWorker()
+    .then((worker) => {
+      const stop = () => void worker.close().then(() => process.exit(0));
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    })
+    .catch((err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,17 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { StructuralSchema } from './index.js';
+
+interface CrdDocument {
+  metadata: { name: string };
+  spec: { versions: { name: string; schema?: { openAPIV3Schema?: unknown } }[] };
+}
+
+/** Compiles one served version of a CustomResourceDefinition file into a validator. */
+export function loadCrdSchema(path: string, version: string): StructuralSchema {
+  const crd = parse(readFileSync(path, 'utf8')) as CrdDocument;
+  const served = crd.spec.versions.find((v) => v.name === version);
+  const schema = served?.schema?.openAPIV3Schema;
+  if (!schema) throw new Error(`${path}: no openAPIV3Schema for version ${version}`);
+  return new StructuralSchema(schema as ConstructorParameters<typeof StructuralSchema>[0], crd.metadata.name);
+}
