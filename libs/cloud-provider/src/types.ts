@@ -169,7 +169,11 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
 
   renderNodePools(desired: KarpenterDesiredState): TargetedObject[];
 
-  /** Kinds the sidecar writes, in apply order (prune in reverse). */
+  /**
+   * Kinds the sidecar writes, in apply order. Prune in reverse, and keep the operand until no
+   * NodeClaims remain: NodeClaims and NodeClasses carry Karpenter's finalizers, which only its
+   * running controller removes.
+   */
   ownedKinds(): readonly OwnedKind[];
 
   relatedObjects(): RelatedObject[];

@@ -59,7 +59,8 @@ function celErrors(schema: unknown, value: unknown, path: string, result: CrdVal
         continue;
       try {
         if (evaluate(rule.rule, { self: value }) !== true) {
-          result.errors.push(`${path || '<root>'}: ${String(rule.message ?? rule.rule)}`);
+          const message = typeof rule.message === 'string' ? rule.message : rule.rule;
+          result.errors.push(`${path || '<root>'}: ${message}`);
         }
       } catch {
         result.skippedRules.push(`${path || '<root>'}: ${rule.rule}`);

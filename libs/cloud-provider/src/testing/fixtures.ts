@@ -29,6 +29,7 @@ export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
     resourceTags: { 'cost-center': '4411', team: 'platform' },
     worker: {
       name: 'prod-east-7xk2p-worker-us-east-1a',
+      providerSpecAPIVersion: 'machine.openshift.io/v1beta1',
       amiID: 'ami-0c6f2a5e3d1b7a901',
       instanceProfile: 'prod-east-7xk2p-worker-profile',
       instanceType: 'm6i.xlarge',
@@ -42,13 +43,15 @@ export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
       },
       userDataSecretName: 'worker-user-data',
       tags: { 'kubernetes.io/cluster/prod-east-7xk2p': 'owned', 'cost-center': '4411' },
+      region: 'us-east-1',
       availabilityZone: 'us-east-1a',
     },
     subnets: [
-      { id: 'subnet-0aa11111111111111', zone: 'us-east-1a' },
-      { id: 'subnet-0bb22222222222222', zone: 'us-east-1b' },
-      { id: 'subnet-0cc33333333333333', zone: 'us-east-1c' },
+      { id: 'subnet-0aa11111111111111', zone: 'us-east-1a', zoneID: 'use1-az1' },
+      { id: 'subnet-0bb22222222222222', zone: 'us-east-1b', zoneID: 'use1-az2' },
+      { id: 'subnet-0cc33333333333333', zone: 'us-east-1c', zoneID: 'use1-az4' },
     ],
+    securityGroupIDs: ['sg-0n0de000000000001', 'sg-0lb00000000000002'],
     userData: fixtureUserData(),
   };
 }
