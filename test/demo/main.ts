@@ -1,0 +1,128 @@
+/**
+ * `npm run demo`: the fleet on this machine. The API and the worker on local PostgreSQL and
+ * Redis, and a handful of emulated OpenShift-on-AWS clusters, each with its own sidecar process.
+ */
+import { NestFactory } from '@nestjs/core';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { AppModule } from '../../apps/api/src/app.module.js';
+import { loadApiConfig } from '../../apps/api/src/config.js';
+import { startWorker } from '../../apps/worker/src/main.js';
+import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
+import { CRDS_DIR } from '../support/fixtures.js';
+import { graphqlClient } from '../support/graphql-client.js';
+import { eventually, startProcess, type RunningProcess } from '../support/processes.js';
+
+const CLUSTERS = Number(process.env.DEMO_CLUSTERS ?? 3);
+const say = (msg: string) => console.log(`[demo] ${msg}`);
+
+/** A fresh demo database each run (the report tokens of a previous run are gone with it). */
+async function freshDatabase(): Promise<string> {
+  const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet');
+  const name = `${base.pathname.slice(1)}_demo`;
+  const admin = new URL(base);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await client.query(`CREATE DATABASE "${name}" TEMPLATE "${process.env.FLEET_TEST_TEMPLATE_DB ?? 'karpenter_fleet_template'}"`);
+  await client.end();
+  base.pathname = `/${name}`;
+  return base.toString();
+}
+
+async function main(): Promise<void> {
+  const databaseUrl = await freshDatabase();
+  const prefix = `demo-${randomBytes(3).toString('hex')}`;
+  const config = loadApiConfig({ ...process.env, DATABASE_URL: databaseUrl, QUEUE_PREFIX: prefix });
+  const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error', 'warn'] });
+  await app.listen(config.API_PORT, config.API_HOST);
+  const apiUrl = await app.getUrl();
+  const worker = await startWorker({ ...process.env, DATABASE_URL: databaseUrl, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
+  const gql = graphqlClient(`${apiUrl}/graphql`);
+
+  const clusters: EmulatedCluster[] = [];
+  const sidecars: RunningProcess[] = [];
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    say('stopping');
+    await Promise.all(sidecars.map((s) => s.stop()));
+    await worker.close();
+    await app.close();
+    await Promise.all(clusters.map((c) => c.stop()));
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+
+  const ids: string[] = [];
+  for (let i = 1; i <= CLUSTERS; i++) {
+    const cluster = await startEmulatedCluster();
+    clusters.push(cluster);
+    const res = await gql<{ registerCluster: { reportToken: string; cluster: { id: string } } }>(
+      `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { reportToken cluster { id } } }`,
+      {
+        input: {
+          name: `ocp-east-${i}`,
+          topology: 'STANDALONE',
+          platform: 'AWS',
+          region: 'us-east-1',
+          infraID: 'prod-east-7xk2p',
+          labels: { env: i === 1 ? 'staging' : 'prod', region: 'us-east-1' },
+        },
+      },
+    );
+    if (res.errors) throw new Error(JSON.stringify(res.errors));
+    const { cluster: registered, reportToken } = res.data!.registerCluster;
+    ids.push(registered.id);
+    sidecars.push(
+      startProcess(
+        'dist/apps/sidecar/src/main.js',
+        { ...cluster.sidecarEnv, CLUSTER_ID: registered.id, REPORT_TOKEN: reportToken, API_URL: apiUrl, QUEUE_PREFIX: prefix, CRD_DIR: CRDS_DIR, LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
+        `sidecar ocp-east-${i}`,
+      ),
+    );
+    say(`registered ocp-east-${i} (${registered.id}); its sidecar watches ${cluster.kube.url}`);
+  }
+
+  const first = ids[0]!;
+  await gql(`mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: DISABLE }) { id } }`, { id: first });
+  const upsert = await gql<{ upsertNodePool: { karpenter: { generation: number } } }>(
+    `mutation($id: ID!, $spec: JSON!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: $spec }) { karpenter { generation } } }`,
+    {
+      id: first,
+      spec: {
+        template: {
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+            requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+          },
+        },
+        limits: { cpu: '64' },
+      },
+    },
+  );
+  const generation = upsert.data?.upsertNodePool.karpenter.generation;
+  say(`enabled Karpenter on ocp-east-1 with NodePool "general" (generation ${generation})`);
+  await eventually(
+    async () => {
+      const res = await gql<{ cluster: { inSync: boolean } }>(`query($id: ID!) { cluster(id: $id) { inSync } }`, { id: first });
+      return res.data?.cluster.inSync ? true : undefined;
+    },
+    { timeoutMs: 30_000, what: 'ocp-east-1 to apply the change' },
+  );
+  say('ocp-east-1 applied it: operand, default EC2NodeClass and NodePool are on its API server');
+  console.log(`
+GraphQL: ${apiUrl}/graphql
+
+  curl -s ${apiUrl}/graphql -H 'content-type: application/json' -d '{"query":"{ clusters(first: 10) { totalCount edges { node { name inSync karpenter { enabled generation } status { observedGeneration conditions { type status reason } } nodePools { name } } } } }"}'
+
+Ctrl-C stops everything.`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

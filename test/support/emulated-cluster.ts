@@ -1,0 +1,63 @@
+import { CREDENTIALS_REQUEST_CRD_PATH } from '@fleet/cloud-provider';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { Ec2Emulator, loadWorld } from './ec2/index.js';
+import { fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
+import { KubeApiServerEmulator } from './kube-apiserver/index.js';
+
+/** Namespaces a real OpenShift cluster has before anyone installs Karpenter. */
+const OPENSHIFT_NAMESPACES = [
+  'openshift-machine-api',
+  'openshift-cloud-credential-operator',
+  'openshift-config',
+  'openshift-config-managed',
+];
+
+export interface EmulatedCluster {
+  kube: KubeApiServerEmulator;
+  ec2: Ec2Emulator;
+  kubeconfigPath: string;
+  /** Environment a sidecar process needs to reach this cluster and its cloud. */
+  sidecarEnv: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * An OpenShift-on-AWS cluster as the sidecar sees it: an API server loaded with the real CRDs and
+ * the fixture cluster's objects, and the matching EC2 world, both speaking their wire protocols.
+ */
+export async function startEmulatedCluster(fixture = 'ocp-aws-standalone'): Promise<EmulatedCluster> {
+  const dir = fixtureClusterDir(fixture);
+  const kube = new KubeApiServerEmulator();
+  await kube.start();
+  for (const file of [...fixtureCrdFiles(), CREDENTIALS_REQUEST_CRD_PATH]) {
+    kube.addCrd(parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
+  }
+  kube.seed(OPENSHIFT_NAMESPACES.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
+  kube.seedFromDir(dir);
+
+  const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));
+  await ec2.start();
+
+  const tmp = mkdtempSync(join(tmpdir(), 'fleet-cluster-'));
+  const kubeconfigPath = join(tmp, 'kubeconfig');
+  writeFileSync(kubeconfigPath, kube.kubeconfigYaml());
+  return {
+    kube,
+    ec2,
+    kubeconfigPath,
+    sidecarEnv: {
+      KUBECONFIG: kubeconfigPath,
+      AWS_ENDPOINT_URL_EC2: ec2.url,
+      AWS_REGION: ec2.region,
+      AWS_ACCESS_KEY_ID: ec2.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,
+    },
+    async stop() {
+      await Promise.all([kube.stop(), ec2.stop()]);
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
