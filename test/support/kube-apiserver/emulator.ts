@@ -1,0 +1,1163 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { parseAllDocuments } from 'yaml';
+
+import type { CelCompileFailure } from './cel.js';
+import {
+  alreadyExists,
+  ApiError,
+  badRequest,
+  cause,
+  conflict,
+  expired,
+  forbidden,
+  invalid,
+  notFound,
+  STALE_RV,
+  StatusCause,
+} from './errors.js';
+import { apply as ssaApply, ManagerState, TypeRef, updateOwnership, writeManagers, displayPath } from './fieldset.js';
+import { handleHttp } from './http.js';
+import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
+import { builtinDefs, defsFromCrd, ResourceDef, WriteContext } from './resources.js';
+import { FieldRequirement, LabelRequirement, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+import {
+  clone,
+  deepEqual,
+  isObject,
+  JsonObject,
+  KubeObject,
+  newUid,
+  nowIso,
+  randomSuffix,
+  splitApiVersion,
+  validateObjectMeta,
+} from './util.js';
+
+export type { KubeObject } from './util.js';
+
+export interface KubeApiServerEmulatorOptions {
+  host?: string;
+  port?: number;
+  /** bearer token clients must present; random by default */
+  token?: string;
+  /** user name the token authenticates as (shows up in CSR spec.username) */
+  username?: string;
+  /** watch events kept per resource type before a watch from an older resourceVersion gets 410 */
+  watchHistorySize?: number;
+  /** interval of BOOKMARK events for watches that allow them */
+  bookmarkIntervalMs?: number;
+  /** create default, kube-system, kube-public, kube-node-lease (default true) */
+  defaultNamespaces?: boolean;
+  /** reported by /version */
+  gitVersion?: string;
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+export interface WriteOptions {
+  fieldManager?: string;
+  dryRun?: boolean;
+  fieldValidation?: FieldValidation;
+  force?: boolean;
+  userAgent?: string;
+}
+
+export interface DeleteOptions {
+  dryRun?: boolean;
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  sendInitialEvents?: boolean;
+  timeoutSeconds?: number;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WriteResult {
+  object: KubeObject;
+  warnings: string[];
+  created: boolean;
+}
+
+export interface RequestLogEntry {
+  time: number;
+  method: string;
+  path: string;
+  query: string;
+  verb: string;
+  status: number;
+  userAgent?: string;
+}
+
+interface StoredEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  rv: number;
+  obj: KubeObject;
+  prev?: KubeObject;
+}
+
+interface Watcher {
+  def: ResourceDef;
+  namespace?: string;
+  labels: LabelRequirement[];
+  fields: FieldRequirement[];
+  send(type: WatchEventType, obj: unknown): void;
+  close(): void;
+}
+
+interface GroupState {
+  /** served versions, preferred first */
+  defs: ResourceDef[];
+  objects: Map<string, KubeObject>;
+  history: StoredEvent[];
+  /** resourceVersion of the newest event dropped from history (0: nothing dropped yet) */
+  droppedUpTo: number;
+  watchers: Set<Watcher>;
+}
+
+const objKey = (ns: string | undefined, name: string): string => (ns ? `${ns}/${name}` : name);
+
+/**
+ * In-memory Kubernetes API server for tests and demos. See README.md for what is faithful
+ * and what is not.
+ */
+export class KubeApiServerEmulator {
+  readonly token: string;
+  readonly username: string;
+  private readonly opts: Required<Omit<KubeApiServerEmulatorOptions, 'token' | 'username'>>;
+  private server?: Server;
+  private baseUrl = '';
+  private rv = 1;
+  private ipCounter = 10;
+  private readonly groups = new Map<string, GroupState>();
+  /** `group/version` → kind → key */
+  private readonly byKind = new Map<string, Map<string, string>>();
+  private readonly listeners = new Set<(e: RequestLogEntry) => void>();
+  private readonly sockets = new Set<import('node:net').Socket>();
+  readonly requests: RequestLogEntry[] = [];
+
+  constructor(options: KubeApiServerEmulatorOptions = {}) {
+    this.token = options.token ?? `emulator-${randomSuffix(16)}`;
+    this.username = options.username ?? 'system:admin';
+    this.opts = {
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 0,
+      watchHistorySize: options.watchHistorySize ?? 1000,
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+      defaultNamespaces: options.defaultNamespaces ?? true,
+      gitVersion: options.gitVersion ?? 'v1.32.0',
+    };
+    for (const d of builtinDefs()) this.register([d]);
+    if (this.opts.defaultNamespaces)
+      for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
+        this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  async start(): Promise<void> {
+    if (this.server) return;
+    const server = createServer((req, res) => void this.onHttp(req, res));
+    server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host, () => resolve());
+    });
+    this.server = server;
+    const addr = server.address() as AddressInfo;
+    this.baseUrl = `http://${this.opts.host}:${addr.port}`;
+  }
+
+  async stop(): Promise<void> {
+    for (const g of this.groups.values()) for (const w of [...g.watchers]) w.close();
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of this.sockets) s.destroy();
+    });
+  }
+
+  get url(): string {
+    if (!this.baseUrl) throw new Error('KubeApiServerEmulator not started');
+    return this.baseUrl;
+  }
+
+  get gitVersion(): string {
+    return this.opts.gitVersion;
+  }
+
+  kubeconfigYaml(namespace = 'default'): string {
+    return [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: emulator',
+      '  cluster:',
+      `    server: ${this.url}`,
+      '    insecure-skip-tls-verify: true',
+      'users:',
+      '- name: emulator-admin',
+      '  user:',
+      `    token: ${this.token}`,
+      'contexts:',
+      '- name: emulator',
+      '  context:',
+      '    cluster: emulator',
+      '    user: emulator-admin',
+      `    namespace: ${namespace}`,
+      'current-context: emulator',
+      '',
+    ].join('\n');
+  }
+
+  private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = Date.now();
+    const entry: RequestLogEntry = { time: started, method: req.method ?? 'GET', path: '', query: '', verb: '', status: 0 };
+    if (req.headers['user-agent']) entry.userAgent = req.headers['user-agent'];
+    res.on('close', () => {
+      entry.status = res.statusCode;
+      this.requests.push(entry);
+      if (this.requests.length > 10_000) this.requests.splice(0, this.requests.length - 10_000);
+      for (const l of this.listeners) l(entry);
+    });
+    await handleHttp(this, req, res, entry);
+  }
+
+  /** Subscribe to every finished HTTP request; returns an unsubscribe function. */
+  onRequest(listener: (e: RequestLogEntry) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  requestCount(filter: (e: RequestLogEntry) => boolean = () => true): number {
+    return this.requests.filter(filter).length;
+  }
+
+  clearRequestLog(): void {
+    this.requests.length = 0;
+  }
+
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  // ---------------------------------------------------------------- registry
+
+  private register(defs: ResourceDef[]): void {
+    const first = defs[0];
+    if (!first) return;
+    let g = this.groups.get(first.key);
+    if (!g) {
+      g = { defs: [], objects: new Map(), history: [], droppedUpTo: 0, watchers: new Set() };
+      this.groups.set(first.key, g);
+    }
+    for (const old of g.defs) this.byKind.get(`${old.group}/${old.version}`)?.delete(old.kind);
+    g.defs = defs;
+    for (const d of defs) {
+      const gv = `${d.group}/${d.version}`;
+      if (!this.byKind.has(gv)) this.byKind.set(gv, new Map());
+      this.byKind.get(gv)!.set(d.kind, d.key);
+    }
+  }
+
+  private unregister(key: string): void {
+    const g = this.groups.get(key);
+    if (!g) return;
+    for (const obj of [...g.objects.values()]) this.removeObject(g, obj, true);
+    for (const w of [...g.watchers]) w.close();
+    for (const d of g.defs) this.byKind.get(`${d.group}/${d.version}`)?.delete(d.kind);
+    this.groups.delete(key);
+  }
+
+  /** All served resource definitions (for discovery). */
+  allDefs(): ResourceDef[] {
+    return [...this.groups.values()].flatMap((g) => g.defs);
+  }
+
+  defFor(group: string, version: string, plural: string): ResourceDef | undefined {
+    const g = this.groups.get(`${group}/${plural}`);
+    return g?.defs.find((d) => d.version === version);
+  }
+
+  defForKind(apiVersion: string, kind: string): ResourceDef {
+    const { group, version } = splitApiVersion(apiVersion);
+    const key = this.byKind.get(`${group}/${version}`)?.get(kind);
+    const def = key ? this.groups.get(key)?.defs.find((d) => d.version === version) : undefined;
+    if (!def) throw new ApiError(404, 'NotFound', `the server could not find the requested resource (no kind "${kind}" is registered for version "${apiVersion}")`);
+    return def;
+  }
+
+  private state(def: ResourceDef): GroupState {
+    const g = this.groups.get(def.key);
+    if (!g) throw notFound(def.plural, def.group, '');
+    return g;
+  }
+
+  /** CEL rules of loaded CRDs that could not be compiled (and therefore are not enforced). */
+  celCompileFailures(): CelCompileFailure[] {
+    return this.allDefs().flatMap((d) => d.schema?.compileFailures ?? []);
+  }
+
+  private present(def: ResourceDef, obj: KubeObject): KubeObject {
+    const out = clone(obj);
+    const rest: KubeObject = { ...out };
+    delete rest.apiVersion;
+    delete rest.kind;
+    return { apiVersion: def.group ? `${def.group}/${def.version}` : def.version, kind: def.kind, ...rest };
+  }
+
+  private writeContext(): WriteContext {
+    return {
+      username: this.username,
+      nextClusterIP: () => {
+        const n = this.ipCounter++;
+        return `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
+      },
+    };
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  getObject(def: ResourceDef, ns: string | undefined, name: string): KubeObject {
+    const obj = this.state(def).objects.get(objKey(def.namespaced ? ns : undefined, name));
+    if (!obj) throw notFound(def.plural, def.group, name);
+    return this.present(def, obj);
+  }
+
+  listObjects(def: ResourceDef, ns: string | undefined, opts: ListOptions = {}): JsonObject {
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = this.parseFields(def, opts.fieldSelector);
+    let items = [...this.state(def).objects.entries()]
+      .filter(([, o]) => !def.namespaced || !ns || o.metadata?.namespace === ns)
+      .filter(([, o]) => matchesLabels(labels, o.metadata?.labels) && this.matchesFields(def, fields, o))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const meta: JsonObject = { resourceVersion: String(this.rv) };
+    if (opts.continue) {
+      let start: string;
+      try {
+        start = String((JSON.parse(Buffer.from(opts.continue, 'base64').toString('utf8')) as { start: string }).start);
+      } catch {
+        throw badRequest('continue key is not valid: illegal base64 data at input byte 0');
+      }
+      items = items.filter(([k]) => k > start);
+    }
+    if (opts.limit && opts.limit > 0 && items.length > opts.limit) {
+      const remaining = items.length - opts.limit;
+      items = items.slice(0, opts.limit);
+      const last = items[items.length - 1]![0];
+      meta.continue = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: this.rv, start: last })).toString('base64');
+      meta.remainingItemCount = remaining;
+    }
+    return {
+      apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
+      kind: def.listKind,
+      metadata: meta,
+      items: items.map(([, o]) => {
+        const p = this.present(def, o);
+        // Typed (built-in) lists carry no per-item kind/apiVersion; unstructured CR lists do.
+        if (!def.custom) {
+          delete p.apiVersion;
+          delete p.kind;
+        }
+        return p;
+      }),
+    };
+  }
+
+  private parseFields(def: ResourceDef, s: string | undefined): FieldRequirement[] {
+    const reqs = parseFieldSelector(s);
+    for (const r of reqs) {
+      if (r.field === 'metadata.name' || (r.field === 'metadata.namespace' && def.namespaced)) continue;
+      if (def.fieldSelectors?.[r.field]) continue;
+      throw badRequest(`field label not supported: ${r.field}`);
+    }
+    return reqs;
+  }
+
+  private matchesFields(def: ResourceDef, reqs: FieldRequirement[], o: KubeObject): boolean {
+    return reqs.every((r) => {
+      const v =
+        r.field === 'metadata.name'
+          ? o.metadata?.name
+          : r.field === 'metadata.namespace'
+            ? o.metadata?.namespace
+            : def.fieldSelectors?.[r.field]?.(o);
+      return r.op === '=' ? (v ?? '') === r.value : (v ?? '') !== r.value;
+    });
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  private managerName(opts: WriteOptions): string {
+    if (opts.fieldManager) return opts.fieldManager;
+    const ua = opts.userAgent ?? '';
+    return ua ? (ua.split('/')[0] ?? ua) : 'unknown';
+  }
+
+  private typeRoot(def: ResourceDef): TypeRef {
+    return def.custom ? (def.schema ? { s: def.schema.schema } : {}) : { builtin: true };
+  }
+
+  private checkNamespace(def: ResourceDef, ns: string | undefined, name: string, creating: boolean): void {
+    if (!def.namespaced) return;
+    if (!ns) throw badRequest('the server could not find the requested resource: namespace must be specified');
+    const nsObj = this.groups.get('/namespaces')?.objects.get(ns);
+    if (!nsObj) throw notFound('namespaces', '', ns);
+    if (creating && nsObj.metadata?.deletionTimestamp)
+      throw forbidden(def.plural, def.group, name, `unable to create new content in namespace ${ns} because it is being terminated`, [
+        { reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' },
+      ]);
+  }
+
+  private checkTypeMeta(def: ResourceDef, body: KubeObject): void {
+    const expected = def.group ? `${def.group}/${def.version}` : def.version;
+    if (def.custom && (!body.apiVersion || !body.kind)) {
+      throw badRequest(`Object '${body.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(body).slice(0, 200)}'`);
+    }
+    if (body.apiVersion !== undefined && body.apiVersion !== expected) {
+      const bv = splitApiVersion(String(body.apiVersion));
+      if (bv.group !== def.group || !this.defFor(def.group, bv.version, def.plural))
+        throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${expected})`);
+    }
+    if (body.kind !== undefined && body.kind !== def.kind)
+      throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${def.kind})`);
+  }
+
+  createObject(def: ResourceDef, ns: string | undefined, input: KubeObject, opts: WriteOptions = {}): WriteResult {
+    if (!isObject(input)) throw badRequest('the body of the request was in an unknown format');
+    this.checkTypeMeta(def, input);
+    const body = clone(input);
+    const meta = (body.metadata = isObject(body.metadata) ? body.metadata : {});
+    if (def.namespaced) {
+      if (meta.namespace && ns && meta.namespace !== ns)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      meta.namespace = ns ?? meta.namespace;
+    } else delete meta.namespace;
+    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix()}`;
+    const name = meta.name ?? '';
+    if (!name) throw invalid(def.kind, def.group, '', [cause.required('metadata.name', 'name or generateName is required')]);
+    this.checkNamespace(def, meta.namespace, name, true);
+    const g = this.state(def);
+    if (g.objects.has(objKey(meta.namespace, name))) throw alreadyExists(def.plural, def.group, name);
+    for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink', 'managedFields'])
+      delete meta[k];
+    if (def.status && def.custom) delete body.status;
+    def.prepareCreate?.(body, this.writeContext());
+    body.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    body.kind = def.kind;
+    return this.commit(def, g, undefined, body, opts, { manager: this.managerName(opts) });
+  }
+
+  updateObject(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    input: KubeObject,
+    opts: WriteOptions = {},
+    subresource?: 'status' | 'approval',
+    fromPatch = false,
+  ): WriteResult {
+    if (!isObject(input)) throw badRequest('the body of the request was in an unknown format');
+    this.checkTypeMeta(def, input);
+    const g = this.state(def);
+    const key = objKey(def.namespaced ? ns : undefined, name);
+    const old = g.objects.get(key);
+    if (!old) throw notFound(def.plural, def.group, name);
+    const body = clone(input);
+    const meta = (body.metadata = isObject(body.metadata) ? body.metadata : {});
+    if (meta.name !== undefined && meta.name !== name)
+      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+    if (def.namespaced && meta.namespace !== undefined && meta.namespace !== ns)
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    const rv = meta.resourceVersion;
+    if (rv !== undefined && rv !== '' && rv !== old.metadata?.resourceVersion) throw conflict(def.plural, def.group, name, STALE_RV);
+    if ((rv === undefined || rv === '') && def.requireResourceVersionOnUpdate && !fromPatch)
+      throw invalid(def.kind, def.group, name, [cause.invalid('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
+
+    let next: KubeObject;
+    if (subresource === 'status') {
+      next = clone(old);
+      if (body.status !== undefined) next.status = body.status;
+      else delete next.status;
+    } else if (subresource === 'approval') {
+      next = clone(old);
+      const st = isObject(next.status) ? next.status : (next.status = {});
+      const conds = isObject(body.status) ? body.status.conditions : undefined;
+      if (conds === undefined) delete st.conditions;
+      else st.conditions = conds;
+    } else {
+      next = body;
+      const nm = next.metadata!;
+      const om = old.metadata!;
+      nm.name = name;
+      if (def.namespaced) nm.namespace = ns;
+      else delete nm.namespace;
+      for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+        if (om[k] !== undefined) nm[k] = om[k] as never;
+        else delete nm[k];
+      }
+      nm.managedFields = om.managedFields;
+      if (def.status) {
+        if (old.status !== undefined) next.status = clone(old.status);
+        else delete next.status;
+      }
+      if (def.kind === 'Secret' && !body.type && old.type) next.type = old.type;
+    }
+    next.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    next.kind = def.kind;
+    const res = this.commit(def, g, old, next, opts, { manager: this.managerName(opts), subresource });
+    return res;
+  }
+
+  patchObject(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    opts: WriteOptions = {},
+    subresource?: 'status',
+  ): WriteResult {
+    if (type === 'apply') return this.applyObject(def, ns, name, patch, opts, subresource);
+    if (opts.force !== undefined) throw badRequest('force: Forbidden: may not be specified for non-apply patch');
+    if (type === 'strategic' && def.custom)
+      throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+    const g = this.state(def);
+    const old = g.objects.get(objKey(def.namespaced ? ns : undefined, name));
+    if (!old) throw notFound(def.plural, def.group, name);
+    const current = this.present(def, old);
+    let patched: unknown;
+    if (type === 'json') patched = jsonPatch(current, patch);
+    else if (!isObject(patch)) throw badRequest('json: cannot unmarshal into Go value of type map[string]interface {}');
+    else if (type === 'merge') patched = mergePatch(current, patch);
+    else patched = strategicMergePatch(current, patch, this.typeRoot(def));
+    if (!isObject(patched)) throw badRequest('patched object is not an object');
+    return this.updateObject(def, ns, name, patched, opts, subresource, true);
+  }
+
+  applyObject(def: ResourceDef, ns: string | undefined, name: string, input: unknown, opts: WriteOptions = {}, subresource?: 'status'): WriteResult {
+    if (!opts.fieldManager) throw badRequest('PATCH, PUT, POST, DELETE: fieldManager is required for apply requests');
+    if (!isObject(input)) throw badRequest('error decoding YAML: the body of an apply request must be an object');
+    const applied = clone(input) as KubeObject;
+    if (!applied.apiVersion || !applied.kind)
+      throw badRequest(`Object '${applied.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(applied).slice(0, 200)}'`);
+    this.checkTypeMeta(def, applied);
+    const meta = (applied.metadata = isObject(applied.metadata) ? applied.metadata : {});
+    if (meta.name !== undefined && meta.name !== name)
+      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+    if (def.namespaced && meta.namespace !== undefined && meta.namespace !== ns)
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    delete meta.managedFields;
+    const g = this.state(def);
+    const old = g.objects.get(objKey(def.namespaced ? ns : undefined, name));
+    if (old && meta.resourceVersion && meta.resourceVersion !== old.metadata?.resourceVersion)
+      throw conflict(def.plural, def.group, name, STALE_RV);
+    delete meta.resourceVersion;
+    if (!old) this.checkNamespace(def, ns, name, true);
+    const warnings: string[] = [];
+    // Unknown fields in an applied configuration are handled like in any other write.
+    if (def.schema) this.handleUnknown(def.schema.prune(applied), opts, warnings);
+    if (def.status && subresource !== 'status') delete applied.status;
+    const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    const live = old ? this.present(def, old) : undefined;
+    const result = ssaApply(live, applied, this.typeRoot(def), def.status, opts.fieldManager, apiVersion, subresource, opts.force === true);
+    if (result.conflicts.length) {
+      const byMgr = new Map<string, string[]>();
+      for (const c of result.conflicts) byMgr.set(`"${c.manager}" using ${c.apiVersion}`, [...(byMgr.get(`"${c.manager}" using ${c.apiVersion}`) ?? []), displayPath(c.path)]);
+      const parts: string[] = [];
+      for (const [m, paths] of byMgr)
+        parts.push(paths.length === 1 ? `conflict with ${m}: ${paths[0]!}` : `conflicts with ${m}:\n${paths.map((p) => `- ${p}`).join('\n')}`);
+      const n = result.conflicts.length;
+      const err = new ApiError(409, 'Conflict', `Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${parts.join('\n')}`, {
+        causes: result.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${c.apiVersion}`, field: displayPath(c.path) })),
+      });
+      throw err;
+    }
+    const next = result.object;
+    next.apiVersion = apiVersion;
+    next.kind = def.kind;
+    const nm = (next.metadata ??= {});
+    nm.name = name;
+    if (def.namespaced) nm.namespace = ns;
+    if (!old) {
+      for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generation'] as const) delete nm[k];
+      if (def.status && def.custom) delete next.status;
+      def.prepareCreate?.(next, this.writeContext());
+      const r = this.commit(def, g, undefined, next, opts, { manager: opts.fieldManager, managers: result.managers });
+      r.warnings.unshift(...warnings);
+      return r;
+    }
+    if (subresource === 'status') {
+      const st = next.status;
+      const base = clone(old);
+      if (st !== undefined) base.status = st;
+      else delete base.status;
+      const r = this.commit(def, g, old, base, opts, { manager: opts.fieldManager, managers: result.managers, subresource });
+      r.warnings.unshift(...warnings);
+      return r;
+    }
+    if (def.status) {
+      if (old.status !== undefined) next.status = clone(old.status);
+      else delete next.status;
+    }
+    const r = this.commit(def, g, old, next, opts, { manager: opts.fieldManager, managers: result.managers });
+    r.warnings.unshift(...warnings);
+    return r;
+  }
+
+  private handleUnknown(unknown: string[], opts: WriteOptions, warnings: string[]): void {
+    if (!unknown.length) return;
+    const mode = opts.fieldValidation ?? 'Warn';
+    if (mode === 'Strict') throw badRequest(`strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`);
+    if (mode === 'Warn') for (const u of unknown) warnings.push(`unknown field "${u}"`);
+  }
+
+  /** Shared tail of every write: decode (prune/default), validate, bookkeeping, persist, notify. */
+  private commit(
+    def: ResourceDef,
+    g: GroupState,
+    old: KubeObject | undefined,
+    next: KubeObject,
+    opts: WriteOptions,
+    how: { manager: string; subresource?: string; managers?: ManagerState[] },
+  ): WriteResult {
+    const warnings: string[] = [];
+    if (def.schema) this.handleUnknown(def.schema.pruneAndDefault(next), opts, warnings);
+    def.defaults?.(next);
+    const meta = next.metadata!;
+    const name = meta.name ?? '';
+    const causes: StatusCause[] = validateObjectMeta(meta, def.nameRule);
+    if (old?.metadata?.deletionTimestamp) {
+      const before = new Set(old.metadata.finalizers ?? []);
+      for (const f of meta.finalizers ?? [])
+        if (!before.has(f)) causes.push(cause.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{"${f}"}`));
+    }
+    if (def.schema) causes.push(...def.schema.validate(next, old ? { old } : {}));
+    if (def.validate) causes.push(...def.validate(next, old));
+    if (causes.length) throw invalid(def.kind, def.group, name, causes);
+
+    if (old && deepEqual(stripVolatile(old), stripVolatile(next))) return { object: this.present(def, old), warnings, created: false };
+
+    const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    const managers =
+      how.managers ?? updateOwnership(old, next, this.typeRoot(def), def.status, how.manager, apiVersion, how.subresource);
+    meta.managedFields = writeManagers(managers);
+
+    if (!old) {
+      meta.uid = newUid();
+      meta.creationTimestamp = nowIso();
+      if (def.generation) meta.generation = 1;
+    } else if (def.generation) {
+      const gen = old.metadata?.generation ?? 1;
+      meta.generation = specChanged(old, next, def.status) ? gen + 1 : gen;
+    }
+    if (opts.dryRun) return { object: this.present(def, next), warnings, created: !old };
+
+    const key = objKey(meta.namespace, name);
+    if (old?.metadata?.deletionTimestamp && (meta.finalizers ?? []).length === 0) {
+      g.objects.set(key, next);
+      this.removeObject(g, next, false);
+      return { object: this.present(def, next), warnings, created: false };
+    }
+    meta.resourceVersion = String(++this.rv);
+    g.objects.set(key, next);
+    this.emit(g, old ? 'MODIFIED' : 'ADDED', next, old);
+    if (def.kind === 'CustomResourceDefinition' && def.group === 'apiextensions.k8s.io') this.onCrdWritten(next);
+    return { object: this.present(def, next), warnings, created: !old };
+  }
+
+  deleteObject(def: ResourceDef, ns: string | undefined, name: string, opts: DeleteOptions = {}): KubeObject {
+    const g = this.state(def);
+    const key = objKey(def.namespaced ? ns : undefined, name);
+    const old = g.objects.get(key);
+    if (!old) throw notFound(def.plural, def.group, name);
+    const pre = opts.preconditions;
+    if (pre?.uid && pre.uid !== old.metadata?.uid)
+      throw conflict(def.plural, def.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata?.uid ?? ''}`);
+    if (pre?.resourceVersion && pre.resourceVersion !== old.metadata?.resourceVersion)
+      throw conflict(def.plural, def.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata?.resourceVersion ?? ''}`);
+    if (opts.dryRun) return this.present(def, old);
+    const hasFinalizers = (old.metadata?.finalizers ?? []).length > 0;
+    if (def.kind === 'Namespace' && !def.group) return this.deleteNamespace(def, g, old);
+    if (hasFinalizers || opts.propagationPolicy === 'Foreground') {
+      if (old.metadata?.deletionTimestamp) return this.present(def, old);
+      const next = clone(old);
+      const m = next.metadata!;
+      m.deletionTimestamp = nowIso();
+      m.deletionGracePeriodSeconds = 0;
+      if (def.generation) m.generation = (m.generation ?? 1) + 1;
+      if (!hasFinalizers) {
+        // Foreground deletion without a garbage collector: dependents go first, then the owner.
+        this.collectDependents(old.metadata?.uid ?? '');
+        g.objects.set(key, next);
+        this.removeObject(g, next, false);
+        return this.present(def, next);
+      }
+      m.resourceVersion = String(++this.rv);
+      g.objects.set(key, next);
+      this.emit(g, 'MODIFIED', next, old);
+      return this.present(def, next);
+    }
+    this.removeObject(g, old, opts.propagationPolicy === 'Orphan');
+    return this.present(def, old);
+  }
+
+  private deleteNamespace(def: ResourceDef, g: GroupState, old: KubeObject): KubeObject {
+    const name = old.metadata?.name ?? '';
+    let current = old;
+    if (!old.metadata?.deletionTimestamp) {
+      const next = clone(old);
+      next.metadata!.deletionTimestamp = nowIso();
+      next.metadata!.deletionGracePeriodSeconds = 0;
+      next.status = { ...(isObject(next.status) ? next.status : {}), phase: 'Terminating' };
+      next.metadata!.resourceVersion = String(++this.rv);
+      g.objects.set(name, next);
+      this.emit(g, 'MODIFIED', next, old);
+      current = next;
+    }
+    for (const [, other] of this.groups) {
+      const d = other.defs[0];
+      if (!d?.namespaced) continue;
+      for (const o of [...other.objects.values()]) {
+        if (o.metadata?.namespace !== name) continue;
+        if ((o.metadata.finalizers ?? []).length === 0) this.removeObject(other, o, false);
+        else if (!o.metadata.deletionTimestamp) {
+          const n = clone(o);
+          n.metadata!.deletionTimestamp = nowIso();
+          n.metadata!.deletionGracePeriodSeconds = 0;
+          n.metadata!.resourceVersion = String(++this.rv);
+          other.objects.set(objKey(name, o.metadata.name ?? ''), n);
+          this.emit(other, 'MODIFIED', n, o);
+        }
+      }
+    }
+    const result = this.present(def, current);
+    this.finishNamespace(name);
+    return result;
+  }
+
+  private finishNamespace(ns: string): void {
+    const g = this.groups.get('/namespaces');
+    const nsObj = g?.objects.get(ns);
+    if (!g || !nsObj?.metadata?.deletionTimestamp || (nsObj.metadata.finalizers ?? []).length > 0) return;
+    for (const other of this.groups.values()) {
+      if (!other.defs[0]?.namespaced) continue;
+      for (const o of other.objects.values()) if (o.metadata?.namespace === ns) return;
+    }
+    this.removeObject(g, nsObj, false);
+  }
+
+  private removeObject(g: GroupState, obj: KubeObject, orphan: boolean): void {
+    const meta = obj.metadata!;
+    const key = objKey(meta.namespace, meta.name ?? '');
+    if (g.objects.get(key) !== obj && !g.objects.has(key)) return;
+    g.objects.delete(key);
+    const final = clone(obj);
+    final.metadata!.resourceVersion = String(++this.rv);
+    this.emit(g, 'DELETED', final, obj);
+    const def = g.defs[0];
+    if (def?.kind === 'CustomResourceDefinition' && def.group === 'apiextensions.k8s.io') {
+      const spec = obj.spec as JsonObject;
+      this.unregister(`${String(spec.group)}/${String((spec.names as JsonObject).plural)}`);
+    }
+    if (!orphan && meta.uid) this.collectDependents(meta.uid);
+    if (meta.namespace) this.finishNamespace(meta.namespace);
+  }
+
+  /** Minimal garbage collector: objects whose every owner is gone are deleted. */
+  private collectDependents(uid: string): void {
+    for (const g of this.groups.values()) {
+      for (const o of [...g.objects.values()]) {
+        const refs = o.metadata?.ownerReferences ?? [];
+        if (!refs.some((r) => r.uid === uid)) continue;
+        const alive = refs.some((r) => r.uid !== uid && this.uidExists(String(r.uid)));
+        if (alive) continue;
+        if ((o.metadata?.finalizers ?? []).length === 0) this.removeObject(g, o, false);
+      }
+    }
+  }
+
+  private uidExists(uid: string): boolean {
+    for (const g of this.groups.values()) for (const o of g.objects.values()) if (o.metadata?.uid === uid) return true;
+    return false;
+  }
+
+  private onCrdWritten(crd: KubeObject): void {
+    const defs = defsFromCrd(crd);
+    const spec = crd.spec as JsonObject;
+    const key = `${String(spec.group)}/${String((spec.names as JsonObject).plural)}`;
+    if (defs.length === 0) {
+      this.unregister(key);
+      return;
+    }
+    this.register(defs);
+    const names = spec.names as JsonObject;
+    const status = {
+      conditions: [
+        { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found', lastTransitionTime: nowIso() },
+        { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted', lastTransitionTime: nowIso() },
+      ],
+      acceptedNames: clone(names),
+      storedVersions: (spec.versions as JsonObject[]).filter((v) => v.storage === true).map((v) => String(v.name)),
+    };
+    const prevStored = isObject(crd.status) && Array.isArray(crd.status.storedVersions) ? (crd.status.storedVersions as string[]) : [];
+    status.storedVersions = [...new Set([...prevStored, ...status.storedVersions])];
+    if (isObject(crd.status) && deepEqual({ ...crd.status, conditions: undefined }, { ...status, conditions: undefined })) return;
+    if (isObject(crd.status) && Array.isArray(crd.status.conditions) && crd.status.conditions.length) {
+      status.conditions = crd.status.conditions as typeof status.conditions;
+    }
+    const g = this.groups.get('apiextensions.k8s.io/customresourcedefinitions')!;
+    const next = clone(crd);
+    next.status = status;
+    next.metadata!.resourceVersion = String(++this.rv);
+    g.objects.set(crd.metadata?.name ?? '', next);
+    this.emit(g, 'MODIFIED', next, crd);
+  }
+
+  // ---------------------------------------------------------------- watch
+
+  private emit(g: GroupState, type: StoredEvent['type'], obj: KubeObject, prev?: KubeObject): void {
+    const ev: StoredEvent = { type, rv: Number(obj.metadata?.resourceVersion ?? this.rv), obj };
+    if (prev) ev.prev = prev;
+    g.history.push(ev);
+    if (g.history.length > this.opts.watchHistorySize) {
+      const dropped = g.history.splice(0, g.history.length - this.opts.watchHistorySize);
+      g.droppedUpTo = dropped[dropped.length - 1]!.rv;
+    }
+    for (const w of g.watchers) this.deliver(w, ev);
+  }
+
+  private watcherMatches(w: Watcher, o: KubeObject): boolean {
+    if (w.namespace && o.metadata?.namespace !== w.namespace) return false;
+    return matchesLabels(w.labels, o.metadata?.labels) && this.matchesFields(w.def, w.fields, o);
+  }
+
+  private deliver(w: Watcher, ev: StoredEvent): void {
+    const now = this.watcherMatches(w, ev.obj);
+    if (ev.type === 'MODIFIED') {
+      const before = ev.prev ? this.watcherMatches(w, ev.prev) : false;
+      if (now && before) w.send('MODIFIED', this.present(w.def, ev.obj));
+      else if (now) w.send('ADDED', this.present(w.def, ev.obj));
+      else if (before) w.send('DELETED', this.present(w.def, ev.obj));
+      return;
+    }
+    if (now) w.send(ev.type, this.present(w.def, ev.obj));
+  }
+
+  /**
+   * Starts a watch. `send` receives events; `close` is called when the server ends the watch
+   * (timeout, 410, resource removed, emulator stopped). Returns a function that stops it.
+   */
+  startWatch(def: ResourceDef, opts: WatchOptions, send: (type: WatchEventType, obj: unknown) => void, close: () => void): () => void {
+    const g = this.state(def);
+    const w: Watcher = {
+      def,
+      labels: parseLabelSelector(opts.labelSelector),
+      fields: this.parseFields(def, opts.fieldSelector),
+      send,
+      close: () => stop(),
+    };
+    if (def.namespaced && opts.namespace) w.namespace = opts.namespace;
+    let stopped = false;
+    const timers: NodeJS.Timeout[] = [];
+    const stop = (): void => {
+      if (stopped) return;
+      stopped = true;
+      g.watchers.delete(w);
+      for (const t of timers) clearTimeout(t);
+      close();
+    };
+    const bookmark = (annotations?: Record<string, string>): void => {
+      const metadata: JsonObject = { resourceVersion: String(this.rv) };
+      if (annotations) metadata.annotations = annotations;
+      send('BOOKMARK', { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata });
+    };
+    const rvParam = opts.resourceVersion ?? '';
+    const initial = opts.sendInitialEvents ?? (rvParam === '' || rvParam === '0');
+    if (initial) {
+      for (const o of g.objects.values()) if (this.watcherMatches(w, o)) send('ADDED', this.present(def, o));
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
+    } else {
+      const from = Number(rvParam);
+      if (!Number.isFinite(from)) {
+        send('ERROR', new ApiError(400, 'BadRequest', `invalid resource version: ${rvParam}`).toStatus());
+        stop();
+        return stop;
+      }
+      if (from < g.droppedUpTo) {
+        send('ERROR', expired(`too old resource version: ${from} (${g.droppedUpTo + 1})`).toStatus());
+        stop();
+        return stop;
+      }
+      for (const ev of g.history) if (ev.rv > from) this.deliver(w, ev);
+    }
+    g.watchers.add(w);
+    if (opts.timeoutSeconds && opts.timeoutSeconds > 0) {
+      const t = setTimeout(stop, opts.timeoutSeconds * 1000);
+      t.unref();
+      timers.push(t);
+    }
+    if (opts.allowWatchBookmarks) {
+      const tick = (): void => {
+        if (stopped) return;
+        bookmark();
+        const t = setTimeout(tick, this.opts.bookmarkIntervalMs);
+        t.unref();
+        timers.push(t);
+      };
+      const t = setTimeout(tick, this.opts.bookmarkIntervalMs);
+      t.unref();
+      timers.push(t);
+    }
+    return stop;
+  }
+
+  /** Number of open watches, per `group/plural` (to assert that a client does not leak them). */
+  watchCount(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [k, g] of this.groups) if (g.watchers.size) out[k] = g.watchers.size;
+    return out;
+  }
+
+  // ---------------------------------------------------------------- in-process API
+
+  get(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined {
+    const def = this.defForKind(apiVersion, kind);
+    const o = this.state(def).objects.get(objKey(def.namespaced ? namespace : undefined, name));
+    return o ? this.present(def, o) : undefined;
+  }
+
+  list(apiVersion: string, kind: string, namespace?: string, opts: ListOptions = {}): KubeObject[] {
+    const def = this.defForKind(apiVersion, kind);
+    const l = this.listObjects(def, namespace, opts);
+    return (l.items as KubeObject[]).map((o) => ({ apiVersion, kind, ...o }));
+  }
+
+  create(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
+    return this.createObject(def, obj.metadata?.namespace, obj, { fieldManager: 'emulator', ...opts }).object;
+  }
+
+  update(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
+    return this.updateObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, { fieldManager: 'emulator', ...opts }).object;
+  }
+
+  updateStatus(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
+    const sub = def.status ? 'status' : undefined;
+    return this.updateObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, { fieldManager: 'emulator', ...opts }, sub, true).object;
+  }
+
+  /** Merge-patches `status` through the status subresource (what controllers/kubelets do). */
+  patchStatus(apiVersion: string, kind: string, name: string, namespace: string | undefined, status: JsonObject, opts: WriteOptions = {}): KubeObject {
+    const def = this.defForKind(apiVersion, kind);
+    return this.patchObject(def, namespace, name, 'merge', { status }, { fieldManager: 'emulator', ...opts }, def.status ? 'status' : undefined).object;
+  }
+
+  patch(apiVersion: string, kind: string, name: string, namespace: string | undefined, patch: unknown, type: Exclude<PatchType, 'apply'> = 'merge', opts: WriteOptions = {}): KubeObject {
+    const def = this.defForKind(apiVersion, kind);
+    return this.patchObject(def, namespace, name, type, patch, { fieldManager: 'emulator', ...opts }).object;
+  }
+
+  /** Server-side apply, as `kubectl apply --server-side`. */
+  apply(obj: KubeObject, opts: WriteOptions & { fieldManager: string }): KubeObject {
+    const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
+    return this.applyObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, opts).object;
+  }
+
+  delete(apiVersion: string, kind: string, name: string, namespace?: string, opts: DeleteOptions = {}): KubeObject | undefined {
+    const def = this.defForKind(apiVersion, kind);
+    try {
+      return this.deleteObject(def, namespace, name, opts);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /** In-process watch; the handler sees the same events an HTTP watcher would. */
+  watch(apiVersion: string, kind: string, handler: (type: WatchEventType, obj: KubeObject) => void, opts: WatchOptions = {}): () => void {
+    const def = this.defForKind(apiVersion, kind);
+    return this.startWatch(def, opts, (t, o) => handler(t, o as KubeObject), () => undefined);
+  }
+
+  /** Simulates the deployment controller having rolled out `replicas` ready pods. */
+  setDeploymentAvailable(namespace: string, name: string, replicas?: number): KubeObject {
+    const d = this.get('apps/v1', 'Deployment', name, namespace);
+    if (!d) throw notFound('deployments', 'apps', name);
+    const n = replicas ?? Number((d.spec as JsonObject | undefined)?.replicas ?? 1);
+    const now = nowIso();
+    return this.updateStatus({
+      ...d,
+      status: {
+        observedGeneration: d.metadata?.generation ?? 1,
+        replicas: n,
+        updatedReplicas: n,
+        readyReplicas: n,
+        availableReplicas: n,
+        conditions: [
+          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now },
+          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${name}" has successfully progressed.`, lastUpdateTime: now, lastTransitionTime: now },
+        ],
+      },
+    });
+  }
+
+  /** Approves (or denies) a CSR through the approval subresource, as `kubectl certificate approve`. */
+  approveCertificateSigningRequest(name: string, approved = true, reason = 'EmulatorApprove'): KubeObject {
+    const def = this.defForKind('certificates.k8s.io/v1', 'CertificateSigningRequest');
+    const csr = this.getObject(def, undefined, name);
+    const st = isObject(csr.status) ? csr.status : {};
+    const conditions = [...(Array.isArray(st.conditions) ? st.conditions : [])];
+    conditions.push({ type: approved ? 'Approved' : 'Denied', status: 'True', reason, message: 'set by the emulator' });
+    return this.updateObject(def, undefined, name, { ...csr, status: { ...st, conditions } }, { fieldManager: 'emulator' }, 'approval', true).object;
+  }
+
+  // ---------------------------------------------------------------- loading
+
+  addCrd(crd: KubeObject): KubeObject {
+    const existing = this.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata?.name ?? '');
+    if (existing) {
+      return this.update({ ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } });
+    }
+    return this.create(crd);
+  }
+
+  loadCrdsFromDir(dir: string): KubeObject[] {
+    return readYamlDir(dir)
+      .filter((o) => o.kind === 'CustomResourceDefinition')
+      .map((o) => this.addCrd(o));
+  }
+
+  /**
+   * Stores objects as if controllers had created them, status included. Missing namespaces
+   * are created first (a convenience a real server does not offer). CRDs are registered.
+   */
+  seed(objects: KubeObject[]): KubeObject[] {
+    const out: KubeObject[] = [];
+    const ordered = [...objects].sort((a, b) => rank(a) - rank(b));
+    for (const o of ordered) {
+      if (o.kind === 'CustomResourceDefinition') {
+        out.push(this.addCrd(o));
+        continue;
+      }
+      const def = this.defForKind(String(o.apiVersion), String(o.kind));
+      const ns = o.metadata?.namespace ?? (def.namespaced ? 'default' : undefined);
+      if (def.namespaced && ns && !this.get('v1', 'Namespace', ns)) this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      const withNs = { ...o, metadata: { ...o.metadata, namespace: ns } };
+      let created = this.createObject(def, ns, withNs, { fieldManager: 'emulator-seed' }).object;
+      if (o.status !== undefined && def.status) {
+        created = this.updateObject(def, ns, created.metadata?.name ?? '', { ...created, status: o.status }, { fieldManager: 'emulator-seed' }, 'status', true).object;
+      }
+      out.push(created);
+    }
+    return out;
+  }
+
+  seedFromDir(dir: string): KubeObject[] {
+    return this.seed(readYamlDir(dir));
+  }
+}
+
+function rank(o: KubeObject): number {
+  if (o.kind === 'CustomResourceDefinition') return 0;
+  if (o.kind === 'Namespace') return 1;
+  return 2;
+}
+
+/**
+ * The `yaml` parser needs seconds for the big upstream CRDs; parsed documents are cached as
+ * JSON in the OS temp dir, keyed by path, size and mtime.
+ */
+function parseYamlFile(p: string): unknown[] {
+  const st = statSync(p);
+  const id = createHash('sha1').update(`${p}\0${st.size}\0${st.mtimeMs}`).digest('hex');
+  const cacheFile = join(tmpdir(), 'kube-apiserver-emulator-cache', `${id}.json`);
+  const mem = yamlCache.get(id);
+  if (mem) return clone(mem);
+  try {
+    const docs = JSON.parse(readFileSync(cacheFile, 'utf8')) as unknown[];
+    yamlCache.set(id, docs);
+    return clone(docs);
+  } catch {
+    // not cached yet
+  }
+  const docs = parseAllDocuments(readFileSync(p, 'utf8')).map((d) => d.toJS() as unknown);
+  yamlCache.set(id, docs);
+  try {
+    mkdirSync(join(tmpdir(), 'kube-apiserver-emulator-cache'), { recursive: true });
+    writeFileSync(`${cacheFile}.${process.pid}`, JSON.stringify(docs));
+    renameSync(`${cacheFile}.${process.pid}`, cacheFile);
+  } catch {
+    // cache is best effort
+  }
+  return clone(docs);
+}
+const yamlCache = new Map<string, unknown[]>();
+
+export function readYamlDir(dir: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  const walk = (d: string): void => {
+    for (const f of readdirSync(d).sort()) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(ya?ml|json)$/.test(f)) {
+        for (const v of parseYamlFile(p)) {
+          if (isObject(v) && typeof v.kind === 'string' && typeof v.apiVersion === 'string') {
+            if (v.kind.endsWith('List') && Array.isArray(v.items)) out.push(...(v.items as KubeObject[]));
+            else out.push(v as KubeObject);
+          }
+        }
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function stripVolatile(o: KubeObject): KubeObject {
+  const c: KubeObject = { ...o, metadata: { ...o.metadata } };
+  delete c.metadata!.resourceVersion;
+  delete c.metadata!.managedFields;
+  delete c.metadata!.generation;
+  return c;
+}
+
+function specChanged(old: KubeObject, next: KubeObject, statusSplit: boolean): boolean {
+  const pick = (o: KubeObject): JsonObject => {
+    const r: JsonObject = { ...o };
+    delete r.metadata;
+    delete r.apiVersion;
+    delete r.kind;
+    if (statusSplit) delete r.status;
+    return r;
+  };
+  return !deepEqual(pick(old), pick(next));
+}

@@ -1,0 +1,18 @@
+export {
+  KubeApiServerEmulator,
+  readYamlDir,
+  type DeleteOptions,
+  type FieldValidation,
+  type KubeApiServerEmulatorOptions,
+  type KubeObject,
+  type ListOptions,
+  type PatchType,
+  type RequestLogEntry,
+  type WatchEventType,
+  type WatchOptions,
+  type WriteOptions,
+  type WriteResult,
+} from './emulator.js';
+export { ApiError, type StatusCause, type StatusObject } from './errors.js';
+export type { CelCompileFailure } from './cel.js';
+export type { JSONSchemaProps } from './schema.js';

@@ -1,0 +1,227 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+import { cause, StatusCause } from './errors.js';
+
+export type JsonObject = Record<string, unknown>;
+
+export interface KubeObject extends JsonObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+export interface ObjectMeta extends JsonObject {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: JsonObject[];
+  managedFields?: ManagedFieldsEntry[];
+}
+
+export interface ManagedFieldsEntry {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  apiVersion: string;
+  time: string;
+  fieldsType: 'FieldsV1';
+  fieldsV1: JsonObject;
+  subresource?: string;
+}
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Deep copy of JSON data. Not structuredClone: under Jest's VM modules that returns arrays of
+ * another realm, which cel-js (constructor checks) then refuses as "Unsupported type: Array".
+ */
+export function clone<T>(v: T): T {
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    for (const x of v) out.push(clone(x));
+    return out as T;
+  }
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = clone(x);
+    return out as T;
+  }
+  return v;
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (Array.isArray(b)) return false;
+  const ao = a as JsonObject;
+  const bo = b as JsonObject;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  if (ak.length !== bk.length) return false;
+  return ak.every((k) => deepEqual(ao[k], bo[k]));
+}
+
+export function nowIso(): string {
+  // metav1.Time serialises with second precision.
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function newUid(): string {
+  return randomUUID();
+}
+
+const ALNUM = 'bcdfghjklmnpqrstvwxz2456789';
+export function randomSuffix(n = 5): string {
+  const bytes = randomBytes(n);
+  let s = '';
+  for (const b of bytes) s += ALNUM[b % ALNUM.length];
+  return s;
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function dns1123SubdomainErrors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 253) errs.push('must be no more than 253 characters');
+  if (!DNS1123_SUBDOMAIN.test(v))
+    errs.push(
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
+  return errs;
+}
+
+export function dns1123LabelErrors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push('must be no more than 63 characters');
+  if (!DNS1123_LABEL.test(v))
+    errs.push(
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    );
+  return errs;
+}
+
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+export function qualifiedNameErrors(key: string): string[] {
+  const parts = key.split('/');
+  let name = key;
+  const errs: string[] = [];
+  if (parts.length === 2) {
+    const prefix = parts[0]!;
+    name = parts[1]!;
+    if (prefix.length === 0) errs.push('prefix part must be non-empty');
+    else errs.push(...dns1123SubdomainErrors(prefix).map((e) => `prefix part ${e}`));
+  } else if (parts.length > 2) {
+    return [
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
+  }
+  if (name.length === 0) errs.push('name part must be non-empty');
+  else if (name.length > 63) errs.push('name part must be no more than 63 characters');
+  else if (!QUALIFIED_NAME.test(name))
+    errs.push(
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    );
+  return errs;
+}
+
+export function labelValueErrors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push('must be no more than 63 characters');
+  if (!LABEL_VALUE.test(v))
+    errs.push(
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    );
+  return errs;
+}
+
+/** ObjectMeta validation shared by every resource (ValidateObjectMeta). */
+export function validateObjectMeta(meta: ObjectMeta, nameRule: 'subdomain' | 'label'): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const name = meta.name;
+  if (!name) {
+    causes.push(cause.required('metadata.name', 'name or generateName is required'));
+  } else {
+    const errs = nameRule === 'label' ? dns1123LabelErrors(name) : dns1123SubdomainErrors(name);
+    for (const e of errs) causes.push(cause.invalid('metadata.name', name, e));
+  }
+  if (meta.labels !== undefined) {
+    if (!isObject(meta.labels)) causes.push(cause.invalid('metadata.labels', meta.labels, 'must be a map'));
+    else
+      for (const [k, v] of Object.entries(meta.labels)) {
+        for (const e of qualifiedNameErrors(k)) causes.push(cause.invalid('metadata.labels', k, e));
+        if (typeof v !== 'string') causes.push(cause.invalid(`metadata.labels`, v, 'must be a string'));
+        else for (const e of labelValueErrors(v)) causes.push(cause.invalid('metadata.labels', v, e));
+      }
+  }
+  if (meta.annotations !== undefined) {
+    if (!isObject(meta.annotations)) causes.push(cause.invalid('metadata.annotations', meta.annotations, 'must be a map'));
+    else {
+      let total = 0;
+      for (const [k, v] of Object.entries(meta.annotations)) {
+        for (const e of qualifiedNameErrors(k.toLowerCase())) causes.push(cause.invalid('metadata.annotations', k, e));
+        if (typeof v !== 'string') causes.push(cause.invalid('metadata.annotations', v, 'must be a string'));
+        total += k.length + String(v).length;
+      }
+      if (total > 256 * 1024)
+        causes.push(cause.tooLong('metadata.annotations', 256 * 1024));
+    }
+  }
+  if (meta.finalizers !== undefined) {
+    if (!Array.isArray(meta.finalizers)) causes.push(cause.invalid('metadata.finalizers', meta.finalizers, 'must be a list'));
+    else
+      meta.finalizers.forEach((f, i) => {
+        if (typeof f !== 'string') causes.push(cause.invalid(`metadata.finalizers[${i}]`, f, 'must be a string'));
+        else for (const e of qualifiedNameErrors(f)) causes.push(cause.invalid(`metadata.finalizers[${i}]`, f, e));
+      });
+  }
+  return causes;
+}
+
+/** JSON-pointer-ish segments to the field path format used in causes: `spec.a[0].b`. */
+export function fieldPath(segs: (string | number)[]): string {
+  let s = '';
+  for (const seg of segs) {
+    if (typeof seg === 'number') s += `[${seg}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(seg) || s === '') s += s ? `.${seg}` : seg;
+    else s += `[${seg}]`;
+  }
+  return s;
+}
+
+/** Kubernetes version priority: GA > beta > alpha, higher numbers first, then lexical. */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string): [number, number, number, string] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [0, 0, 0, v];
+    const stage = m[2] === 'alpha' ? 1 : m[2] === 'beta' ? 2 : 3;
+    return [stage, Number(m[1]), m[3] ? Number(m[3]) : 0, v];
+  };
+  const pa = parse(a);
+  const pb = parse(b);
+  if (pa[0] === 0 && pb[0] === 0) return a.localeCompare(b);
+  if (pa[0] !== pb[0]) return pb[0] === 0 ? -1 : pa[0] === 0 ? 1 : pb[0] - pa[0];
+  if (pa[1] !== pb[1]) return pb[1] - pa[1];
+  return pb[2] - pa[2];
+}
+
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const i = apiVersion.indexOf('/');
+  return i < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+}
