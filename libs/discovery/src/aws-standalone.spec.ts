@@ -1,0 +1,301 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { EC2Client } from '@aws-sdk/client-ec2';
+
+import { Ec2Emulator, loadWorld } from '../../../test/support/ec2/index.js';
+import { discoverAwsStandalone } from './aws-standalone.js';
+import { InMemoryClusterObjectReader, type ClusterObjectReader } from './cluster-reader.js';
+import { fixtureObjects, fixtureWorldPath } from './spec-fixtures.js';
+import type { AwsStandaloneInfrastructure, DiscoveryResult } from './types.js';
+
+type KubeObject = Record<string, unknown> & {
+  kind?: string;
+  metadata?: { name?: string };
+  status?: Record<string, unknown>;
+  stringData?: Record<string, string>;
+};
+
+const EXPECTED_USER_DATA =
+  '{"ignition":{"config":{"merge":[{"source":"https://api-int.prod-east.example.com:22623/config/worker"}]},"security":{"tls":{"certificateAuthorities":[{"source":"data:text/plain;charset=utf-8;base64,LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURFRENDQWZpZ0F3SUJBZ0lJVGVzdENBPT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="}]}},"version":"3.2.0"}}';
+
+const EXPECTED: AwsStandaloneInfrastructure = {
+  platform: 'AWS',
+  infraID: 'prod-east-7xk2p',
+  region: 'us-east-1',
+  apiServerInternalURI: 'https://api-int.prod-east.example.com:6443',
+  controlPlaneTopology: 'HighlyAvailable',
+  resourceTags: { 'cost-center': '4411', team: 'platform' },
+  worker: {
+    name: 'prod-east-7xk2p-worker-us-east-1a',
+    providerSpecAPIVersion: 'machine.openshift.io/v1beta1',
+    amiID: 'ami-0c6f2a5e3d1b7a901',
+    instanceProfile: 'prod-east-7xk2p-worker-profile',
+    instanceType: 'm6i.xlarge',
+    securityGroups: [{ name: 'prod-east-7xk2p-node' }, { name: 'prod-east-7xk2p-lb' }],
+    subnet: { name: 'prod-east-7xk2p-subnet-private-us-east-1a' },
+    blockDevice: { deviceName: '/dev/xvda', encrypted: true, volumeSize: 120, volumeType: 'gp3' },
+    userDataSecretName: 'worker-user-data',
+    tags: { 'kubernetes.io/cluster/prod-east-7xk2p': 'owned', 'cost-center': '4411' },
+    region: 'us-east-1',
+    availabilityZone: 'us-east-1a',
+  },
+  subnets: [
+    { id: 'subnet-0aa11111111111111', zone: 'us-east-1a', zoneID: 'use1-az1' },
+    { id: 'subnet-0bb22222222222222', zone: 'us-east-1b', zoneID: 'use1-az2' },
+    { id: 'subnet-0cc33333333333333', zone: 'us-east-1c', zoneID: 'use1-az4' },
+  ],
+  securityGroupIDs: ['sg-0n0de000000000001', 'sg-0lb00000000000002'],
+  userData: EXPECTED_USER_DATA,
+};
+
+describe('discoverAwsStandalone against the EC2 emulator', () => {
+  const world = loadWorld(fixtureWorldPath());
+  const emulator = new Ec2Emulator(world);
+  let ec2: EC2Client;
+
+  beforeAll(async () => {
+    await emulator.start();
+    ec2 = new EC2Client({ ...emulator.clientConfig(), maxAttempts: 1 });
+  });
+  afterAll(async () => {
+    ec2.destroy();
+    await emulator.stop();
+  });
+  beforeEach(() => {
+    emulator.seed(world);
+    emulator.clearRequestLog();
+  });
+
+  /** The fixture cluster, with `edit` applied to a copy of its objects. */
+  function cluster(edit: (objects: KubeObject[]) => KubeObject[] = (o) => o): ClusterObjectReader {
+    return new InMemoryClusterObjectReader(edit(structuredClone(fixtureObjects())));
+  }
+
+  const without = (kind: string, name?: string) => (objects: KubeObject[]) =>
+    objects.filter((o) => !(o.kind === kind && (name === undefined || o.metadata?.name === name)));
+
+  function failure(result: DiscoveryResult<AwsStandaloneInfrastructure>) {
+    if (result.ok) throw new Error('expected discovery to fail');
+    return { reason: result.reason, message: result.message };
+  }
+
+  it('discovers the fixture cluster completely through the real EC2 client', async () => {
+    const result = await discoverAwsStandalone({ reader: cluster(), ec2 });
+    expect(result).toEqual({ ok: true, infrastructure: EXPECTED });
+    expect(emulator.actions).toEqual([
+      'DescribeSubnets',
+      'DescribeSecurityGroups',
+      'DescribeImages',
+    ]);
+  });
+
+  it('builds the EC2 client for the region read from the Infrastructure', async () => {
+    const regions: string[] = [];
+    const result = await discoverAwsStandalone({
+      reader: cluster(),
+      ec2: (region) => {
+        regions.push(region);
+        return ec2;
+      },
+    });
+    expect(result.ok).toBe(true);
+    expect(regions).toEqual(['us-east-1']);
+  });
+
+  it('resolves security groups given by id', async () => {
+    const reader = cluster((objects) => {
+      for (const o of objects) {
+        if (o.kind !== 'MachineSet') continue;
+        const spec = (
+          o.spec as { template: { spec: { providerSpec: { value: Record<string, unknown> } } } }
+        ).template.spec.providerSpec.value;
+        spec.securityGroups = [
+          { id: 'sg-0lb00000000000002' },
+          { filters: [{ name: 'tag:Name', values: ['prod-east-7xk2p-node'] }] },
+        ];
+      }
+      return objects;
+    });
+    const result = await discoverAwsStandalone({ reader, ec2 });
+    if (!result.ok) throw new Error(result.message);
+    expect(result.infrastructure.securityGroupIDs).toEqual([
+      'sg-0lb00000000000002',
+      'sg-0n0de000000000001',
+    ]);
+  });
+
+  it('InfrastructureNotFound without Infrastructure/cluster', async () => {
+    expect(
+      failure(await discoverAwsStandalone({ reader: cluster(without('Infrastructure')), ec2 })),
+    ).toEqual({
+      reason: 'InfrastructureNotFound',
+      message:
+        'Infrastructure cluster (config.openshift.io/v1) not found; is this an OpenShift cluster?',
+    });
+    expect(emulator.actions).toEqual([]);
+  });
+
+  it('UnsupportedPlatform on a non-AWS cluster', async () => {
+    const reader = cluster((objects) => {
+      const infra = objects.find((o) => o.kind === 'Infrastructure')!;
+      infra.status!.platformStatus = { type: 'Azure', azure: { resourceGroupName: 'rg' } };
+      return objects;
+    });
+    expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
+      reason: 'UnsupportedPlatform',
+      message:
+        'Infrastructure cluster reports platform Azure; AWS standalone discovery needs platform AWS',
+    });
+  });
+
+  it('NoWorkerMachineSet when only the infra MachineSet is left', async () => {
+    const reader = cluster((objects) =>
+      objects.filter((o) => !(o.kind === 'MachineSet' && o.metadata?.name?.includes('-worker-'))),
+    );
+    expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
+      reason: 'NoWorkerMachineSet',
+      message:
+        'no MachineSet in openshift-machine-api is labelled machine.openshift.io/cluster-api-machine-role=worker for general-purpose nodes; passed over: prod-east-7xk2p-infra-us-east-1a (role infra)',
+    });
+    expect(
+      failure(await discoverAwsStandalone({ reader: cluster(without('MachineSet')), ec2 })).message,
+    ).toMatch(/the namespace has no MachineSets$/);
+  });
+
+  it('InvalidWorkerMachineSet names the malformed field', async () => {
+    const reader = cluster((objects) => {
+      const ms = objects.find((o) => o.metadata?.name === 'prod-east-7xk2p-worker-us-east-1a')!;
+      const value = (
+        ms.spec as { template: { spec: { providerSpec: { value: Record<string, unknown> } } } }
+      ).template.spec.providerSpec.value;
+      delete value.instanceType;
+      return objects;
+    });
+    expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
+      reason: 'InvalidWorkerMachineSet',
+      message:
+        'MachineSet openshift-machine-api/prod-east-7xk2p-worker-us-east-1a: spec.template.spec.providerSpec.value.instanceType: Invalid input: expected string, received undefined',
+    });
+  });
+
+  it('UserDataSecretNotFound when the Secret is absent', async () => {
+    expect(
+      failure(await discoverAwsStandalone({ reader: cluster(without('Secret')), ec2 })),
+    ).toEqual({
+      reason: 'UserDataSecretNotFound',
+      message:
+        'Secret openshift-machine-api/worker-user-data (userDataSecret of MachineSet prod-east-7xk2p-worker-us-east-1a) not found',
+    });
+  });
+
+  it('UserDataKeyMissing when the Secret has no userData', async () => {
+    const reader = cluster((objects) => {
+      const secret = objects.find((o) => o.kind === 'Secret')!;
+      delete secret.stringData!.userData;
+      return objects;
+    });
+    expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
+      reason: 'UserDataKeyMissing',
+      message:
+        "Secret openshift-machine-api/worker-user-data (userDataSecret of MachineSet prod-east-7xk2p-worker-us-east-1a) has no 'userData' key",
+    });
+  });
+
+  it('NoTaggedSubnets when no subnet carries the internal-elb role', async () => {
+    emulator.seed({
+      ...world,
+      subnets: world.subnets!.map((s) => {
+        const tags = { ...s.Tags };
+        delete tags['kubernetes.io/role/internal-elb'];
+        return { ...s, Tags: tags };
+      }),
+    });
+    expect(failure(await discoverAwsStandalone({ reader: cluster(), ec2 }))).toEqual({
+      reason: 'NoTaggedSubnets',
+      message:
+        'no subnet in us-east-1 carries both the tag kubernetes.io/cluster/prod-east-7xk2p and kubernetes.io/role/internal-elb=1',
+    });
+  });
+
+  it('accepts subnets whose cluster tag is shared rather than owned', async () => {
+    emulator.seed({
+      ...world,
+      subnets: world.subnets!.map((s) => ({
+        ...s,
+        Tags: { ...s.Tags, 'kubernetes.io/cluster/prod-east-7xk2p': 'shared' },
+      })),
+    });
+    const result = await discoverAwsStandalone({ reader: cluster(), ec2 });
+    expect(result.ok && result.infrastructure.subnets.map((s) => s.id)).toEqual(
+      EXPECTED.subnets.map((s) => s.id),
+    );
+  });
+
+  it('SecurityGroupNotFound when a Name-tagged group is gone', async () => {
+    emulator.removeSecurityGroup('sg-0lb00000000000002');
+    expect(failure(await discoverAwsStandalone({ reader: cluster(), ec2 }))).toEqual({
+      reason: 'SecurityGroupNotFound',
+      message:
+        'security group tag Name=prod-east-7xk2p-lb of MachineSet prod-east-7xk2p-worker-us-east-1a not found in EC2 (us-east-1)',
+    });
+  });
+
+  it('AMINotFound when the AMI is not in EC2', async () => {
+    emulator.removeImage('ami-0c6f2a5e3d1b7a901');
+    expect(failure(await discoverAwsStandalone({ reader: cluster(), ec2 }))).toEqual({
+      reason: 'AMINotFound',
+      message:
+        'AMI ami-0c6f2a5e3d1b7a901 of MachineSet prod-east-7xk2p-worker-us-east-1a not found in EC2 (us-east-1)',
+    });
+  });
+
+  it('CloudLookupFailed when an EC2 call fails', async () => {
+    emulator.injectError('DescribeSubnets', {
+      code: 'UnauthorizedOperation',
+      message: 'You are not authorized to perform this operation.',
+    });
+    expect(failure(await discoverAwsStandalone({ reader: cluster(), ec2 }))).toEqual({
+      reason: 'CloudLookupFailed',
+      message:
+        'EC2 DescribeSubnets in us-east-1 failed: UnauthorizedOperation: You are not authorized to perform this operation.',
+    });
+  });
+
+  it('CloudLookupFailed when the credentials are rejected', async () => {
+    const badClient = new EC2Client({
+      ...emulator.clientConfig(),
+      credentials: { accessKeyId: emulator.credentials.accessKeyId, secretAccessKey: 'wrong' },
+      maxAttempts: 1,
+    });
+    try {
+      const result = failure(await discoverAwsStandalone({ reader: cluster(), ec2: badClient }));
+      expect(result.reason).toBe('CloudLookupFailed');
+      expect(result.message).toMatch(
+        /^EC2 DescribeSubnets in us-east-1 failed: SignatureDoesNotMatch: /,
+      );
+    } finally {
+      badClient.destroy();
+    }
+  });
+
+  it('KubernetesLookupFailed when reading the cluster fails', async () => {
+    const reader: ClusterObjectReader = {
+      getInfrastructure: () => cluster().getInfrastructure(),
+      listMachineSets: () =>
+        Promise.reject(
+          Object.assign(new Error('HTTP-Code: 403'), {
+            code: 403,
+            body: JSON.stringify({
+              kind: 'Status',
+              message: 'machinesets.machine.openshift.io is forbidden',
+            }),
+          }),
+        ),
+      getSecret: () => Promise.resolve(undefined),
+    };
+    expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
+      reason: 'KubernetesLookupFailed',
+      message:
+        'reading MachineSets in openshift-machine-api failed: HTTP 403: machinesets.machine.openshift.io is forbidden',
+    });
+  });
+});
