@@ -114,9 +114,6 @@ describe('operand', () => {
     });
     expect(container.resources?.requests).toEqual({ cpu: '100m', memory: '256Mi' });
     expect(deployment.spec.replicas).toBe(2);
-    expect(deployment.spec.selector.matchLabels).toEqual(
-      pod && deployment.spec.selector.matchLabels,
-    );
     for (const [k, v] of Object.entries(deployment.spec.selector.matchLabels ?? {})) {
       expect(deployment.spec.template.metadata?.labels?.[k]).toBe(v);
     }

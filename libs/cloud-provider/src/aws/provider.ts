@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
 import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
-import { CLUSTER_OPERATOR_NAME, renderClusterOperator } from '../cluster-operator.js';
+import { renderClusterOperator } from '../cluster-operator.js';
 import { NODE_LEASE_NAMESPACE } from '../rbac.js';
 import { NODECLAIM, NODEPOOL, renderNodePools } from '../nodepools.js';
 import type {
@@ -261,5 +261,3 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
     return verifyAwsNodeIdentity(claims, lookup);
   }
 }
-
-export { CLUSTER_OPERATOR_NAME };
