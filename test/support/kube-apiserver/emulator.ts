@@ -32,6 +32,7 @@ import {
   isObject,
   JsonObject,
   KubeObject,
+  ManagedFieldsEntry,
   newUid,
   nowIso,
   randomSuffix,
@@ -662,12 +663,18 @@ export class KubeApiServerEmulator {
     if (def.validate) causes.push(...def.validate(next, old));
     if (causes.length) throw invalid(def.kind, def.group, name, causes);
 
-    if (old && deepEqual(stripVolatile(old), stripVolatile(next))) return { object: this.present(def, old), warnings, created: false };
-
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     const managers =
       how.managers ?? updateOwnership(old, next, this.typeRoot(def), def.status, how.manager, apiVersion, how.subresource);
-    meta.managedFields = writeManagers(managers);
+    const managedFields = writeManagers(managers);
+    // A write that changes neither the object nor field ownership is a no-op: no new resourceVersion, no event.
+    if (
+      old &&
+      deepEqual(stripVolatile(old), stripVolatile(next)) &&
+      deepEqual(untimed(old.metadata?.managedFields), untimed(managedFields))
+    )
+      return { object: this.present(def, old), warnings, created: false };
+    meta.managedFields = managedFields;
 
     if (!old) {
       meta.uid = newUid();
@@ -1140,6 +1147,10 @@ export function readYamlDir(dir: string): KubeObject[] {
   };
   walk(dir);
   return out;
+}
+
+function untimed(mf: ManagedFieldsEntry[] | undefined): unknown {
+  return (mf ?? []).map((m) => ({ ...m, time: undefined }));
 }
 
 function stripVolatile(o: KubeObject): KubeObject {
