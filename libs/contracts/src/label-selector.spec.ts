@@ -1,0 +1,53 @@
+import { describe, expect, it } from '@jest/globals';
+import { LabelSelectorError, matchesLabelSelector, parseLabelSelector } from './label-selector.js';
+
+describe('parseLabelSelector', () => {
+  it('parses every operator of the Kubernetes grammar', () => {
+    expect(parseLabelSelector('env=prod, tier!=db,region in (us-east-1, eu-west-1),zone notin (a),gpu,!legacy,x==y')).toEqual([
+      { key: 'env', operator: 'In', values: ['prod'] },
+      { key: 'tier', operator: 'NotIn', values: ['db'] },
+      { key: 'region', operator: 'In', values: ['eu-west-1', 'us-east-1'] },
+      { key: 'zone', operator: 'NotIn', values: ['a'] },
+      { key: 'gpu', operator: 'Exists' },
+      { key: 'legacy', operator: 'DoesNotExist' },
+      { key: 'x', operator: 'In', values: ['y'] },
+    ]);
+  });
+
+  it('accepts prefixed keys and the empty selector', () => {
+    expect(parseLabelSelector('fleet.example.com/team=core')).toEqual([
+      { key: 'fleet.example.com/team', operator: 'In', values: ['core'] },
+    ]);
+    expect(parseLabelSelector('  ')).toEqual([]);
+  });
+
+  it.each([
+    ['env=prod,', /stray comma/],
+    ['region in (a', /unbalanced/],
+    ['region in ()', /at least one value/],
+    ['Bad Key=1', /not a label requirement|not a valid label key/],
+    ['env=' + 'x'.repeat(64), /not a valid label value/],
+    ['-env=prod', /not a valid label key/],
+  ])('rejects %s', (selector, message) => {
+    expect(() => parseLabelSelector(selector)).toThrow(LabelSelectorError);
+    expect(() => parseLabelSelector(selector)).toThrow(message);
+  });
+});
+
+describe('matchesLabelSelector', () => {
+  const labels = { env: 'prod', region: 'us-east-1' };
+  it.each([
+    ['env=prod', true],
+    ['env=staging', false],
+    ['env!=staging', true],
+    ['missing!=x', true],
+    ['region in (us-east-1,eu-west-1)', true],
+    ['region notin (us-east-1)', false],
+    ['env', true],
+    ['!env', false],
+    ['!gpu', true],
+    ['env=prod,gpu', false],
+  ])('%s → %s', (selector, expected) => {
+    expect(matchesLabelSelector(parseLabelSelector(selector), labels)).toBe(expected);
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * Kubernetes label selectors in their string form (`env=prod,tier!=db,region in (a,b),!legacy`),
+ * parsed with the same grammar and limits as k8s.io/apimachinery/pkg/labels, and matched either
+ * in memory or by the fleet's SQL (see labelSelectorSql in the API).
+ */
+export type LabelRequirement =
+  | { key: string; operator: 'In' | 'NotIn'; values: string[] }
+  | { key: string; operator: 'Exists' | 'DoesNotExist' };
+
+export class LabelSelectorError extends Error {
+  override readonly name = 'LabelSelectorError';
+}
+
+const KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+function checkKey(key: string): string {
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  if (!KEY.test(key) || name.length > 63 || key.length > 253 + 1 + 63) {
+    throw new LabelSelectorError(`"${key}" is not a valid label key`);
+  }
+  return key;
+}
+
+function checkValue(value: string): string {
+  if (value.length > 63 || !VALUE.test(value)) {
+    throw new LabelSelectorError(`"${value}" is not a valid label value`);
+  }
+  return value;
+}
+
+/** Splits on commas that are not inside a value list's parentheses. */
+function splitTerms(selector: string): string[] {
+  const terms: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < selector.length; i++) {
+    const ch = selector[i];
+    if (ch === '(') depth++;
+    else if (ch === ')') depth--;
+    else if (ch === ',' && depth === 0) {
+      terms.push(selector.slice(start, i));
+      start = i + 1;
+    }
+    if (depth < 0 || depth > 1) throw new LabelSelectorError('unbalanced parentheses');
+  }
+  if (depth !== 0) throw new LabelSelectorError('unbalanced parentheses');
+  terms.push(selector.slice(start));
+  return terms.map((t) => t.trim());
+}
+
+export function parseLabelSelector(selector: string): LabelRequirement[] {
+  if (selector.length > 4096) throw new LabelSelectorError('must be no more than 4096 characters');
+  if (selector.trim() === '') return [];
+  return splitTerms(selector).map((term): LabelRequirement => {
+    if (term === '') throw new LabelSelectorError('empty requirement (stray comma)');
+    const set = /^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(term);
+    if (set) {
+      const values = set[3]!.split(',').map((v) => checkValue(v.trim()));
+      if (values.length === 0 || (values.length === 1 && values[0] === '')) {
+        throw new LabelSelectorError(`"${term}": a set needs at least one value`);
+      }
+      return { key: checkKey(set[1]!), operator: set[2] === 'in' ? 'In' : 'NotIn', values: [...new Set(values)].sort() };
+    }
+    const eq = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
+    if (eq) {
+      return { key: checkKey(eq[1]!), operator: eq[2] === '!=' ? 'NotIn' : 'In', values: [checkValue(eq[3]!)] };
+    }
+    const not = /^!\s*(\S+)$/.exec(term);
+    if (not) return { key: checkKey(not[1]!), operator: 'DoesNotExist' };
+    if (/^\S+$/.test(term)) return { key: checkKey(term), operator: 'Exists' };
+    throw new LabelSelectorError(`"${term}" is not a label requirement`);
+  });
+}
+
+export function matchesLabelSelector(requirements: readonly LabelRequirement[], labels: Record<string, string>): boolean {
+  return requirements.every((r) => {
+    const has = Object.hasOwn(labels, r.key);
+    switch (r.operator) {
+      case 'Exists':
+        return has;
+      case 'DoesNotExist':
+        return !has;
+      case 'In':
+        return has && r.values.includes(labels[r.key]!);
+      case 'NotIn':
+        return !has || !r.values.includes(labels[r.key]!);
+    }
+  });
+}
