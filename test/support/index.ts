@@ -1,2 +1,3 @@
 export {};
 export * from './ec2/index.js';
+export * from './kube-apiserver/index.js';

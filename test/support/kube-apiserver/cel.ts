@@ -79,7 +79,10 @@ export function parseQuantity(s: string): number | undefined {
 
 function quantity(s: string): CelQuantity {
   const v = parseQuantity(s);
-  if (v === undefined) throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+  if (v === undefined)
+    throw new Error(
+      `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+    );
   return new CelQuantity(v);
 }
 
@@ -94,9 +97,13 @@ const FORMATS: Record<string, CelFormatter> = {
   dns1123Label: formatter(dns1123LabelErrors),
   qualifiedName: formatter(qualifiedNameErrors),
   dns1123LabelPrefix: formatter((s) => dns1123LabelErrors(s.endsWith('-') ? s.slice(0, -1) : s)),
-  dns1123SubdomainPrefix: formatter((s) => dns1123SubdomainErrors(s.endsWith('-') ? s.slice(0, -1) : s)),
+  dns1123SubdomainPrefix: formatter((s) =>
+    dns1123SubdomainErrors(s.endsWith('-') ? s.slice(0, -1) : s),
+  ),
   uuid: formatter((s) =>
-    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s) ? [] : ['invalid UUID'],
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s)
+      ? []
+      : ['invalid UUID'],
   ),
   uri: formatter((s) => (URL.canParse(s) ? [] : ['invalid URI'])),
 };
@@ -118,12 +125,19 @@ export function celEnvironment(): Environment {
     // ip library
     .registerFunction('isIP(string): bool', (s: string) => strictIP(s) !== 0)
     .registerFunction('ip(string): net.IP', (s: string) => {
-      if (!strictIP(s)) throw new Error(`IP Address "${s}" parse error during conversion from string`);
+      if (!strictIP(s))
+        throw new Error(`IP Address "${s}" parse error during conversion from string`);
       return new CelIP(s);
     })
     .registerFunction('net.IP.family(): int', (ip: CelIP) => BigInt(strictIP(ip.addr)))
-    .registerFunction('net.IP.isLoopback(): bool', (ip: CelIP) => ip.addr.startsWith('127.') || ip.addr === '::1')
-    .registerFunction('net.IP.isUnspecified(): bool', (ip: CelIP) => ip.addr === '0.0.0.0' || ip.addr === '::')
+    .registerFunction(
+      'net.IP.isLoopback(): bool',
+      (ip: CelIP) => ip.addr.startsWith('127.') || ip.addr === '::1',
+    )
+    .registerFunction(
+      'net.IP.isUnspecified(): bool',
+      (ip: CelIP) => ip.addr === '0.0.0.0' || ip.addr === '::',
+    )
     .registerFunction('string(net.IP): string', (ip: CelIP) => ip.addr)
     // cidr library
     .registerFunction('isCIDR(string): bool', (s: string) => parseCIDR(s) !== undefined)
@@ -136,14 +150,21 @@ export function celEnvironment(): Environment {
     .registerFunction('net.CIDR.ip(): net.IP', (c: CelCIDR) => new CelIP(c.addr))
     .registerFunction('string(net.CIDR): string', (c: CelCIDR) => `${c.addr}/${c.prefix}`)
     // url library
-    .registerFunction('isURL(string): bool', (s: string) => URL.canParse(s) && /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s))
+    .registerFunction(
+      'isURL(string): bool',
+      (s: string) => URL.canParse(s) && /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s),
+    )
     .registerFunction('url(string): net.URL', (s: string) => {
       if (!URL.canParse(s)) throw new Error(`URL parse error during conversion from string: ${s}`);
       return new CelURL(new URL(s));
     })
-    .registerFunction('net.URL.getScheme(): string', (u: CelURL) => u.url.protocol.replace(/:$/, ''))
+    .registerFunction('net.URL.getScheme(): string', (u: CelURL) =>
+      u.url.protocol.replace(/:$/, ''),
+    )
     .registerFunction('net.URL.getHost(): string', (u: CelURL) => u.url.host)
-    .registerFunction('net.URL.getHostname(): string', (u: CelURL) => u.url.hostname.replace(/^\[|\]$/g, ''))
+    .registerFunction('net.URL.getHostname(): string', (u: CelURL) =>
+      u.url.hostname.replace(/^\[|\]$/g, ''),
+    )
     .registerFunction('net.URL.getPort(): string', (u: CelURL) => u.url.port)
     .registerFunction('net.URL.getEscapedPath(): string', (u: CelURL) => u.url.pathname)
     .registerFunction('net.URL.getQuery(): map<string, list<string>>', (u: CelURL) => {
@@ -152,36 +173,70 @@ export function celEnvironment(): Environment {
       return q;
     })
     // regex library
-    .registerFunction('string.find(string): string', (s: string, re: string) => new RegExp(re).exec(s)?.[0] ?? '')
-    .registerFunction('string.findAll(string): list<string>', (s: string, re: string) => [
-      ...s.matchAll(new RegExp(re, 'g')),
-    ].map((m) => m[0]))
+    .registerFunction(
+      'string.find(string): string',
+      (s: string, re: string) => new RegExp(re).exec(s)?.[0] ?? '',
+    )
+    .registerFunction('string.findAll(string): list<string>', (s: string, re: string) =>
+      [...s.matchAll(new RegExp(re, 'g'))].map((m) => m[0]),
+    )
     // quantity library
     .registerFunction('isQuantity(string): bool', (s: string) => parseQuantity(s) !== undefined)
     .registerFunction('quantity(string): kubernetes.Quantity', quantity)
-    .registerFunction('kubernetes.Quantity.compareTo(kubernetes.Quantity): int', (a: CelQuantity, b: CelQuantity) =>
-      cmp(a.value, b.value),
+    .registerFunction(
+      'kubernetes.Quantity.compareTo(kubernetes.Quantity): int',
+      (a: CelQuantity, b: CelQuantity) => cmp(a.value, b.value),
     )
-    .registerFunction('kubernetes.Quantity.isGreaterThan(kubernetes.Quantity): bool', (a: CelQuantity, b: CelQuantity) => a.value > b.value)
-    .registerFunction('kubernetes.Quantity.isLessThan(kubernetes.Quantity): bool', (a: CelQuantity, b: CelQuantity) => a.value < b.value)
+    .registerFunction(
+      'kubernetes.Quantity.isGreaterThan(kubernetes.Quantity): bool',
+      (a: CelQuantity, b: CelQuantity) => a.value > b.value,
+    )
+    .registerFunction(
+      'kubernetes.Quantity.isLessThan(kubernetes.Quantity): bool',
+      (a: CelQuantity, b: CelQuantity) => a.value < b.value,
+    )
     .registerFunction('kubernetes.Quantity.sign(): int', (a: CelQuantity) => cmp(a.value, 0))
-    .registerFunction('kubernetes.Quantity.asInteger(): int', (a: CelQuantity) => BigInt(Math.trunc(a.value)))
-    .registerFunction('kubernetes.Quantity.asApproximateFloat(): double', (a: CelQuantity) => a.value)
-    .registerFunction('kubernetes.Quantity.add(kubernetes.Quantity): kubernetes.Quantity', (a: CelQuantity, b: CelQuantity) => new CelQuantity(a.value + b.value))
-    .registerFunction('kubernetes.Quantity.sub(kubernetes.Quantity): kubernetes.Quantity', (a: CelQuantity, b: CelQuantity) => new CelQuantity(a.value - b.value))
+    .registerFunction('kubernetes.Quantity.asInteger(): int', (a: CelQuantity) =>
+      BigInt(Math.trunc(a.value)),
+    )
+    .registerFunction(
+      'kubernetes.Quantity.asApproximateFloat(): double',
+      (a: CelQuantity) => a.value,
+    )
+    .registerFunction(
+      'kubernetes.Quantity.add(kubernetes.Quantity): kubernetes.Quantity',
+      (a: CelQuantity, b: CelQuantity) => new CelQuantity(a.value + b.value),
+    )
+    .registerFunction(
+      'kubernetes.Quantity.sub(kubernetes.Quantity): kubernetes.Quantity',
+      (a: CelQuantity, b: CelQuantity) => new CelQuantity(a.value - b.value),
+    )
     // format library
-    .registerFunction('kubernetes.FormatLib.dns1123Subdomain(): kubernetes.NamedFormat', () => FORMATS.dns1123Subdomain!)
-    .registerFunction('kubernetes.FormatLib.dns1123Label(): kubernetes.NamedFormat', () => FORMATS.dns1123Label!)
-    .registerFunction('kubernetes.FormatLib.qualifiedName(): kubernetes.NamedFormat', () => FORMATS.qualifiedName!)
+    .registerFunction(
+      'kubernetes.FormatLib.dns1123Subdomain(): kubernetes.NamedFormat',
+      () => FORMATS.dns1123Subdomain!,
+    )
+    .registerFunction(
+      'kubernetes.FormatLib.dns1123Label(): kubernetes.NamedFormat',
+      () => FORMATS.dns1123Label!,
+    )
+    .registerFunction(
+      'kubernetes.FormatLib.qualifiedName(): kubernetes.NamedFormat',
+      () => FORMATS.qualifiedName!,
+    )
     .registerFunction('kubernetes.FormatLib.uuid(): kubernetes.NamedFormat', () => FORMATS.uuid!)
     .registerFunction('kubernetes.FormatLib.uri(): kubernetes.NamedFormat', () => FORMATS.uri!)
-    .registerFunction('kubernetes.FormatLib.named(string): optional<kubernetes.NamedFormat>', (_l: CelFormatLib, n: string) =>
-      FORMATS[n] ? Optional.of(FORMATS[n]) : Optional.none(),
+    .registerFunction(
+      'kubernetes.FormatLib.named(string): optional<kubernetes.NamedFormat>',
+      (_l: CelFormatLib, n: string) => (FORMATS[n] ? Optional.of(FORMATS[n]) : Optional.none()),
     )
-    .registerFunction('kubernetes.NamedFormat.validate(string): optional<list<string>>', (f: CelFormatter, s: string) => {
-      const errs = f.validate(s);
-      return errs.length ? Optional.of(errs) : Optional.none();
-    });
+    .registerFunction(
+      'kubernetes.NamedFormat.validate(string): optional<list<string>>',
+      (f: CelFormatter, s: string) => {
+        const errs = f.validate(s);
+        return errs.length ? Optional.of(errs) : Optional.none();
+      },
+    );
   sharedEnv = env;
   return env;
 }
@@ -226,9 +281,9 @@ export function compileRule(rule: ValidationRule): CompiledRule {
   try {
     const checked = env.check(rule.rule);
     if (!checked.valid) throw checked.error ?? new Error('type check failed');
-    compiled.program = env.parse(rule.rule) as unknown as CompiledRule['program'];
+    compiled.program = env.parse(rule.rule);
     if (rule.messageExpression) {
-      compiled.messageProgram = env.parse(rule.messageExpression) as unknown as CompiledRule['program'];
+      compiled.messageProgram = env.parse(rule.messageExpression);
     }
   } catch (e) {
     compiled.error = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'compile error';

@@ -21,11 +21,24 @@ import {
   STALE_RV,
   StatusCause,
 } from './errors.js';
-import { apply as ssaApply, ManagerState, TypeRef, updateOwnership, writeManagers, displayPath } from './fieldset.js';
+import {
+  apply as ssaApply,
+  ManagerState,
+  TypeRef,
+  updateOwnership,
+  writeManagers,
+  displayPath,
+} from './fieldset.js';
 import { handleHttp } from './http.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { builtinDefs, defsFromCrd, ResourceDef, WriteContext } from './resources.js';
-import { FieldRequirement, LabelRequirement, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+import {
+  FieldRequirement,
+  LabelRequirement,
+  matchesLabels,
+  parseFieldSelector,
+  parseLabelSelector,
+} from './selectors.js';
 import {
   clone,
   deepEqual,
@@ -239,7 +252,14 @@ export class KubeApiServerEmulator {
 
   private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = Date.now();
-    const entry: RequestLogEntry = { time: started, method: req.method ?? 'GET', path: '', query: '', verb: '', status: 0 };
+    const entry: RequestLogEntry = {
+      time: started,
+      method: req.method ?? 'GET',
+      path: '',
+      query: '',
+      verb: '',
+      status: 0,
+    };
     if (req.headers['user-agent']) entry.userAgent = req.headers['user-agent'];
     res.on('close', () => {
       entry.status = res.statusCode;
@@ -310,7 +330,12 @@ export class KubeApiServerEmulator {
     const { group, version } = splitApiVersion(apiVersion);
     const key = this.byKind.get(`${group}/${version}`)?.get(kind);
     const def = key ? this.groups.get(key)?.defs.find((d) => d.version === version) : undefined;
-    if (!def) throw new ApiError(404, 'NotFound', `the server could not find the requested resource (no kind "${kind}" is registered for version "${apiVersion}")`);
+    if (!def)
+      throw new ApiError(
+        404,
+        'NotFound',
+        `the server could not find the requested resource (no kind "${kind}" is registered for version "${apiVersion}")`,
+      );
     return def;
   }
 
@@ -330,7 +355,11 @@ export class KubeApiServerEmulator {
     const rest: KubeObject = { ...out };
     delete rest.apiVersion;
     delete rest.kind;
-    return { apiVersion: def.group ? `${def.group}/${def.version}` : def.version, kind: def.kind, ...rest };
+    return {
+      apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
+      kind: def.kind,
+      ...rest,
+    };
   }
 
   private writeContext(): WriteContext {
@@ -356,13 +385,18 @@ export class KubeApiServerEmulator {
     const fields = this.parseFields(def, opts.fieldSelector);
     let items = [...this.state(def).objects.entries()]
       .filter(([, o]) => !def.namespaced || !ns || o.metadata?.namespace === ns)
-      .filter(([, o]) => matchesLabels(labels, o.metadata?.labels) && this.matchesFields(def, fields, o))
+      .filter(
+        ([, o]) => matchesLabels(labels, o.metadata?.labels) && this.matchesFields(def, fields, o),
+      )
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const meta: JsonObject = { resourceVersion: String(this.rv) };
     if (opts.continue) {
       let start: string;
       try {
-        start = String((JSON.parse(Buffer.from(opts.continue, 'base64').toString('utf8')) as { start: string }).start);
+        start = String(
+          (JSON.parse(Buffer.from(opts.continue, 'base64').toString('utf8')) as { start: string })
+            .start,
+        );
       } catch {
         throw badRequest('continue key is not valid: illegal base64 data at input byte 0');
       }
@@ -372,7 +406,9 @@ export class KubeApiServerEmulator {
       const remaining = items.length - opts.limit;
       items = items.slice(0, opts.limit);
       const last = items[items.length - 1]![0];
-      meta.continue = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: this.rv, start: last })).toString('base64');
+      meta.continue = Buffer.from(
+        JSON.stringify({ v: 'meta.k8s.io/v1', rv: this.rv, start: last }),
+      ).toString('base64');
       meta.remainingItemCount = remaining;
     }
     return {
@@ -394,7 +430,8 @@ export class KubeApiServerEmulator {
   private parseFields(def: ResourceDef, s: string | undefined): FieldRequirement[] {
     const reqs = parseFieldSelector(s);
     for (const r of reqs) {
-      if (r.field === 'metadata.name' || (r.field === 'metadata.namespace' && def.namespaced)) continue;
+      if (r.field === 'metadata.name' || (r.field === 'metadata.namespace' && def.namespaced))
+        continue;
       if (def.fieldSelectors?.[r.field]) continue;
       throw badRequest(`field label not supported: ${r.field}`);
     }
@@ -425,48 +462,92 @@ export class KubeApiServerEmulator {
     return def.custom ? (def.schema ? { s: def.schema.schema } : {}) : { builtin: true };
   }
 
-  private checkNamespace(def: ResourceDef, ns: string | undefined, name: string, creating: boolean): void {
+  private checkNamespace(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    creating: boolean,
+  ): void {
     if (!def.namespaced) return;
-    if (!ns) throw badRequest('the server could not find the requested resource: namespace must be specified');
+    if (!ns)
+      throw badRequest(
+        'the server could not find the requested resource: namespace must be specified',
+      );
     const nsObj = this.groups.get('/namespaces')?.objects.get(ns);
     if (!nsObj) throw notFound('namespaces', '', ns);
     if (creating && nsObj.metadata?.deletionTimestamp)
-      throw forbidden(def.plural, def.group, name, `unable to create new content in namespace ${ns} because it is being terminated`, [
-        { reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' },
-      ]);
+      throw forbidden(
+        def.plural,
+        def.group,
+        name,
+        `unable to create new content in namespace ${ns} because it is being terminated`,
+        [
+          {
+            reason: 'NamespaceTerminating',
+            message: `namespace ${ns} is being terminated`,
+            field: 'metadata.namespace',
+          },
+        ],
+      );
   }
 
   private checkTypeMeta(def: ResourceDef, body: KubeObject): void {
     const expected = def.group ? `${def.group}/${def.version}` : def.version;
     if (def.custom && (!body.apiVersion || !body.kind)) {
-      throw badRequest(`Object '${body.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(body).slice(0, 200)}'`);
+      throw badRequest(
+        `Object '${body.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(body).slice(0, 200)}'`,
+      );
     }
     if (body.apiVersion !== undefined && body.apiVersion !== expected) {
       const bv = splitApiVersion(String(body.apiVersion));
       if (bv.group !== def.group || !this.defFor(def.group, bv.version, def.plural))
-        throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${expected})`);
+        throw badRequest(
+          `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${expected})`,
+        );
     }
     if (body.kind !== undefined && body.kind !== def.kind)
-      throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${def.kind})`);
+      throw badRequest(
+        `the kind in the data (${String(body.kind)}) does not match the expected kind (${def.kind})`,
+      );
   }
 
-  createObject(def: ResourceDef, ns: string | undefined, input: KubeObject, opts: WriteOptions = {}): WriteResult {
+  createObject(
+    def: ResourceDef,
+    ns: string | undefined,
+    input: KubeObject,
+    opts: WriteOptions = {},
+  ): WriteResult {
     if (!isObject(input)) throw badRequest('the body of the request was in an unknown format');
     this.checkTypeMeta(def, input);
     const body = clone(input);
     const meta = (body.metadata = isObject(body.metadata) ? body.metadata : {});
     if (def.namespaced) {
       if (meta.namespace && ns && meta.namespace !== ns)
-        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+        throw badRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
       meta.namespace = ns ?? meta.namespace;
     } else delete meta.namespace;
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix()}`;
     const name = meta.name ?? '';
-    if (!name) throw invalid(def.kind, def.group, '', [cause.required('metadata.name', 'name or generateName is required')]);
+    if (!name)
+      throw invalid(def.kind, def.group, '', [
+        cause.required('metadata.name', 'name or generateName is required'),
+      ]);
     this.checkNamespace(def, meta.namespace, name, true);
     const g = this.state(def);
-    if (g.objects.has(objKey(meta.namespace, name))) throw alreadyExists(def.plural, def.group, name);
-    for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink', 'managedFields'])
+    if (g.objects.has(objKey(meta.namespace, name)))
+      throw alreadyExists(def.plural, def.group, name);
+    for (const k of [
+      'uid',
+      'resourceVersion',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+      'selfLink',
+      'managedFields',
+    ])
       delete meta[k];
     if (def.status && def.custom) delete body.status;
     def.prepareCreate?.(body, this.writeContext());
@@ -493,13 +574,20 @@ export class KubeApiServerEmulator {
     const body = clone(input);
     const meta = (body.metadata = isObject(body.metadata) ? body.metadata : {});
     if (meta.name !== undefined && meta.name !== name)
-      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`,
+      );
     if (def.namespaced && meta.namespace !== undefined && meta.namespace !== ns)
-      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      throw badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     const rv = meta.resourceVersion;
-    if (rv !== undefined && rv !== '' && rv !== old.metadata?.resourceVersion) throw conflict(def.plural, def.group, name, STALE_RV);
+    if (rv !== undefined && rv !== '' && rv !== old.metadata?.resourceVersion)
+      throw conflict(def.plural, def.group, name, STALE_RV);
     if ((rv === undefined || rv === '') && def.requireResourceVersionOnUpdate && !fromPatch)
-      throw invalid(def.kind, def.group, name, [cause.invalid('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
+      throw invalid(def.kind, def.group, name, [
+        cause.invalid('metadata.resourceVersion', '0x0', 'must be specified for an update'),
+      ]);
 
     let next: KubeObject;
     if (subresource === 'status') {
@@ -519,7 +607,13 @@ export class KubeApiServerEmulator {
       nm.name = name;
       if (def.namespaced) nm.namespace = ns;
       else delete nm.namespace;
-      for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+      for (const k of [
+        'uid',
+        'creationTimestamp',
+        'deletionTimestamp',
+        'deletionGracePeriodSeconds',
+        'generation',
+      ] as const) {
         if (om[k] !== undefined) nm[k] = om[k] as never;
         else delete nm[k];
       }
@@ -532,7 +626,10 @@ export class KubeApiServerEmulator {
     }
     next.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     next.kind = def.kind;
-    const res = this.commit(def, g, old, next, opts, { manager: this.managerName(opts), subresource });
+    const res = this.commit(def, g, old, next, opts, {
+      manager: this.managerName(opts),
+      subresource,
+    });
     return res;
   }
 
@@ -546,34 +643,55 @@ export class KubeApiServerEmulator {
     subresource?: 'status',
   ): WriteResult {
     if (type === 'apply') return this.applyObject(def, ns, name, patch, opts, subresource);
-    if (opts.force !== undefined) throw badRequest('force: Forbidden: may not be specified for non-apply patch');
+    if (opts.force !== undefined)
+      throw badRequest('force: Forbidden: may not be specified for non-apply patch');
     if (type === 'strategic' && def.custom)
-      throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      );
     const g = this.state(def);
     const old = g.objects.get(objKey(def.namespaced ? ns : undefined, name));
     if (!old) throw notFound(def.plural, def.group, name);
     const current = this.present(def, old);
     let patched: unknown;
     if (type === 'json') patched = jsonPatch(current, patch);
-    else if (!isObject(patch)) throw badRequest('json: cannot unmarshal into Go value of type map[string]interface {}');
+    else if (!isObject(patch))
+      throw badRequest('json: cannot unmarshal into Go value of type map[string]interface {}');
     else if (type === 'merge') patched = mergePatch(current, patch);
     else patched = strategicMergePatch(current, patch, this.typeRoot(def));
     if (!isObject(patched)) throw badRequest('patched object is not an object');
     return this.updateObject(def, ns, name, patched, opts, subresource, true);
   }
 
-  applyObject(def: ResourceDef, ns: string | undefined, name: string, input: unknown, opts: WriteOptions = {}, subresource?: 'status'): WriteResult {
-    if (!opts.fieldManager) throw badRequest('PATCH, PUT, POST, DELETE: fieldManager is required for apply requests');
-    if (!isObject(input)) throw badRequest('error decoding YAML: the body of an apply request must be an object');
+  applyObject(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    input: unknown,
+    opts: WriteOptions = {},
+    subresource?: 'status',
+  ): WriteResult {
+    if (!opts.fieldManager)
+      throw badRequest('PATCH, PUT, POST, DELETE: fieldManager is required for apply requests');
+    if (!isObject(input))
+      throw badRequest('error decoding YAML: the body of an apply request must be an object');
     const applied = clone(input) as KubeObject;
     if (!applied.apiVersion || !applied.kind)
-      throw badRequest(`Object '${applied.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(applied).slice(0, 200)}'`);
+      throw badRequest(
+        `Object '${applied.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(applied).slice(0, 200)}'`,
+      );
     this.checkTypeMeta(def, applied);
     const meta = (applied.metadata = isObject(applied.metadata) ? applied.metadata : {});
     if (meta.name !== undefined && meta.name !== name)
-      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`,
+      );
     if (def.namespaced && meta.namespace !== undefined && meta.namespace !== ns)
-      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      throw badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     delete meta.managedFields;
     const g = this.state(def);
     const old = g.objects.get(objKey(def.namespaced ? ns : undefined, name));
@@ -587,17 +705,43 @@ export class KubeApiServerEmulator {
     if (def.status && subresource !== 'status') delete applied.status;
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     const live = old ? this.present(def, old) : undefined;
-    const result = ssaApply(live, applied, this.typeRoot(def), def.status, opts.fieldManager, apiVersion, subresource, opts.force === true);
+    const result = ssaApply(
+      live,
+      applied,
+      this.typeRoot(def),
+      def.status,
+      opts.fieldManager,
+      apiVersion,
+      subresource,
+      opts.force === true,
+    );
     if (result.conflicts.length) {
       const byMgr = new Map<string, string[]>();
-      for (const c of result.conflicts) byMgr.set(`"${c.manager}" using ${c.apiVersion}`, [...(byMgr.get(`"${c.manager}" using ${c.apiVersion}`) ?? []), displayPath(c.path)]);
+      for (const c of result.conflicts)
+        byMgr.set(`"${c.manager}" using ${c.apiVersion}`, [
+          ...(byMgr.get(`"${c.manager}" using ${c.apiVersion}`) ?? []),
+          displayPath(c.path),
+        ]);
       const parts: string[] = [];
       for (const [m, paths] of byMgr)
-        parts.push(paths.length === 1 ? `conflict with ${m}: ${paths[0]!}` : `conflicts with ${m}:\n${paths.map((p) => `- ${p}`).join('\n')}`);
+        parts.push(
+          paths.length === 1
+            ? `conflict with ${m}: ${paths[0]!}`
+            : `conflicts with ${m}:\n${paths.map((p) => `- ${p}`).join('\n')}`,
+        );
       const n = result.conflicts.length;
-      const err = new ApiError(409, 'Conflict', `Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${parts.join('\n')}`, {
-        causes: result.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${c.apiVersion}`, field: displayPath(c.path) })),
-      });
+      const err = new ApiError(
+        409,
+        'Conflict',
+        `Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${parts.join('\n')}`,
+        {
+          causes: result.conflicts.map((c) => ({
+            reason: 'FieldManagerConflict',
+            message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+            field: displayPath(c.path),
+          })),
+        },
+      );
       throw err;
     }
     const next = result.object;
@@ -607,10 +751,20 @@ export class KubeApiServerEmulator {
     nm.name = name;
     if (def.namespaced) nm.namespace = ns;
     if (!old) {
-      for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generation'] as const) delete nm[k];
+      for (const k of [
+        'uid',
+        'resourceVersion',
+        'creationTimestamp',
+        'deletionTimestamp',
+        'generation',
+      ] as const)
+        delete nm[k];
       if (def.status && def.custom) delete next.status;
       def.prepareCreate?.(next, this.writeContext());
-      const r = this.commit(def, g, undefined, next, opts, { manager: opts.fieldManager, managers: result.managers });
+      const r = this.commit(def, g, undefined, next, opts, {
+        manager: opts.fieldManager,
+        managers: result.managers,
+      });
       r.warnings.unshift(...warnings);
       return r;
     }
@@ -619,7 +773,11 @@ export class KubeApiServerEmulator {
       const base = clone(old);
       if (st !== undefined) base.status = st;
       else delete base.status;
-      const r = this.commit(def, g, old, base, opts, { manager: opts.fieldManager, managers: result.managers, subresource });
+      const r = this.commit(def, g, old, base, opts, {
+        manager: opts.fieldManager,
+        managers: result.managers,
+        subresource,
+      });
       r.warnings.unshift(...warnings);
       return r;
     }
@@ -627,7 +785,10 @@ export class KubeApiServerEmulator {
       if (old.status !== undefined) next.status = clone(old.status);
       else delete next.status;
     }
-    const r = this.commit(def, g, old, next, opts, { manager: opts.fieldManager, managers: result.managers });
+    const r = this.commit(def, g, old, next, opts, {
+      manager: opts.fieldManager,
+      managers: result.managers,
+    });
     r.warnings.unshift(...warnings);
     return r;
   }
@@ -635,7 +796,10 @@ export class KubeApiServerEmulator {
   private handleUnknown(unknown: string[], opts: WriteOptions, warnings: string[]): void {
     if (!unknown.length) return;
     const mode = opts.fieldValidation ?? 'Warn';
-    if (mode === 'Strict') throw badRequest(`strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`);
+    if (mode === 'Strict')
+      throw badRequest(
+        `strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`,
+      );
     if (mode === 'Warn') for (const u of unknown) warnings.push(`unknown field "${u}"`);
   }
 
@@ -657,7 +821,13 @@ export class KubeApiServerEmulator {
     if (old?.metadata?.deletionTimestamp) {
       const before = new Set(old.metadata.finalizers ?? []);
       for (const f of meta.finalizers ?? [])
-        if (!before.has(f)) causes.push(cause.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{"${f}"}`));
+        if (!before.has(f))
+          causes.push(
+            cause.forbidden(
+              'metadata.finalizers',
+              `no new finalizers can be added if the object is being deleted, found new finalizers []string{"${f}"}`,
+            ),
+          );
     }
     if (def.schema) causes.push(...def.schema.validate(next, old ? { old } : {}));
     if (def.validate) causes.push(...def.validate(next, old));
@@ -665,7 +835,16 @@ export class KubeApiServerEmulator {
 
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     const managers =
-      how.managers ?? updateOwnership(old, next, this.typeRoot(def), def.status, how.manager, apiVersion, how.subresource);
+      how.managers ??
+      updateOwnership(
+        old,
+        next,
+        this.typeRoot(def),
+        def.status,
+        how.manager,
+        apiVersion,
+        how.subresource,
+      );
     const managedFields = writeManagers(managers);
     // A write that changes neither the object nor field ownership is a no-op: no new resourceVersion, no event.
     if (
@@ -695,20 +874,36 @@ export class KubeApiServerEmulator {
     meta.resourceVersion = String(++this.rv);
     g.objects.set(key, next);
     this.emit(g, old ? 'MODIFIED' : 'ADDED', next, old);
-    if (def.kind === 'CustomResourceDefinition' && def.group === 'apiextensions.k8s.io') this.onCrdWritten(next);
+    if (def.kind === 'CustomResourceDefinition' && def.group === 'apiextensions.k8s.io')
+      this.onCrdWritten(next);
     return { object: this.present(def, next), warnings, created: !old };
   }
 
-  deleteObject(def: ResourceDef, ns: string | undefined, name: string, opts: DeleteOptions = {}): KubeObject {
+  deleteObject(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): KubeObject {
     const g = this.state(def);
     const key = objKey(def.namespaced ? ns : undefined, name);
     const old = g.objects.get(key);
     if (!old) throw notFound(def.plural, def.group, name);
     const pre = opts.preconditions;
     if (pre?.uid && pre.uid !== old.metadata?.uid)
-      throw conflict(def.plural, def.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata?.uid ?? ''}`);
+      throw conflict(
+        def.plural,
+        def.group,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata?.uid ?? ''}`,
+      );
     if (pre?.resourceVersion && pre.resourceVersion !== old.metadata?.resourceVersion)
-      throw conflict(def.plural, def.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata?.resourceVersion ?? ''}`);
+      throw conflict(
+        def.plural,
+        def.group,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata?.resourceVersion ?? ''}`,
+      );
     if (opts.dryRun) return this.present(def, old);
     const hasFinalizers = (old.metadata?.finalizers ?? []).length > 0;
     if (def.kind === 'Namespace' && !def.group) return this.deleteNamespace(def, g, old);
@@ -772,7 +967,8 @@ export class KubeApiServerEmulator {
   private finishNamespace(ns: string): void {
     const g = this.groups.get('/namespaces');
     const nsObj = g?.objects.get(ns);
-    if (!g || !nsObj?.metadata?.deletionTimestamp || (nsObj.metadata.finalizers ?? []).length > 0) return;
+    if (!g || !nsObj?.metadata?.deletionTimestamp || (nsObj.metadata.finalizers ?? []).length > 0)
+      return;
     for (const other of this.groups.values()) {
       if (!other.defs[0]?.namespaced) continue;
       for (const o of other.objects.values()) if (o.metadata?.namespace === ns) return;
@@ -811,7 +1007,8 @@ export class KubeApiServerEmulator {
   }
 
   private uidExists(uid: string): boolean {
-    for (const g of this.groups.values()) for (const o of g.objects.values()) if (o.metadata?.uid === uid) return true;
+    for (const g of this.groups.values())
+      for (const o of g.objects.values()) if (o.metadata?.uid === uid) return true;
     return false;
   }
 
@@ -827,16 +1024,41 @@ export class KubeApiServerEmulator {
     const names = spec.names as JsonObject;
     const status = {
       conditions: [
-        { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found', lastTransitionTime: nowIso() },
-        { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted', lastTransitionTime: nowIso() },
+        {
+          type: 'NamesAccepted',
+          status: 'True',
+          reason: 'NoConflicts',
+          message: 'no conflicts found',
+          lastTransitionTime: nowIso(),
+        },
+        {
+          type: 'Established',
+          status: 'True',
+          reason: 'InitialNamesAccepted',
+          message: 'the initial names have been accepted',
+          lastTransitionTime: nowIso(),
+        },
       ],
       acceptedNames: clone(names),
-      storedVersions: (spec.versions as JsonObject[]).filter((v) => v.storage === true).map((v) => String(v.name)),
+      storedVersions: (spec.versions as JsonObject[])
+        .filter((v) => v.storage === true)
+        .map((v) => String(v.name)),
     };
-    const prevStored = isObject(crd.status) && Array.isArray(crd.status.storedVersions) ? (crd.status.storedVersions as string[]) : [];
+    const prevStored =
+      isObject(crd.status) && Array.isArray(crd.status.storedVersions)
+        ? (crd.status.storedVersions as string[])
+        : [];
     status.storedVersions = [...new Set([...prevStored, ...status.storedVersions])];
-    if (isObject(crd.status) && deepEqual({ ...crd.status, conditions: undefined }, { ...status, conditions: undefined })) return;
-    if (isObject(crd.status) && Array.isArray(crd.status.conditions) && crd.status.conditions.length) {
+    if (
+      isObject(crd.status) &&
+      deepEqual({ ...crd.status, conditions: undefined }, { ...status, conditions: undefined })
+    )
+      return;
+    if (
+      isObject(crd.status) &&
+      Array.isArray(crd.status.conditions) &&
+      crd.status.conditions.length
+    ) {
       status.conditions = crd.status.conditions as typeof status.conditions;
     }
     const g = this.groups.get('apiextensions.k8s.io/customresourcedefinitions')!;
@@ -881,7 +1103,12 @@ export class KubeApiServerEmulator {
    * Starts a watch. `send` receives events; `close` is called when the server ends the watch
    * (timeout, 410, resource removed, emulator stopped). Returns a function that stops it.
    */
-  startWatch(def: ResourceDef, opts: WatchOptions, send: (type: WatchEventType, obj: unknown) => void, close: () => void): () => void {
+  startWatch(
+    def: ResourceDef,
+    opts: WatchOptions,
+    send: (type: WatchEventType, obj: unknown) => void,
+    close: () => void,
+  ): () => void {
     const g = this.state(def);
     const w: Watcher = {
       def,
@@ -903,22 +1130,34 @@ export class KubeApiServerEmulator {
     const bookmark = (annotations?: Record<string, string>): void => {
       const metadata: JsonObject = { resourceVersion: String(this.rv) };
       if (annotations) metadata.annotations = annotations;
-      send('BOOKMARK', { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata });
+      send('BOOKMARK', {
+        kind: def.kind,
+        apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
+        metadata,
+      });
     };
     const rvParam = opts.resourceVersion ?? '';
     const initial = opts.sendInitialEvents ?? (rvParam === '' || rvParam === '0');
     if (initial) {
-      for (const o of g.objects.values()) if (this.watcherMatches(w, o)) send('ADDED', this.present(def, o));
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
+      for (const o of g.objects.values())
+        if (this.watcherMatches(w, o)) send('ADDED', this.present(def, o));
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks)
+        bookmark({ 'k8s.io/initial-events-end': 'true' });
     } else {
       const from = Number(rvParam);
       if (!Number.isFinite(from)) {
-        send('ERROR', new ApiError(400, 'BadRequest', `invalid resource version: ${rvParam}`).toStatus());
+        send(
+          'ERROR',
+          new ApiError(400, 'BadRequest', `invalid resource version: ${rvParam}`).toStatus(),
+        );
         stop();
         return stop;
       }
       if (from < g.droppedUpTo) {
-        send('ERROR', expired(`too old resource version: ${from} (${g.droppedUpTo + 1})`).toStatus());
+        send(
+          'ERROR',
+          expired(`too old resource version: ${from} (${g.droppedUpTo + 1})`).toStatus(),
+        );
         stop();
         return stop;
       }
@@ -968,38 +1207,85 @@ export class KubeApiServerEmulator {
 
   create(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
     const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
-    return this.createObject(def, obj.metadata?.namespace, obj, { fieldManager: 'emulator', ...opts }).object;
+    return this.createObject(def, obj.metadata?.namespace, obj, {
+      fieldManager: 'emulator',
+      ...opts,
+    }).object;
   }
 
   update(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
     const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
-    return this.updateObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, { fieldManager: 'emulator', ...opts }).object;
+    return this.updateObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, {
+      fieldManager: 'emulator',
+      ...opts,
+    }).object;
   }
 
   updateStatus(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
     const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
     const sub = def.status ? 'status' : undefined;
-    return this.updateObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, { fieldManager: 'emulator', ...opts }, sub, true).object;
+    return this.updateObject(
+      def,
+      obj.metadata?.namespace,
+      obj.metadata?.name ?? '',
+      obj,
+      { fieldManager: 'emulator', ...opts },
+      sub,
+      true,
+    ).object;
   }
 
   /** Merge-patches `status` through the status subresource (what controllers/kubelets do). */
-  patchStatus(apiVersion: string, kind: string, name: string, namespace: string | undefined, status: JsonObject, opts: WriteOptions = {}): KubeObject {
+  patchStatus(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    status: JsonObject,
+    opts: WriteOptions = {},
+  ): KubeObject {
     const def = this.defForKind(apiVersion, kind);
-    return this.patchObject(def, namespace, name, 'merge', { status }, { fieldManager: 'emulator', ...opts }, def.status ? 'status' : undefined).object;
+    return this.patchObject(
+      def,
+      namespace,
+      name,
+      'merge',
+      { status },
+      { fieldManager: 'emulator', ...opts },
+      def.status ? 'status' : undefined,
+    ).object;
   }
 
-  patch(apiVersion: string, kind: string, name: string, namespace: string | undefined, patch: unknown, type: Exclude<PatchType, 'apply'> = 'merge', opts: WriteOptions = {}): KubeObject {
+  patch(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: Exclude<PatchType, 'apply'> = 'merge',
+    opts: WriteOptions = {},
+  ): KubeObject {
     const def = this.defForKind(apiVersion, kind);
-    return this.patchObject(def, namespace, name, type, patch, { fieldManager: 'emulator', ...opts }).object;
+    return this.patchObject(def, namespace, name, type, patch, {
+      fieldManager: 'emulator',
+      ...opts,
+    }).object;
   }
 
   /** Server-side apply, as `kubectl apply --server-side`. */
   apply(obj: KubeObject, opts: WriteOptions & { fieldManager: string }): KubeObject {
     const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
-    return this.applyObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, opts).object;
+    return this.applyObject(def, obj.metadata?.namespace, obj.metadata?.name ?? '', obj, opts)
+      .object;
   }
 
-  delete(apiVersion: string, kind: string, name: string, namespace?: string, opts: DeleteOptions = {}): KubeObject | undefined {
+  delete(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+    opts: DeleteOptions = {},
+  ): KubeObject | undefined {
     const def = this.defForKind(apiVersion, kind);
     try {
       return this.deleteObject(def, namespace, name, opts);
@@ -1010,9 +1296,19 @@ export class KubeApiServerEmulator {
   }
 
   /** In-process watch; the handler sees the same events an HTTP watcher would. */
-  watch(apiVersion: string, kind: string, handler: (type: WatchEventType, obj: KubeObject) => void, opts: WatchOptions = {}): () => void {
+  watch(
+    apiVersion: string,
+    kind: string,
+    handler: (type: WatchEventType, obj: KubeObject) => void,
+    opts: WatchOptions = {},
+  ): () => void {
     const def = this.defForKind(apiVersion, kind);
-    return this.startWatch(def, opts, (t, o) => handler(t, o as KubeObject), () => undefined);
+    return this.startWatch(
+      def,
+      opts,
+      (t, o) => handler(t, o as KubeObject),
+      () => undefined,
+    );
   }
 
   /** Simulates the deployment controller having rolled out `replicas` ready pods. */
@@ -1030,29 +1326,69 @@ export class KubeApiServerEmulator {
         readyReplicas: n,
         availableReplicas: n,
         conditions: [
-          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now },
-          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${name}" has successfully progressed.`, lastUpdateTime: now, lastTransitionTime: now },
+          {
+            type: 'Available',
+            status: 'True',
+            reason: 'MinimumReplicasAvailable',
+            message: 'Deployment has minimum availability.',
+            lastUpdateTime: now,
+            lastTransitionTime: now,
+          },
+          {
+            type: 'Progressing',
+            status: 'True',
+            reason: 'NewReplicaSetAvailable',
+            message: `ReplicaSet "${name}" has successfully progressed.`,
+            lastUpdateTime: now,
+            lastTransitionTime: now,
+          },
         ],
       },
     });
   }
 
   /** Approves (or denies) a CSR through the approval subresource, as `kubectl certificate approve`. */
-  approveCertificateSigningRequest(name: string, approved = true, reason = 'EmulatorApprove'): KubeObject {
+  approveCertificateSigningRequest(
+    name: string,
+    approved = true,
+    reason = 'EmulatorApprove',
+  ): KubeObject {
     const def = this.defForKind('certificates.k8s.io/v1', 'CertificateSigningRequest');
     const csr = this.getObject(def, undefined, name);
     const st = isObject(csr.status) ? csr.status : {};
-    const conditions = [...(Array.isArray(st.conditions) ? st.conditions : [])];
-    conditions.push({ type: approved ? 'Approved' : 'Denied', status: 'True', reason, message: 'set by the emulator' });
-    return this.updateObject(def, undefined, name, { ...csr, status: { ...st, conditions } }, { fieldManager: 'emulator' }, 'approval', true).object;
+    const conditions: unknown[] = Array.isArray(st.conditions)
+      ? [...(st.conditions as unknown[])]
+      : [];
+    conditions.push({
+      type: approved ? 'Approved' : 'Denied',
+      status: 'True',
+      reason,
+      message: 'set by the emulator',
+    });
+    return this.updateObject(
+      def,
+      undefined,
+      name,
+      { ...csr, status: { ...st, conditions } },
+      { fieldManager: 'emulator' },
+      'approval',
+      true,
+    ).object;
   }
 
   // ---------------------------------------------------------------- loading
 
   addCrd(crd: KubeObject): KubeObject {
-    const existing = this.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd.metadata?.name ?? '');
+    const existing = this.get(
+      'apiextensions.k8s.io/v1',
+      'CustomResourceDefinition',
+      crd.metadata?.name ?? '',
+    );
     if (existing) {
-      return this.update({ ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } });
+      return this.update({
+        ...crd,
+        metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion },
+      });
     }
     return this.create(crd);
   }
@@ -1077,11 +1413,20 @@ export class KubeApiServerEmulator {
       }
       const def = this.defForKind(String(o.apiVersion), String(o.kind));
       const ns = o.metadata?.namespace ?? (def.namespaced ? 'default' : undefined);
-      if (def.namespaced && ns && !this.get('v1', 'Namespace', ns)) this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      if (def.namespaced && ns && !this.get('v1', 'Namespace', ns))
+        this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       const withNs = { ...o, metadata: { ...o.metadata, namespace: ns } };
       let created = this.createObject(def, ns, withNs, { fieldManager: 'emulator-seed' }).object;
       if (o.status !== undefined && def.status) {
-        created = this.updateObject(def, ns, created.metadata?.name ?? '', { ...created, status: o.status }, { fieldManager: 'emulator-seed' }, 'status', true).object;
+        created = this.updateObject(
+          def,
+          ns,
+          created.metadata?.name ?? '',
+          { ...created, status: o.status },
+          { fieldManager: 'emulator-seed' },
+          'status',
+          true,
+        ).object;
       }
       out.push(created);
     }
@@ -1138,8 +1483,9 @@ export function readYamlDir(dir: string): KubeObject[] {
       else if (/\.(ya?ml|json)$/.test(f)) {
         for (const v of parseYamlFile(p)) {
           if (isObject(v) && typeof v.kind === 'string' && typeof v.apiVersion === 'string') {
-            if (v.kind.endsWith('List') && Array.isArray(v.items)) out.push(...(v.items as KubeObject[]));
-            else out.push(v as KubeObject);
+            if (v.kind.endsWith('List') && Array.isArray(v.items))
+              out.push(...(v.items as KubeObject[]));
+            else out.push(v);
           }
         }
       }

@@ -107,7 +107,12 @@ export function forbidden(
 ): ApiError {
   const d = resourceDetails(plural, group, name);
   if (causes) d.causes = causes;
-  return new ApiError(403, 'Forbidden', `${qualifiedResource(plural, group)} "${name}" is forbidden: ${why}`, d);
+  return new ApiError(
+    403,
+    'Forbidden',
+    `${qualifiedResource(plural, group)} "${name}" is forbidden: ${why}`,
+    d,
+  );
 }
 
 export function methodNotSupported(plural: string, group: string, verb: string): ApiError {
@@ -120,14 +125,23 @@ export function methodNotSupported(plural: string, group: string, verb: string):
 }
 
 export function unsupportedMediaType(contentType: string): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${contentType})`);
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${contentType})`,
+  );
 }
 
 /**
  * 422 Invalid. `kind` is the Kind (not the resource), qualified by group:
  * `NodePool.karpenter.sh "x" is invalid: spec.weight: Invalid value: ...`.
  */
-export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
+export function invalid(
+  kind: string,
+  group: string,
+  name: string,
+  causes: StatusCause[],
+): ApiError {
   const qualified = group ? `${kind}.${group}` : kind;
   const parts = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
   const summary = parts.length === 1 ? parts[0]! : `[${parts.join(', ')}]`;
@@ -159,10 +173,18 @@ export function formatValue(v: unknown): string {
 
 export const cause = {
   invalid(field: string, value: unknown, detail: string): StatusCause {
-    return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${formatValue(value)}: ${detail}` };
+    return {
+      reason: 'FieldValueInvalid',
+      field,
+      message: `Invalid value: ${formatValue(value)}: ${detail}`,
+    };
   },
   required(field: string, detail = ''): StatusCause {
-    return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
+    return {
+      reason: 'FieldValueRequired',
+      field,
+      message: detail ? `Required value: ${detail}` : 'Required value',
+    };
   },
   notSupported(field: string, value: unknown, allowed: unknown[]): StatusCause {
     const list = allowed.map((a) => formatValue(a)).join(', ');
@@ -173,18 +195,34 @@ export const cause = {
     };
   },
   tooLong(field: string, max: number): StatusCause {
-    return { reason: 'FieldValueTooLong', field, message: `Too long: may not be more than ${max} bytes` };
+    return {
+      reason: 'FieldValueTooLong',
+      field,
+      message: `Too long: may not be more than ${max} bytes`,
+    };
   },
   tooMany(field: string, actual: number, max: number): StatusCause {
-    return { reason: 'FieldValueTooMany', field, message: `Too many: ${actual}: must have at most ${max} items` };
+    return {
+      reason: 'FieldValueTooMany',
+      field,
+      message: `Too many: ${actual}: must have at most ${max} items`,
+    };
   },
   duplicate(field: string, value: unknown): StatusCause {
-    return { reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}` };
+    return {
+      reason: 'FieldValueDuplicate',
+      field,
+      message: `Duplicate value: ${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`,
+    };
   },
   forbidden(field: string, detail: string): StatusCause {
     return { reason: 'FieldValueForbidden', field, message: `Forbidden: ${detail}` };
   },
   typeInvalid(field: string, value: unknown, detail: string): StatusCause {
-    return { reason: 'FieldValueTypeInvalid', field, message: `Invalid value: ${formatValue(value)}: ${detail}` };
+    return {
+      reason: 'FieldValueTypeInvalid',
+      field,
+      message: `Invalid value: ${formatValue(value)}: ${detail}`,
+    };
   },
 };

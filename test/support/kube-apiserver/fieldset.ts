@@ -1,5 +1,13 @@
 import type { JSONSchemaProps } from './schema.js';
-import { clone, deepEqual, isObject, JsonObject, KubeObject, ManagedFieldsEntry, nowIso } from './util.js';
+import {
+  clone,
+  deepEqual,
+  isObject,
+  JsonObject,
+  KubeObject,
+  ManagedFieldsEntry,
+  nowIso,
+} from './util.js';
 
 // A tiny structured-merge-diff: field sets are sets of paths in the fieldsV1 key syntax
 // (`f:spec`, `k:{"name":"app"}`, `v:"x"`, `.`), joined with '\n'.
@@ -37,7 +45,7 @@ const META_SCHEMA: JSONSchemaProps = {
 
 /** Merge keys of the core types, from their `patchMergeKey`/`listMapKey` tags. */
 function builtinList(name: string | undefined, parent: string | undefined): ListInfo {
-  switch (name) {
+  switch (name ?? '') {
     case 'containers':
     case 'initContainers':
     case 'ephemeralContainers':
@@ -50,7 +58,9 @@ function builtinList(name: string | undefined, parent: string | undefined): List
     case 'volumeMounts':
       return { type: 'map', keys: ['mountPath'] };
     case 'ports':
-      return parent === 'containers' ? { type: 'map', keys: ['containerPort', 'protocol'] } : { type: 'map', keys: ['port', 'protocol'] };
+      return parent === 'containers'
+        ? { type: 'map', keys: ['containerPort', 'protocol'] }
+        : { type: 'map', keys: ['port', 'protocol'] };
     case 'conditions':
       return { type: 'map', keys: ['type'] };
     case 'finalizers':
@@ -67,7 +77,8 @@ export function childRef(ref: TypeRef, key: string, root = false): TypeRef {
   if (ref.builtin) return { builtin: true, name: key, parent: ref.name };
   const s = ref.s;
   if (!s) return {};
-  const p = s.properties?.[key] ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
+  const p =
+    s.properties?.[key] ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
   return p ? { s: p } : {};
 }
 
@@ -110,13 +121,19 @@ const EXCLUDED_META = new Set([
 export type Scope = 'main' | 'status';
 
 /** The set of leaf fields (plus keyed list items) present in an object. */
-export function fieldSetOf(obj: KubeObject, root: TypeRef, scope: Scope, statusSplit: boolean): FieldSet {
+export function fieldSetOf(
+  obj: KubeObject,
+  root: TypeRef,
+  scope: Scope,
+  statusSplit: boolean,
+): FieldSet {
   const out: FieldSet = new Set();
   const walkValue = (v: unknown, ref: TypeRef, path: string[]): void => {
     if (Array.isArray(v)) {
       const li = listInfo(ref);
       if (li.type === 'atomic') out.add(path.join(SEP));
-      else if (li.type === 'set') for (const item of v) out.add([...path, `v:${JSON.stringify(item)}`].join(SEP));
+      else if (li.type === 'set')
+        for (const item of v) out.add([...path, `v:${JSON.stringify(item)}`].join(SEP));
       else
         for (const item of v) {
           const p = [...path, keyOf(item, li.keys)];
@@ -184,7 +201,9 @@ export function valueAt(obj: unknown, path: string): { found: boolean; value?: u
     } else if (seg.startsWith('k:')) {
       const want = JSON.parse(seg.slice(2)) as JsonObject;
       if (!Array.isArray(cur)) return { found: false };
-      cur = cur.find((it) => isObject(it) && Object.entries(want).every(([k, v]) => deepEqual(it[k], v)));
+      cur = cur.find(
+        (it) => isObject(it) && Object.entries(want).every(([k, v]) => deepEqual(it[k], v)),
+      );
       if (cur === undefined) return { found: false };
     } else if (seg.startsWith('v:')) {
       const want = JSON.parse(seg.slice(2)) as unknown;
@@ -223,7 +242,9 @@ function removePath(obj: unknown, path: string): void {
   if (last.startsWith('f:') && isObject(pv)) delete pv[last.slice(2)];
   else if (last.startsWith('k:') && Array.isArray(pv)) {
     const want = JSON.parse(last.slice(2)) as JsonObject;
-    const i = pv.findIndex((it) => isObject(it) && Object.entries(want).every(([k, v]) => deepEqual(it[k], v)));
+    const i = pv.findIndex(
+      (it) => isObject(it) && Object.entries(want).every(([k, v]) => deepEqual(it[k], v)),
+    );
     if (i >= 0) pv.splice(i, 1);
   } else if (last.startsWith('v:') && Array.isArray(pv)) {
     const want = JSON.parse(last.slice(2)) as unknown;
@@ -238,11 +259,11 @@ export function mergeApplied(live: unknown, applied: unknown, ref: TypeRef, root
     const li = listInfo(ref);
     if (li.type === 'atomic' || !Array.isArray(live)) return clone(applied);
     if (li.type === 'set') {
-      const out = [...live];
+      const out: unknown[] = [...(live as unknown[])];
       for (const a of applied) if (!out.some((x) => deepEqual(x, a))) out.push(clone(a));
       return out;
     }
-    const out = [...live];
+    const out: unknown[] = [...(live as unknown[])];
     for (const a of applied) {
       const k = keyOf(a, li.keys);
       const i = out.findIndex((x) => keyOf(x, li.keys) === k);
@@ -253,7 +274,8 @@ export function mergeApplied(live: unknown, applied: unknown, ref: TypeRef, root
   }
   if (isObject(applied) && isObject(live) && !atomicMap(ref)) {
     const out: JsonObject = { ...live };
-    for (const [k, v] of Object.entries(applied)) out[k] = mergeApplied(live[k], v, childRef(ref, k, root));
+    for (const [k, v] of Object.entries(applied))
+      out[k] = mergeApplied(live[k], v, childRef(ref, k, root));
     return out;
   }
   return clone(applied);
@@ -300,7 +322,12 @@ export function writeManagers(managers: ManagerState[]): ManagedFieldsEntry[] {
     });
 }
 
-function sameManager(m: ManagerState, manager: string, op: string, sub: string | undefined): boolean {
+function sameManager(
+  m: ManagerState,
+  manager: string,
+  op: string,
+  sub: string | undefined,
+): boolean {
   return m.manager === manager && m.operation === op && (m.subresource ?? '') === (sub ?? '');
 }
 
@@ -321,7 +348,8 @@ export function updateOwnership(
   const changed: string[] = [];
   for (const p of newSet) {
     if (!oldSet.has(p)) changed.push(p);
-    else if (!p.endsWith('.') && !deepEqual(valueAt(old, p).value, valueAt(next, p).value)) changed.push(p);
+    else if (!p.endsWith('.') && !deepEqual(valueAt(old, p).value, valueAt(next, p).value))
+      changed.push(p);
   }
   const removed = [...oldSet].filter((p) => !newSet.has(p));
   if (changed.length === 0 && removed.length === 0) return managers;
@@ -375,11 +403,14 @@ export function apply(
       if (!m.set.has(p) || p.endsWith('.')) continue;
       const lv = valueAt(base, p);
       const av = valueAt(applied, p);
-      if (!lv.found || !deepEqual(lv.value, av.value)) conflicts.push({ manager: m.manager, apiVersion: m.apiVersion, path: p });
+      if (!lv.found || !deepEqual(lv.value, av.value))
+        conflicts.push({ manager: m.manager, apiVersion: m.apiVersion, path: p });
     }
   }
   if (conflicts.length && !force) return { object: base, managers, conflicts: conflicts };
-  if (force) for (const c of conflicts) for (const m of managers) if (m.manager === c.manager) m.set.delete(c.path);
+  if (force)
+    for (const c of conflicts)
+      for (const m of managers) if (m.manager === c.manager) m.set.delete(c.path);
 
   let mine = managers.find((m) => sameManager(m, manager, 'Apply', subresource));
   const previous = mine ? mine.set : new Set<string>();

@@ -2,7 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { parse as parseYaml } from 'yaml';
 
-import type { DeleteOptions, KubeApiServerEmulator, PatchType, RequestLogEntry, WriteOptions } from './emulator.js';
+import type {
+  DeleteOptions,
+  KubeApiServerEmulator,
+  PatchType,
+  RequestLogEntry,
+  WriteOptions,
+} from './emulator.js';
 import { ApiError, badRequest, internalError, methodNotSupported, unauthorized } from './errors.js';
 import { ResourceDef, VERBS } from './resources.js';
 import { compareVersions, isObject, JsonObject, KubeObject } from './util.js';
@@ -33,7 +39,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
   for await (const c of req) {
     const b = c as Buffer;
     size += b.length;
-    if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    if (size > MAX_BODY)
+      throw new ApiError(
+        413,
+        'RequestEntityTooLarge',
+        'Request entity too large: limit is 3145728',
+      );
     chunks.push(b);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -53,28 +64,56 @@ function gv(def: ResourceDef): string {
   return def.group ? `${def.group}/${def.version}` : def.version;
 }
 
-function resourceList(em: KubeApiServerEmulator, group: string, version: string): JsonObject | undefined {
+function resourceList(
+  em: KubeApiServerEmulator,
+  group: string,
+  version: string,
+): JsonObject | undefined {
   const defs = em.allDefs().filter((d) => d.group === group && d.version === version);
   if (!defs.length) return undefined;
   const resources: JsonObject[] = [];
   for (const d of defs.sort((a, b) => a.plural.localeCompare(b.plural))) {
-    const r: JsonObject = { name: d.plural, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs: VERBS };
+    const r: JsonObject = {
+      name: d.plural,
+      singularName: d.singular,
+      namespaced: d.namespaced,
+      kind: d.kind,
+      verbs: VERBS,
+    };
     if (d.shortNames?.length) r.shortNames = d.shortNames;
     if (d.categories?.length) r.categories = d.categories;
     resources.push(r);
     const subs = [...(d.status ? ['status'] : []), ...d.subresources];
     for (const s of subs) {
-      const sr: JsonObject = { name: `${d.plural}/${s}`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] };
+      const sr: JsonObject = {
+        name: `${d.plural}/${s}`,
+        singularName: '',
+        namespaced: d.namespaced,
+        kind: d.kind,
+        verbs: ['get', 'patch', 'update'],
+      };
       if (s === 'scale') Object.assign(sr, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
       if (s === 'finalize') sr.verbs = ['update'];
       resources.push(sr);
     }
   }
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group ? `${group}/${version}` : version,
+    resources,
+  };
 }
 
 function apiGroup(em: KubeApiServerEmulator, group: string): JsonObject | undefined {
-  const versions = [...new Set(em.allDefs().filter((d) => d.group === group).map((d) => d.version))].sort(compareVersions);
+  const versions = [
+    ...new Set(
+      em
+        .allDefs()
+        .filter((d) => d.group === group)
+        .map((d) => d.version),
+    ),
+  ].sort(compareVersions);
   if (!versions.length) return undefined;
   const list = versions.map((v) => ({ groupVersion: `${group}/${v}`, version: v }));
   return { name: group, versions: list, preferredVersion: list[0] };
@@ -89,11 +128,14 @@ function writeOptions(q: URLSearchParams, req: IncomingMessage): WriteOptions {
   const fm = q.get('fieldManager');
   if (fm) o.fieldManager = fm;
   if (q.getAll('dryRun').includes('All')) o.dryRun = true;
-  else if (q.get('dryRun')) throw badRequest(`dryRun: Unsupported value: "${q.get('dryRun')}": supported values: "All"`);
+  else if (q.get('dryRun'))
+    throw badRequest(`dryRun: Unsupported value: "${q.get('dryRun')}": supported values: "All"`);
   const fv = q.get('fieldValidation');
   if (fv) {
     if (fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore')
-      throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
+      throw badRequest(
+        `fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`,
+      );
     o.fieldValidation = fv;
   }
   if (q.has('force')) o.force = boolParam(q.get('force'));
@@ -101,7 +143,12 @@ function writeOptions(q: URLSearchParams, req: IncomingMessage): WriteOptions {
   return o;
 }
 
-export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry): Promise<void> {
+export async function handleHttp(
+  em: KubeApiServerEmulator,
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: RequestLogEntry,
+): Promise<void> {
   try {
     const u = new URL(req.url ?? '/', 'http://emulator');
     entry.path = u.pathname;
@@ -135,13 +182,21 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
 
     if (path === '/api') {
       entry.verb = 'get';
-      sendJson(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: u.host }] });
+      sendJson(res, 200, {
+        kind: 'APIVersions',
+        versions: ['v1'],
+        serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: u.host }],
+      });
       return;
     }
     if (path === '/apis') {
       entry.verb = 'get';
       const groups = [...new Set(em.allDefs().map((d) => d.group))].filter((g) => g !== '').sort();
-      sendJson(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => apiGroup(em, g)) });
+      sendJson(res, 200, {
+        kind: 'APIGroupList',
+        apiVersion: 'v1',
+        groups: groups.map((g) => apiGroup(em, g)),
+      });
       return;
     }
     const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -156,7 +211,8 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
       group = segs[1];
       if (segs.length === 2) {
         const g = apiGroup(em, group);
-        if (!g) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+        if (!g)
+          throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
         entry.verb = 'get';
         sendJson(res, 200, { kind: 'APIGroup', apiVersion: 'v1', ...g });
         return;
@@ -164,10 +220,12 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
       version = segs[2];
       rest = segs.slice(3);
     } else throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    if (!version) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (!version)
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (rest.length === 0) {
       const list = resourceList(em, group, version);
-      if (!list) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+      if (!list)
+        throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
       entry.verb = 'get';
       sendJson(res, 200, list);
       return;
@@ -178,18 +236,27 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
       rest = rest.slice(1);
     }
     let ns: string | undefined;
-    const nsSub = group === '' && rest[0] === 'namespaces' && rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize');
+    const nsSub =
+      group === '' &&
+      rest[0] === 'namespaces' &&
+      rest.length === 3 &&
+      (rest[2] === 'status' || rest[2] === 'finalize');
     if (rest[0] === 'namespaces' && rest.length >= 3 && !nsSub) {
       ns = rest[1];
       rest = rest.slice(2);
     }
     const [plural, name, sub, ...extra] = rest;
     const def = plural ? em.defFor(group, version, plural) : undefined;
-    if (!def || extra.length) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    if (sub && sub !== 'status' && !def.subresources.includes(sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    if (sub === 'status' && !def.status) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    if (def.namespaced && name && !ns) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    if (!def.namespaced && ns) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (!def || extra.length)
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (sub && sub !== 'status' && !def.subresources.includes(sub))
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (sub === 'status' && !def.status)
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (def.namespaced && name && !ns)
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (!def.namespaced && ns)
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
 
     switch (method) {
       case 'GET': {
@@ -220,7 +287,10 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
       case 'POST': {
         if (name) throw methodNotSupported(def.plural, def.group, 'create');
         entry.verb = 'create';
-        const body = parseBody(await readBody(req), req.headers['content-type'] ?? 'application/json');
+        const body = parseBody(
+          await readBody(req),
+          req.headers['content-type'] ?? 'application/json',
+        );
         const r = em.createObject(def, ns, body as KubeObject, writeOptions(q, req));
         sendJson(res, 201, r.object, r.warnings);
         return;
@@ -228,7 +298,10 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
       case 'PUT': {
         if (!name) throw methodNotSupported(def.plural, def.group, 'update');
         entry.verb = 'update';
-        const body = parseBody(await readBody(req), req.headers['content-type'] ?? 'application/json');
+        const body = parseBody(
+          await readBody(req),
+          req.headers['content-type'] ?? 'application/json',
+        );
         const subres = sub === 'status' || sub === 'approval' ? sub : undefined;
         const r = em.updateObject(def, ns, name, body as KubeObject, writeOptions(q, req), subres);
         sendJson(res, 200, r.object, r.warnings);
@@ -247,7 +320,11 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
         };
         const type = types[ct];
         if (!type)
-          throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+          throw new ApiError(
+            415,
+            'UnsupportedMediaType',
+            `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+          );
         const body = parseBody(await readBody(req), type === 'apply' ? 'yaml' : 'json');
         const subres = sub === 'status' ? 'status' : undefined;
         if (sub && sub !== 'status') throw methodNotSupported(def.plural, def.group, 'patch');
@@ -262,11 +339,17 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
         const pp = q.get('propagationPolicy') ?? (bodyOpts.propagationPolicy as string | undefined);
         if (pp) {
           if (pp !== 'Foreground' && pp !== 'Background' && pp !== 'Orphan')
-            throw badRequest(`propagationPolicy: Unsupported value: "${pp}": supported values: "Foreground", "Background", "Orphan"`);
+            throw badRequest(
+              `propagationPolicy: Unsupported value: "${pp}": supported values: "Foreground", "Background", "Orphan"`,
+            );
           opts.propagationPolicy = pp;
         }
-        if (q.getAll('dryRun').includes('All') || (Array.isArray(bodyOpts.dryRun) && bodyOpts.dryRun.includes('All'))) opts.dryRun = true;
-        if (isObject(bodyOpts.preconditions)) opts.preconditions = bodyOpts.preconditions as DeleteOptions['preconditions'] & object;
+        if (
+          q.getAll('dryRun').includes('All') ||
+          (Array.isArray(bodyOpts.dryRun) && bodyOpts.dryRun.includes('All'))
+        )
+          opts.dryRun = true;
+        if (isObject(bodyOpts.preconditions)) opts.preconditions = bodyOpts.preconditions;
         if (!name) {
           entry.verb = 'deletecollection';
           const list = em.listObjects(def, ns, {
@@ -275,24 +358,42 @@ export async function handleHttp(em: KubeApiServerEmulator, req: IncomingMessage
           });
           const deleted: KubeObject[] = [];
           for (const item of list.items as KubeObject[]) {
-            deleted.push(em.deleteObject(def, item.metadata?.namespace, item.metadata?.name ?? '', opts));
+            deleted.push(
+              em.deleteObject(def, item.metadata?.namespace, item.metadata?.name ?? '', opts),
+            );
           }
-          sendJson(res, 200, { ...list, items: deleted.map((d) => (def.custom ? d : { ...d, apiVersion: undefined, kind: undefined })) });
+          sendJson(res, 200, {
+            ...list,
+            items: deleted.map((d) =>
+              def.custom ? d : { ...d, apiVersion: undefined, kind: undefined },
+            ),
+          });
           return;
         }
         entry.verb = 'delete';
         const obj = em.deleteObject(def, ns, name, opts);
-        const stillThere = !!obj.metadata?.deletionTimestamp && !!em.get(gv(def), def.kind, name, ns);
+        const stillThere =
+          !!obj.metadata?.deletionTimestamp && !!em.get(gv(def), def.kind, name, ns);
         if (def.returnDeletedObject || stillThere) sendJson(res, 200, obj);
         else {
           const details: JsonObject = { name, kind: def.plural, uid: obj.metadata?.uid };
           if (def.group) details.group = def.group;
-          sendJson(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details });
+          sendJson(res, 200, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            details,
+          });
         }
         return;
       }
       default:
-        throw new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
+        throw new ApiError(
+          405,
+          'MethodNotAllowed',
+          `the server does not allow this method on the requested resource`,
+        );
     }
   } catch (e) {
     sendError(res, e);
@@ -320,7 +421,11 @@ function serveWatch(
     res.write(`${JSON.stringify({ type, object })}\n`);
   };
   const startStream = (): void => {
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache, private',
+    });
     res.flushHeaders();
   };
   const end = (): void => {

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call -- assertions poke into untyped JSON responses */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   ApiextensionsV1Api,
@@ -22,7 +23,12 @@ interface StatusBody {
   reason: string;
   code: number;
   message: string;
-  details?: { name?: string; group?: string; kind?: string; causes?: { reason: string; field?: string; message: string }[] };
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    causes?: { reason: string; field?: string; message: string }[];
+  };
 }
 
 async function failure(p: Promise<unknown>): Promise<StatusBody> {
@@ -30,7 +36,10 @@ async function failure(p: Promise<unknown>): Promise<StatusBody> {
     await p;
   } catch (e) {
     const err = e as { code?: number; body?: unknown };
-    const body = typeof err.body === 'string' ? (JSON.parse(err.body) as StatusBody) : (err.body as StatusBody);
+    const body =
+      typeof err.body === 'string'
+        ? (JSON.parse(err.body) as StatusBody)
+        : (err.body as StatusBody);
     expect(body.code).toBe(err.code);
     return body;
   }
@@ -45,7 +54,9 @@ function nodePool(name: string, spec: Record<string, unknown> = {}): KubeObject 
     spec: {
       template: {
         spec: {
-          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          ],
           nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
         },
       },
@@ -81,15 +92,29 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
   });
 
   it('serves discovery and rejects a missing token with 401', async () => {
-    const res = await fetch(`${em.url}/apis/certificates.k8s.io/v1`, { headers: { authorization: `Bearer ${em.token}` } });
+    const res = await fetch(`${em.url}/apis/certificates.k8s.io/v1`, {
+      headers: { authorization: `Bearer ${em.token}` },
+    });
     const list = (await res.json()) as { resources: { name: string; verbs: string[] }[] };
     expect(list.resources.map((r) => r.name)).toEqual(
-      expect.arrayContaining(['certificatesigningrequests', 'certificatesigningrequests/status', 'certificatesigningrequests/approval']),
+      expect.arrayContaining([
+        'certificatesigningrequests',
+        'certificatesigningrequests/status',
+        'certificatesigningrequests/approval',
+      ]),
     );
-    const karp = (await (await fetch(`${em.url}/apis/karpenter.sh/v1`, { headers: { authorization: `Bearer ${em.token}` } })).json()) as {
+    const karp = (await (
+      await fetch(`${em.url}/apis/karpenter.sh/v1`, {
+        headers: { authorization: `Bearer ${em.token}` },
+      })
+    ).json()) as {
       resources: { name: string; namespaced: boolean; kind: string }[];
     };
-    expect(karp.resources).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'nodepools', namespaced: false, kind: 'NodePool' })]));
+    expect(karp.resources).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'nodepools', namespaced: false, kind: 'NodePool' }),
+      ]),
+    );
     const anon = await fetch(`${em.url}/api/v1/namespaces`);
     expect(anon.status).toBe(401);
     expect(((await anon.json()) as StatusBody).reason).toBe('Unauthorized');
@@ -98,40 +123,83 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
   it('accepts every fixture cluster object via server-side apply', async () => {
     const fixtures = readYamlDir(`${FIXTURES}/clusters`);
     expect(fixtures.length).toBeGreaterThan(10);
-    for (const ns of new Set(fixtures.map((o) => o.metadata?.namespace).filter((n): n is string => !!n))) {
+    for (const ns of new Set(
+      fixtures.map((o) => o.metadata?.namespace).filter((n): n is string => !!n),
+    )) {
       await core.createNamespace({ body: { metadata: { name: ns } } });
     }
     for (const o of fixtures) {
-      const res = await objects.patch(o as KubernetesObject, undefined, undefined, 'fixture-loader', true, PatchStrategy.ServerSideApply);
+      const res = await objects.patch(
+        o as KubernetesObject,
+        undefined,
+        undefined,
+        'fixture-loader',
+        true,
+        PatchStrategy.ServerSideApply,
+      );
       expect(res.metadata?.uid).toBeTruthy();
     }
     const infra = em.get('config.openshift.io/v1', 'Infrastructure', 'cluster');
     // status is a subresource: applying it to the main resource does not set it
     expect(infra?.status).toBeUndefined();
-    const secret = await core.readNamespacedSecret({ name: 'worker-user-data', namespace: 'openshift-machine-api' });
+    const secret = await core.readNamespacedSecret({
+      name: 'worker-user-data',
+      namespace: 'openshift-machine-api',
+    });
     expect(Buffer.from(secret.data?.userData ?? '', 'base64').toString()).toContain('ignition');
   });
 
   it('rejects invalid NodePools with 422 and API-server wording', async () => {
     const bad = nodePool('bad', { weight: 0 });
-    ((bad.spec as any).template.spec.requirements as unknown[]).push({ key: 'kubernetes.io/hostname', operator: 'Foo', values: ['a'] });
+    ((bad.spec as any).template.spec.requirements as unknown[]).push({
+      key: 'kubernetes.io/hostname',
+      operator: 'Foo',
+      values: ['a'],
+    });
     delete (bad.spec as any).template.spec.nodeClassRef.kind;
     const s = await failure(custom.createClusterCustomObject({ ...np, body: bad }));
-    expect(s).toMatchObject({ kind: 'Status', code: 422, reason: 'Invalid', details: { name: 'bad', group: 'karpenter.sh', kind: 'NodePool' } });
+    expect(s).toMatchObject({
+      kind: 'Status',
+      code: 422,
+      reason: 'Invalid',
+      details: { name: 'bad', group: 'karpenter.sh', kind: 'NodePool' },
+    });
     expect(s.message).toMatch(/^NodePool\.karpenter\.sh "bad" is invalid: \[/);
     const causes = s.details!.causes!;
     expect(causes).toEqual(
       expect.arrayContaining([
-        { reason: 'FieldValueInvalid', field: 'spec.weight', message: 'Invalid value: 0: spec.weight in body should be greater than or equal to 1' },
-        expect.objectContaining({ reason: 'FieldValueNotSupported', field: 'spec.template.spec.requirements[1].operator' }),
-        { reason: 'FieldValueRequired', field: 'spec.template.spec.nodeClassRef.kind', message: 'Required value' },
-        { reason: 'FieldValueInvalid', field: 'spec.template.spec.requirements[1].key', message: 'Invalid value: "string": label "kubernetes.io/hostname" is restricted' },
+        {
+          reason: 'FieldValueInvalid',
+          field: 'spec.weight',
+          message: 'Invalid value: 0: spec.weight in body should be greater than or equal to 1',
+        },
+        expect.objectContaining({
+          reason: 'FieldValueNotSupported',
+          field: 'spec.template.spec.requirements[1].operator',
+        }),
+        {
+          reason: 'FieldValueRequired',
+          field: 'spec.template.spec.nodeClassRef.kind',
+          message: 'Required value',
+        },
+        {
+          reason: 'FieldValueInvalid',
+          field: 'spec.template.spec.requirements[1].key',
+          message: 'Invalid value: "string": label "kubernetes.io/hostname" is restricted',
+        },
       ]),
     );
-    const heavy = await failure(custom.createClusterCustomObject({ ...np, body: nodePool('heavy', { weight: 101 }) }));
+    const heavy = await failure(
+      custom.createClusterCustomObject({ ...np, body: nodePool('heavy', { weight: 101 }) }),
+    );
     expect(heavy.details?.causes?.[0]).toMatchObject({ field: 'spec.weight' });
-    const name = await failure(custom.createClusterCustomObject({ ...np, body: nodePool('Not_A_Name') }));
-    expect(name.details?.causes?.[0]).toMatchObject({ field: 'metadata.name', reason: 'FieldValueInvalid' });
+    const name = await failure(
+      custom.createClusterCustomObject({ ...np, body: nodePool('Not_A_Name') }),
+    );
+    expect(name.details?.causes?.[0]).toMatchObject({
+      field: 'metadata.name',
+      reason: 'FieldValueInvalid',
+    });
     const cel = nodePool('restricted');
     (cel.spec as any).template.metadata = { labels: { 'karpenter.sh/nodepool': 'x' } };
     const celS = await failure(custom.createClusterCustomObject({ ...np, body: cel }));
@@ -154,7 +222,11 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     expect(created.spec.template.spec.expireAfter).toBe('720h');
     expect(created.spec.disruption.budgets).toEqual([{ nodes: '10%' }]);
     const strict = await failure(
-      custom.createClusterCustomObject({ ...np, body: { ...nodePool('strict'), spec: { ...(body.spec as object) } }, fieldValidation: 'Strict' }),
+      custom.createClusterCustomObject({
+        ...np,
+        body: { ...nodePool('strict'), spec: { ...(body.spec as object) } },
+        fieldValidation: 'Strict',
+      }),
     );
     expect(strict).toMatchObject({ code: 400, reason: 'BadRequest' });
     expect(strict.message).toContain('unknown field "spec.bogus"');
@@ -162,77 +234,211 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
       apiVersion: 'karpenter.k8s.aws/v1',
       kind: 'EC2NodeClass',
       metadata: { name: 'default' },
-      spec: { role: 'worker', amiFamily: 'Custom', amiSelectorTerms: [{ id: 'ami-123' }], subnetSelectorTerms: [{ id: 'subnet-1' }], securityGroupSelectorTerms: [{ id: 'sg-1' }] },
+      spec: {
+        role: 'worker',
+        amiFamily: 'Custom',
+        amiSelectorTerms: [{ id: 'ami-123' }],
+        subnetSelectorTerms: [{ id: 'subnet-1' }],
+        securityGroupSelectorTerms: [{ id: 'sg-1' }],
+      },
     });
-    expect((ec2.spec as any).metadataOptions).toMatchObject({ httpTokens: 'required', httpEndpoint: 'enabled' });
+    expect((ec2.spec as any).metadataOptions).toMatchObject({
+      httpTokens: 'required',
+      httpEndpoint: 'enabled',
+    });
   });
 
   it('tracks resourceVersion, generation, conflicts and the status subresource', async () => {
-    const created = (await custom.createClusterCustomObject({ ...np, body: nodePool('gen') })) as KubeObject;
+    const created = (await custom.createClusterCustomObject({
+      ...np,
+      body: nodePool('gen'),
+    })) as KubeObject;
     expect(created.metadata?.generation).toBe(1);
     const dup = await failure(custom.createClusterCustomObject({ ...np, body: nodePool('gen') }));
-    expect(dup).toMatchObject({ code: 409, reason: 'AlreadyExists', message: 'nodepools.karpenter.sh "gen" already exists' });
-    const labelled = (await custom.patchClusterCustomObject({ ...np, name: 'gen', body: { metadata: { labels: { a: 'b' } } } }, merge)) as KubeObject;
+    expect(dup).toMatchObject({
+      code: 409,
+      reason: 'AlreadyExists',
+      message: 'nodepools.karpenter.sh "gen" already exists',
+    });
+    const labelled = (await custom.patchClusterCustomObject(
+      { ...np, name: 'gen', body: { metadata: { labels: { a: 'b' } } } },
+      merge,
+    )) as KubeObject;
     expect(labelled.metadata?.generation).toBe(1);
-    expect(Number(labelled.metadata?.resourceVersion)).toBeGreaterThan(Number(created.metadata?.resourceVersion));
-    const specPatched = (await custom.patchClusterCustomObject({ ...np, name: 'gen', body: { spec: { weight: 5 }, status: { foo: 'ignored' } } }, merge)) as KubeObject;
+    expect(Number(labelled.metadata?.resourceVersion)).toBeGreaterThan(
+      Number(created.metadata?.resourceVersion),
+    );
+    const specPatched = (await custom.patchClusterCustomObject(
+      { ...np, name: 'gen', body: { spec: { weight: 5 }, status: { foo: 'ignored' } } },
+      merge,
+    )) as KubeObject;
     expect(specPatched.metadata?.generation).toBe(2);
     expect(specPatched.status).toBeUndefined();
-    const stale = await failure(custom.replaceClusterCustomObject({ ...np, name: 'gen', body: { ...specPatched, metadata: { ...specPatched.metadata, resourceVersion: created.metadata?.resourceVersion } } }));
+    const stale = await failure(
+      custom.replaceClusterCustomObject({
+        ...np,
+        name: 'gen',
+        body: {
+          ...specPatched,
+          metadata: { ...specPatched.metadata, resourceVersion: created.metadata?.resourceVersion },
+        },
+      }),
+    );
     expect(stale).toMatchObject({ code: 409, reason: 'Conflict' });
     const withStatus = (await custom.patchClusterCustomObjectStatus(
-      { ...np, name: 'gen', body: { spec: { weight: 99 }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ok', message: '', lastTransitionTime: '2024-01-01T00:00:00Z' }] } } },
+      {
+        ...np,
+        name: 'gen',
+        body: {
+          spec: { weight: 99 },
+          status: {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'True',
+                reason: 'Ok',
+                message: '',
+                lastTransitionTime: '2024-01-01T00:00:00Z',
+              },
+            ],
+          },
+        },
+      },
       merge,
     )) as KubeObject;
     expect((withStatus.spec as any).weight).toBe(5);
     expect(withStatus.metadata?.generation).toBe(2);
     expect((withStatus.status as any).conditions[0].type).toBe('Ready');
     const missing = await failure(custom.getClusterCustomObject({ ...np, name: 'nope' }));
-    expect(missing).toMatchObject({ code: 404, reason: 'NotFound', message: 'nodepools.karpenter.sh "nope" not found' });
-    const nsMissing = await failure(core.createNamespacedConfigMap({ namespace: 'ghost', body: { metadata: { name: 'x' } } }));
-    expect(nsMissing).toMatchObject({ code: 404, reason: 'NotFound', message: 'namespaces "ghost" not found' });
+    expect(missing).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      message: 'nodepools.karpenter.sh "nope" not found',
+    });
+    const nsMissing = await failure(
+      core.createNamespacedConfigMap({ namespace: 'ghost', body: { metadata: { name: 'x' } } }),
+    );
+    expect(nsMissing).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      message: 'namespaces "ghost" not found',
+    });
   });
 
   it('keeps objects with finalizers until the finalizers are removed', async () => {
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'fin', finalizers: ['example.com/hold'] } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'fin', finalizers: ['example.com/hold'] } },
+    });
     await core.deleteNamespacedConfigMap({ name: 'fin', namespace: 'default' });
     const held = await core.readNamespacedConfigMap({ name: 'fin', namespace: 'default' });
     expect(held.metadata?.deletionTimestamp).toBeTruthy();
-    await core.patchNamespacedConfigMap({ name: 'fin', namespace: 'default', body: { metadata: { finalizers: null } } }, merge);
-    expect((await failure(core.readNamespacedConfigMap({ name: 'fin', namespace: 'default' }))).code).toBe(404);
+    await core.patchNamespacedConfigMap(
+      { name: 'fin', namespace: 'default', body: { metadata: { finalizers: null } } },
+      merge,
+    );
+    expect(
+      (await failure(core.readNamespacedConfigMap({ name: 'fin', namespace: 'default' }))).code,
+    ).toBe(404);
   });
 
   it('server-side apply tracks ownership, removes dropped fields, conflicts and forces', async () => {
-    const cm = (data: Record<string, string>): KubernetesObject & { data: Record<string, string> } => ({
+    const cm = (
+      data: Record<string, string>,
+    ): KubernetesObject & { data: Record<string, string> } => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ssa', namespace: 'default' },
       data,
     });
-    const first = await objects.patch(cm({ a: '1', b: '2' }), undefined, undefined, 'alice', false, PatchStrategy.ServerSideApply);
+    const first = await objects.patch(
+      cm({ a: '1', b: '2' }),
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
     expect(first.metadata?.managedFields).toEqual([
-      expect.objectContaining({ manager: 'alice', operation: 'Apply', fieldsV1: { 'f:data': { 'f:a': {}, 'f:b': {} } } }),
+      expect.objectContaining({
+        manager: 'alice',
+        operation: 'Apply',
+        fieldsV1: { 'f:data': { 'f:a': {}, 'f:b': {} } },
+      }),
     ]);
-    const dropped = (await objects.patch(cm({ a: '1' }), undefined, undefined, 'alice', false, PatchStrategy.ServerSideApply)) as any;
+    const dropped = (await objects.patch(
+      cm({ a: '1' }),
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    )) as any;
     expect(dropped.data).toEqual({ a: '1' });
-    const conflict = await failure(objects.patch(cm({ a: 'bob' }), undefined, undefined, 'bob', false, PatchStrategy.ServerSideApply));
+    const conflict = await failure(
+      objects.patch(
+        cm({ a: 'bob' }),
+        undefined,
+        undefined,
+        'bob',
+        false,
+        PatchStrategy.ServerSideApply,
+      ),
+    );
     expect(conflict).toMatchObject({ code: 409, reason: 'Conflict' });
-    expect(conflict.message).toBe('Apply failed with 1 conflict: conflict with "alice" using v1: .data.a');
-    expect(conflict.details?.causes).toEqual([{ reason: 'FieldManagerConflict', message: 'conflict with "alice" using v1', field: '.data.a' }]);
-    const sameValue = await objects.patch(cm({ a: '1' }), undefined, undefined, 'carol', false, PatchStrategy.ServerSideApply);
+    expect(conflict.message).toBe(
+      'Apply failed with 1 conflict: conflict with "alice" using v1: .data.a',
+    );
+    expect(conflict.details?.causes).toEqual([
+      {
+        reason: 'FieldManagerConflict',
+        message: 'conflict with "alice" using v1',
+        field: '.data.a',
+      },
+    ]);
+    const sameValue = await objects.patch(
+      cm({ a: '1' }),
+      undefined,
+      undefined,
+      'carol',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
     expect(sameValue.metadata?.managedFields?.map((m) => m.manager)).toEqual(['alice', 'carol']);
-    const forced = (await objects.patch(cm({ a: 'bob' }), undefined, undefined, 'bob', true, PatchStrategy.ServerSideApply)) as any;
+    const forced = (await objects.patch(
+      cm({ a: 'bob' }),
+      undefined,
+      undefined,
+      'bob',
+      true,
+      PatchStrategy.ServerSideApply,
+    )) as any;
     expect(forced.data.a).toBe('bob');
     expect(forced.metadata.managedFields.find((m: any) => m.manager === 'alice')).toBeUndefined();
     const missingManager = await fetch(`${em.url}/api/v1/namespaces/default/configmaps/ssa`, {
       method: 'PATCH',
-      headers: { authorization: `Bearer ${em.token}`, 'content-type': 'application/apply-patch+yaml' },
+      headers: {
+        authorization: `Bearer ${em.token}`,
+        'content-type': 'application/apply-patch+yaml',
+      },
       body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n',
     });
     expect(missingManager.status).toBe(400);
-    const keyed = await objects.patch(nodePool('ssa-np') as KubernetesObject, undefined, undefined, 'sidecar', false, PatchStrategy.ServerSideApply);
+    const keyed = await objects.patch(
+      nodePool('ssa-np') as KubernetesObject,
+      undefined,
+      undefined,
+      'sidecar',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
     expect((keyed as any).spec.template.spec.expireAfter).toBe('720h');
-    expect(keyed.metadata?.managedFields?.[0]?.fieldsV1).not.toHaveProperty(['f:spec', 'f:template', 'f:spec', 'f:expireAfter']);
+    expect(keyed.metadata?.managedFields?.[0]?.fieldsV1).not.toHaveProperty([
+      'f:spec',
+      'f:template',
+      'f:spec',
+      'f:expireAfter',
+    ]);
   });
 
   it('streams watch events and answers an expired resourceVersion with 410', async () => {
@@ -250,9 +456,18 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
       },
       () => undefined,
     );
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w1', labels: { app: 'w' } } } });
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'other' } } });
-    await core.patchNamespacedConfigMap({ name: 'w1', namespace: 'default', body: { data: { x: 'y' } } }, merge);
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'w1', labels: { app: 'w' } } },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'other' } },
+    });
+    await core.patchNamespacedConfigMap(
+      { name: 'w1', namespace: 'default', body: { data: { x: 'y' } } },
+      merge,
+    );
     await core.deleteNamespacedConfigMap({ name: 'w1', namespace: 'default' });
     await finished;
     req.abort();
@@ -261,9 +476,19 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
       { type: 'MODIFIED', name: 'w1' },
       { type: 'DELETED', name: 'w1' },
     ]);
-    for (let i = 0; i < 60; i++) em.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `churn-${i}`, namespace: 'default' } });
+    for (let i = 0; i < 60; i++)
+      em.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `churn-${i}`, namespace: 'default' },
+      });
     const expired = await new Promise<{ type: string; obj: StatusBody }>((resolve) => {
-      void watch.watch('/api/v1/configmaps', { resourceVersion: start }, (type, obj: StatusBody) => resolve({ type, obj }), () => undefined);
+      void watch.watch(
+        '/api/v1/configmaps',
+        { resourceVersion: start },
+        (type, obj: StatusBody) => resolve({ type, obj }),
+        () => undefined,
+      );
     });
     expect(expired.type).toBe('ERROR');
     expect(expired.obj).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
@@ -271,16 +496,27 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
 
   it('approves a CSR only through the approval subresource', async () => {
     const certs = kc.makeApiClient(CertificatesV1Api);
-    const request = Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n').toString('base64');
+    const request = Buffer.from(
+      '-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n',
+    ).toString('base64');
     const csr = await certs.createCertificateSigningRequest({
-      body: { metadata: { name: 'node-csr-1' }, spec: { request, signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth'] } },
+      body: {
+        metadata: { name: 'node-csr-1' },
+        spec: {
+          request,
+          signerName: 'kubernetes.io/kube-apiserver-client-kubelet',
+          usages: ['client auth'],
+        },
+      },
     });
     const approved = await certs.replaceCertificateSigningRequestApproval({
       name: 'node-csr-1',
       body: {
         ...csr,
         spec: { ...csr.spec, usages: ['server auth'] },
-        status: { conditions: [{ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'ok' }] },
+        status: {
+          conditions: [{ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'ok' }],
+        },
       },
     });
     expect(approved.status?.conditions?.[0]).toMatchObject({ type: 'Approved', status: 'True' });
@@ -288,7 +524,15 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     const both = await failure(
       certs.replaceCertificateSigningRequestApproval({
         name: 'node-csr-1',
-        body: { ...approved, status: { conditions: [...(approved.status?.conditions ?? []), { type: 'Denied', status: 'True', reason: 'No', message: 'no' }] } },
+        body: {
+          ...approved,
+          status: {
+            conditions: [
+              ...(approved.status?.conditions ?? []),
+              { type: 'Denied', status: 'True', reason: 'No', message: 'no' },
+            ],
+          },
+        },
       }),
     );
     expect(both.code).toBe(422);
@@ -309,22 +553,54 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
               served: true,
               storage: true,
               subresources: { status: {} },
-              schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer', maximum: 3 } } } } } },
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: { type: 'object', properties: { size: { type: 'integer', maximum: 3 } } },
+                  },
+                },
+              },
             },
           ],
         },
       },
     });
-    const w = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'default' }, spec: { size: 2 } };
-    await custom.createNamespacedCustomObject({ group: 'example.com', version: 'v1', plural: 'widgets', namespace: 'default', body: w });
-    const tooBig = await failure(custom.createNamespacedCustomObject({ group: 'example.com', version: 'v1', plural: 'widgets', namespace: 'default', body: { ...w, metadata: { name: 'big', namespace: 'default' }, spec: { size: 4 } } }));
+    const w = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w', namespace: 'default' },
+      spec: { size: 2 },
+    };
+    await custom.createNamespacedCustomObject({
+      group: 'example.com',
+      version: 'v1',
+      plural: 'widgets',
+      namespace: 'default',
+      body: w,
+    });
+    const tooBig = await failure(
+      custom.createNamespacedCustomObject({
+        group: 'example.com',
+        version: 'v1',
+        plural: 'widgets',
+        namespace: 'default',
+        body: { ...w, metadata: { name: 'big', namespace: 'default' }, spec: { size: 4 } },
+      }),
+    );
     expect(tooBig.details?.causes?.[0]?.field).toBe('spec.size');
     const apps = kc.makeApiClient(AppsV1Api);
     await apps.createNamespacedDeployment({
       namespace: 'default',
       body: {
         metadata: { name: 'karpenter' },
-        spec: { selector: { matchLabels: { app: 'k' } }, template: { metadata: { labels: { app: 'k' } }, spec: { containers: [{ name: 'c', image: 'img:1' }] } } },
+        spec: {
+          selector: { matchLabels: { app: 'k' } },
+          template: {
+            metadata: { labels: { app: 'k' } },
+            spec: { containers: [{ name: 'c', image: 'img:1' }] },
+          },
+        },
       },
     });
     em.setDeploymentAvailable('default', 'karpenter', 1);

@@ -18,7 +18,10 @@ function invalidPatch(msg: string): ApiError {
 
 function parsePointer(p: string): string[] {
   if (p === '') return [];
-  if (!p.startsWith('/')) throw invalidPatch(`the server rejected our request due to an error in our request: invalid JSON pointer ${JSON.stringify(p)}`);
+  if (!p.startsWith('/'))
+    throw invalidPatch(
+      `the server rejected our request due to an error in our request: invalid JSON pointer ${JSON.stringify(p)}`,
+    );
   return p
     .slice(1)
     .split('/')
@@ -31,19 +34,27 @@ function container(doc: unknown, segs: string[], op: string, path: string): unkn
     if (Array.isArray(cur)) cur = cur[Number(s)];
     else if (isObject(cur)) cur = cur[s];
     else cur = undefined;
-    if (cur === undefined) throw invalidPatch(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${path}": missing value`);
+    if (cur === undefined)
+      throw invalidPatch(
+        `the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${path}": missing value`,
+      );
   }
   return cur;
 }
 
 /** RFC 6902. */
 export function jsonPatch(doc: unknown, ops: unknown): unknown {
-  if (!Array.isArray(ops)) throw new ApiError(400, 'BadRequest', 'json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+  if (!Array.isArray(ops))
+    throw new ApiError(
+      400,
+      'BadRequest',
+      'json: cannot unmarshal object into Go value of type jsonpatch.Patch',
+    );
   let root = clone(doc);
   for (const raw of ops) {
     if (!isObject(raw)) throw invalidPatch('invalid JSON patch operation');
     const op = String(raw.op);
-    const path = String(raw.path ?? '');
+    const path = typeof raw.path === 'string' ? raw.path : '';
     const segs = parsePointer(path);
     const get = (p: string): unknown => container(root, parsePointer(p), op, p);
     const set = (s: string[], value: unknown, insert: boolean): void => {
@@ -56,21 +67,31 @@ export function jsonPatch(doc: unknown, ops: unknown): unknown {
       if (Array.isArray(parent)) {
         const i = last === '-' ? parent.length : Number(last);
         if (!Number.isInteger(i) || i < 0 || i > parent.length || (!insert && i >= parent.length))
-          throw invalidPatch(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${path}"`);
+          throw invalidPatch(
+            `the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${path}"`,
+          );
         if (insert) parent.splice(i, 0, value);
         else parent[i] = value;
       } else if (isObject(parent)) {
         if (!insert && !(last in parent))
-          throw invalidPatch(`the server rejected our request due to an error in our request: replace operation does not apply: doc is missing key: ${path}: missing value`);
+          throw invalidPatch(
+            `the server rejected our request due to an error in our request: replace operation does not apply: doc is missing key: ${path}: missing value`,
+          );
         parent[last] = value;
-      } else throw invalidPatch(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${path}"`);
+      } else
+        throw invalidPatch(
+          `the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${path}"`,
+        );
     };
     const remove = (s: string[], p: string): unknown => {
       const parent = container(root, s.slice(0, -1), op, p);
       const last = s[s.length - 1]!;
       if (Array.isArray(parent)) {
         const i = Number(last);
-        if (!(i >= 0 && i < parent.length)) throw invalidPatch(`the server rejected our request due to an error in our request: remove operation does not apply: doc is missing path: "${p}"`);
+        if (!(i >= 0 && i < parent.length))
+          throw invalidPatch(
+            `the server rejected our request due to an error in our request: remove operation does not apply: doc is missing path: "${p}"`,
+          );
         return parent.splice(i, 1)[0];
       }
       if (isObject(parent) && last in parent) {
@@ -78,7 +99,9 @@ export function jsonPatch(doc: unknown, ops: unknown): unknown {
         delete parent[last];
         return v;
       }
-      throw invalidPatch(`the server rejected our request due to an error in our request: remove operation does not apply: doc is missing path: "${p}": missing value`);
+      throw invalidPatch(
+        `the server rejected our request due to an error in our request: remove operation does not apply: doc is missing path: "${p}": missing value`,
+      );
     };
     switch (op) {
       case 'add':
@@ -101,10 +124,14 @@ export function jsonPatch(doc: unknown, ops: unknown): unknown {
         break;
       case 'test':
         if (!deepEqual(get(path), raw.value))
-          throw invalidPatch(`the server rejected our request due to an error in our request: testing value ${path} failed: test failed`);
+          throw invalidPatch(
+            `the server rejected our request due to an error in our request: testing value ${path} failed: test failed`,
+          );
         break;
       default:
-        throw invalidPatch(`the server rejected our request due to an error in our request: Unexpected kind: ${op}`);
+        throw invalidPatch(
+          `the server rejected our request due to an error in our request: Unexpected kind: ${op}`,
+        );
     }
   }
   return root;
@@ -114,7 +141,12 @@ export function jsonPatch(doc: unknown, ops: unknown): unknown {
  * Strategic merge patch for core types: merge patch, except lists with a known merge key
  * are merged by key and `$patch: delete` / `$retainKeys` directives are honoured minimally.
  */
-export function strategicMergePatch(target: unknown, patch: unknown, ref: TypeRef, root = true): unknown {
+export function strategicMergePatch(
+  target: unknown,
+  patch: unknown,
+  ref: TypeRef,
+  root = true,
+): unknown {
   if (!isObject(patch)) return clone(patch);
   if (patch.$patch === 'replace') {
     const { $patch: _p, ...rest } = patch;
@@ -134,10 +166,18 @@ export function strategicMergePatch(target: unknown, patch: unknown, ref: TypeRe
         const list = [...(out[k] as unknown[])];
         for (const item of v) {
           if (!isObject(item)) continue;
-          const i = list.findIndex((x) => isObject(x) && keys.every((mk) => deepEqual(x[mk], item[mk])));
+          const i = list.findIndex(
+            (x) => isObject(x) && keys.every((mk) => deepEqual(x[mk], item[mk])),
+          );
           if (item.$patch === 'delete') {
             if (i >= 0) list.splice(i, 1);
-          } else if (i >= 0) list[i] = strategicMergePatch(list[i], item, { builtin: true, name: k, parent: k }, false);
+          } else if (i >= 0)
+            list[i] = strategicMergePatch(
+              list[i],
+              item,
+              { builtin: true, name: k, parent: k },
+              false,
+            );
           else list.push(clone(item));
         }
         out[k] = list;
@@ -156,7 +196,7 @@ export function strategicMergePatch(target: unknown, patch: unknown, ref: TypeRe
 }
 
 function mergeKeyOf(ref: TypeRef): string[] | undefined {
-  switch (ref.name) {
+  switch (ref.name ?? '') {
     case 'containers':
     case 'initContainers':
     case 'ephemeralContainers':

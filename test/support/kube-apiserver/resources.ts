@@ -1,6 +1,13 @@
 import { cause, StatusCause } from './errors.js';
 import { JSONSchemaProps, StructuralSchema } from './schema.js';
-import { compareVersions, isObject, JsonObject, KubeObject, nowIso, qualifiedNameErrors } from './util.js';
+import {
+  compareVersions,
+  isObject,
+  JsonObject,
+  KubeObject,
+  nowIso,
+  qualifiedNameErrors,
+} from './util.js';
 
 export interface WriteContext {
   /** user the bearer token authenticates as */
@@ -42,10 +49,33 @@ export interface ResourceDef {
   crdName?: string;
 }
 
-export const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+export const VERBS = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+];
 
-type Partial2 = Omit<ResourceDef, 'key' | 'singular' | 'listKind' | 'custom' | 'subresources' | 'nameRule' | 'requireResourceVersionOnUpdate' | 'returnDeletedObject' | 'generation' | 'status'> &
-  Partial<Pick<ResourceDef, 'subresources' | 'nameRule' | 'returnDeletedObject' | 'generation' | 'status'>>;
+type Partial2 = Omit<
+  ResourceDef,
+  | 'key'
+  | 'singular'
+  | 'listKind'
+  | 'custom'
+  | 'subresources'
+  | 'nameRule'
+  | 'requireResourceVersionOnUpdate'
+  | 'returnDeletedObject'
+  | 'generation'
+  | 'status'
+> &
+  Partial<
+    Pick<ResourceDef, 'subresources' | 'nameRule' | 'returnDeletedObject' | 'generation' | 'status'>
+  >;
 
 function builtin(d: Partial2): ResourceDef {
   return {
@@ -84,11 +114,13 @@ function validateContainers(spec: unknown, prefix: string): StatusCause[] {
   const names = new Set<string>();
   containers.forEach((c, i) => {
     const name = get(c, 'name');
-    if (typeof name !== 'string' || !name) causes.push(cause.required(`${prefix}.containers[${i}].name`));
+    if (typeof name !== 'string' || !name)
+      causes.push(cause.required(`${prefix}.containers[${i}].name`));
     else if (names.has(name)) causes.push(cause.duplicate(`${prefix}.containers[${i}].name`, name));
     else names.add(name);
     const image = get(c, 'image');
-    if (typeof image !== 'string' || !image) causes.push(cause.required(`${prefix}.containers[${i}].image`));
+    if (typeof image !== 'string' || !image)
+      causes.push(cause.required(`${prefix}.containers[${i}].image`));
   });
   return causes;
 }
@@ -103,7 +135,10 @@ function podSpecDefaults(spec: JsonObject): void {
     if (!isObject(c)) continue;
     c.terminationMessagePath ??= '/dev/termination-log';
     c.terminationMessagePolicy ??= 'File';
-    c.imagePullPolicy ??= typeof c.image === 'string' && (c.image.endsWith(':latest') || !c.image.includes(':')) ? 'Always' : 'IfNotPresent';
+    c.imagePullPolicy ??=
+      typeof c.image === 'string' && (c.image.endsWith(':latest') || !c.image.includes(':'))
+        ? 'Always'
+        : 'IfNotPresent';
     c.resources ??= {};
     for (const p of Array.isArray(c.ports) ? c.ports : []) if (isObject(p)) p.protocol ??= 'TCP';
   }
@@ -135,25 +170,40 @@ function validateRules(o: KubeObject): StatusCause[] {
   if (!Array.isArray(rules)) return [cause.invalid('rules', rules, 'must be a list')];
   rules.forEach((r, i) => {
     const verbs = get(r, 'verbs');
-    if (!Array.isArray(verbs) || verbs.length === 0) causes.push(cause.required(`rules[${i}].verbs`, 'verbs must contain at least one value'));
+    if (!Array.isArray(verbs) || verbs.length === 0)
+      causes.push(cause.required(`rules[${i}].verbs`, 'verbs must contain at least one value'));
     const nonResource = get(r, 'nonResourceURLs');
     const resources = get(r, 'resources');
     if (!nonResource && (!Array.isArray(resources) || resources.length === 0))
-      causes.push(cause.required(`rules[${i}].resources`, 'resource rules must supply at least one resource'));
+      causes.push(
+        cause.required(`rules[${i}].resources`, 'resource rules must supply at least one resource'),
+      );
     if (!nonResource && !Array.isArray(get(r, 'apiGroups')))
-      causes.push(cause.required(`rules[${i}].apiGroups`, 'resource rules must supply at least one api group'));
+      causes.push(
+        cause.required(
+          `rules[${i}].apiGroups`,
+          'resource rules must supply at least one api group',
+        ),
+      );
   });
   return causes;
 }
 
-function validateBinding(o: KubeObject, old: KubeObject | undefined, namespaced: boolean): StatusCause[] {
+function validateBinding(
+  o: KubeObject,
+  old: KubeObject | undefined,
+  namespaced: boolean,
+): StatusCause[] {
   const causes: StatusCause[] = [];
   const ref = o.roleRef;
   if (!isObject(ref)) return [cause.required('roleRef')];
   if (ref.apiGroup !== 'rbac.authorization.k8s.io')
-    causes.push(cause.notSupported('roleRef.apiGroup', ref.apiGroup ?? '', ['rbac.authorization.k8s.io']));
+    causes.push(
+      cause.notSupported('roleRef.apiGroup', ref.apiGroup ?? '', ['rbac.authorization.k8s.io']),
+    );
   const kinds = namespaced ? ['Role', 'ClusterRole'] : ['ClusterRole'];
-  if (!kinds.includes(String(ref.kind))) causes.push(cause.notSupported('roleRef.kind', ref.kind ?? '', kinds));
+  if (!kinds.includes(String(ref.kind)))
+    causes.push(cause.notSupported('roleRef.kind', ref.kind ?? '', kinds));
   if (!ref.name) causes.push(cause.required('roleRef.name'));
   if (old && JSON.stringify(old.roleRef) !== JSON.stringify(o.roleRef))
     causes.push(cause.invalid('roleRef', o.roleRef, 'cannot change roleRef'));
@@ -162,9 +212,16 @@ function validateBinding(o: KubeObject, old: KubeObject | undefined, namespaced:
     subjects.forEach((s, i) => {
       const kind = get(s, 'kind');
       if (!['ServiceAccount', 'User', 'Group'].includes(String(kind)))
-        causes.push(cause.notSupported(`subjects[${i}].kind`, kind ?? '', ['ServiceAccount', 'User', 'Group']));
+        causes.push(
+          cause.notSupported(`subjects[${i}].kind`, kind ?? '', [
+            'ServiceAccount',
+            'User',
+            'Group',
+          ]),
+        );
       if (!get(s, 'name')) causes.push(cause.required(`subjects[${i}].name`));
-      if (kind === 'ServiceAccount' && !get(s, 'namespace') && !namespaced) causes.push(cause.required(`subjects[${i}].namespace`));
+      if (kind === 'ServiceAccount' && !get(s, 'namespace') && !namespaced)
+        causes.push(cause.required(`subjects[${i}].namespace`));
     });
   return causes;
 }
@@ -179,16 +236,29 @@ export function validateCsrStatus(o: KubeObject): StatusCause[] {
   conds.forEach((c, i) => {
     const t = String(get(c, 'type'));
     if (!t || t === 'undefined') causes.push(cause.required(`status.conditions[${i}].type`));
-    if (seen.has(t) && CSR_CONDITIONS.includes(t)) causes.push(cause.duplicate(`status.conditions[${i}].type`, t));
+    if (seen.has(t) && CSR_CONDITIONS.includes(t))
+      causes.push(cause.duplicate(`status.conditions[${i}].type`, t));
     seen.add(t);
     const st = get(c, 'status');
     if ((t === 'Approved' || t === 'Denied') && st !== 'True')
       causes.push(cause.notSupported(`status.conditions[${i}].status`, st ?? '', ['True']));
     else if (!['True', 'False', 'Unknown'].includes(String(st)))
-      causes.push(cause.notSupported(`status.conditions[${i}].status`, st ?? '', ['False', 'True', 'Unknown']));
+      causes.push(
+        cause.notSupported(`status.conditions[${i}].status`, st ?? '', [
+          'False',
+          'True',
+          'Unknown',
+        ]),
+      );
   });
   if (seen.has('Approved') && seen.has('Denied'))
-    causes.push(cause.invalid('status.conditions', 'Approved', 'Approved and Denied conditions are mutually exclusive'));
+    causes.push(
+      cause.invalid(
+        'status.conditions',
+        'Approved',
+        'Approved and Denied conditions are mutually exclusive',
+      ),
+    );
   return causes;
 }
 
@@ -215,7 +285,14 @@ export function builtinDefs(): ResourceDef[] {
       },
       fieldSelectors: { 'status.phase': (o) => get(o, 'status', 'phase') as string | undefined },
     }),
-    builtin({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, shortNames: ['sa'] }),
+    builtin({
+      group: '',
+      version: 'v1',
+      kind: 'ServiceAccount',
+      plural: 'serviceaccounts',
+      namespaced: true,
+      shortNames: ['sa'],
+    }),
     builtin({
       group: '',
       version: 'v1',
@@ -234,8 +311,15 @@ export function builtinDefs(): ResourceDef[] {
           }
           for (const [k, v] of Object.entries(d)) {
             if (!/^[-._a-zA-Z0-9]+$/.test(k))
-              causes.push(cause.invalid(`${section}[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
-            if (typeof v !== 'string') causes.push(cause.invalid(`${section}[${k}]`, v, 'must be a string'));
+              causes.push(
+                cause.invalid(
+                  `${section}[${k}]`,
+                  k,
+                  "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                ),
+              );
+            if (typeof v !== 'string')
+              causes.push(cause.invalid(`${section}[${k}]`, v, 'must be a string'));
           }
         }
         return causes;
@@ -251,7 +335,8 @@ export function builtinDefs(): ResourceDef[] {
         o.type ??= 'Opaque';
         if (isObject(o.stringData)) {
           const data = obj(o, 'data');
-          for (const [k, v] of Object.entries(o.stringData)) data[k] = Buffer.from(String(v)).toString('base64');
+          for (const [k, v] of Object.entries(o.stringData))
+            data[k] = Buffer.from(String(v)).toString('base64');
         }
         delete o.stringData;
       },
@@ -260,7 +345,9 @@ export function builtinDefs(): ResourceDef[] {
         if (isObject(o.data))
           for (const [k, v] of Object.entries(o.data)) {
             if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0)
-              causes.push(cause.invalid(`data[${k}]`, '<secret contents redacted>', 'illegal base64 data'));
+              causes.push(
+                cause.invalid(`data[${k}]`, '<secret contents redacted>', 'illegal base64 data'),
+              );
           }
         return causes;
       },
@@ -275,7 +362,9 @@ export function builtinDefs(): ResourceDef[] {
       shortNames: ['no'],
       status: true,
       returnDeletedObject: true,
-      fieldSelectors: { 'spec.unschedulable': (o) => String(get(o, 'spec', 'unschedulable') === true) },
+      fieldSelectors: {
+        'spec.unschedulable': (o) => String(get(o, 'spec', 'unschedulable') === true),
+      },
     }),
     builtin({
       group: '',
@@ -298,10 +387,12 @@ export function builtinDefs(): ResourceDef[] {
         'spec.nodeName': (o) => (get(o, 'spec', 'nodeName') as string | undefined) ?? '',
         'spec.restartPolicy': (o) => get(o, 'spec', 'restartPolicy') as string | undefined,
         'spec.schedulerName': (o) => get(o, 'spec', 'schedulerName') as string | undefined,
-        'spec.serviceAccountName': (o) => get(o, 'spec', 'serviceAccountName') as string | undefined,
+        'spec.serviceAccountName': (o) =>
+          get(o, 'spec', 'serviceAccountName') as string | undefined,
         'status.phase': (o) => get(o, 'status', 'phase') as string | undefined,
         'status.podIP': (o) => (get(o, 'status', 'podIP') as string | undefined) ?? '',
-        'status.nominatedNodeName': (o) => (get(o, 'status', 'nominatedNodeName') as string | undefined) ?? '',
+        'status.nominatedNodeName': (o) =>
+          (get(o, 'status', 'nominatedNodeName') as string | undefined) ?? '',
       },
     }),
     builtin({
@@ -340,15 +431,32 @@ export function builtinDefs(): ResourceDef[] {
         const causes: StatusCause[] = [];
         const ports = get(o, 'spec', 'ports');
         const type = get(o, 'spec', 'type');
-        if (type !== 'ExternalName' && get(o, 'spec', 'clusterIP') !== 'None' && (!Array.isArray(ports) || ports.length === 0))
+        if (
+          type !== 'ExternalName' &&
+          get(o, 'spec', 'clusterIP') !== 'None' &&
+          (!Array.isArray(ports) || ports.length === 0)
+        )
           causes.push(cause.required('spec.ports'));
         if (!['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'].includes(String(type)))
-          causes.push(cause.notSupported('spec.type', type, ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort']));
+          causes.push(
+            cause.notSupported('spec.type', type, [
+              'ClusterIP',
+              'ExternalName',
+              'LoadBalancer',
+              'NodePort',
+            ]),
+          );
         if (Array.isArray(ports))
           ports.forEach((p, i) => {
             const port = get(p, 'port');
             if (typeof port !== 'number' || port < 1 || port > 65535)
-              causes.push(cause.invalid(`spec.ports[${i}].port`, port ?? 0, 'must be between 1 and 65535, inclusive'));
+              causes.push(
+                cause.invalid(
+                  `spec.ports[${i}].port`,
+                  port ?? 0,
+                  'must be between 1 and 65535, inclusive',
+                ),
+              );
           });
         return causes;
       },
@@ -366,17 +474,24 @@ export function builtinDefs(): ResourceDef[] {
       validate(o) {
         const causes: StatusCause[] = [];
         if (!isObject(o.involvedObject)) causes.push(cause.required('involvedObject'));
-        if (!['Normal', 'Warning'].includes(String(o.type))) causes.push(cause.notSupported('type', o.type, ['Normal', 'Warning']));
+        if (!['Normal', 'Warning'].includes(String(o.type)))
+          causes.push(cause.notSupported('type', o.type, ['Normal', 'Warning']));
         return causes;
       },
       fieldSelectors: {
-        'involvedObject.kind': (o) => (get(o, 'involvedObject', 'kind') as string | undefined) ?? '',
-        'involvedObject.namespace': (o) => (get(o, 'involvedObject', 'namespace') as string | undefined) ?? '',
-        'involvedObject.name': (o) => (get(o, 'involvedObject', 'name') as string | undefined) ?? '',
+        'involvedObject.kind': (o) =>
+          (get(o, 'involvedObject', 'kind') as string | undefined) ?? '',
+        'involvedObject.namespace': (o) =>
+          (get(o, 'involvedObject', 'namespace') as string | undefined) ?? '',
+        'involvedObject.name': (o) =>
+          (get(o, 'involvedObject', 'name') as string | undefined) ?? '',
         'involvedObject.uid': (o) => (get(o, 'involvedObject', 'uid') as string | undefined) ?? '',
-        'involvedObject.apiVersion': (o) => (get(o, 'involvedObject', 'apiVersion') as string | undefined) ?? '',
-        'involvedObject.resourceVersion': (o) => (get(o, 'involvedObject', 'resourceVersion') as string | undefined) ?? '',
-        'involvedObject.fieldPath': (o) => (get(o, 'involvedObject', 'fieldPath') as string | undefined) ?? '',
+        'involvedObject.apiVersion': (o) =>
+          (get(o, 'involvedObject', 'apiVersion') as string | undefined) ?? '',
+        'involvedObject.resourceVersion': (o) =>
+          (get(o, 'involvedObject', 'resourceVersion') as string | undefined) ?? '',
+        'involvedObject.fieldPath': (o) =>
+          (get(o, 'involvedObject', 'fieldPath') as string | undefined) ?? '',
         reason: (o) => (o.reason as string | undefined) ?? '',
         reportingComponent: (o) => (o.reportingComponent as string | undefined) ?? '',
         source: (o) => (get(o, 'source', 'component') as string | undefined) ?? '',
@@ -402,7 +517,10 @@ export function builtinDefs(): ResourceDef[] {
         spec.replicas ??= 1;
         spec.revisionHistoryLimit ??= 10;
         spec.progressDeadlineSeconds ??= 600;
-        spec.strategy ??= { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } };
+        spec.strategy ??= {
+          type: 'RollingUpdate',
+          rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' },
+        };
         const tspec = get(spec, 'template', 'spec');
         if (isObject(tspec)) podSpecDefaults(tspec);
       },
@@ -411,18 +529,42 @@ export function builtinDefs(): ResourceDef[] {
         const sel = get(o, 'spec', 'selector');
         if (!isObject(sel)) causes.push(cause.required('spec.selector'));
         else if (!selectorMatches(sel, get(o, 'spec', 'template', 'metadata', 'labels')))
-          causes.push(cause.invalid('spec.template.metadata.labels', get(o, 'spec', 'template', 'metadata', 'labels') ?? {}, '`selector` does not match template `labels`'));
+          causes.push(
+            cause.invalid(
+              'spec.template.metadata.labels',
+              get(o, 'spec', 'template', 'metadata', 'labels') ?? {},
+              '`selector` does not match template `labels`',
+            ),
+          );
         if (old && JSON.stringify(get(old, 'spec', 'selector')) !== JSON.stringify(sel))
           causes.push(cause.invalid('spec.selector', sel, 'field is immutable'));
         const replicas = get(o, 'spec', 'replicas');
         if (typeof replicas === 'number' && replicas < 0)
-          causes.push(cause.invalid('spec.replicas', replicas, 'must be greater than or equal to 0'));
-        causes.push(...validateContainers(get(o, 'spec', 'template', 'spec'), 'spec.template.spec'));
+          causes.push(
+            cause.invalid('spec.replicas', replicas, 'must be greater than or equal to 0'),
+          );
+        causes.push(
+          ...validateContainers(get(o, 'spec', 'template', 'spec'), 'spec.template.spec'),
+        );
         return causes;
       },
     }),
-    builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false, validate: validateRules }),
-    builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true, validate: validateRules }),
+    builtin({
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      kind: 'ClusterRole',
+      plural: 'clusterroles',
+      namespaced: false,
+      validate: validateRules,
+    }),
+    builtin({
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      kind: 'Role',
+      plural: 'roles',
+      namespaced: true,
+      validate: validateRules,
+    }),
     builtin({
       group: 'rbac.authorization.k8s.io',
       version: 'v1',
@@ -473,22 +615,36 @@ export function builtinDefs(): ResourceDef[] {
         else {
           const pem = Buffer.from(req, 'base64').toString('utf8');
           if (!pem.includes('-----BEGIN CERTIFICATE REQUEST-----'))
-            causes.push(cause.invalid('spec.request', '', 'PEM block type must be CERTIFICATE REQUEST'));
+            causes.push(
+              cause.invalid('spec.request', '', 'PEM block type must be CERTIFICATE REQUEST'),
+            );
         }
         const signer = get(o, 'spec', 'signerName');
         if (typeof signer !== 'string' || !signer) causes.push(cause.required('spec.signerName'));
-        else for (const e of qualifiedNameErrors(signer.split('/')[0]!.includes('.') ? signer : `x/${signer}`).slice(0, 1))
-          causes.push(cause.invalid('spec.signerName', signer, e));
+        else
+          for (const e of qualifiedNameErrors(
+            signer.split('/')[0]!.includes('.') ? signer : `x/${signer}`,
+          ).slice(0, 1))
+            causes.push(cause.invalid('spec.signerName', signer, e));
         const usages = get(o, 'spec', 'usages');
-        if (!Array.isArray(usages) || usages.length === 0) causes.push(cause.required('spec.usages'));
+        if (!Array.isArray(usages) || usages.length === 0)
+          causes.push(cause.required('spec.usages'));
         if (old && JSON.stringify(get(old, 'spec')) !== JSON.stringify(get(o, 'spec')))
           causes.push(cause.invalid('spec', '', 'field is immutable'));
         causes.push(...validateCsrStatus(o));
         return causes;
       },
-      fieldSelectors: { 'spec.signerName': (o) => get(o, 'spec', 'signerName') as string | undefined },
+      fieldSelectors: {
+        'spec.signerName': (o) => get(o, 'spec', 'signerName') as string | undefined,
+      },
     }),
-    builtin({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true }),
+    builtin({
+      group: 'coordination.k8s.io',
+      version: 'v1',
+      kind: 'Lease',
+      plural: 'leases',
+      namespaced: true,
+    }),
     builtin({
       group: 'apiextensions.k8s.io',
       version: 'v1',
@@ -521,26 +677,46 @@ function validateCrd(o: KubeObject, old: KubeObject | undefined): StatusCause[] 
   const group = spec.group;
   const names = isObject(spec.names) ? spec.names : {};
   if (typeof group !== 'string' || !group) causes.push(cause.required('spec.group'));
-  else if (!group.includes('.')) causes.push(cause.invalid('spec.group', group, 'should be a domain with at least one dot'));
+  else if (!group.includes('.'))
+    causes.push(cause.invalid('spec.group', group, 'should be a domain with at least one dot'));
   if (!names.plural) causes.push(cause.required('spec.names.plural'));
   if (!names.kind) causes.push(cause.required('spec.names.kind'));
-  if (names.plural && group && o.metadata?.name !== `${String(names.plural)}.${String(group)}`)
-    causes.push(cause.invalid('metadata.name', o.metadata?.name, 'must be spec.names.plural+"."+spec.group'));
-  if (!['Namespaced', 'Cluster'].includes(String(spec.scope))) causes.push(cause.notSupported('spec.scope', spec.scope ?? '', ['Cluster', 'Namespaced']));
+  if (names.plural && group && o.metadata?.name !== `${names.plural as string}.${group as string}`)
+    causes.push(
+      cause.invalid('metadata.name', o.metadata?.name, 'must be spec.names.plural+"."+spec.group'),
+    );
+  if (!['Namespaced', 'Cluster'].includes(String(spec.scope)))
+    causes.push(cause.notSupported('spec.scope', spec.scope ?? '', ['Cluster', 'Namespaced']));
   const versions = Array.isArray(spec.versions) ? spec.versions : [];
-  if (versions.length === 0) causes.push(cause.required('spec.versions', 'must have exactly one version marked as storage version'));
+  if (versions.length === 0)
+    causes.push(
+      cause.required('spec.versions', 'must have exactly one version marked as storage version'),
+    );
   else {
     const storage = versions.filter((v) => get(v, 'storage') === true).length;
-    if (storage !== 1) causes.push(cause.invalid('spec.versions', versions.length, 'must have exactly one version marked as storage version'));
+    if (storage !== 1)
+      causes.push(
+        cause.invalid(
+          'spec.versions',
+          versions.length,
+          'must have exactly one version marked as storage version',
+        ),
+      );
     versions.forEach((v, i) => {
       if (!get(v, 'name')) causes.push(cause.required(`spec.versions[${i}].name`));
-      if (typeof get(v, 'served') !== 'boolean') causes.push(cause.required(`spec.versions[${i}].served`));
-      if (!isObject(get(v, 'schema', 'openAPIV3Schema'))) causes.push(cause.required(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
+      if (typeof get(v, 'served') !== 'boolean')
+        causes.push(cause.required(`spec.versions[${i}].served`));
+      if (!isObject(get(v, 'schema', 'openAPIV3Schema')))
+        causes.push(
+          cause.required(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'),
+        );
     });
   }
   if (old) {
-    if (get(old, 'spec', 'group') !== group) causes.push(cause.invalid('spec.group', group, 'field is immutable'));
-    if (get(old, 'spec', 'names', 'plural') !== names.plural) causes.push(cause.invalid('spec.names.plural', names.plural, 'field is immutable'));
+    if (get(old, 'spec', 'group') !== group)
+      causes.push(cause.invalid('spec.group', group, 'field is immutable'));
+    if (get(old, 'spec', 'names', 'plural') !== names.plural)
+      causes.push(cause.invalid('spec.names.plural', names.plural, 'field is immutable'));
   }
   return causes;
 }
@@ -561,8 +737,9 @@ export function defsFromCrd(crd: KubeObject): ResourceDef[] {
       version: String(v.name),
       kind: String(names.kind),
       plural,
-      singular: String(names.singular ?? String(names.kind).toLowerCase()),
-      listKind: String(names.listKind ?? `${String(names.kind)}List`),
+      singular:
+        typeof names.singular === 'string' ? names.singular : String(names.kind).toLowerCase(),
+      listKind: typeof names.listKind === 'string' ? names.listKind : `${String(names.kind)}List`,
       namespaced: spec.scope === 'Namespaced',
       status: isObject(get(v, 'subresources', 'status')),
       subresources: isObject(get(v, 'subresources', 'scale')) ? ['scale'] : [],

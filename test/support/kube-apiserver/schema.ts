@@ -68,7 +68,13 @@ let sharedAjv: Ajv | undefined;
 function ajv(): Ajv {
   if (sharedAjv) return sharedAjv;
   // Go regexps (RE2) are closer to non-unicode JS regexps; unicode mode rejects escapes like `\_`.
-  const a = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false, allowUnionTypes: true, validateFormats: true });
+  const a = new Ajv({
+    allErrors: true,
+    strict: false,
+    unicodeRegExp: false,
+    allowUnionTypes: true,
+    validateFormats: true,
+  });
   addFormats(a, ['date', 'date-time', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'byte']);
   a.addFormat('duration', /^[-+]?((\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d|w)\s*)+$|^0$/);
   a.addFormat('datetime', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
@@ -78,13 +84,28 @@ function ajv(): Ajv {
   return a;
 }
 
-const KNOWN_FORMATS = new Set(['date', 'date-time', 'datetime', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'byte', 'duration', 'cidr', 'mac']);
+const KNOWN_FORMATS = new Set([
+  'date',
+  'date-time',
+  'datetime',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'uuid',
+  'byte',
+  'duration',
+  'cidr',
+  'mac',
+]);
 
 /** Structural schema → plain JSON schema for ajv (value validations only; pruning is ours). */
 function toAjvSchema(s: JSONSchemaProps, root: boolean): JsonObject {
   const out: JsonObject = {};
   const nullable = s.nullable === true;
-  if (s['x-kubernetes-int-or-string']) out.type = nullable ? ['integer', 'string', 'null'] : ['integer', 'string'];
+  if (s['x-kubernetes-int-or-string'])
+    out.type = nullable ? ['integer', 'string', 'null'] : ['integer', 'string'];
   else if (s.type) out.type = nullable ? [s.type, 'null'] : s.type;
   if (s.enum) out.enum = nullable ? [...s.enum, null] : s.enum;
   for (const k of [
@@ -110,7 +131,8 @@ function toAjvSchema(s: JSONSchemaProps, root: boolean): JsonObject {
     delete out.maximum;
     out.exclusiveMaximum = s.maximum;
   }
-  if (s.format && KNOWN_FORMATS.has(s.format) && (s.type === 'string' || !s.type)) out.format = s.format;
+  if (s.format && KNOWN_FORMATS.has(s.format) && (s.type === 'string' || !s.type))
+    out.format = s.format;
   if (s.required) out.required = s.required;
   if (s.properties) {
     const props: JsonObject = {};
@@ -121,7 +143,8 @@ function toAjvSchema(s: JSONSchemaProps, root: boolean): JsonObject {
     }
     out.properties = props;
   }
-  if (isObject(s.additionalProperties)) out.additionalProperties = toAjvSchema(s.additionalProperties, false);
+  if (isObject(s.additionalProperties))
+    out.additionalProperties = toAjvSchema(s.additionalProperties, false);
   if (s.items) out.items = toAjvSchema(s.items, false);
   for (const k of ['allOf', 'anyOf', 'oneOf'] as const) {
     const list = s[k];
@@ -129,7 +152,9 @@ function toAjvSchema(s: JSONSchemaProps, root: boolean): JsonObject {
   }
   if (s.not) out.not = toAjvSchema(s.not, false);
   if (root && Array.isArray(out.required)) {
-    out.required = (out.required as string[]).filter((r) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind');
+    out.required = (out.required as string[]).filter(
+      (r) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind',
+    );
   }
   return out;
 }
@@ -170,11 +195,19 @@ export class StructuralSchema {
     if (rules?.length) {
       const compiled = rules.map((r) => compileRule(r));
       for (const c of compiled) {
-        if (c.error) this.compileFailures.push({ crd: this.owner, path: path || '<root>', rule: c.rule.rule, error: c.error });
+        if (c.error)
+          this.compileFailures.push({
+            crd: this.owner,
+            path: path || '<root>',
+            rule: c.rule.rule,
+            error: c.error,
+          });
       }
       this.rules.set(s, compiled);
     }
-    if (s.properties) for (const [k, v] of Object.entries(s.properties)) this.collectRules(v, path ? `${path}.${k}` : k);
+    if (s.properties)
+      for (const [k, v] of Object.entries(s.properties))
+        this.collectRules(v, path ? `${path}.${k}` : k);
     if (isObject(s.additionalProperties)) this.collectRules(s.additionalProperties, `${path}[*]`);
     if (s.items) this.collectRules(s.items, `${path}[*]`);
   }
@@ -238,7 +271,9 @@ export class StructuralSchema {
         } catch (e) {
           if (schemaFailed) continue;
           const msg = e instanceof Error ? e.message.split('\n')[0] : String(e);
-          causes.push(cause.invalid(ruleField(path, r.rule), schemaType(s), `${r.rule.rule}: ${msg}`));
+          causes.push(
+            cause.invalid(ruleField(path, r.rule), schemaType(s), `${r.rule.rule}: ${msg}`),
+          );
           continue;
         }
         if (ok !== true) causes.push(ruleFailure(r, path, s, selfVal, oldVal));
@@ -251,7 +286,10 @@ export class StructuralSchema {
       const oldArr = Array.isArray(old) ? old : undefined;
       value.forEach((item, i) => {
         let oldItem: unknown;
-        if (oldArr && listType === 'map') oldItem = oldArr.find((o) => keys.every((k) => isObject(o) && isObject(item) && deepEqual(o[k], item[k])));
+        if (oldArr && listType === 'map')
+          oldItem = oldArr.find((o) =>
+            keys.every((k) => isObject(o) && isObject(item) && deepEqual(o[k], item[k])),
+          );
         else if (oldArr && listType === 'set') oldItem = oldArr.find((o) => deepEqual(o, item));
         this.evalRules(item, oldItem, s.items!, `${path}[${i}]`, causes, schemaFailed, false);
       });
@@ -263,11 +301,27 @@ export class StructuralSchema {
       for (const [k, ps] of Object.entries(s.properties)) {
         if (root && k === 'metadata') continue;
         if (value[k] === undefined) continue;
-        this.evalRules(value[k], oldObj?.[k], ps, path ? `${path}.${k}` : k, causes, schemaFailed, false);
+        this.evalRules(
+          value[k],
+          oldObj?.[k],
+          ps,
+          path ? `${path}.${k}` : k,
+          causes,
+          schemaFailed,
+          false,
+        );
       }
     } else if (isObject(s.additionalProperties)) {
       for (const [k, v] of Object.entries(value)) {
-        this.evalRules(v, oldObj?.[k], s.additionalProperties, `${path}[${k}]`, causes, schemaFailed, false);
+        this.evalRules(
+          v,
+          oldObj?.[k],
+          s.additionalProperties,
+          `${path}[${k}]`,
+          causes,
+          schemaFailed,
+          false,
+        );
       }
     }
   }
@@ -279,7 +333,13 @@ function ruleField(path: string, r: ValidationRule): string {
   return path ? `${path}.${fp}` : fp;
 }
 
-function ruleFailure(r: CompiledRule, path: string, s: JSONSchemaProps, self: unknown, oldSelf: unknown): StatusCause {
+function ruleFailure(
+  r: CompiledRule,
+  path: string,
+  s: JSONSchemaProps,
+  self: unknown,
+  oldSelf: unknown,
+): StatusCause {
   let msg = r.rule.message;
   if (!msg && r.messageProgram) {
     try {
@@ -291,7 +351,7 @@ function ruleFailure(r: CompiledRule, path: string, s: JSONSchemaProps, self: un
   }
   if (!msg) msg = `failed rule: ${r.rule.rule}`;
   const field = ruleField(path, r.rule);
-  switch (r.rule.reason) {
+  switch (r.rule.reason ?? '') {
     case 'FieldValueForbidden':
       return { reason: 'FieldValueForbidden', field, message: `Forbidden: ${msg}` };
     case 'FieldValueRequired':
@@ -327,7 +387,9 @@ function toCel(v: unknown, s: JSONSchemaProps | undefined): unknown {
   if (isObject(v)) {
     const out: JsonObject = {};
     for (const [k, x] of Object.entries(v)) {
-      const ps = s?.properties?.[k] ?? (isObject(s?.additionalProperties) ? s.additionalProperties : undefined);
+      const ps =
+        s?.properties?.[k] ??
+        (isObject(s?.additionalProperties) ? s.additionalProperties : undefined);
       out[k] = toCel(x, ps);
     }
     return out;
@@ -335,9 +397,19 @@ function toCel(v: unknown, s: JSONSchemaProps | undefined): unknown {
   return v;
 }
 
-function pruneDefault(value: unknown, s: JSONSchemaProps, path: string, unknown: string[], root: boolean, defaults: boolean): void {
+function pruneDefault(
+  value: unknown,
+  s: JSONSchemaProps,
+  path: string,
+  unknown: string[],
+  root: boolean,
+  defaults: boolean,
+): void {
   if (Array.isArray(value)) {
-    if (s.items) value.forEach((item, i) => pruneDefault(item, s.items!, `${path}[${i}]`, unknown, false, defaults));
+    if (s.items)
+      value.forEach((item, i) =>
+        pruneDefault(item, s.items!, `${path}[${i}]`, unknown, false, defaults),
+      );
     return;
   }
   if (!isObject(value)) return;
@@ -366,7 +438,14 @@ function pruneDefault(value: unknown, s: JSONSchemaProps, path: string, unknown:
         delete value[k];
         continue;
       }
-      pruneDefault(value[k], ps, isObject(addl) && !props?.[k] ? `${path}[${k}]` : child, unknown, false, defaults);
+      pruneDefault(
+        value[k],
+        ps,
+        isObject(addl) && !props?.[k] ? `${path}[${k}]` : child,
+        unknown,
+        false,
+        defaults,
+      );
     } else if (preserve || addl === true || (!props && !addl && s.type !== 'object')) {
       continue;
     } else if (!props && !addl && s.type === 'object' && !preserve) {
@@ -387,18 +466,27 @@ function pruneDefault(value: unknown, s: JSONSchemaProps, path: string, unknown:
   }
 }
 
-function listTypeChecks(value: unknown, s: JSONSchemaProps, path: string, causes: StatusCause[], root: boolean): void {
+function listTypeChecks(
+  value: unknown,
+  s: JSONSchemaProps,
+  path: string,
+  causes: StatusCause[],
+  root: boolean,
+): void {
   if (Array.isArray(value)) {
     const lt = s['x-kubernetes-list-type'];
     if (lt === 'set') {
       value.forEach((item, i) => {
-        if (value.findIndex((o) => deepEqual(o, item)) < i) causes.push(cause.duplicate(`${path}[${i}]`, item));
+        if (value.findIndex((o) => deepEqual(o, item)) < i)
+          causes.push(cause.duplicate(`${path}[${i}]`, item));
       });
     } else if (lt === 'map') {
       const keys = s['x-kubernetes-list-map-keys'] ?? [];
       value.forEach((item, i) => {
         if (!isObject(item)) return;
-        const idx = value.findIndex((o) => isObject(o) && keys.every((k) => deepEqual(o[k], item[k])));
+        const idx = value.findIndex(
+          (o) => isObject(o) && keys.every((k) => deepEqual(o[k], item[k])),
+        );
         if (idx < i) {
           const kv: JsonObject = {};
           for (const k of keys) kv[k] = item[k];
@@ -406,27 +494,36 @@ function listTypeChecks(value: unknown, s: JSONSchemaProps, path: string, causes
         }
       });
     }
-    if (s.items) value.forEach((item, i) => listTypeChecks(item, s.items!, `${path}[${i}]`, causes, false));
+    if (s.items)
+      value.forEach((item, i) => listTypeChecks(item, s.items!, `${path}[${i}]`, causes, false));
     return;
   }
   if (!isObject(value)) return;
   if (s.properties) {
     for (const [k, ps] of Object.entries(s.properties)) {
       if (root && k === 'metadata') continue;
-      if (value[k] !== undefined) listTypeChecks(value[k], ps, path ? `${path}.${k}` : k, causes, false);
+      if (value[k] !== undefined)
+        listTypeChecks(value[k], ps, path ? `${path}.${k}` : k, causes, false);
     }
   } else if (isObject(s.additionalProperties)) {
-    for (const [k, v] of Object.entries(value)) listTypeChecks(v, s.additionalProperties, `${path}[${k}]`, causes, false);
+    for (const [k, v] of Object.entries(value))
+      listTypeChecks(v, s.additionalProperties, `${path}[${k}]`, causes, false);
   }
 }
 
 /** anyOf/oneOf/not branch errors are noise; the API server reports the combinator once. */
 function filterErrors(errors: ErrorObject[]): ErrorObject[] {
-  return errors.filter((e) => !/\/(anyOf|oneOf)\/\d+\//.test(e.schemaPath) && !/\/not\//.test(e.schemaPath));
+  return errors.filter(
+    (e) => !/\/(anyOf|oneOf)\/\d+\//.test(e.schemaPath) && !/\/not\//.test(e.schemaPath),
+  );
 }
 
 /** Turns an ajv instancePath into the API server's field path and the offending value. */
-function resolvePath(instancePath: string, obj: unknown, schema: JSONSchemaProps): { field: string; value: unknown; schema?: JSONSchemaProps } {
+function resolvePath(
+  instancePath: string,
+  obj: unknown,
+  schema: JSONSchemaProps,
+): { field: string; value: unknown; schema?: JSONSchemaProps } {
   const segs = instancePath
     .split('/')
     .slice(1)
@@ -443,7 +540,9 @@ function resolvePath(instancePath: string, obj: unknown, schema: JSONSchemaProps
       const isProp = s?.properties?.[seg] !== undefined || !isObject(s?.additionalProperties);
       field += isProp ? (field ? `.${seg}` : seg) : `[${seg}]`;
       cur = isObject(cur) ? cur[seg] : undefined;
-      s = s?.properties?.[seg] ?? (isObject(s?.additionalProperties) ? s.additionalProperties : undefined);
+      s =
+        s?.properties?.[seg] ??
+        (isObject(s?.additionalProperties) ? s.additionalProperties : undefined);
     }
   }
   return { field, value: cur, schema: s };
@@ -456,7 +555,11 @@ function jsType(v: unknown): string {
   return typeof v;
 }
 
-function ajvErrorToCause(e: ErrorObject, obj: unknown, schema: JSONSchemaProps): StatusCause | undefined {
+function ajvErrorToCause(
+  e: ErrorObject,
+  obj: unknown,
+  schema: JSONSchemaProps,
+): StatusCause | undefined {
   const { field, value } = resolvePath(e.instancePath, obj, schema);
   const p = e.params as Record<string, unknown>;
   const inBody = field || '<root>';
@@ -466,44 +569,98 @@ function ajvErrorToCause(e: ErrorObject, obj: unknown, schema: JSONSchemaProps):
       return cause.required(field ? `${field}.${missing}` : missing);
     }
     case 'enum':
-      return cause.notSupported(field, value, (p.allowedValues as unknown[]).filter((x) => x !== null));
+      return cause.notSupported(
+        field,
+        value,
+        (p.allowedValues as unknown[]).filter((x) => x !== null),
+      );
     case 'type': {
-      const t = Array.isArray(p.type) ? (p.type as string[]).filter((x) => x !== 'null').join(',') : String(p.type);
-      return cause.typeInvalid(field, value, `${inBody} in body must be of type ${t}: ${JSON.stringify(jsType(value))}`);
+      const t = Array.isArray(p.type)
+        ? (p.type as string[]).filter((x) => x !== 'null').join(',')
+        : String(p.type);
+      return cause.typeInvalid(
+        field,
+        value,
+        `${inBody} in body must be of type ${t}: ${JSON.stringify(jsType(value))}`,
+      );
     }
     case 'minimum':
-      return cause.invalid(field, value, `${inBody} in body should be greater than or equal to ${String(p.limit)}`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should be greater than or equal to ${String(p.limit)}`,
+      );
     case 'maximum':
-      return cause.invalid(field, value, `${inBody} in body should be less than or equal to ${String(p.limit)}`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should be less than or equal to ${String(p.limit)}`,
+      );
     case 'exclusiveMinimum':
-      return cause.invalid(field, value, `${inBody} in body should be greater than ${String(p.limit)}`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should be greater than ${String(p.limit)}`,
+      );
     case 'exclusiveMaximum':
-      return cause.invalid(field, value, `${inBody} in body should be less than ${String(p.limit)}`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should be less than ${String(p.limit)}`,
+      );
     case 'multipleOf':
-      return cause.invalid(field, value, `${inBody} in body should be a multiple of ${String(p.multipleOf)}`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should be a multiple of ${String(p.multipleOf)}`,
+      );
     case 'pattern':
       return cause.invalid(field, value, `${inBody} in body should match '${String(p.pattern)}'`);
     case 'minLength':
-      return cause.invalid(field, value, `${inBody} in body should be at least ${String(p.limit)} chars long`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should be at least ${String(p.limit)} chars long`,
+      );
     case 'maxLength':
       return cause.tooLong(field, Number(p.limit));
     case 'minItems':
-      return cause.invalid(field, value, `${inBody} in body should have at least ${String(p.limit)} items`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should have at least ${String(p.limit)} items`,
+      );
     case 'maxItems':
       return cause.tooMany(field, Array.isArray(value) ? value.length : 0, Number(p.limit));
     case 'minProperties':
-      return cause.invalid(field, value, `${inBody} in body should have at least ${String(p.limit)} properties`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should have at least ${String(p.limit)} properties`,
+      );
     case 'maxProperties':
       return cause.tooMany(field, isObject(value) ? Object.keys(value).length : 0, Number(p.limit));
     case 'uniqueItems':
       return cause.duplicate(field, value);
     case 'format':
-      return cause.invalid(field, value, `${inBody} in body must be of type ${String(p.format)}: ${formatValue(value)}`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body must be of type ${String(p.format)}: ${formatValue(value)}`,
+      );
     case 'anyOf':
     case 'oneOf':
-      return cause.invalid(field, value, `${inBody} in body must validate ${e.keyword === 'anyOf' ? 'at least one' : 'one and only one'} schema (${e.keyword})`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body must validate ${e.keyword === 'anyOf' ? 'at least one' : 'one and only one'} schema (${e.keyword})`,
+      );
     case 'not':
-      return cause.invalid(field, value, `${inBody} in body should not be valid against the given schema`);
+      return cause.invalid(
+        field,
+        value,
+        `${inBody} in body should not be valid against the given schema`,
+      );
     default:
       return cause.invalid(field, value, e.message ?? e.keyword);
   }

@@ -1,8 +1,7 @@
 import { badRequest } from './errors.js';
 
 export type LabelRequirement =
-  | { key: string; op: 'in' | 'notin'; values: string[] }
-  | { key: string; op: 'exists' | '!' };
+  { key: string; op: 'in' | 'notin'; values: string[] } | { key: string; op: 'exists' | '!' };
 
 export interface FieldRequirement {
   field: string;
@@ -33,16 +32,31 @@ export function parseLabelSelector(s: string | null | undefined): LabelRequireme
     let m = /^!\s*([^\s=!]+)$/.exec(term);
     if (m) return { key: m[1]!, op: '!' as const };
     m = /^([^\s=!]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term);
-    if (m) return { key: m[1]!, op: m[2] as 'in' | 'notin', values: m[3]!.split(',').map((v) => v.trim()) };
+    if (m)
+      return {
+        key: m[1]!,
+        op: m[2] as 'in' | 'notin',
+        values: m[3]!.split(',').map((v) => v.trim()),
+      };
     m = /^([^\s=!]+)\s*(==|=|!=)\s*([^\s=!]*)$/.exec(term);
-    if (m) return { key: m[1]!, op: m[2] === '!=' ? ('notin' as const) : ('in' as const), values: [m[3]!] };
+    if (m)
+      return {
+        key: m[1]!,
+        op: m[2] === '!=' ? ('notin' as const) : ('in' as const),
+        values: [m[3]!],
+      };
     m = /^([^\s=!(),]+)$/.exec(term);
     if (m) return { key: m[1]!, op: 'exists' as const };
-    throw badRequest(`unable to parse requirement: found '${term}', expected: in, notin, =, ==, !=, gt, lt`);
+    throw badRequest(
+      `unable to parse requirement: found '${term}', expected: in, notin, =, ==, !=, gt, lt`,
+    );
   });
 }
 
-export function matchesLabels(reqs: LabelRequirement[], labels: Record<string, string> | undefined): boolean {
+export function matchesLabels(
+  reqs: LabelRequirement[],
+  labels: Record<string, string> | undefined,
+): boolean {
   const l = labels ?? {};
   return reqs.every((r) => {
     const has = Object.prototype.hasOwnProperty.call(l, r.key);

@@ -152,7 +152,10 @@ export function labelValueErrors(v: string): string[] {
 }
 
 /** ObjectMeta validation shared by every resource (ValidateObjectMeta). */
-export function validateObjectMeta(meta: ObjectMeta, nameRule: 'subdomain' | 'label'): StatusCause[] {
+export function validateObjectMeta(
+  meta: ObjectMeta,
+  nameRule: 'subdomain' | 'label',
+): StatusCause[] {
   const causes: StatusCause[] = [];
   const name = meta.name;
   if (!name) {
@@ -162,33 +165,42 @@ export function validateObjectMeta(meta: ObjectMeta, nameRule: 'subdomain' | 'la
     for (const e of errs) causes.push(cause.invalid('metadata.name', name, e));
   }
   if (meta.labels !== undefined) {
-    if (!isObject(meta.labels)) causes.push(cause.invalid('metadata.labels', meta.labels, 'must be a map'));
+    if (!isObject(meta.labels))
+      causes.push(cause.invalid('metadata.labels', meta.labels, 'must be a map'));
     else
       for (const [k, v] of Object.entries(meta.labels)) {
         for (const e of qualifiedNameErrors(k)) causes.push(cause.invalid('metadata.labels', k, e));
-        if (typeof v !== 'string') causes.push(cause.invalid(`metadata.labels`, v, 'must be a string'));
-        else for (const e of labelValueErrors(v)) causes.push(cause.invalid('metadata.labels', v, e));
+        if (typeof v !== 'string')
+          causes.push(cause.invalid(`metadata.labels`, v, 'must be a string'));
+        else
+          for (const e of labelValueErrors(v)) causes.push(cause.invalid('metadata.labels', v, e));
       }
   }
   if (meta.annotations !== undefined) {
-    if (!isObject(meta.annotations)) causes.push(cause.invalid('metadata.annotations', meta.annotations, 'must be a map'));
+    if (!isObject(meta.annotations))
+      causes.push(cause.invalid('metadata.annotations', meta.annotations, 'must be a map'));
     else {
       let total = 0;
       for (const [k, v] of Object.entries(meta.annotations)) {
-        for (const e of qualifiedNameErrors(k.toLowerCase())) causes.push(cause.invalid('metadata.annotations', k, e));
-        if (typeof v !== 'string') causes.push(cause.invalid('metadata.annotations', v, 'must be a string'));
+        for (const e of qualifiedNameErrors(k.toLowerCase()))
+          causes.push(cause.invalid('metadata.annotations', k, e));
+        if (typeof v !== 'string')
+          causes.push(cause.invalid('metadata.annotations', v, 'must be a string'));
         total += k.length + String(v).length;
       }
-      if (total > 256 * 1024)
-        causes.push(cause.tooLong('metadata.annotations', 256 * 1024));
+      if (total > 256 * 1024) causes.push(cause.tooLong('metadata.annotations', 256 * 1024));
     }
   }
   if (meta.finalizers !== undefined) {
-    if (!Array.isArray(meta.finalizers)) causes.push(cause.invalid('metadata.finalizers', meta.finalizers, 'must be a list'));
+    if (!Array.isArray(meta.finalizers))
+      causes.push(cause.invalid('metadata.finalizers', meta.finalizers, 'must be a list'));
     else
       meta.finalizers.forEach((f, i) => {
-        if (typeof f !== 'string') causes.push(cause.invalid(`metadata.finalizers[${i}]`, f, 'must be a string'));
-        else for (const e of qualifiedNameErrors(f)) causes.push(cause.invalid(`metadata.finalizers[${i}]`, f, e));
+        if (typeof f !== 'string')
+          causes.push(cause.invalid(`metadata.finalizers[${i}]`, f, 'must be a string'));
+        else
+          for (const e of qualifiedNameErrors(f))
+            causes.push(cause.invalid(`metadata.finalizers[${i}]`, f, e));
       });
   }
   return causes;
@@ -223,5 +235,7 @@ export function compareVersions(a: string, b: string): number {
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const i = apiVersion.indexOf('/');
-  return i < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+  return i < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
