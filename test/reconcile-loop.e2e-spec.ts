@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { loadCrdSchema } from '@fleet/crd-schema';
+import { clone, loadCrdSchema } from '@fleet/crd-schema';
 import { join } from 'node:path';
 import {
   CRDS_DIR,
@@ -118,7 +118,7 @@ describe('a reconcile travels end to end', () => {
     const nodePool = cluster.kube.get('karpenter.sh/v1', 'NodePool', 'general');
     expect(nodePool?.spec).toMatchObject({ limits: { cpu: '64' } });
     // What the API server stored still validates against the real CRD (defaults included).
-    expect(nodePoolSchema.validate(structuredClone(nodePool!))).toEqual([]);
+    expect(nodePoolSchema.validate(clone(nodePool!))).toEqual([]);
 
     const deployment = cluster.kube.get('apps/v1', 'Deployment', 'karpenter', 'openshift-karpenter');
     const env = (deployment as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } })

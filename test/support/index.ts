@@ -1,3 +1,7 @@
 export {};
 export * from './ec2/index.js';
+export * from './database.js';
+export * from './graphql-client.js';
+export * from './fixtures.js';
+export * from './processes.js';
 export * from './kube-apiserver/index.js';

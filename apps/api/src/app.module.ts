@@ -1,6 +1,8 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
+import { APP_FILTER } from '@nestjs/core';
+import { GraphQLErrorFilter } from './common/graphql-error.filter.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClustersModule } from './clusters/clusters.module.js';
@@ -22,7 +24,10 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      providers: [{ provide: API_CONFIG, useValue: config }],
+      providers: [
+        { provide: API_CONFIG, useValue: config },
+        { provide: APP_FILTER, useClass: GraphQLErrorFilter },
+      ],
       exports: [API_CONFIG],
       imports: [
         GraphQLModule.forRoot<ApolloDriverConfig>({

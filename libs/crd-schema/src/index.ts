@@ -1,3 +1,5 @@
-// TEMPORARY while the emulator's schema code settles; moved here before commit.
-export { StructuralSchema } from '../../../test/support/kube-apiserver/schema.js';
+export * from './causes.js';
+export * from './json.js';
+export * from './cel.js';
+export * from './schema.js';
 export { loadCrdSchema } from './load.js';

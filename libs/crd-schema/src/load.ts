@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { StructuralSchema } from './index.js';
+import { StructuralSchema } from './schema.js';
 
 interface CrdDocument {
   metadata: { name: string };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { parseAllDocuments } from 'yaml';
 
-import type { CelCompileFailure } from './cel.js';
+import type { CelCompileFailure } from '@fleet/crd-schema';
 import {
   alreadyExists,
   ApiError,

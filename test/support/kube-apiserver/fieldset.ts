@@ -1,4 +1,4 @@
-import type { JSONSchemaProps } from './schema.js';
+import type { JSONSchemaProps } from '@fleet/crd-schema';
 import {
   clone,
   deepEqual,

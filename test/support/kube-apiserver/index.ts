@@ -14,5 +14,5 @@ export {
   type WriteResult,
 } from './emulator.js';
 export { ApiError, type StatusCause, type StatusObject } from './errors.js';
-export type { CelCompileFailure } from './cel.js';
-export type { JSONSchemaProps } from './schema.js';
+export type { CelCompileFailure } from '@fleet/crd-schema';
+export type { JSONSchemaProps } from '@fleet/crd-schema';

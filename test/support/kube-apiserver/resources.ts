@@ -1,5 +1,5 @@
 import { cause, StatusCause } from './errors.js';
-import { JSONSchemaProps, StructuralSchema } from './schema.js';
+import { JSONSchemaProps, StructuralSchema } from '@fleet/crd-schema';
 import {
   compareVersions,
   isObject,
@@ -636,6 +636,23 @@ export function builtinDefs(): ResourceDef[] {
       },
       fieldSelectors: {
         'spec.signerName': (o) => get(o, 'spec', 'signerName') as string | undefined,
+      },
+    }),
+    builtin({
+      group: 'policy',
+      version: 'v1',
+      kind: 'PodDisruptionBudget',
+      plural: 'poddisruptionbudgets',
+      namespaced: true,
+      shortNames: ['pdb'],
+      status: true,
+      generation: true,
+      validate(o) {
+        const causes: StatusCause[] = [];
+        const spec = get(o, 'spec');
+        if (isObject(spec) && spec.minAvailable !== undefined && spec.maxUnavailable !== undefined)
+          causes.push(cause.invalid('spec', '', 'minAvailable and maxUnavailable cannot be both set'));
+        return causes;
       },
     }),
     builtin({

@@ -1,4 +1,4 @@
-import { loadCrdSchema, type StructuralSchema } from '@fleet/crd-schema';
+import { clone, loadCrdSchema, type StructuralSchema } from '@fleet/crd-schema';
 import { join } from 'node:path';
 import type { NodePoolSpecValidator, SpecViolation } from './node-pool-spec.validator.js';
 
@@ -25,7 +25,7 @@ export class CrdNodePoolSpecValidator implements NodePoolSpecValidator {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodePool',
       metadata: { name },
-      spec: structuredClone(spec),
+      spec: clone(spec),
     };
     const unknown = this.schema.pruneAndDefault(nodePool);
     const violations = unknown.map((field) => ({

@@ -75,14 +75,16 @@ export class Reconciler {
     }
 
     let applied = 0;
+    let current = 'the CustomResourceDefinitions';
     try {
       await this.installCrds();
       for (const { object } of desired) {
+        current = `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name}`;
         await this.deps.cluster.apply(object);
         applied++;
       }
     } catch (err) {
-      return this.degraded(conditions, 'ApplyFailed', describeKubeError(err), applied);
+      return this.degraded(conditions, 'ApplyFailed', `applying ${current}: ${describeKubeError(err)}`, applied);
     }
 
     let pruned = 0;
@@ -106,7 +108,7 @@ export class Reconciler {
     this.deps.log.warn({ reason, message }, 'reconcile degraded');
     conditions.set('Degraded', 'True', reason, message);
     conditions.set('Progressing', 'False', reason, 'waiting for the problem to be fixed or a new order');
-    if (!conditions.get('Available')) conditions.set('Available', 'False', reason, message);
+    conditions.set('Available', 'False', reason, message);
     return { applied, pruned: 0 };
   }
 

@@ -2,8 +2,8 @@ import { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import * as ajvFormatsModule from 'ajv-formats';
 
 import { CelCompileFailure, compileRule, CompiledRule, ValidationRule } from './cel.js';
-import { cause, formatValue, StatusCause } from './errors.js';
-import { clone, deepEqual, isObject, JsonObject } from './util.js';
+import { cause, formatValue, StatusCause } from './causes.js';
+import { clone, deepEqual, isObject, JsonObject } from './json.js';
 
 export interface JSONSchemaProps {
   type?: string;

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 
 import { Environment, Optional } from '@marcbachmann/cel-js';
 
-import { dns1123LabelErrors, dns1123SubdomainErrors, qualifiedNameErrors } from './util.js';
+import { dns1123LabelErrors, dns1123SubdomainErrors, qualifiedNameErrors } from './json.js';
 
 // Kubernetes ships CEL extension libraries (ip, cidr, url, regex, quantity, format) that
 // cel-js does not have. These are the ones the fixture CRDs call; semantics follow
