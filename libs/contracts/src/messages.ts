@@ -30,11 +30,38 @@ export const ClusterMetrics = z
   .object({
     nodes: z.number().int().nonnegative(),
     nodeClaims: z.number().int().nonnegative(),
+    /** NodeClaims by their most advanced true condition: Launched, Registered, Initialized, Ready. */
+    nodeClaimsByState: z.record(z.string(), z.number().int().nonnegative()),
     nodePools: z.number().int().nonnegative(),
     vcpus: z.number().nonnegative(),
+    pendingPods: z.number().int().nonnegative(),
+    csrApproved: z.number().int().nonnegative(),
+    csrIgnored: z.number().int().nonnegative(),
   })
   .partial();
 export type ClusterMetrics = z.infer<typeof ClusterMetrics>;
+
+/** One decision of the CSR approver, kept so the fleet can audit what was let in and why not. */
+export const CsrDecision = z.object({
+  csrName: z.string().max(253),
+  nodeName: z.string().max(253).optional(),
+  signerName: z.string().max(253),
+  decision: z.enum(['Approved', 'Ignored', 'Denied']),
+  /** CamelCase, e.g. KarpenterCSRApprove, UnknownNodeName, NodeNameMismatch, RateLimited. */
+  reason: z.string().max(64),
+  message: z.string().max(1024),
+  decidedAt: z.iso.datetime(),
+});
+export type CsrDecision = z.infer<typeof CsrDecision>;
+
+/** What the sidecar found of the Cluster Autoscaler on the cluster. */
+export const ClusterAutoscalerState = z.object({
+  mode: z.enum(['KEEP', 'DISABLE', 'MIGRATE']),
+  /** Present: ClusterAutoscaler/default exists; Removed: kept aside by the fleet; Absent: never there. */
+  observed: z.enum(['Present', 'Removed', 'Absent']),
+  machineAutoscalers: z.number().int().nonnegative(),
+});
+export type ClusterAutoscalerState = z.infer<typeof ClusterAutoscalerState>;
 
 /** What a sidecar reports: conditions as of `observedGeneration`, stamped with its own clock. */
 export const StatusReport = z.object({
@@ -42,6 +69,9 @@ export const StatusReport = z.object({
   observedGeneration: z.number().int().nonnegative(),
   conditions: z.array(Condition).max(64),
   metrics: ClusterMetrics.default({}),
+  /** Decisions since the previous report (each is sent until a report carrying it is accepted). */
+  csrDecisions: z.array(CsrDecision).max(1000).default([]),
+  clusterAutoscaler: ClusterAutoscalerState.optional(),
   reportedAt: z.iso.datetime(),
 });
 export type StatusReport = z.infer<typeof StatusReport>;
