@@ -62,6 +62,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         observedGeneration: last.generation,
         conditions: last.result.conditions,
         metrics: {},
+        csrDecisions: [],
         reportedAt: new Date().toISOString(),
       })
       .catch((err: unknown) => log.warn({ err: String(err) }, 'heartbeat failed'));

@@ -65,6 +65,7 @@ export class OrderConsumer {
       observedGeneration: order.generation,
       conditions: result.conditions,
       metrics: {},
+      csrDecisions: [],
       reportedAt: new Date().toISOString(),
     });
     return 'applied';
