@@ -81,6 +81,14 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   force?: boolean;
   userAgent?: string;
+  /** who makes the request (default: the emulator's own user); see `addUser` */
+  user?: EmulatorUser;
+}
+
+/** An authenticated identity: what the API server records as a CSR's spec.username/groups. */
+export interface EmulatorUser {
+  username: string;
+  groups: string[];
 }
 
 export interface DeleteOptions {
@@ -159,6 +167,7 @@ const objKey = (ns: string | undefined, name: string): string => (ns ? `${ns}/${
 export class KubeApiServerEmulator {
   readonly token: string;
   readonly username: string;
+  private readonly users = new Map<string, EmulatorUser>();
   private readonly opts: Required<Omit<KubeApiServerEmulatorOptions, 'token' | 'username'>>;
   private server?: Server;
   private baseUrl = '';
@@ -226,7 +235,7 @@ export class KubeApiServerEmulator {
     return this.opts.gitVersion;
   }
 
-  kubeconfigYaml(namespace = 'default'): string {
+  kubeconfigYaml(namespace = 'default', token = this.token): string {
     return [
       'apiVersion: v1',
       'kind: Config',
@@ -238,7 +247,7 @@ export class KubeApiServerEmulator {
       'users:',
       '- name: emulator-admin',
       '  user:',
-      `    token: ${this.token}`,
+      `    token: ${token}`,
       'contexts:',
       '- name: emulator',
       '  context:',
@@ -362,9 +371,31 @@ export class KubeApiServerEmulator {
     };
   }
 
-  private writeContext(): WriteContext {
+  /**
+   * Registers another bearer token that authenticates as `username` in `groups` (a kubelet,
+   * the node-bootstrapper service account...), as a real API server's token authenticator does.
+   * Returns the token.
+   */
+  addUser(username: string, groups: string[] = ['system:authenticated']): string {
+    const token = `emulator-${randomSuffix(16)}`;
+    this.users.set(token, { username, groups: [...groups] });
+    return token;
+  }
+
+  /** The user a bearer token authenticates as; undefined when the token is unknown. */
+  authenticate(authorization: string | undefined): EmulatorUser | undefined {
+    if (!authorization?.startsWith('Bearer ')) return undefined;
+    const token = authorization.slice('Bearer '.length);
+    if (token === this.token)
+      return { username: this.username, groups: ['system:masters', 'system:authenticated'] };
+    const user = this.users.get(token);
+    return user && { username: user.username, groups: [...user.groups] };
+  }
+
+  private writeContext(user?: EmulatorUser): WriteContext {
     return {
-      username: this.username,
+      username: user?.username ?? this.username,
+      groups: user?.groups ?? ['system:masters', 'system:authenticated'],
       nextClusterIP: () => {
         const n = this.ipCounter++;
         return `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
@@ -550,7 +581,7 @@ export class KubeApiServerEmulator {
     ])
       delete meta[k];
     if (def.status && def.custom) delete body.status;
-    def.prepareCreate?.(body, this.writeContext());
+    def.prepareCreate?.(body, this.writeContext(opts.user));
     body.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     body.kind = def.kind;
     return this.commit(def, g, undefined, body, opts, { manager: this.managerName(opts) });
@@ -760,7 +791,7 @@ export class KubeApiServerEmulator {
       ] as const)
         delete nm[k];
       if (def.status && def.custom) delete next.status;
-      def.prepareCreate?.(next, this.writeContext());
+      def.prepareCreate?.(next, this.writeContext(opts.user));
       const r = this.commit(def, g, undefined, next, opts, {
         manager: opts.fieldManager,
         managers: result.managers,

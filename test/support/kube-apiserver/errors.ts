@@ -1,7 +1,6 @@
 // Status objects worded as kube-apiserver words them, so clients that switch on
 // `reason`/`code` (client-node's ApiException, informers) behave as against a real cluster.
 
-
 import { cause, formatValue, type StatusCause } from '@fleet/crd-schema';
 
 export { cause, formatValue, type StatusCause };
@@ -160,5 +159,3 @@ export function unauthorized(): ApiError {
 export function internalError(message: string): ApiError {
   return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`);
 }
-
-

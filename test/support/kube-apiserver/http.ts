@@ -178,7 +178,8 @@ export async function handleHttp(
       });
       return;
     }
-    if (req.headers.authorization !== `Bearer ${em.token}`) throw unauthorized();
+    const user = em.authenticate(req.headers.authorization);
+    if (!user) throw unauthorized();
 
     if (path === '/api') {
       entry.verb = 'get';
@@ -291,7 +292,7 @@ export async function handleHttp(
           await readBody(req),
           req.headers['content-type'] ?? 'application/json',
         );
-        const r = em.createObject(def, ns, body as KubeObject, writeOptions(q, req));
+        const r = em.createObject(def, ns, body as KubeObject, { ...writeOptions(q, req), user });
         sendJson(res, 201, r.object, r.warnings);
         return;
       }
@@ -303,7 +304,14 @@ export async function handleHttp(
           req.headers['content-type'] ?? 'application/json',
         );
         const subres = sub === 'status' || sub === 'approval' ? sub : undefined;
-        const r = em.updateObject(def, ns, name, body as KubeObject, writeOptions(q, req), subres);
+        const r = em.updateObject(
+          def,
+          ns,
+          name,
+          body as KubeObject,
+          { ...writeOptions(q, req), user },
+          subres,
+        );
         sendJson(res, 200, r.object, r.warnings);
         return;
       }
@@ -328,7 +336,15 @@ export async function handleHttp(
         const body = parseBody(await readBody(req), type === 'apply' ? 'yaml' : 'json');
         const subres = sub === 'status' ? 'status' : undefined;
         if (sub && sub !== 'status') throw methodNotSupported(def.plural, def.group, 'patch');
-        const r = em.patchObject(def, ns, name, type, body, writeOptions(q, req), subres);
+        const r = em.patchObject(
+          def,
+          ns,
+          name,
+          type,
+          body,
+          { ...writeOptions(q, req), user },
+          subres,
+        );
         sendJson(res, r.created ? 201 : 200, r.object, r.warnings);
         return;
       }

@@ -2,6 +2,7 @@ export {
   KubeApiServerEmulator,
   readYamlDir,
   type DeleteOptions,
+  type EmulatorUser,
   type FieldValidation,
   type KubeApiServerEmulatorOptions,
   type KubeObject,

@@ -494,6 +494,40 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     expect(expired.obj).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
   });
 
+  it('records the requesting user and groups on a CSR, whatever the body claims', async () => {
+    const token = em.addUser(
+      'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper',
+      ['system:serviceaccounts', 'system:authenticated'],
+    );
+    const bootstrapper = new KubeConfig();
+    bootstrapper.loadFromString(em.kubeconfigYaml('default', token));
+    const request = Buffer.from(
+      '-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n',
+    ).toString('base64');
+    const csr = await bootstrapper
+      .makeApiClient(CertificatesV1Api)
+      .createCertificateSigningRequest({
+        body: {
+          metadata: { name: 'node-csr-user' },
+          spec: {
+            request,
+            signerName: 'kubernetes.io/kube-apiserver-client-kubelet',
+            usages: ['client auth'],
+            username: 'system:admin',
+            groups: ['system:masters'],
+          },
+        },
+      });
+    expect(csr.spec.username).toBe(
+      'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper',
+    );
+    expect(csr.spec.groups).toEqual(['system:serviceaccounts', 'system:authenticated']);
+    const stranger = await fetch(`${em.url}/api/v1/namespaces`, {
+      headers: { authorization: 'Bearer not-a-token' },
+    });
+    expect(stranger.status).toBe(401);
+  });
+
   it('approves a CSR only through the approval subresource', async () => {
     const certs = kc.makeApiClient(CertificatesV1Api);
     const request = Buffer.from(

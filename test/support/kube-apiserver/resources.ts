@@ -12,6 +12,8 @@ import {
 export interface WriteContext {
   /** user the bearer token authenticates as */
   username: string;
+  /** groups of that user (shows up in CSR spec.groups) */
+  groups: string[];
   nextClusterIP(): string;
 }
 
@@ -593,7 +595,7 @@ export function builtinDefs(): ResourceDef[] {
       prepareCreate(o, ctx) {
         const spec = obj(o, 'spec');
         spec.username = ctx.username;
-        spec.groups = ['system:masters', 'system:authenticated'];
+        spec.groups = [...ctx.groups];
         delete spec.uid;
         o.status = {};
       },
@@ -651,7 +653,9 @@ export function builtinDefs(): ResourceDef[] {
         const causes: StatusCause[] = [];
         const spec = get(o, 'spec');
         if (isObject(spec) && spec.minAvailable !== undefined && spec.maxUnavailable !== undefined)
-          causes.push(cause.invalid('spec', '', 'minAvailable and maxUnavailable cannot be both set'));
+          causes.push(
+            cause.invalid('spec', '', 'minAvailable and maxUnavailable cannot be both set'),
+          );
         return causes;
       },
     }),

@@ -11,8 +11,15 @@ import {
 } from '@fleet/crd-schema';
 import { cause, StatusCause } from './errors.js';
 
-export { clone, deepEqual, dns1123LabelErrors, dns1123SubdomainErrors, isObject, qualifiedNameErrors, type JsonObject };
-
+export {
+  clone,
+  deepEqual,
+  dns1123LabelErrors,
+  dns1123SubdomainErrors,
+  isObject,
+  qualifiedNameErrors,
+  type JsonObject,
+};
 
 export interface KubeObject extends JsonObject {
   apiVersion?: string;
@@ -47,9 +54,6 @@ export interface ManagedFieldsEntry {
   subresource?: string;
 }
 
-
-
-
 export function nowIso(): string {
   // metav1.Time serialises with second precision.
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -67,11 +71,7 @@ export function randomSuffix(n = 5): string {
   return s;
 }
 
-
-
-
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
 
 export function labelValueErrors(v: string): string[] {
   const errs: string[] = [];
