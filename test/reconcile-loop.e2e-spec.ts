@@ -1,19 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { INestApplication } from '@nestjs/common';
 import { clone, loadCrdSchema } from '@fleet/crd-schema';
 import { join } from 'node:path';
 import {
   CRDS_DIR,
   createTestDatabase,
   eventually,
-  graphqlClient,
   startProcess,
   testQueuePrefix,
   type RunningProcess,
   type TestDatabase,
 } from '@fleet/testing';
 import { startEmulatedCluster, type EmulatedCluster } from './support/emulated-cluster.js';
-import { startApi } from './api/start-api.js';
+import { startApi, type Gql, type RunningApi } from './api/start-api.js';
 import { startWorker } from '../apps/worker/src/main.js';
 
 /**
@@ -23,11 +21,11 @@ import { startWorker } from '../apps/worker/src/main.js';
  */
 describe('a reconcile travels end to end', () => {
   let db: TestDatabase;
-  let api: { app: INestApplication; url: string };
+  let api: RunningApi;
   let worker: Awaited<ReturnType<typeof startWorker>>;
   let cluster: EmulatedCluster;
   let sidecar: RunningProcess;
-  let gql: ReturnType<typeof graphqlClient>;
+  let gql: Gql;
   let clusterId: string;
   const nodePoolSchema = loadCrdSchema(join(CRDS_DIR, 'karpenter', 'karpenter.sh_nodepools.yaml'), 'v1');
 
@@ -53,10 +51,10 @@ describe('a reconcile travels end to end', () => {
     api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix });
     worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
     cluster = await startEmulatedCluster();
-    gql = graphqlClient(`${api.url}/graphql`);
-    const registered = await gql<{ registerCluster: { reportToken: string; cluster: { id: string } } }>(
+    gql = api.admin;
+    const registered = await gql<{ registerCluster: { reportToken: string; cluster: { id: string; uid: string } } }>(
       `mutation { registerCluster(input: { name: "prod-east", topology: STANDALONE, platform: AWS,
-         region: "us-east-1", infraID: "prod-east-7xk2p" }) { reportToken cluster { id } } }`,
+         region: "us-east-1", infraID: "prod-east-7xk2p" }) { reportToken cluster { id uid } } }`,
     );
     expect(registered.errors).toBeUndefined();
     clusterId = registered.data!.registerCluster.cluster.id;
@@ -64,7 +62,7 @@ describe('a reconcile travels end to end', () => {
       'dist/apps/sidecar/src/main.js',
       {
         ...cluster.sidecarEnv,
-        CLUSTER_ID: clusterId,
+        CLUSTER_ID: registered.data!.registerCluster.cluster.uid,
         REPORT_TOKEN: registered.data!.registerCluster.reportToken,
         API_URL: api.url,
         QUEUE_PREFIX: prefix,

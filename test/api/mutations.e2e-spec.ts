@@ -3,10 +3,10 @@ import type { INestApplication } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createTestDatabase, graphqlClient, testQueuePrefix, type TestDatabase } from '@fleet/testing';
-import { startApi } from './start-api.js';
+import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import { startApi, type Gql } from './start-api.js';
 
-const CLUSTER_FIELDS = `id name karpenter { generation enabled clusterAutoscalerMode logLevel featureGates }
+const CLUSTER_FIELDS = `id uid name karpenter { generation enabled clusterAutoscalerMode logLevel featureGates }
   nodePools { name spec } status { observedGeneration } inSync`;
 const REGISTER = `mutation($input: RegisterClusterInput!) {
   registerCluster(input: $input) { reportToken cluster { ${CLUSTER_FIELDS} } } }`;
@@ -30,18 +30,19 @@ const validNodePoolSpec = {
 describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
   let db: TestDatabase;
   let app: INestApplication;
-  let gql: ReturnType<typeof graphqlClient>;
+  let gql: Gql;
   let sql: pg.Client;
   let redis: Redis;
   let reconcileQueue: Queue;
   let clusterId: string;
+  let clusterUid: string;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     const prefix = testQueuePrefix();
     const started = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix });
     app = started.app;
-    gql = graphqlClient(`${started.url}/graphql`);
+    gql = started.admin;
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     redis = new Redis({ maxRetriesPerRequest: null });
@@ -51,6 +52,7 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
     });
     expect(res.errors).toBeUndefined();
     clusterId = res.data!.registerCluster.cluster.id;
+    clusterUid = (res.data!.registerCluster.cluster as unknown as { uid: string }).uid;
   });
 
   afterAll(async () => {
@@ -64,7 +66,7 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
 
   /** Every table a mutation may touch, to prove a refused mutation wrote nothing. */
   async function snapshot(): Promise<unknown> {
-    const tables = ['Cluster', 'DesiredState', 'NodePool', 'ReconcileRun'];
+    const tables = ['Cluster', 'DesiredState', 'NodePool', 'ReconcileRun', 'AuditEvent'];
     const rows = await Promise.all(
       tables.map((t) => sql.query(`SELECT * FROM "${t}" ORDER BY 1`).then((r) => r.rows)),
     );
@@ -96,7 +98,7 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
       name: 'prod-east',
       karpenter: { generation: 1, enabled: false, featureGates: { Drift: true } },
     });
-    expect(await reconcileQueue.getJob(`${clusterId}.1`)).toBeDefined();
+    expect(await reconcileQueue.getJob(`${clusterUid}.1`)).toBeDefined();
   });
 
   it('setKarpenter bumps the generation once per change and enqueues it', async () => {
@@ -106,8 +108,8 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
     );
     expect(res.errors).toBeUndefined();
     expect(res.data?.setKarpenter.karpenter).toMatchObject({ generation: 2, enabled: true, clusterAutoscalerMode: 'DISABLE' });
-    const job = await reconcileQueue.getJob(`${clusterId}.2`);
-    expect(job?.data).toEqual({ clusterId, generation: 2 });
+    const job = await reconcileQueue.getJob(`${clusterUid}.2`);
+    expect(job?.data).toEqual({ clusterId: clusterUid, generation: 2 });
     const runs = await sql.query('SELECT generation, state FROM "ReconcileRun" ORDER BY generation');
     expect(runs.rows).toEqual([
       { generation: 1, state: 'QUEUED' },

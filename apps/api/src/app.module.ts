@@ -5,6 +5,8 @@ import { APP_FILTER } from '@nestjs/core';
 import { GraphQLErrorFilter } from './common/graphql-error.filter.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AuditModule } from './audit/audit.module.js';
+import { AuthModule } from './auth/auth.module.js';
 import { ClustersModule } from './clusters/clusters.module.js';
 import { API_CONFIG, type ApiConfig } from './config.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -35,9 +37,14 @@ export class AppModule {
           autoSchemaFile: schemaFile,
           sortSchema: true,
           introspection: true,
+          // graphql-ws subscriptions authenticate with connectionParams.authorization.
+          context: ({ req, extra }: { req?: unknown; extra?: { connectionParams?: { authorization?: string } } }) =>
+            extra ? { connection: { authorization: extra.connectionParams?.authorization } } : { req },
         }),
         DatabaseModule,
         QueuesModule,
+        AuthModule,
+        AuditModule,
         HealthModule,
         ReportsModule,
         ClustersModule,

@@ -9,6 +9,19 @@ export const ApiConfigSchema = z.object({
   /** Prefix of every BullMQ key, so several fleets (or test suites) can share one Redis. */
   QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]+$/).default('bull'),
   LOG_LEVEL: logLevel,
+  /** An admin token created at start-up if absent: how a new fleet gets its first token. */
+  FLEET_BOOTSTRAP_TOKEN: z.string().min(20, 'must be at least 20 characters').optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
+  MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
+  MAX_QUERY_COST: z.coerce.number().int().min(1).default(50_000),
+  /** A cluster with no report for this long is stale (3 heartbeats of the default 30 s). */
+  STALE_AFTER_SECONDS: z.coerce.number().int().min(1).default(90),
+  /** The API URL sidecars report to, written into bootstrap manifests. */
+  FLEET_PUBLIC_URL: z.url().default('http://127.0.0.1:4000'),
+  /** The Redis URL sidecars take orders from, written into bootstrap manifests. */
+  FLEET_PUBLIC_REDIS_URL: z.url().optional(),
+  SIDECAR_IMAGE: z.string().default('quay.io/karpenter-fleet/sidecar:0.1.0'),
 });
 export type ApiConfig = z.infer<typeof ApiConfigSchema>;
 

@@ -86,5 +86,7 @@ export const FIELD_MANAGER = 'karpenter-fleet';
 export const ReconcileRequest = z.object({
   clusterId: z.uuid(),
   generation: z.number().int().positive(),
+  /** Send the order even if the cluster reports this generation applied (reconcileCluster). */
+  force: z.boolean().optional(),
 });
 export type ReconcileRequest = z.infer<typeof ReconcileRequest>;

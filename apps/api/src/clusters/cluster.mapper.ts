@@ -1,6 +1,7 @@
 import type { Prisma } from '@fleet/database';
 import type { Cluster, Condition } from './models/cluster.model.js';
-import { ClusterAutoscalerMode, KarpenterLogLevel, Platform, Topology } from './models/cluster.model.js';
+import { toGlobalId } from '../common/global-id.js';
+import { ClusterAutoscalerMode, KarpenterLogLevel, Platform, Topology, type ClusterAutoscalerStatus } from './models/cluster.model.js';
 
 export type ClusterRow = Prisma.ClusterGetPayload<{
   include: { desired: true; status: true; nodePools: true };
@@ -14,7 +15,7 @@ interface StoredCondition {
   lastTransitionTime: string;
 }
 
-export function toCluster(row: ClusterRow): Cluster {
+export function toCluster(row: ClusterRow, staleAfterSeconds: number, now = Date.now()): Cluster {
   const desired = row.desired;
   const status = row.status;
   if (!desired || !status) throw new Error(`cluster ${row.id} has no desired state or status row`);
@@ -22,7 +23,9 @@ export function toCluster(row: ClusterRow): Cluster {
     (c): Condition => ({ ...c, lastTransitionTime: new Date(c.lastTransitionTime) }),
   );
   return {
-    id: row.id,
+    __typename: 'Cluster',
+    id: toGlobalId('Cluster', row.id),
+    uid: row.id,
     name: row.name,
     topology: row.topology as Topology,
     platform: row.platform as Platform,
@@ -45,6 +48,9 @@ export function toCluster(row: ClusterRow): Cluster {
       observedGeneration: status.observedGeneration,
       conditions,
       lastReportAt: status.lastReportAt,
+      stale: !status.lastReportAt || now - status.lastReportAt.getTime() > staleAfterSeconds * 1000,
+      metrics: status.metrics,
+      clusterAutoscaler: (status.clusterAutoscaler as ClusterAutoscalerStatus | null) ?? null,
     },
     inSync: status.observedGeneration === desired.generation,
     nodePools: row.nodePools.map((p) => ({ name: p.name, spec: p.spec, updatedAt: p.updatedAt })),

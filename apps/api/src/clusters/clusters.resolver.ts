@@ -1,53 +1,124 @@
 import { Args, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { ClusterFilter, RegisterClusterInput, SetKarpenterInput, UpsertNodePoolInput } from './dto/cluster.inputs.js';
+import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import type { Principal } from '../auth/principal.js';
+import { RequireRole } from '../auth/roles.decorator.js';
+import { uidOf } from '../common/global-id.js';
+import { JSONScalar } from '../common/json.scalar.js';
+import {
+  ClusterFilter,
+  ClusterOrder,
+  NodeClassOverridesInput,
+  RegisterClusterInput,
+  SetKarpenterInput,
+  UpsertNodePoolInput,
+} from './dto/cluster.inputs.js';
 import { ClustersService } from './clusters.service.js';
 import { Cluster, ClusterConnection, RegisterClusterPayload } from './models/cluster.model.js';
+
+const clusterUid = (id: string) => uidOf('Cluster', id, 'clusterId');
 
 @Resolver(() => Cluster)
 export class ClustersResolver {
   constructor(private readonly service: ClustersService) {}
 
   @Query(() => Cluster)
-  cluster(@Args('id', { type: () => ID }) id: string): Promise<Cluster> {
-    return this.service.get(id);
+  @RequireRole('VIEWER')
+  cluster(@CurrentPrincipal() principal: Principal, @Args('id', { type: () => ID }) id: string): Promise<Cluster> {
+    return this.service.get(principal, uidOf('Cluster', id, 'id'));
   }
 
-  @Query(() => ClusterConnection, { description: 'Clusters ordered by name, as a cursor connection.' })
+  @Query(() => ClusterConnection, { description: 'Clusters as a Relay connection (first/after or last/before, 1–100).' })
+  @RequireRole('VIEWER')
   clusters(
-    @Args('first', { type: () => Int, defaultValue: 20 }) first: number,
+    @CurrentPrincipal() principal: Principal,
+    @Args('first', { type: () => Int, nullable: true }) first: number | null,
     @Args('after', { type: () => String, nullable: true }) after: string | null,
+    @Args('last', { type: () => Int, nullable: true }) last: number | null,
+    @Args('before', { type: () => String, nullable: true }) before: string | null,
     @Args('filter', { type: () => ClusterFilter, nullable: true }) filter: ClusterFilter | null,
+    @Args('orderBy', { type: () => ClusterOrder, nullable: true }) orderBy: ClusterOrder | null,
   ): Promise<ClusterConnection> {
-    return this.service.list(first, after, filter);
+    return this.service.list(principal, { first, after, last, before }, filter, orderBy);
   }
 
-  @Mutation(() => RegisterClusterPayload)
-  registerCluster(@Args('input') input: RegisterClusterInput): Promise<RegisterClusterPayload> {
-    return this.service.register(input);
+  @Mutation(() => RegisterClusterPayload, { description: "Returns the sidecar's one-time credentials and bootstrap manifest." })
+  @RequireRole('ADMIN')
+  registerCluster(@CurrentPrincipal() principal: Principal, @Args('input') input: RegisterClusterInput): Promise<RegisterClusterPayload> {
+    return this.service.register(principal, input);
   }
 
   @Mutation(() => Cluster)
+  @RequireRole('ADMIN')
+  deregisterCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
+    return this.service.deregister(principal, clusterUid(clusterId));
+  }
+
+  @Mutation(() => Cluster)
+  @RequireRole('OPERATOR')
+  updateClusterLabels(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+    @Args('labels', { type: () => JSONScalar }) labels: unknown,
+  ): Promise<Cluster> {
+    return this.service.updateLabels(principal, clusterUid(clusterId), labels);
+  }
+
+  @Mutation(() => Cluster)
+  @RequireRole('OPERATOR')
   setKarpenter(
+    @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('input') input: SetKarpenterInput,
   ): Promise<Cluster> {
-    return this.service.setKarpenter(clusterId, input);
+    return this.service.setKarpenter(principal, clusterUid(clusterId), input);
   }
 
   @Mutation(() => Cluster)
+  @RequireRole('OPERATOR')
   upsertNodePool(
+    @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('input') input: UpsertNodePoolInput,
   ): Promise<Cluster> {
-    return this.service.upsertNodePool(clusterId, input);
+    return this.service.upsertNodePool(principal, clusterUid(clusterId), input);
   }
 
   @Mutation(() => Cluster)
+  @RequireRole('OPERATOR')
   deleteNodePool(
+    @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('name') name: string,
     @Args('expectedGeneration', { type: () => Int, nullable: true }) expectedGeneration: number | null,
   ): Promise<Cluster> {
-    return this.service.deleteNodePool(clusterId, name, expectedGeneration);
+    return this.service.deleteNodePool(principal, clusterUid(clusterId), name, expectedGeneration);
+  }
+
+  @Mutation(() => Cluster)
+  @RequireRole('OPERATOR')
+  setNodeClassOverrides(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+    @Args('input') input: NodeClassOverridesInput,
+  ): Promise<Cluster> {
+    return this.service.setNodeClassOverrides(principal, clusterUid(clusterId), input);
+  }
+
+  @Mutation(() => Cluster, { description: 'Stop reconciling: the sidecar leaves the cluster as it is.' })
+  @RequireRole('OPERATOR')
+  pauseCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
+    return this.service.setKarpenter(principal, clusterUid(clusterId), { paused: true }, 'pauseCluster');
+  }
+
+  @Mutation(() => Cluster)
+  @RequireRole('OPERATOR')
+  resumeCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
+    return this.service.setKarpenter(principal, clusterUid(clusterId), { paused: false }, 'resumeCluster');
+  }
+
+  @Mutation(() => Cluster, { description: 'Send the current desired state again, even if the cluster reports it applied.' })
+  @RequireRole('OPERATOR')
+  reconcileCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
+    return this.service.forceReconcile(principal, clusterUid(clusterId));
   }
 }

@@ -1,33 +1,43 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Prisma, type PrismaClient } from '@fleet/database';
 import { createHash, randomBytes } from 'node:crypto';
-import { conflictError, notFoundError, parseInput, userInputError } from '../common/errors.js';
+import { AuditService } from '../audit/audit.service.js';
+import { inScope, type Principal } from '../auth/principal.js';
+import { decodeCursor, encodeCursor, pageWindow, type PageArgs } from '../common/connection.js';
+import { conflictError, forbiddenError, notFoundError, parseInput, userInputError } from '../common/errors.js';
+import { toGlobalId } from '../common/global-id.js';
+import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { QueuesService } from '../queues/queues.service.js';
-import type { ClusterFilter, RegisterClusterInput, SetKarpenterInput, UpsertNodePoolInput } from './dto/cluster.inputs.js';
-import {
-  ExpectedGeneration,
-  NodePoolNameSchema,
-  RegisterClusterSchema,
-  SetKarpenterSchema,
-} from './cluster-input.schemas.js';
+import { bootstrapManifest } from './bootstrap-manifest.js';
+import { Labels, NodePoolNameSchema, ExpectedGeneration, RegisterClusterSchema, SetKarpenterSchema } from './cluster-input.schemas.js';
 import { toCluster, type ClusterRow } from './cluster.mapper.js';
-import type { Cluster, ClusterConnection } from './models/cluster.model.js';
-import { NODE_POOL_SPEC_VALIDATOR, type NodePoolSpecValidator } from './node-pool-spec.validator.js';
+import { clusterWhere, countSql, inScopeSql, pageIdsSql } from './cluster-query.js';
+import { clusterSnapshot } from './cluster-snapshot.js';
+import {
+  ClusterOrderField,
+  OrderDirection,
+  type ClusterFilter,
+  type ClusterOrder,
+  type NodeClassOverridesInput,
+  type RegisterClusterInput,
+  type SetKarpenterInput,
+  type UpsertNodePoolInput,
+} from './dto/cluster.inputs.js';
+import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
+import type { Cluster, ClusterConnection, RegisterClusterPayload } from './models/cluster.model.js';
 
 type Tx = Prisma.TransactionClient;
 
-const withEverything = {
+export const withEverything = {
   desired: true,
   status: true,
   nodePools: { orderBy: { name: 'asc' } },
 } satisfies Prisma.ClusterInclude;
 
-export const hashToken = (token: string): string =>
-  createHash('sha256').update(token).digest('hex');
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
-const encodeCursor = (name: string) => Buffer.from(name, 'utf8').toString('base64url');
-const decodeCursor = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8');
+const DEFAULT_ORDER: ClusterOrder = { field: ClusterOrderField.NAME, direction: OrderDirection.ASC };
 
 @Injectable()
 export class ClustersService {
@@ -36,74 +46,144 @@ export class ClustersService {
   constructor(
     prisma: PrismaService,
     private readonly queues: QueuesService,
-    @Inject(NODE_POOL_SPEC_VALIDATOR) private readonly nodePoolSpecs: NodePoolSpecValidator,
+    private readonly audit: AuditService,
+    private readonly specs: KarpenterSpecValidator,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {
     this.db = prisma.client;
   }
 
-  async get(id: string): Promise<Cluster> {
-    return toCluster(await this.findRow(this.db, id));
+  /** A cluster the caller may see; NOT_FOUND otherwise (a scoped token learns nothing else). */
+  async get(principal: Principal, uid: string): Promise<Cluster> {
+    const row = await this.db.cluster.findUnique({ where: { id: uid }, include: withEverything });
+    if (!row || !inScope(principal, row.labels)) throw notFoundError('cluster', toGlobalId('Cluster', uid));
+    return this.toModel(row);
   }
 
-  async list(first: number, after: string | null | undefined, filter: ClusterFilter | null | undefined): Promise<ClusterConnection> {
-    if (!Number.isInteger(first) || first < 1 || first > 100) {
-      throw userInputError('first', 'must be between 1 and 100');
+  async list(
+    principal: Principal,
+    page: PageArgs,
+    filter: ClusterFilter | null | undefined,
+    orderBy: ClusterOrder | null | undefined,
+  ): Promise<ClusterConnection> {
+    const { size, backward } = pageWindow(page);
+    const order = orderBy ?? DEFAULT_ORDER;
+    const where = clusterWhere(filter, principal, this.config.STALE_AFTER_SECONDS);
+    const cursorArg = backward ? page.before : page.after;
+    let cursor: [string, string] | undefined;
+    if (cursorArg) {
+      const parts = decodeCursor(cursorArg, backward ? 'before' : 'after');
+      if (parts.length !== 3 || parts[0] !== order.field || typeof parts[1] !== 'string' || typeof parts[2] !== 'string') {
+        throw userInputError(backward ? 'before' : 'after', 'is a cursor of another ordering; start again without it');
+      }
+      cursor = [parts[1], parts[2]];
     }
-    const where: Prisma.ClusterWhereInput = {
-      ...(filter?.platform ? { platform: filter.platform } : {}),
-      ...(filter?.topology ? { topology: filter.topology } : {}),
-      ...(filter?.nameContains ? { name: { contains: filter.nameContains } } : {}),
-      ...(filter?.karpenterEnabled != null ? { desired: { enabled: filter.karpenterEnabled } } : {}),
-    };
-    const page = after ? { ...where, name: { ...(where.name as object), gt: decodeCursor(after) } } : where;
-    const [rows, totalCount] = await Promise.all([
-      this.db.cluster.findMany({ where: page, include: withEverything, orderBy: { name: 'asc' }, take: first + 1 }),
-      this.db.cluster.count({ where }),
+    const [idRows, [{ count }]] = await Promise.all([
+      this.db.$queryRaw<{ id: string; sort: string }[]>(pageIdsSql({ where, order, size, backward, ...(cursor ? { cursor } : {}) })),
+      this.db.$queryRaw<[{ count: number }]>(countSql(where)),
     ]);
-    const nodes = rows.slice(0, first).map(toCluster);
+    const more = idRows.length > size;
+    const pageRows = idRows.slice(0, size);
+    if (backward) pageRows.reverse();
+    const rows = await this.db.cluster.findMany({ where: { id: { in: pageRows.map((r) => r.id) } }, include: withEverything });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const edges = pageRows.flatMap((r) => {
+      const row = byId.get(r.id);
+      return row ? [{ cursor: encodeCursor([order.field, r.sort, r.id]), node: this.toModel(row) }] : [];
+    });
     return {
-      edges: nodes.map((node) => ({ cursor: encodeCursor(node.name), node })),
+      edges,
+      nodes: edges.map((e) => e.node),
       pageInfo: {
-        hasNextPage: rows.length > first,
-        endCursor: nodes.length ? encodeCursor(nodes[nodes.length - 1]!.name) : null,
+        hasNextPage: backward ? Boolean(page.before) : more,
+        hasPreviousPage: backward ? more : Boolean(page.after),
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges.at(-1)?.cursor ?? null,
       },
-      totalCount,
+      totalCount: count,
     };
   }
 
-  async register(input: RegisterClusterInput): Promise<{ cluster: Cluster; reportToken: string }> {
+  async register(principal: Principal, input: RegisterClusterInput): Promise<RegisterClusterPayload> {
     const valid = parseInput(RegisterClusterSchema, input, 'input');
+    if (!inScope(principal, valid.labels ?? {})) {
+      throw forbiddenError(`token ${principal.name} may only register clusters whose labels match its selector`);
+    }
     const reportToken = randomBytes(32).toString('base64url');
+    let row: ClusterRow;
     try {
-      const row = await this.db.cluster.create({
-        data: {
-          name: valid.name,
-          topology: valid.topology,
-          platform: valid.platform,
-          region: valid.region,
-          infraID: valid.infraID ?? null,
-          labels: valid.labels ?? {},
-          managementCluster: valid.managementCluster ?? null,
-          hcpNamespace: valid.hcpNamespace ?? null,
-          reportTokenHash: hashToken(reportToken),
-          desired: { create: {} },
-          status: { create: {} },
-          reconcileRuns: { create: { generation: 1 } },
-        },
-        include: withEverything,
+      row = await this.db.$transaction(async (tx) => {
+        const created = await tx.cluster.create({
+          data: {
+            name: valid.name,
+            topology: valid.topology,
+            platform: valid.platform,
+            region: valid.region,
+            infraID: valid.infraID ?? null,
+            labels: valid.labels ?? {},
+            managementCluster: valid.managementCluster ?? null,
+            hcpNamespace: valid.hcpNamespace ?? null,
+            reportTokenHash: hashToken(reportToken),
+            desired: { create: {} },
+            status: { create: {} },
+            reconcileRuns: { create: { generation: 1 } },
+          },
+          include: withEverything,
+        });
+        await this.audit.record(tx, principal, 'registerCluster', created.id, null, await clusterSnapshot(tx, created.id));
+        return created;
       });
-      // The first order tells the sidecar what "nothing enabled yet" means for this cluster.
-      await this.queues.requestReconcile({ clusterId: row.id, generation: 1 });
-      return { cluster: toCluster(row), reportToken };
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
         throw userInputError('input.name', `a cluster named "${valid.name}" is already registered`);
       }
       throw err;
     }
+    // The first order tells the sidecar what "nothing enabled yet" means for this cluster.
+    await this.queues.requestReconcile({ clusterId: row.id, generation: 1 });
+    return {
+      cluster: this.toModel(row),
+      reportToken,
+      bootstrapManifest: bootstrapManifest({
+        clusterUid: row.id,
+        clusterName: row.name,
+        reportToken,
+        apiUrl: this.config.FLEET_PUBLIC_URL,
+        redisUrl: this.config.FLEET_PUBLIC_REDIS_URL ?? this.config.REDIS_URL,
+        queuePrefix: this.config.QUEUE_PREFIX,
+        image: this.config.SIDECAR_IMAGE,
+        namespace: row.topology === 'HOSTED' ? (row.hcpNamespace ?? 'karpenter-fleet') : 'karpenter-fleet',
+      }),
+    };
   }
 
-  async setKarpenter(clusterId: string, input: SetKarpenterInput): Promise<Cluster> {
+  async deregister(principal: Principal, uid: string): Promise<Cluster> {
+    return this.db.$transaction(async (tx) => {
+      await this.lockInScope(tx, principal, uid);
+      const row = await tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+      await this.audit.record(tx, principal, 'deregisterCluster', uid, await clusterSnapshot(tx, uid), null);
+      await tx.cluster.delete({ where: { id: uid } });
+      return this.toModel(row);
+    });
+  }
+
+  /** Labels are fleet metadata, not desired cluster state: no generation bump, no reconcile. */
+  async updateLabels(principal: Principal, uid: string, labels: unknown): Promise<Cluster> {
+    const valid = parseInput(Labels, labels, 'labels');
+    if (!inScope(principal, valid)) {
+      throw forbiddenError(`token ${principal.name} cannot move a cluster outside its selector`);
+    }
+    const row = await this.db.$transaction(async (tx) => {
+      await this.lockInScope(tx, principal, uid);
+      const before = await clusterSnapshot(tx, uid);
+      await tx.cluster.update({ where: { id: uid }, data: { labels: valid } });
+      await this.audit.record(tx, principal, 'updateClusterLabels', uid, before, await clusterSnapshot(tx, uid));
+      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+    });
+    return this.toModel(row);
+  }
+
+  async setKarpenter(principal: Principal, uid: string, input: SetKarpenterInput, action = 'setKarpenter'): Promise<Cluster> {
     const valid = parseInput(SetKarpenterSchema, input, 'input');
     const changes: Prisma.DesiredStateUpdateInput = {};
     if (valid.enabled != null) changes.enabled = valid.enabled;
@@ -111,80 +191,107 @@ export class ClustersService {
     if (valid.clusterAutoscalerMode != null) changes.clusterAutoscalerMode = valid.clusterAutoscalerMode;
     if (valid.logLevel != null) changes.logLevel = valid.logLevel;
     if (valid.featureGates != null) changes.featureGates = valid.featureGates;
-    return this.changeDesiredState(clusterId, valid.expectedGeneration, async (tx) => {
-      if (Object.keys(changes).length) await tx.desiredState.update({ where: { clusterId }, data: changes });
+    return this.changeDesiredState(principal, uid, action, valid.expectedGeneration, async (tx) => {
+      if (Object.keys(changes).length) await tx.desiredState.update({ where: { clusterId: uid }, data: changes });
     });
   }
 
-  async upsertNodePool(clusterId: string, input: UpsertNodePoolInput): Promise<Cluster> {
+  async upsertNodePool(principal: Principal, uid: string, input: UpsertNodePoolInput): Promise<Cluster> {
     const name = parseInput(NodePoolNameSchema, input.name, 'input.name');
     const expected = parseInput(ExpectedGeneration, input.expectedGeneration, 'input.expectedGeneration');
-    const violation = this.nodePoolSpecs.validate(name, input.spec)[0];
+    const violation = this.specs.validateNodePool(name, input.spec)[0];
     if (violation) throw userInputError(`input.spec${violation.field ? `.${violation.field}` : ''}`, violation.reason);
     const spec = input.spec as Prisma.InputJsonObject;
-    return this.changeDesiredState(clusterId, expected, async (tx) => {
+    return this.changeDesiredState(principal, uid, 'upsertNodePool', expected, async (tx) => {
       await tx.nodePool.upsert({
-        where: { clusterId_name: { clusterId, name } },
-        create: { clusterId, name, spec },
+        where: { clusterId_name: { clusterId: uid, name } },
+        create: { clusterId: uid, name, spec },
         update: { spec },
       });
     });
   }
 
-  async deleteNodePool(clusterId: string, name: string, expectedGeneration?: number | null): Promise<Cluster> {
+  async deleteNodePool(principal: Principal, uid: string, name: string, expectedGeneration?: number | null): Promise<Cluster> {
     const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
-    return this.changeDesiredState(clusterId, expected, async (tx) => {
-      const { count } = await tx.nodePool.deleteMany({ where: { clusterId, name } });
+    return this.changeDesiredState(principal, uid, 'deleteNodePool', expected, async (tx) => {
+      const { count } = await tx.nodePool.deleteMany({ where: { clusterId: uid, name } });
       if (count === 0) throw notFoundError('NodePool', name);
     });
   }
 
+  async setNodeClassOverrides(principal: Principal, uid: string, input: NodeClassOverridesInput): Promise<Cluster> {
+    const expected = parseInput(ExpectedGeneration, input.expectedGeneration, 'input.expectedGeneration');
+    const overrides = Object.fromEntries(
+      (['blockDeviceMappings', 'tags', 'metadataOptions', 'kubelet'] as const)
+        .filter((k) => input[k] != null)
+        .map((k) => [k, input[k]]),
+    );
+    return this.changeDesiredState(principal, uid, 'setNodeClassOverrides', expected, async (tx) => {
+      const cluster = await tx.cluster.findUniqueOrThrow({ where: { id: uid }, select: { platform: true } });
+      if (cluster.platform !== 'AWS') {
+        throw userInputError('input', `NodeClass overrides are supported for AWS clusters; this one is ${cluster.platform}`);
+      }
+      const violation = this.specs.validateAwsNodeClassOverrides(overrides)[0];
+      if (violation) throw userInputError(`input${violation.field ? `.${violation.field}` : ''}`, violation.reason);
+      await tx.desiredState.update({ where: { clusterId: uid }, data: { nodeClassOverrides: overrides as Prisma.InputJsonObject } });
+    });
+  }
+
+  /** Re-sends the current desired state even if the cluster reports it applied. */
+  async forceReconcile(principal: Principal, uid: string): Promise<Cluster> {
+    const row = await this.db.$transaction(async (tx) => {
+      await this.lockInScope(tx, principal, uid);
+      const snapshot = await clusterSnapshot(tx, uid);
+      await this.audit.record(tx, principal, 'reconcileCluster', uid, snapshot, snapshot);
+      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+    });
+    await this.queues.requestReconcile({ clusterId: uid, generation: row.desired!.generation, force: true });
+    return this.toModel(row);
+  }
+
   /**
-   * The one path by which desired state changes: the change, the generation bump and the
-   * reconcile run commit together, then the worker is asked to reconcile. If Redis is down at
-   * that moment the resync finds `generation > observedGeneration` and dispatches anyway.
+   * The one path by which desired state changes: the change, the generation bump, the reconcile
+   * run and the audit event commit together, then the worker is asked to reconcile. If Redis is
+   * down at that moment the resync finds `generation > observedGeneration` and dispatches anyway.
    */
   private async changeDesiredState(
-    clusterId: string,
+    principal: Principal,
+    uid: string,
+    action: string,
     expectedGeneration: number | null | undefined,
     change: (tx: Tx) => Promise<void>,
   ): Promise<Cluster> {
     const row = await this.db.$transaction(async (tx) => {
-      const current = await this.lockDesired(tx, clusterId);
+      const current = await this.lockInScope(tx, principal, uid);
       if (expectedGeneration != null && current !== expectedGeneration) {
-        throw conflictError(
-          `cluster ${clusterId} is at generation ${current}, not the expected ${expectedGeneration}`,
-        );
+        throw conflictError(`cluster is at generation ${current}, not the expected ${expectedGeneration}`);
       }
+      const before = await clusterSnapshot(tx, uid);
       await change(tx);
       const { generation } = await tx.desiredState.update({
-        where: { clusterId },
+        where: { clusterId: uid },
         data: { generation: { increment: 1 } },
       });
-      await tx.reconcileRun.create({ data: { clusterId, generation } });
-      return this.findRow(tx, clusterId);
+      await tx.reconcileRun.create({ data: { clusterId: uid, generation } });
+      await this.audit.record(tx, principal, action, uid, before, await clusterSnapshot(tx, uid));
+      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
     });
-    await this.queues.requestReconcile({ clusterId, generation: row.desired!.generation });
-    return toCluster(row);
+    await this.queues.requestReconcile({ clusterId: uid, generation: row.desired!.generation });
+    return this.toModel(row);
   }
 
-  /** Row lock on the desired state, so concurrent mutations of one cluster serialize. */
-  private async lockDesired(tx: Tx, clusterId: string): Promise<number> {
-    if (!isUuid(clusterId)) throw userInputError('clusterId', 'must be a cluster ID (UUID)');
-    const rows = await tx.$queryRaw<{ generation: number }[]>`
-      SELECT generation FROM "DesiredState" WHERE "clusterId" = ${clusterId}::uuid FOR UPDATE`;
-    const row = rows[0];
-    if (!row) throw notFoundError('cluster', clusterId);
-    return row.generation;
+  /** Row lock on the desired state (mutations of one cluster serialize); scope enforced in SQL. */
+  private async lockInScope(tx: Tx, principal: Principal, uid: string): Promise<number> {
+    const visible = await tx.$queryRaw<{ id: string }[]>(inScopeSql(uid, principal));
+    const rows = visible.length
+      ? await tx.$queryRaw<{ generation: number }[]>`
+          SELECT generation FROM "DesiredState" WHERE "clusterId" = ${uid}::uuid FOR UPDATE`
+      : [];
+    if (!rows[0]) throw notFoundError('cluster', toGlobalId('Cluster', uid));
+    return rows[0].generation;
   }
 
-  private async findRow(db: Tx | PrismaClient, id: string): Promise<ClusterRow> {
-    if (!isUuid(id)) throw userInputError('id', 'must be a cluster ID (UUID)');
-    const row = await db.cluster.findUnique({ where: { id }, include: withEverything });
-    if (!row) throw notFoundError('cluster', id);
-    return row;
+  toModel(row: ClusterRow): Cluster {
+    return toCluster(row, this.config.STALE_AFTER_SECONDS);
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const isUuid = (value: string) => UUID.test(value);

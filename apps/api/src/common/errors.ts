@@ -22,6 +22,10 @@ export function notFoundError(what: string, id: string): GraphQLError {
   });
 }
 
+export function forbiddenError(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'FORBIDDEN' satisfies ErrorCode } });
+}
+
 export function conflictError(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'CONFLICT' satisfies ErrorCode } });
 }

@@ -1,8 +1,10 @@
 import { Controller, Get, HttpException, HttpStatus } from '@nestjs/common';
+import { Public } from '../auth/roles.decorator.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { QueuesService } from '../queues/queues.service.js';
 
 @Controller()
+@Public()
 export class HealthController {
   constructor(
     private readonly prisma: PrismaService,

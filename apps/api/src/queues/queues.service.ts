@@ -26,7 +26,9 @@ export class QueuesService implements OnModuleDestroy {
   /** One job per (cluster, generation): a retried mutation cannot enqueue twice. */
   async requestReconcile(request: ReconcileRequest): Promise<void> {
     await this.reconcile.add('reconcile', request, {
-      jobId: `${request.clusterId}.${request.generation}`,
+      jobId: request.force
+        ? `${request.clusterId}.${request.generation}.force.${Date.now()}`
+        : `${request.clusterId}.${request.generation}`,
       attempts: 10,
       backoff: { type: 'exponential', delay: 500, jitter: 0.5 },
       removeOnComplete: { count: 1000 },

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/common';
 import { StatusReport } from '@fleet/contracts';
 import { timingSafeEqual } from 'node:crypto';
+import { Public } from '../auth/roles.decorator.js';
 import { hashToken } from '../clusters/clusters.service.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { QueuesService } from '../queues/queues.service.js';
@@ -18,6 +19,8 @@ import { QueuesService } from '../queues/queues.service.js';
  * Where sidecars report. A report is accepted only with the cluster's own token and only for that
  * cluster; it is queued for the ingest workers, which apply it only if it moves status forward.
  */
+/** Authenticated by the cluster's own report token, not an API token. */
+@Public()
 @Controller('v1/clusters/:clusterId/status')
 export class ReportsController {
   constructor(

@@ -26,7 +26,7 @@ export class ReconcileDispatcher {
     });
     if (!cluster?.desired || !cluster.status) return 'unknown-cluster';
     const { desired } = cluster;
-    if (cluster.status.observedGeneration >= desired.generation) return 'in-sync';
+    if (!request.force && cluster.status.observedGeneration >= desired.generation) return 'in-sync';
 
     const order: ReconcileOrder = {
       clusterId: cluster.id,
@@ -43,7 +43,7 @@ export class ReconcileDispatcher {
         nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
       }),
     };
-    await this.sidecarQueues.push(order);
+    await this.sidecarQueues.push(order, { force: request.force ?? false });
     await this.db.$transaction([
       this.db.reconcileRun.updateMany({
         where: { clusterId: cluster.id, generation: { lt: desired.generation }, state: { in: ['QUEUED', 'DISPATCHED'] } },

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 const orderJobId = (generation: number) => `generation-${generation}`;
-const generationOf = (jobId: string | undefined) => Number(jobId?.slice('generation-'.length) ?? NaN);
+const generationOf = (jobId: string | undefined) => Number.parseInt(jobId?.slice('generation-'.length) ?? '', 10);
 
 /**
  * The per-cluster order queues. Queue objects are cheap but not free, so the most recently used
@@ -23,10 +23,11 @@ export class SidecarQueues {
    * cannot deliver twice. Older orders still waiting are removed: per cluster at most one order
    * waits (the newest) and one runs.
    */
-  async push(order: ReconcileOrder): Promise<void> {
+  async push(order: ReconcileOrder, { force = false } = {}): Promise<void> {
     const queue = this.queue(order.clusterId);
     await queue.add('order', order, {
-      jobId: orderJobId(order.generation),
+      // A forced re-send must not collide with the (completed) job of the same generation.
+      jobId: force ? `${orderJobId(order.generation)}-forced-${Date.now()}` : orderJobId(order.generation),
       removeOnComplete: { count: 10 },
       removeOnFail: { count: 100 },
     });

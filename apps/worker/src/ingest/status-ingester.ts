@@ -21,6 +21,7 @@ export class StatusIngester {
                "conditions" = ${JSON.stringify(report.conditions)}::jsonb,
                "metrics" = ${JSON.stringify(report.metrics)}::jsonb,
                "lastReportAt" = ${reportedAt},
+               "clusterAutoscaler" = COALESCE(${report.clusterAutoscaler ? JSON.stringify(report.clusterAutoscaler) : null}::jsonb, "clusterAutoscaler"),
                "updatedAt" = now()
          WHERE "clusterId" = ${report.clusterId}::uuid
            AND ("observedGeneration" < ${report.observedGeneration}
@@ -31,6 +32,14 @@ export class StatusIngester {
         SELECT ${report.clusterId}::uuid, ${reportedAt}, ${report.observedGeneration},
                ${conditionTrue(report, 'Available')}, ${conditionTrue(report, 'Degraded')},
                ${conditionTrue(report, 'Progressing')}, ${JSON.stringify(report.metrics)}::jsonb
+         WHERE EXISTS (SELECT 1 FROM "Cluster" WHERE id = ${report.clusterId}::uuid)
+        ON CONFLICT DO NOTHING`,
+      // Decisions are facts whatever the order of reports; the unique key drops re-sent ones.
+      this.db.$executeRaw`
+        INSERT INTO "CsrDecision" ("clusterId", "csrName", "nodeName", "signerName", "decision", "reason", "message", "decidedAt")
+        SELECT ${report.clusterId}::uuid, d."csrName", d."nodeName", d."signerName", d.decision, d.reason, d.message, d."decidedAt"
+          FROM jsonb_to_recordset(${JSON.stringify(report.csrDecisions)}::jsonb)
+               AS d("csrName" text, "nodeName" text, "signerName" text, decision text, reason text, message text, "decidedAt" timestamptz)
          WHERE EXISTS (SELECT 1 FROM "Cluster" WHERE id = ${report.clusterId}::uuid)
         ON CONFLICT DO NOTHING`,
       this.db.reconcileRun.updateMany({

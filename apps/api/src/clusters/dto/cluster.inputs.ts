@@ -1,4 +1,4 @@
-import { Field, InputType, Int } from '@nestjs/graphql';
+import { Field, InputType, Int, registerEnumType } from '@nestjs/graphql';
 import { JSONScalar } from '../../common/json.scalar.js';
 import {
   ClusterAutoscalerMode,
@@ -71,6 +71,18 @@ export class UpsertNodePoolInput {
 }
 
 @InputType()
+export class ConditionFilter {
+  @Field()
+  type!: string;
+
+  @Field(() => String, { nullable: true })
+  status?: string | null;
+
+  @Field(() => String, { nullable: true })
+  reason?: string | null;
+}
+
+@InputType()
 export class ClusterFilter {
   @Field(() => Platform, { nullable: true })
   platform?: Platform | null;
@@ -78,9 +90,60 @@ export class ClusterFilter {
   @Field(() => Topology, { nullable: true })
   topology?: Topology | null;
 
+  @Field(() => String, { nullable: true, description: 'Kubernetes label selector, e.g. "env=prod,region in (us-east-1,eu-west-1)".' })
+  labelSelector?: string | null;
+
   @Field(() => Boolean, { nullable: true })
   karpenterEnabled?: boolean | null;
 
+  @Field(() => Boolean, { nullable: true, description: 'observedGeneration == generation.' })
+  inSync?: boolean | null;
+
+  @Field(() => Boolean, { nullable: true })
+  stale?: boolean | null;
+
+  @Field(() => ConditionFilter, { nullable: true })
+  condition?: ConditionFilter | null;
+
   @Field(() => String, { nullable: true, description: 'Substring of the cluster name.' })
   nameContains?: string | null;
+}
+
+export enum ClusterOrderField {
+  NAME = 'NAME',
+  LAST_REPORT = 'LAST_REPORT',
+  CREATED_AT = 'CREATED_AT',
+}
+export enum OrderDirection {
+  ASC = 'ASC',
+  DESC = 'DESC',
+}
+registerEnumType(ClusterOrderField, { name: 'ClusterOrderField' });
+registerEnumType(OrderDirection, { name: 'OrderDirection' });
+
+@InputType()
+export class ClusterOrder {
+  @Field(() => ClusterOrderField)
+  field!: ClusterOrderField;
+
+  @Field(() => OrderDirection, { defaultValue: OrderDirection.ASC })
+  direction!: OrderDirection;
+}
+
+@InputType()
+export class NodeClassOverridesInput {
+  @Field(() => JSONScalar, { nullable: true, description: 'EC2NodeClass blockDeviceMappings (replace).' })
+  blockDeviceMappings?: unknown;
+
+  @Field(() => JSONScalar, { nullable: true, description: 'Tags merged over the cluster tags.' })
+  tags?: unknown;
+
+  @Field(() => JSONScalar, { nullable: true })
+  metadataOptions?: unknown;
+
+  @Field(() => JSONScalar, { nullable: true })
+  kubelet?: unknown;
+
+  @Field(() => Int, { nullable: true })
+  expectedGeneration?: number | null;
 }

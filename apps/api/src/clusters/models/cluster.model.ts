@@ -1,5 +1,7 @@
 import { Field, GraphQLISODateTime, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { Connection } from '../../common/connection.js';
 import { JSONScalar } from '../../common/json.scalar.js';
+import { Node } from '../../common/node.interface.js';
 
 export enum Platform {
   AWS = 'AWS',
@@ -82,6 +84,18 @@ export class Condition {
   lastTransitionTime!: Date;
 }
 
+@ObjectType({ description: 'What the sidecar found of the Cluster Autoscaler.' })
+export class ClusterAutoscalerStatus {
+  @Field(() => ClusterAutoscalerMode, { description: 'The mode the sidecar last applied.' })
+  mode!: ClusterAutoscalerMode;
+
+  @Field({ description: 'Present, Removed (kept aside by the fleet) or Absent.' })
+  observed!: string;
+
+  @Field(() => Int)
+  machineAutoscalers!: number;
+}
+
 @ObjectType()
 export class ClusterStatus {
   @Field(() => Int, { description: 'The desired generation the sidecar last applied.' })
@@ -92,12 +106,26 @@ export class ClusterStatus {
 
   @Field(() => GraphQLISODateTime, { nullable: true })
   lastReportAt!: Date | null;
+
+  @Field({ description: 'No report for longer than the staleness threshold.' })
+  stale!: boolean;
+
+  @Field(() => JSONScalar, { description: 'Nodes, NodeClaims by state, vCPUs, pending pods, CSR counts.' })
+  metrics!: unknown;
+
+  @Field(() => ClusterAutoscalerStatus, { nullable: true })
+  clusterAutoscaler!: ClusterAutoscalerStatus | null;
 }
 
-@ObjectType()
-export class Cluster {
+@ObjectType({ implements: () => [Node] })
+export class Cluster implements Node {
+  __typename?: 'Cluster';
+
   @Field(() => ID)
   id!: string;
+
+  @Field({ description: 'The raw cluster UID: the CLUSTER_ID its sidecar runs with.' })
+  uid!: string;
 
   @Field()
   name!: string;
@@ -140,34 +168,7 @@ export class Cluster {
 }
 
 @ObjectType()
-export class ClusterEdge {
-  @Field()
-  cursor!: string;
-
-  @Field(() => Cluster)
-  node!: Cluster;
-}
-
-@ObjectType()
-export class PageInfo {
-  @Field()
-  hasNextPage!: boolean;
-
-  @Field(() => String, { nullable: true })
-  endCursor!: string | null;
-}
-
-@ObjectType()
-export class ClusterConnection {
-  @Field(() => [ClusterEdge])
-  edges!: ClusterEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-
-  @Field(() => Int)
-  totalCount!: number;
-}
+export class ClusterConnection extends Connection('Cluster', Cluster) {}
 
 @ObjectType()
 export class RegisterClusterPayload {
@@ -176,4 +177,7 @@ export class RegisterClusterPayload {
 
   @Field({ description: 'The sidecar report token; shown once, only its hash is stored.' })
   reportToken!: string;
+
+  @Field({ description: 'Manifests (YAML) that deploy the sidecar with its credentials.' })
+  bootstrapManifest!: string;
 }

@@ -1,0 +1,113 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { LabelSelectorError, parseLabelSelector } from '@fleet/contracts';
+import type { ApiToken } from '@fleet/database';
+import { createHash, randomBytes } from 'node:crypto';
+import { userInputError } from '../common/errors.js';
+import { API_CONFIG, type ApiConfig } from '../config.js';
+import { PrismaService } from '../database/prisma.service.js';
+import type { Principal, Role } from './principal.js';
+
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+/** How long a verified token is trusted without asking PostgreSQL again (revocation latency). */
+const CACHE_MS = 5_000;
+/** lastUsedAt is a hint, not a log: written at most this often per token. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+@Injectable()
+export class ApiTokensService implements OnModuleInit {
+  private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
+  private readonly lastUsedWritten = new Map<string, number>();
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+  ) {}
+
+  /** A first admin token from the environment, so a new fleet can be administered at all. */
+  async onModuleInit(): Promise<void> {
+    const secret = this.config.FLEET_BOOTSTRAP_TOKEN;
+    if (!secret) return;
+    await this.prisma.client.apiToken.upsert({
+      where: { tokenHash: hashSecret(secret) },
+      create: { name: 'bootstrap-admin', tokenHash: hashSecret(secret), role: 'ADMIN', createdBy: 'FLEET_BOOTSTRAP_TOKEN' },
+      update: {},
+    });
+  }
+
+  async create(
+    input: { name: string; role: Role; labelSelector?: string | null; expiresAt?: Date | null },
+    createdBy: string,
+  ): Promise<{ token: ApiToken; secret: string }> {
+    if (!/^[a-z0-9]([-a-z0-9.]{0,98}[a-z0-9])?$/.test(input.name)) {
+      throw userInputError('input.name', 'must be 1-100 lower-case letters, digits, "-" or "."');
+    }
+    if (input.labelSelector != null) {
+      try {
+        parseLabelSelector(input.labelSelector);
+      } catch (err) {
+        if (err instanceof LabelSelectorError) throw userInputError('input.labelSelector', err.message);
+        throw err;
+      }
+    }
+    if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
+      throw userInputError('input.expiresAt', 'must be in the future');
+    }
+    const secret = `kf_${randomBytes(24).toString('base64url')}`;
+    const token = await this.prisma.client.apiToken.create({
+      data: {
+        name: input.name,
+        tokenHash: hashSecret(secret),
+        role: input.role,
+        labelSelector: input.labelSelector || null,
+        expiresAt: input.expiresAt ?? null,
+        createdBy,
+      },
+    });
+    return { token, secret };
+  }
+
+  async revoke(id: string): Promise<ApiToken | null> {
+    const { count } = await this.prisma.client.apiToken.updateMany({
+      where: { id, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    this.cache.clear();
+    return count ? this.prisma.client.apiToken.findUnique({ where: { id } }) : null;
+  }
+
+  list(): Promise<ApiToken[]> {
+    return this.prisma.client.apiToken.findMany({ orderBy: { createdAt: 'asc' } });
+  }
+
+  /** The principal behind a bearer secret, or null when unknown, revoked or expired. */
+  async verify(secret: string): Promise<Principal | null> {
+    const hash = hashSecret(secret);
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.until > now) return cached.principal;
+    const token = await this.prisma.client.apiToken.findUnique({ where: { tokenHash: hash } });
+    const valid = token && !token.revokedAt && (!token.expiresAt || token.expiresAt.getTime() > now);
+    const principal: Principal | null = valid
+      ? {
+          tokenId: token.id,
+          name: token.name,
+          role: token.role,
+          scope: token.labelSelector ? parseLabelSelector(token.labelSelector) : null,
+        }
+      : null;
+    // Never trust a token beyond its own expiry.
+    const until = Math.min(now + CACHE_MS, token?.expiresAt?.getTime() ?? Infinity);
+    this.cache.set(hash, { principal, until });
+    if (principal) this.touch(principal.tokenId, now);
+    return principal;
+  }
+
+  private touch(tokenId: string, now: number): void {
+    if ((this.lastUsedWritten.get(tokenId) ?? 0) + LAST_USED_RESOLUTION_MS > now) return;
+    this.lastUsedWritten.set(tokenId, now);
+    void this.prisma.client.apiToken
+      .update({ where: { id: tokenId }, data: { lastUsedAt: new Date(now) } })
+      .catch(() => undefined);
+  }
+}

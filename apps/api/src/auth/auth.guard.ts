@@ -1,0 +1,77 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { GqlExecutionContext } from '@nestjs/graphql';
+import { GraphQLError } from 'graphql';
+import { ApiTokensService } from './api-tokens.service.js';
+import { hasRole, type Principal, type Role } from './principal.js';
+import { RateLimiterService } from './rate-limiter.service.js';
+import { PUBLIC_ENDPOINT, REQUIRED_ROLE } from './roles.decorator.js';
+
+/** What the guard keeps on the request (HTTP) or the graphql-ws connection context. */
+export interface AuthCarrier {
+  authorization?: string;
+  principal?: Principal | null;
+  rateCounted?: boolean;
+}
+
+const fail = (code: string, message: string, extensions: Record<string, unknown> = {}) =>
+  new GraphQLError(message, { extensions: { code, ...extensions } });
+
+/**
+ * Global and deny-by-default: a resolver or route without @RequireRole (or @Public) is refused,
+ * so a new field cannot ship unguarded by accident (test/api/authorization walks the schema).
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly tokens: ApiTokensService,
+    private readonly rateLimiter: RateLimiterService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ENDPOINT, targets)) return true;
+    const required = this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, targets);
+    if (!required) throw fail('FORBIDDEN', 'this field has no access policy');
+
+    const carrier = carrierOf(context);
+    if (carrier.principal === undefined) {
+      const secret = /^Bearer\s+(\S+)$/i.exec(carrier.authorization ?? '')?.[1];
+      carrier.principal = secret ? await this.tokens.verify(secret) : null;
+    }
+    const principal = carrier.principal;
+    if (!principal) throw fail('UNAUTHENTICATED', 'a valid, unexpired API token is required (Authorization: Bearer …)');
+    if (!carrier.rateCounted) {
+      carrier.rateCounted = true;
+      const retryAfter = await this.rateLimiter.hit(principal.tokenId);
+      if (retryAfter > 0) {
+        throw fail('RATE_LIMITED', `rate limit exceeded for token ${principal.name}`, { retryAfterSeconds: retryAfter });
+      }
+    }
+    if (!hasRole(principal, required)) {
+      throw fail('FORBIDDEN', `requires role ${required}; token ${principal.name} has ${principal.role}`);
+    }
+    return true;
+  }
+}
+
+function carrierOf(context: ExecutionContext): AuthCarrier {
+  if (context.getType<string>() === 'graphql') {
+    const ctx = GqlExecutionContext.create(context).getContext<{ req?: { headers: Record<string, string | undefined> } & AuthCarrier; connection?: AuthCarrier }>();
+    if (ctx.connection) return ctx.connection;
+    const req = ctx.req!;
+    req.authorization ??= req.headers.authorization;
+    return req;
+  }
+  const req = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> } & AuthCarrier>();
+  req.authorization ??= req.headers.authorization;
+  return req;
+}
+
+/** The caller, as the guard resolved it. */
+export function principalOf(context: { req?: AuthCarrier; connection?: AuthCarrier }): Principal {
+  const principal = (context.connection ?? context.req)?.principal;
+  if (!principal) throw fail('UNAUTHENTICATED', 'no authenticated caller');
+  return principal;
+}

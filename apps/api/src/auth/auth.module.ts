@@ -1,0 +1,13 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ApiTokensResolver } from './api-tokens.resolver.js';
+import { ApiTokensService } from './api-tokens.service.js';
+import { AuthGuard } from './auth.guard.js';
+import { RateLimiterService } from './rate-limiter.service.js';
+
+@Global()
+@Module({
+  providers: [ApiTokensService, RateLimiterService, ApiTokensResolver, { provide: APP_GUARD, useClass: AuthGuard }],
+  exports: [ApiTokensService],
+})
+export class AuthModule {}

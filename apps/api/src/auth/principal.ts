@@ -1,0 +1,19 @@
+import { matchesLabelSelector, type LabelRequirement } from '@fleet/contracts';
+
+export type Role = 'VIEWER' | 'OPERATOR' | 'ADMIN';
+export const ROLE_RANK: Record<Role, number> = { VIEWER: 1, OPERATOR: 2, ADMIN: 3 };
+
+/** Who is calling: an API token with its role and optional cluster scope. */
+export interface Principal {
+  tokenId: string;
+  name: string;
+  role: Role;
+  /** When set, the token sees and changes only clusters whose labels match. */
+  scope: LabelRequirement[] | null;
+}
+
+export const hasRole = (principal: Principal, required: Role): boolean =>
+  ROLE_RANK[principal.role] >= ROLE_RANK[required];
+
+export const inScope = (principal: Principal, labels: unknown): boolean =>
+  principal.scope === null || matchesLabelSelector(principal.scope, (labels ?? {}) as Record<string, string>);

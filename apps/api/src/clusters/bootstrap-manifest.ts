@@ -1,0 +1,65 @@
+import { stringify } from 'yaml';
+
+export interface BootstrapInput {
+  clusterUid: string;
+  clusterName: string;
+  reportToken: string;
+  apiUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  image: string;
+  /** HOSTED: the sidecar runs in the HCP namespace of the management cluster. */
+  namespace: string;
+}
+
+/**
+ * What an SRE applies to a cluster so its sidecar can start: the credentials as a Secret, a
+ * ServiceAccount and the Deployment. RBAC for what the sidecar manages ships with deploy/.
+ */
+export function bootstrapManifest(input: BootstrapInput): string {
+  const labels = { 'app.kubernetes.io/name': 'karpenter-fleet-sidecar', 'app.kubernetes.io/part-of': 'karpenter-fleet' };
+  const docs = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: input.namespace, labels } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'karpenter-fleet-sidecar', namespace: input.namespace, labels },
+      type: 'Opaque',
+      stringData: {
+        CLUSTER_ID: input.clusterUid,
+        REPORT_TOKEN: input.reportToken,
+        API_URL: input.apiUrl,
+        REDIS_URL: input.redisUrl,
+        QUEUE_PREFIX: input.queuePrefix,
+      },
+    },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'karpenter-fleet-sidecar', namespace: input.namespace, labels } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'karpenter-fleet-sidecar', namespace: input.namespace, labels },
+      spec: {
+        replicas: 1,
+        strategy: { type: 'Recreate' },
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels, annotations: { 'karpenter-fleet/cluster': input.clusterName } },
+          spec: {
+            serviceAccountName: 'karpenter-fleet-sidecar',
+            priorityClassName: 'system-cluster-critical',
+            containers: [
+              {
+                name: 'sidecar',
+                image: input.image,
+                envFrom: [{ secretRef: { name: 'karpenter-fleet-sidecar' } }],
+                resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } },
+                securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+              },
+            ],
+          },
+        },
+      },
+    },
+  ];
+  return docs.map((d) => stringify(d)).join('---\n');
+}

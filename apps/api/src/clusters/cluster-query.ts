@@ -1,0 +1,120 @@
+import { LabelSelectorError, parseLabelSelector, type LabelRequirement } from '@fleet/contracts';
+import { Prisma } from '@fleet/database';
+import { userInputError } from '../common/errors.js';
+import type { Principal } from '../auth/principal.js';
+import { ClusterOrderField, OrderDirection, type ClusterFilter, type ClusterOrder } from './dto/cluster.inputs.js';
+
+/**
+ * The cluster list in SQL: filters, the caller's scope, keyset pagination. Only the page's IDs
+ * come back from here; the page itself is loaded with its relations in one more query, so a
+ * list never scans history and never issues a query per cluster.
+ */
+export function labelSelectorSql(requirements: readonly LabelRequirement[]): Prisma.Sql[] {
+  return requirements.map((r) => {
+    const value = Prisma.sql`c.labels ->> ${r.key}`;
+    const has = Prisma.sql`c.labels ? ${r.key}`;
+    switch (r.operator) {
+      case 'Exists':
+        return has;
+      case 'DoesNotExist':
+        return Prisma.sql`NOT (${has})`;
+      case 'In':
+        return Prisma.sql`${value} = ANY(${r.values}::text[])`;
+      case 'NotIn':
+        return Prisma.sql`(NOT (${has}) OR NOT (${value} = ANY(${r.values}::text[])))`;
+    }
+  });
+}
+
+export function parseSelectorInput(selector: string, field: string): LabelRequirement[] {
+  try {
+    return parseLabelSelector(selector);
+  } catch (err) {
+    if (err instanceof LabelSelectorError) throw userInputError(field, err.message);
+    throw err;
+  }
+}
+
+export function clusterWhere(
+  filter: ClusterFilter | null | undefined,
+  principal: Principal,
+  staleAfterSeconds: number,
+): Prisma.Sql {
+  const conds: Prisma.Sql[] = [Prisma.sql`TRUE`];
+  if (principal.scope) conds.push(...labelSelectorSql(principal.scope));
+  if (filter?.platform) conds.push(Prisma.sql`c.platform = ${filter.platform}::"Platform"`);
+  if (filter?.topology) conds.push(Prisma.sql`c.topology = ${filter.topology}::"Topology"`);
+  if (filter?.labelSelector) conds.push(...labelSelectorSql(parseSelectorInput(filter.labelSelector, 'filter.labelSelector')));
+  if (filter?.karpenterEnabled != null) conds.push(Prisma.sql`d.enabled = ${filter.karpenterEnabled}`);
+  if (filter?.inSync != null) {
+    conds.push(filter.inSync ? Prisma.sql`s."observedGeneration" = d.generation` : Prisma.sql`s."observedGeneration" <> d.generation`);
+  }
+  if (filter?.stale != null) {
+    const stale = Prisma.sql`(s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfterSeconds}))`;
+    conds.push(filter.stale ? stale : Prisma.sql`NOT ${stale}`);
+  }
+  if (filter?.condition) {
+    const match: Record<string, string> = { type: filter.condition.type };
+    if (filter.condition.status) match.status = filter.condition.status;
+    if (filter.condition.reason) match.reason = filter.condition.reason;
+    conds.push(Prisma.sql`s.conditions @> ${JSON.stringify([match])}::jsonb`);
+  }
+  if (filter?.nameContains) {
+    if (filter.nameContains.length > 63) throw userInputError('filter.nameContains', 'must be no more than 63 characters');
+    conds.push(Prisma.sql`strpos(c.name, ${filter.nameContains}) > 0`);
+  }
+  return Prisma.join(conds, ' AND ');
+}
+
+const FROM = Prisma.sql`"Cluster" c JOIN "DesiredState" d ON d."clusterId" = c.id JOIN "ClusterStatus" s ON s."clusterId" = c.id`;
+
+/** The sort key of each order field, with NULLs made sortable so keyset comparison works. */
+function sortKey(field: ClusterOrderField): Prisma.Sql {
+  switch (field) {
+    case ClusterOrderField.NAME:
+      return Prisma.sql`c.name`;
+    case ClusterOrderField.CREATED_AT:
+      return Prisma.sql`c."createdAt"`;
+    case ClusterOrderField.LAST_REPORT:
+      return Prisma.sql`COALESCE(s."lastReportAt", 'epoch'::timestamptz)`;
+  }
+}
+
+export interface PageQuery {
+  where: Prisma.Sql;
+  order: ClusterOrder;
+  size: number;
+  backward: boolean;
+  /** [sortValue, id] of the cursor the page starts after (forward) or ends before (backward). */
+  cursor?: [string, string];
+}
+
+export function pageIdsSql(q: PageQuery): Prisma.Sql {
+  const key = sortKey(q.order.field);
+  const ascending = (q.order.direction === OrderDirection.ASC) !== q.backward;
+  const dir = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const cmp = ascending ? Prisma.sql`>` : Prisma.sql`<`;
+  const keyText = q.order.field === ClusterOrderField.NAME ? key : Prisma.sql`(${key})`;
+  const after = q.cursor
+    ? q.order.field === ClusterOrderField.NAME
+      ? Prisma.sql`AND (${keyText}, c.id) ${cmp} (${q.cursor[0]}, ${q.cursor[1]}::uuid)`
+      : Prisma.sql`AND (${keyText}, c.id) ${cmp} (${q.cursor[0]}::timestamptz, ${q.cursor[1]}::uuid)`
+    : Prisma.empty;
+  return Prisma.sql`
+    SELECT c.id, ${q.order.field === ClusterOrderField.NAME ? key : Prisma.sql`to_char(${key} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`} AS sort
+      FROM ${FROM}
+     WHERE ${q.where} ${after}
+     ORDER BY ${key} ${dir}, c.id ${dir}
+     LIMIT ${q.size + 1}`;
+}
+
+export function countSql(where: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`SELECT count(*)::int AS count FROM ${FROM} WHERE ${where}`;
+}
+
+export function inScopeSql(clusterId: string, principal: Principal): Prisma.Sql {
+  const scope = principal.scope ? labelSelectorSql(principal.scope) : [];
+  return Prisma.sql`SELECT c.id FROM "Cluster" c WHERE c.id = ${clusterId}::uuid ${
+    scope.length ? Prisma.sql`AND ${Prisma.join(scope, ' AND ')}` : Prisma.empty
+  }`;
+}
