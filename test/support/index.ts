@@ -5,3 +5,4 @@ export * from './graphql-client.js';
 export * from './fixtures.js';
 export * from './processes.js';
 export * from './kube-apiserver/index.js';
+export * from './pkcs10.js';

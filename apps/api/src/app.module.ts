@@ -10,6 +10,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { ClustersModule } from './clusters/clusters.module.js';
 import { API_CONFIG, type ApiConfig } from './config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { QueuesModule } from './queues/queues.module.js';
 import { ReportsModule } from './reports/reports.module.js';
@@ -37,6 +38,7 @@ export class AppModule {
           autoSchemaFile: schemaFile,
           sortSchema: true,
           introspection: true,
+          subscriptions: { 'graphql-ws': true },
           // graphql-ws subscriptions authenticate with connectionParams.authorization.
           context: ({ req, extra }: { req?: unknown; extra?: { connectionParams?: { authorization?: string } } }) =>
             extra ? { connection: { authorization: extra.connectionParams?.authorization } } : { req },
@@ -45,6 +47,7 @@ export class AppModule {
         QueuesModule,
         AuthModule,
         AuditModule,
+        EventsModule,
         HealthModule,
         ReportsModule,
         ClustersModule,

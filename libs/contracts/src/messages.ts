@@ -90,3 +90,11 @@ export const ReconcileRequest = z.object({
   force: z.boolean().optional(),
 });
 export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
+
+/** Published on Redis by whoever changes a cluster (API mutations, worker ingest, rollouts). */
+export const FleetEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('cluster-changed'), clusterId: z.uuid() }),
+  z.object({ type: z.literal('rollout-changed'), rolloutId: z.uuid() }),
+]);
+export type FleetEvent = z.infer<typeof FleetEvent>;
+export const fleetEventsChannel = (prefix: string): string => `${prefix}:fleet-events`;
