@@ -1,4 +1,10 @@
-import { RECONCILE_QUEUE, ReconcileRequest, STATUS_INGEST_QUEUE, StatusReport } from '@fleet/contracts';
+import {
+  fleetEventsChannel,
+  RECONCILE_QUEUE,
+  ReconcileRequest,
+  STATUS_INGEST_QUEUE,
+  StatusReport,
+} from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -35,7 +41,15 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   );
   const ingest = new Worker(
     STATUS_INGEST_QUEUE,
-    async (job) => ingester.ingest(StatusReport.parse(job.data)),
+    async (job) => {
+      const report = StatusReport.parse(job.data);
+      const result = await ingester.ingest(report);
+      // Subscribers (every API replica) learn of the change; a lost event costs only freshness.
+      await producer
+        .publish(fleetEventsChannel(config.QUEUE_PREFIX), JSON.stringify({ type: 'cluster-changed', clusterId: report.clusterId }))
+        .catch(() => undefined);
+      return result;
+    },
     { connection: connection(), prefix: config.QUEUE_PREFIX, concurrency: config.INGEST_CONCURRENCY },
   );
   for (const worker of [reconcile, ingest]) {
