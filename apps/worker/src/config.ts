@@ -7,7 +7,21 @@ export const WorkerConfigSchema = z.object({
   QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]+$/).default('bull'),
   LOG_LEVEL: logLevel,
   RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(20),
-  INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(20),
+  /** Ingest jobs in flight; they fill the write batches, so keep it at least INGEST_BATCH_SIZE. */
+  INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(5000).default(1000),
+  INGEST_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
+  INGEST_FLUSH_MS: z.coerce.number().int().min(1).max(5000).default(50),
+  /** The sidecars' heartbeat interval; a cluster silent for STALE_AFTER_HEARTBEATS of them is Stale. */
+  HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
+  STALE_AFTER_HEARTBEATS: z.coerce.number().positive().default(3),
+  /** A dispatched order not applied within this long raises OrderNotTaken. */
+  ORDER_NOT_TAKEN_SECONDS: z.coerce.number().positive().default(300),
+  SWEEP_EVERY_SECONDS: z.coerce.number().positive().default(15),
+  RESYNC_EVERY_SECONDS: z.coerce.number().positive().default(60),
+  HISTORY_EVERY_SECONDS: z.coerce.number().positive().default(3600),
+  HISTORY_RAW_RETENTION_DAYS: z.coerce.number().int().min(1).default(7),
+  HISTORY_ROLLUP_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  HISTORY_PARTITIONS_AHEAD_DAYS: z.coerce.number().int().min(1).max(60).default(3),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig =>

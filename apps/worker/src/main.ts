@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { loadWorkerConfig } from './config.js';
 import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
 import { SidecarQueues } from './dispatch/sidecar-queues.js';
+import { createPgPool } from './ingest/pg-pool.js';
 import { StatusIngester } from './ingest/status-ingester.js';
 
 export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
@@ -21,7 +22,13 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const sidecarQueues = new SidecarQueues(producer, config.QUEUE_PREFIX);
   const dispatcher = new ReconcileDispatcher(db, sidecarQueues);
-  const ingester = new StatusIngester(db);
+  // Batched ingest speaks SQL directly: a few set-based statements per batch, one transaction.
+  const pool = createPgPool(config.DATABASE_URL, log);
+  const ingester = new StatusIngester(pool, log, {
+    maxBatch: config.INGEST_BATCH_SIZE,
+    flushMs: config.INGEST_FLUSH_MS,
+    parallelFlushes: 2,
+  });
   // BullMQ does not close connections it was given; keep them to close on shutdown.
   const connections: Redis[] = [producer];
   const connection = () => {
@@ -65,6 +72,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       await sidecarQueues.close();
       for (const redis of connections) redis.disconnect();
       await db.$disconnect();
+      await pool.end();
     },
   };
 }

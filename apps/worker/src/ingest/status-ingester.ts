@@ -1,64 +1,119 @@
 import type { StatusReport } from '@fleet/contracts';
-import type { PrismaClient } from '@fleet/database';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { writeReportBatch, type IngestResult } from './report-batch-writer.js';
 
-const conditionTrue = (report: StatusReport, type: string) =>
-  report.conditions.some((c) => c.type === type && c.status === 'True');
+export type { IngestResult } from './report-batch-writer.js';
+
+interface Pending {
+  report: StatusReport;
+  resolve: (result: IngestResult) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface StatusIngesterOptions {
+  /** A batch is written when it holds this many reports... */
+  maxBatch: number;
+  /** ...or when its oldest report has waited this long. */
+  flushMs: number;
+  /** Batches written at the same time (each is one transaction on its own connection). */
+  parallelFlushes: number;
+}
 
 /**
- * Records a sidecar report: current status (only ever forward: a newer generation, or the same
- * generation reported later), one health sample (keyed by cluster and report time, so a retried
- * job records it once), and the reconcile runs the report proves applied.
+ * Records sidecar reports many per transaction. `ingest` resolves only after the report's batch
+ * committed, so a BullMQ job completes only once its rows are in PostgreSQL: with the worker at a
+ * high concurrency, the jobs in flight fill the batches (exactly-once by idempotent writes).
  */
 export class StatusIngester {
-  constructor(private readonly db: PrismaClient) {}
+  private buffer: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing = 0;
+  private readonly idle = new Set<() => void>();
 
-  async ingest(report: StatusReport): Promise<{ advanced: boolean }> {
-    const reportedAt = new Date(report.reportedAt);
-    const [advanced] = await this.db.$transaction([
-      this.db.$executeRaw`
-        UPDATE "ClusterStatus"
-           SET "observedGeneration" = ${report.observedGeneration},
-               "conditions" = ${JSON.stringify(report.conditions)}::jsonb,
-               "metrics" = ${JSON.stringify(report.metrics)}::jsonb,
-               "lastReportAt" = ${reportedAt},
-               "clusterAutoscaler" = COALESCE(${report.clusterAutoscaler ? JSON.stringify(report.clusterAutoscaler) : null}::jsonb, "clusterAutoscaler"),
-               "updatedAt" = now()
-         WHERE "clusterId" = ${report.clusterId}::uuid
-           AND ("observedGeneration" < ${report.observedGeneration}
-                OR ("observedGeneration" = ${report.observedGeneration}
-                    AND ("lastReportAt" IS NULL OR "lastReportAt" <= ${reportedAt})))`,
-      this.db.$executeRaw`
-        INSERT INTO "HealthSample" ("clusterId", "observedAt", "observedGeneration", "available", "degraded", "progressing", "metrics")
-        SELECT ${report.clusterId}::uuid, ${reportedAt}, ${report.observedGeneration},
-               ${conditionTrue(report, 'Available')}, ${conditionTrue(report, 'Degraded')},
-               ${conditionTrue(report, 'Progressing')}, ${JSON.stringify(report.metrics)}::jsonb
-         WHERE EXISTS (SELECT 1 FROM "Cluster" WHERE id = ${report.clusterId}::uuid)
-        ON CONFLICT DO NOTHING`,
-      // Decisions are facts whatever the order of reports; the unique key drops re-sent ones.
-      this.db.$executeRaw`
-        INSERT INTO "CsrDecision" ("clusterId", "csrName", "nodeName", "signerName", "decision", "reason", "message", "decidedAt")
-        SELECT ${report.clusterId}::uuid, d."csrName", d."nodeName", d."signerName", d.decision, d.reason, d.message, d."decidedAt"
-          FROM jsonb_to_recordset(${JSON.stringify(report.csrDecisions)}::jsonb)
-               AS d("csrName" text, "nodeName" text, "signerName" text, decision text, reason text, message text, "decidedAt" timestamptz)
-         WHERE EXISTS (SELECT 1 FROM "Cluster" WHERE id = ${report.clusterId}::uuid)
-        ON CONFLICT DO NOTHING`,
-      this.db.reconcileRun.updateMany({
-        where: {
-          clusterId: report.clusterId,
-          generation: report.observedGeneration,
-          state: { in: ['QUEUED', 'DISPATCHED'] },
-        },
-        data: { state: 'APPLIED', finishedAt: reportedAt },
-      }),
-      this.db.reconcileRun.updateMany({
-        where: {
-          clusterId: report.clusterId,
-          generation: { lt: report.observedGeneration },
-          state: { in: ['QUEUED', 'DISPATCHED'] },
-        },
-        data: { state: 'SUPERSEDED', finishedAt: reportedAt },
-      }),
-    ]);
-    return { advanced: advanced > 0 };
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly log: Logger,
+    private readonly options: StatusIngesterOptions = {
+      maxBatch: 500,
+      flushMs: 50,
+      parallelFlushes: 2,
+    },
+  ) {}
+
+  ingest(report: StatusReport): Promise<IngestResult> {
+    return new Promise<IngestResult>((resolve, reject) => {
+      this.buffer.push({ report, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves when every report handed in so far is written (or failed). */
+  async drain(): Promise<void> {
+    while (this.buffer.length || this.flushing) {
+      if (this.buffer.length && this.flushing < this.options.parallelFlushes) this.flush();
+      await new Promise<void>((resolve) => this.idle.add(resolve));
+    }
+  }
+
+  private schedule(): void {
+    if (
+      this.buffer.length >= this.options.maxBatch &&
+      this.flushing < this.options.parallelFlushes
+    ) {
+      this.flush();
+    } else if (this.buffer.length && !this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        if (this.flushing < this.options.parallelFlushes) this.flush();
+        else this.schedule();
+      }, this.options.flushMs);
+    }
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.buffer.splice(0, this.options.maxBatch);
+    if (!batch.length) return;
+    this.flushing++;
+    void this.write(batch).finally(() => {
+      this.flushing--;
+      for (const wake of this.idle) wake();
+      this.idle.clear();
+      this.schedule();
+    });
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    try {
+      const results = await writeReportBatch(
+        this.pool,
+        batch.map((p) => p.report),
+      );
+      batch.forEach((p, i) => p.resolve(results[i] ?? { advanced: false }));
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]?.reject(err);
+        return;
+      }
+      // One bad report must not hold back the others: write them one by one, so only the bad
+      // one fails (and is retried, then dead-lettered). A lost connection fails each of them too,
+      // and BullMQ retries them with backoff.
+      this.log.warn(
+        { err: String(err), reports: batch.length },
+        'batch failed; writing its reports one by one',
+      );
+      await Promise.all(
+        batch.map(async (p) => {
+          try {
+            const [result] = await writeReportBatch(this.pool, [p.report]);
+            p.resolve(result ?? { advanced: false });
+          } catch (single) {
+            p.reject(single);
+          }
+        }),
+      );
+    }
   }
 }

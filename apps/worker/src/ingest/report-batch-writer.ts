@@ -1,0 +1,192 @@
+import type { Condition, StatusReport } from '@fleet/contracts';
+import type pg from 'pg';
+import {
+  conditionChanges,
+  conditionsAfterReport,
+  type ConditionChange,
+} from '../conditions/fleet-conditions.js';
+
+export interface IngestResult {
+  /** The report moved the cluster's status forward (it was not older than what is stored). */
+  advanced: boolean;
+}
+
+interface StoredStatus {
+  clusterId: string;
+  observedGeneration: number;
+  conditions: Condition[];
+  lastReportAt: Date | null;
+}
+
+const conditionTrue = (report: StatusReport, type: string) =>
+  report.conditions.some((c) => c.type === type && c.status === 'True');
+
+/**
+ * Writes many reports in one transaction with a handful of set-based statements, whatever the
+ * batch size. Every statement is idempotent for a re-sent report (the health sample is keyed by
+ * cluster and report time, status only moves forward, a condition change is recorded only when
+ * status or reason differs from what is stored, CSR decisions have a natural key), so a batch
+ * retried after a crash between commit and job completion records nothing twice.
+ */
+export async function writeReportBatch(
+  pool: pg.Pool,
+  reports: readonly StatusReport[],
+): Promise<IngestResult[]> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const ids = [...new Set(reports.map((r) => r.clusterId))].sort();
+    // Locks in a fixed order: two batches sharing clusters wait for each other, never deadlock.
+    const { rows } = await client.query<StoredStatus>(
+      `SELECT "clusterId", "observedGeneration", conditions, "lastReportAt"
+         FROM "ClusterStatus" WHERE "clusterId" = ANY($1::uuid[]) ORDER BY "clusterId" FOR UPDATE`,
+      [ids],
+    );
+    const current = new Map(rows.map((r) => [r.clusterId, r]));
+    const results: IngestResult[] = reports.map(() => ({ advanced: false }));
+    const changed = new Map<string, { status: StoredStatus; report: StatusReport }>();
+    const transitions: (ConditionChange & { clusterId: string })[] = [];
+
+    // Oldest first, so several reports of one cluster in a batch apply in the order they were made.
+    const order = reports
+      .map((report, index) => ({ report, index }))
+      .sort(
+        (a, b) =>
+          a.report.observedGeneration - b.report.observedGeneration ||
+          a.report.reportedAt.localeCompare(b.report.reportedAt),
+      );
+    for (const { report, index } of order) {
+      const status = current.get(report.clusterId);
+      if (!status) continue; // deregistered meanwhile: nothing to record
+      const at = new Date(report.reportedAt);
+      const forward =
+        report.observedGeneration > status.observedGeneration ||
+        (report.observedGeneration === status.observedGeneration &&
+          (!status.lastReportAt || status.lastReportAt <= at));
+      if (!forward) continue;
+      const conditions = conditionsAfterReport(status.conditions, report.conditions, {
+        at: report.reportedAt,
+        advancedGeneration: report.observedGeneration > status.observedGeneration,
+      });
+      for (const t of conditionChanges(status.conditions, conditions, report.reportedAt))
+        transitions.push({ ...t, clusterId: report.clusterId });
+      const next = {
+        clusterId: report.clusterId,
+        observedGeneration: report.observedGeneration,
+        conditions,
+        lastReportAt: at,
+      };
+      current.set(report.clusterId, next);
+      changed.set(report.clusterId, { status: next, report });
+      results[index] = { advanced: true };
+    }
+
+    const known = reports.filter((r) => current.has(r.clusterId));
+    if (changed.size) {
+      await client.query(
+        `UPDATE "ClusterStatus" s
+            SET "observedGeneration" = u."observedGeneration", conditions = u.conditions, metrics = u.metrics,
+                "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
+                "updatedAt" = now()
+           FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, "observedGeneration" int, conditions jsonb,
+                metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb)
+          WHERE s."clusterId" = u."clusterId"`,
+        [
+          JSON.stringify(
+            [...changed.values()].map(({ status, report }) => ({
+              clusterId: status.clusterId,
+              observedGeneration: status.observedGeneration,
+              conditions: status.conditions,
+              metrics: report.metrics,
+              lastReportAt: report.reportedAt,
+              clusterAutoscaler: report.clusterAutoscaler ?? null,
+            })),
+          ),
+        ],
+      );
+      // The run of the reported generation is APPLIED, or FAILED while the cluster reports
+      // Degraded for it; older open runs are SUPERSEDED.
+      await client.query(
+        `UPDATE "ReconcileRun" r
+            SET state = (CASE WHEN r.generation < u.generation THEN 'SUPERSEDED'
+                              WHEN u.degraded THEN 'FAILED' ELSE 'APPLIED' END)::"ReconcileRunState",
+                "finishedAt" = u.at,
+                error = CASE WHEN r.generation = u.generation AND u.degraded THEN u.message
+                             WHEN r.generation = u.generation THEN NULL ELSE r.error END
+           FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, generation int, degraded boolean, message text, at timestamptz)
+          WHERE r."clusterId" = u."clusterId"
+            AND ((r.generation = u.generation AND r.state IN ('QUEUED', 'DISPATCHED', 'FAILED')
+                  AND NOT (r.state = 'FAILED' AND u.degraded))
+                 OR (r.generation < u.generation AND r.state IN ('QUEUED', 'DISPATCHED')))`,
+        [
+          JSON.stringify(
+            [...changed.values()].map(({ report }) => ({
+              clusterId: report.clusterId,
+              generation: report.observedGeneration,
+              degraded: conditionTrue(report, 'Degraded'),
+              message: report.conditions.find((c) => c.type === 'Degraded')?.message ?? null,
+              at: report.reportedAt,
+            })),
+          ),
+        ],
+      );
+    }
+    if (known.length) {
+      await client.query(
+        `INSERT INTO "HealthSample" ("clusterId", "observedAt", "observedGeneration", available, degraded, progressing, metrics)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS h("clusterId" uuid, "observedAt" timestamptz, "observedGeneration" int,
+                available boolean, degraded boolean, progressing boolean, metrics jsonb)
+         ON CONFLICT DO NOTHING`,
+        [
+          JSON.stringify(
+            known.map((r) => ({
+              clusterId: r.clusterId,
+              observedAt: r.reportedAt,
+              observedGeneration: r.observedGeneration,
+              available: conditionTrue(r, 'Available'),
+              degraded: conditionTrue(r, 'Degraded'),
+              progressing: conditionTrue(r, 'Progressing'),
+              metrics: r.metrics,
+            })),
+          ),
+        ],
+      );
+    }
+    if (transitions.length) await insertTransitions(client, transitions);
+    const decisions = known.flatMap((r) =>
+      r.csrDecisions.map((d) => ({ ...d, clusterId: r.clusterId })),
+    );
+    if (decisions.length) {
+      // Decisions are facts whatever the order of reports; the unique key drops re-sent ones.
+      await client.query(
+        `INSERT INTO "CsrDecision" ("clusterId", "csrName", "nodeName", "signerName", decision, reason, message, "decidedAt")
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS d("clusterId" uuid, "csrName" text, "nodeName" text, "signerName" text,
+                decision text, reason text, message text, "decidedAt" timestamptz)
+         ON CONFLICT DO NOTHING`,
+        [JSON.stringify(decisions)],
+      );
+    }
+    await client.query('COMMIT');
+    return results;
+  } catch (err) {
+    broken = true;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    // A connection that failed mid-transaction (e.g. its backend was terminated) is not reused.
+    client.release(broken);
+  }
+}
+
+export async function insertTransitions(
+  client: pg.ClientBase,
+  transitions: readonly (ConditionChange & { clusterId: string })[],
+): Promise<void> {
+  await client.query(
+    `INSERT INTO "ConditionTransition" ("clusterId", type, "fromStatus", "fromReason", "toStatus", "toReason", message, at)
+     SELECT * FROM jsonb_to_recordset($1::jsonb) AS t("clusterId" uuid, type text, "fromStatus" text, "fromReason" text,
+            "toStatus" text, "toReason" text, message text, at timestamptz)`,
+    [JSON.stringify(transitions.map((t) => ({ ...t, message: t.message.slice(0, 4096) })))],
+  );
+}
