@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ClusterActivityResolver } from './cluster-activity.resolver.js';
 import { ClustersResolver } from './clusters.resolver.js';
 import { ClustersService } from './clusters.service.js';
 import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
@@ -6,6 +7,7 @@ import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
 @Module({
   providers: [
     ClustersResolver,
+    ClusterActivityResolver,
     ClustersService,
     { provide: KarpenterSpecValidator, useFactory: () => KarpenterSpecValidator.fromDirectory() },
   ],

@@ -1,0 +1,55 @@
+import { Field, Int, ObjectType } from '@nestjs/graphql';
+
+@ObjectType()
+export class CountByValue {
+  @Field()
+  value!: string;
+
+  @Field(() => Int)
+  count!: number;
+}
+
+@ObjectType()
+export class ConditionCount {
+  @Field()
+  type!: string;
+
+  @Field()
+  status!: string;
+
+  @Field()
+  reason!: string;
+
+  @Field(() => Int)
+  count!: number;
+}
+
+@ObjectType({ description: 'Counts over the clusters the caller may see; never scans history.' })
+export class FleetSummary {
+  @Field(() => Int)
+  clusters!: number;
+
+  @Field(() => Int)
+  inSync!: number;
+
+  @Field(() => Int)
+  stale!: number;
+
+  @Field(() => Int)
+  karpenterEnabled!: number;
+
+  @Field(() => Int)
+  clusterAutoscalerDisabled!: number;
+
+  @Field(() => Int)
+  paused!: number;
+
+  @Field(() => [CountByValue])
+  byPlatform!: CountByValue[];
+
+  @Field(() => [CountByValue])
+  byTopology!: CountByValue[];
+
+  @Field(() => [ConditionCount])
+  byCondition!: ConditionCount[];
+}
