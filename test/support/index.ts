@@ -6,3 +6,4 @@ export * from './fixtures.js';
 export * from './processes.js';
 export * from './kube-apiserver/index.js';
 export * from './pkcs10.js';
+export * from './graphql-ws-client.js';
