@@ -6,7 +6,10 @@ export const SidecarConfigSchema = z.object({
   REPORT_TOKEN: z.string().min(16, 'must be the report token the fleet API gave at registration'),
   API_URL: z.url({ error: 'must be the fleet API base URL, e.g. https://fleet.example.com' }),
   REDIS_URL: redisUrl,
-  QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]+$/).default('bull'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9-]+$/)
+    .default('bull'),
   /** Kubeconfig of the cluster; in a pod, leave unset to use the service account. */
   KUBECONFIG: z.string().optional(),
   /** Upstream CRD directory (same layout as shared/fixtures/crds). */
@@ -15,6 +18,15 @@ export const SidecarConfigSchema = z.object({
   AWS_REGION: z.string().optional(),
   AWS_ENDPOINT_URL_EC2: z.url().optional(),
   HEARTBEAT_SECONDS: z.coerce.number().min(1).max(3600).default(30),
+  /** Cap on CSR approvals in any 60 s; a flood beyond it waits (and is reported RateLimited). */
+  CSR_APPROVALS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(60),
+  /** Where the copy of the Cluster Autoscaler objects is kept while the fleet has them removed. */
+  CLUSTER_AUTOSCALER_BACKUP_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+    .default('openshift-config'),
+  /** Reported as the ClusterOperator's operator version. */
+  SIDECAR_VERSION: z.string().min(1).default('0.1.0'),
   LOG_LEVEL: logLevel,
 });
 export type SidecarConfig = z.infer<typeof SidecarConfigSchema>;

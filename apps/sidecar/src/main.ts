@@ -1,22 +1,25 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
-import {
-  AwsStandaloneCloudProvider,
-  loadCustomResourceDefinitions,
-} from '@fleet/cloud-provider';
-import { KubeClusterObjectReader } from '@fleet/discovery';
+import { AwsStandaloneCloudProvider, loadCustomResourceDefinitions } from '@fleet/cloud-provider';
+import { KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadSidecarConfig } from './config.js';
-import { ClusterClient } from './kube/cluster-client.js';
 import { OrderConsumer } from './orders/order-consumer.js';
-import { Reconciler } from './reconcile/reconciler.js';
+import { ReportPublisher } from './report/report-publisher.js';
 import { StatusReporter } from './report/status-reporter.js';
+import { SidecarRuntime } from './runtime.js';
 
 export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   const config = loadSidecarConfig(env);
-  const log = pino({ name: 'sidecar', level: config.LOG_LEVEL, base: { cluster: config.CLUSTER_ID } });
-  const cluster = ClusterClient.fromKubeconfigFile(config.KUBECONFIG);
+  const log = pino({
+    name: 'sidecar',
+    level: config.LOG_LEVEL,
+    base: { cluster: config.CLUSTER_ID },
+  });
+  const kubeConfig = new KubeConfig();
+  if (config.KUBECONFIG) kubeConfig.loadFromFile(config.KUBECONFIG);
+  else kubeConfig.loadFromDefault();
   const provider = new AwsStandaloneCloudProvider();
   const crdDir = config.CRD_DIR ?? join(process.cwd(), '..', 'shared', 'fixtures', 'crds');
   const crds = await loadCustomResourceDefinitions(provider.customResourceDefinitions(), crdDir);
@@ -32,48 +35,41 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     }
     return client;
   };
-  const reconciler = new Reconciler({
-    cluster,
-    reader: new KubeClusterObjectReader(cluster.kubeConfig),
+  const runtime = new SidecarRuntime({
+    kubeConfig,
     ec2,
     provider,
     crds,
     log,
+    version: config.SIDECAR_VERSION,
+    csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
+    backupNamespace: config.CLUSTER_AUTOSCALER_BACKUP_NAMESPACE,
   });
+  runtime.start();
   const reporter = new StatusReporter(config.API_URL, config.CLUSTER_ID, config.REPORT_TOKEN);
+  const publisher = new ReportPublisher(runtime, config.CLUSTER_ID, (r) => reporter.send(r), log);
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const consumer = new OrderConsumer({
     clusterId: config.CLUSTER_ID,
     connection,
     prefix: config.QUEUE_PREFIX,
-    reconciler,
-    report: (report) => reporter.send(report),
+    apply: (order) => runtime.apply(order),
+    report: () => publisher.publish(),
     log,
   });
   await consumer.start();
 
-  // Heartbeat: the last outcome again, so the fleet can tell a quiet cluster from a dead sidecar.
-  const heartbeat = setInterval(() => {
-    const last = consumer.lastResult();
-    if (!last) return;
-    reporter
-      .send({
-        clusterId: config.CLUSTER_ID,
-        observedGeneration: last.generation,
-        conditions: last.result.conditions,
-        metrics: {},
-        csrDecisions: [],
-        reportedAt: new Date().toISOString(),
-      })
-      .catch((err: unknown) => log.warn({ err: String(err) }, 'heartbeat failed'));
-  }, config.HEARTBEAT_SECONDS * 1000);
+  // Heartbeat: the current state again, so the fleet can tell a quiet cluster from a dead sidecar.
+  const heartbeat = setInterval(() => void publisher.publish(), config.HEARTBEAT_SECONDS * 1000);
   heartbeat.unref();
   log.info('sidecar ready');
 
   return {
     async close(): Promise<void> {
       clearInterval(heartbeat);
+      publisher.stop();
       await consumer.close();
+      await runtime.stop();
       connection.disconnect();
       for (const client of ec2Clients.values()) client.destroy();
     },

@@ -37,6 +37,8 @@ export const ClusterMetrics = z
     pendingPods: z.number().int().nonnegative(),
     csrApproved: z.number().int().nonnegative(),
     csrIgnored: z.number().int().nonnegative(),
+    /** CSRs that claimed a Karpenter node and failed its checks (left pending, never approved). */
+    csrDenied: z.number().int().nonnegative(),
   })
   .partial();
 export type ClusterMetrics = z.infer<typeof ClusterMetrics>;

@@ -1,10 +1,15 @@
 import { FIELD_MANAGER } from '@fleet/contracts';
 import {
   ApiException,
+  CertificatesV1Api,
+  CustomObjectsApi,
   KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
+  setHeaderOptions,
   type KubernetesObject,
+  type V1CertificateSigningRequest,
+  type V1CertificateSigningRequestCondition,
 } from '@kubernetes/client-node';
 
 export interface ObjectRef {
@@ -14,16 +19,20 @@ export interface ObjectRef {
   namespace?: string;
 }
 
-export const isNotFound = (err: unknown): boolean => err instanceof ApiException && err.code === 404;
+export const isNotFound = (err: unknown): boolean =>
+  err instanceof ApiException && err.code === 404;
+export const isConflict = (err: unknown): boolean =>
+  err instanceof ApiException && err.code === 409;
 
 /** The API server does not serve this kind (its CRD is not installed). */
 export const isUnknownKind = (err: unknown): boolean =>
-  isNotFound(err) || (err instanceof Error && err.message.includes('Unrecognized API version and kind'));
+  isNotFound(err) ||
+  (err instanceof Error && err.message.includes('Unrecognized API version and kind'));
 
 /** Human-readable cause of a failed API call, with the API server's own message when it has one. */
 export function describeKubeError(err: unknown): string {
   if (err instanceof ApiException) {
-    const body = typeof err.body === 'string' ? safeJson(err.body) : err.body;
+    const body: unknown = typeof err.body === 'string' ? safeJson(err.body) : err.body;
     const message = (body as { message?: string } | undefined)?.message;
     return `HTTP ${err.code}${message ? `: ${message}` : ''}`;
   }
@@ -41,9 +50,13 @@ const safeJson = (text: string): unknown => {
 /** The one place the sidecar talks to an API server: server-side apply, list, read, delete. */
 export class ClusterClient {
   readonly objects: KubernetesObjectApi;
+  private readonly customObjects: CustomObjectsApi;
+  private readonly certificates: CertificatesV1Api;
 
   constructor(readonly kubeConfig: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+    this.customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.certificates = kubeConfig.makeApiClient(CertificatesV1Api);
   }
 
   static fromKubeconfigFile(path: string | undefined): ClusterClient {
@@ -55,23 +68,77 @@ export class ClusterClient {
 
   /** Server-side apply as the fleet's field manager; force, since the fleet owns these fields. */
   async apply<T extends KubernetesObject>(object: T, fieldManager = FIELD_MANAGER): Promise<T> {
-    return (await this.objects.patch(
+    return this.objects.patch<T>(
       object,
       undefined,
       undefined,
       fieldManager,
       true,
       PatchStrategy.ServerSideApply,
+    );
+  }
+
+  /**
+   * Server-side apply to the `/status` subresource of a cluster-scoped custom object.
+   * KubernetesObjectApi cannot address subresources, so this goes through CustomObjectsApi with
+   * the apply content type put back by a header middleware (the generated client would send
+   * JSON patch otherwise; JSON is valid apply YAML).
+   */
+  async applyClusterCustomObjectStatus<T extends KubernetesObject>(
+    object: T,
+    plural: string,
+    fieldManager = FIELD_MANAGER,
+  ): Promise<T> {
+    const [group, version] = (object.apiVersion ?? '').split('/');
+    if (!group || !version) throw new Error(`${object.kind}: not a custom resource apiVersion`);
+    return (await this.customObjects.patchClusterCustomObjectStatus(
+      {
+        group,
+        version,
+        plural,
+        name: object.metadata?.name ?? '',
+        body: object,
+        fieldManager,
+        force: true,
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
     )) as T;
+  }
+
+  async create<T extends KubernetesObject>(object: T): Promise<T> {
+    return this.objects.create<T>(object);
+  }
+
+  /**
+   * Adds a condition through the CSR's `/approval` subresource (the only way a CSR is approved),
+   * re-reading once when someone else wrote the CSR in between.
+   */
+  async addCsrCondition(
+    name: string,
+    condition: Pick<V1CertificateSigningRequestCondition, 'type' | 'status' | 'reason' | 'message'>,
+  ): Promise<V1CertificateSigningRequest> {
+    for (let attempt = 0; ; attempt++) {
+      const csr = await this.certificates.readCertificateSigningRequest({ name });
+      const conditions = [...(csr.status?.conditions ?? []), condition];
+      try {
+        return await this.certificates.replaceCertificateSigningRequestApproval({
+          name,
+          body: { ...csr, status: { ...csr.status, conditions } },
+        });
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 2) throw err;
+      }
+    }
   }
 
   async read<T extends KubernetesObject>(ref: ObjectRef): Promise<T | undefined> {
     try {
-      return (await this.objects.read({
+      const object: KubernetesObject = await this.objects.read({
         apiVersion: ref.apiVersion,
         kind: ref.kind,
         metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-      })) as T;
+      });
+      return object as T;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -81,7 +148,7 @@ export class ClusterClient {
   async list<T extends KubernetesObject>(
     apiVersion: string,
     kind: string,
-    options: { namespace?: string; labelSelector?: string } = {},
+    options: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
   ): Promise<T[]> {
     const items: T[] = [];
     let continueToken: string | undefined;
@@ -93,7 +160,7 @@ export class ClusterClient {
         undefined,
         undefined,
         undefined,
-        undefined,
+        options.fieldSelector,
         options.labelSelector,
         500,
         continueToken,

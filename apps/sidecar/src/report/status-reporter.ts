@@ -23,14 +23,18 @@ export class StatusReporter {
         const body = await res.text();
         // 4xx other than 429 will not get better by retrying.
         if (res.status < 500 && res.status !== 429) {
-          throw new PermanentReportError(`fleet API refused the report: HTTP ${res.status} ${body}`);
+          throw new PermanentReportError(
+            `fleet API refused the report: HTTP ${res.status} ${body}`,
+          );
         }
         lastError = new Error(`fleet API answered HTTP ${res.status} ${body}`);
       } catch (err) {
         if (err instanceof PermanentReportError) throw err;
         lastError = err;
       }
-      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5000) * (0.5 + Math.random())));
+      await new Promise((r) =>
+        setTimeout(r, Math.min(200 * 2 ** attempt, 5000) * (0.5 + Math.random())),
+      );
     }
     throw lastError instanceof Error ? lastError : new Error(String(lastError));
   }

@@ -1,0 +1,50 @@
+import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import type { DescribeInstancesLookup, Ec2InstanceIdentity } from '@fleet/cloud-provider';
+
+const NOT_FOUND = 'InvalidInstanceID.NotFound';
+
+/**
+ * DescribeInstances by id for the CSR identity check. EC2 fails the whole call when one id does
+ * not exist (InvalidInstanceID.NotFound names them); those are dropped and the rest asked again,
+ * so one terminated-and-forgotten instance cannot block every other node's approval.
+ */
+export function describeInstancesLookup(ec2: EC2Client): DescribeInstancesLookup {
+  return async (instanceIds) => {
+    let ids = [...instanceIds];
+    for (let attempt = 0; attempt < 3 && ids.length > 0; attempt++) {
+      try {
+        const found: Ec2InstanceIdentity[] = [];
+        let nextToken: string | undefined;
+        do {
+          const page = await ec2.send(
+            new DescribeInstancesCommand({
+              InstanceIds: ids,
+              ...(nextToken ? { NextToken: nextToken } : {}),
+            }),
+          );
+          for (const reservation of page.Reservations ?? []) {
+            for (const instance of reservation.Instances ?? []) {
+              if (!instance.InstanceId) continue;
+              found.push({
+                instanceId: instance.InstanceId,
+                ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
+                ...(instance.State?.Name ? { state: instance.State.Name } : {}),
+              });
+            }
+          }
+          nextToken = page.NextToken;
+        } while (nextToken);
+        return found;
+      } catch (err) {
+        const name = (err as { name?: string }).name;
+        const message = err instanceof Error ? err.message : '';
+        if (name !== NOT_FOUND) throw err;
+        const missing = new Set(message.match(/i-[0-9a-f]+/g) ?? []);
+        if (missing.size === 0) throw err;
+        ids = ids.filter((id) => !missing.has(id));
+      }
+    }
+    if (ids.length === 0) return [];
+    throw new Error(`DescribeInstances kept reporting missing instances among ${ids.length} ids`);
+  };
+}

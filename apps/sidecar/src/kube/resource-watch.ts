@@ -1,0 +1,225 @@
+import { Watch, type KubernetesObject, type KubernetesObjectApi } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { describeKubeError } from './cluster-client.js';
+import { collectionPath, type Kind } from './kinds.js';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+export type WatchHandler<T> = (type: WatchEventType, object: T) => void;
+
+export interface ResourceWatchOptions {
+  namespace?: string;
+  fieldSelector?: string;
+  labelSelector?: string;
+  /** Longest wait between attempts while the kind is not served or the API server fails. */
+  maxBackoffMs?: number;
+}
+
+const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+/**
+ * List-then-watch of one kind with a local cache, the informer pattern: a 410 Expired (or any
+ * broken stream) re-lists and turns the difference into ADDED/MODIFIED/DELETED events, so
+ * handlers never miss a deletion. A kind that is not served yet (its CRD arrives later) is
+ * retried with backoff instead of failing the sidecar.
+ */
+export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers = new Set<WatchHandler<T>>();
+  private resourceVersion?: string;
+  private abort?: AbortController;
+  private timer?: NodeJS.Timeout;
+  private stopped = true;
+  private failures = 0;
+  private syncedOnce = false;
+  private watching = false;
+  private listing = false;
+  private readonly syncWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly objects: KubernetesObjectApi,
+    private readonly watch: Watch,
+    readonly kind: Kind,
+    private readonly log: Logger,
+    private readonly options: ResourceWatchOptions = {},
+  ) {}
+
+  on(handler: WatchHandler<T>): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.relist();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.abort?.abort();
+    this.abort = undefined;
+  }
+
+  /**
+   * Retries now when the watch is waiting out a backoff (e.g. right after the sidecar installed
+   * the CRD this watch was waiting for).
+   */
+  nudge(): void {
+    if (this.stopped || this.watching) return;
+    clearTimeout(this.timer);
+    this.failures = 0;
+    void this.relist();
+  }
+
+  /** The cached objects, as of the last event. */
+  items(): T[] {
+    return [...this.cache.values()];
+  }
+
+  get(name: string, namespace?: string): T | undefined {
+    return this.cache.get(`${namespace ?? ''}/${name}`);
+  }
+
+  /** Whether the cache reflects at least one successful list. */
+  get synced(): boolean {
+    return this.syncedOnce;
+  }
+
+  /** Resolves once the first list has filled the cache. */
+  whenSynced(): Promise<void> {
+    if (this.syncedOnce) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  private emit(type: WatchEventType, object: T): void {
+    for (const handler of this.handlers) {
+      try {
+        handler(type, object);
+      } catch (err) {
+        this.log.error({ err: String(err), kind: this.kind.kind }, 'watch handler failed');
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    if (this.stopped || this.listing) return;
+    this.listing = true;
+    try {
+      await this.listAndWatch();
+    } finally {
+      this.listing = false;
+    }
+  }
+
+  private async listAndWatch(): Promise<void> {
+    let items: T[];
+    try {
+      const list = await this.objects.list<T>(
+        this.kind.apiVersion,
+        this.kind.kind,
+        this.options.namespace,
+        undefined,
+        undefined,
+        undefined,
+        this.options.fieldSelector,
+        this.options.labelSelector,
+      );
+      items = list.items.map((o) => ({
+        ...o,
+        apiVersion: this.kind.apiVersion,
+        kind: this.kind.kind,
+      }));
+      this.resourceVersion = list.metadata?.resourceVersion;
+    } catch (err) {
+      this.retry(`list failed: ${describeKubeError(err)}`);
+      return;
+    }
+    if (this.stopped) return;
+    const seen = new Set<string>();
+    for (const object of items) {
+      const key = keyOf(object);
+      seen.add(key);
+      const before = this.cache.get(key);
+      this.cache.set(key, object);
+      if (!before) this.emit('ADDED', object);
+      else if (before.metadata?.resourceVersion !== object.metadata?.resourceVersion)
+        this.emit('MODIFIED', object);
+    }
+    for (const [key, object] of [...this.cache]) {
+      if (seen.has(key)) continue;
+      this.cache.delete(key);
+      this.emit('DELETED', object);
+    }
+    if (!this.syncedOnce) {
+      this.syncedOnce = true;
+      for (const resolve of this.syncWaiters.splice(0)) resolve();
+    }
+    await this.startWatch();
+  }
+
+  private async startWatch(): Promise<void> {
+    if (this.stopped) return;
+    let expired = false;
+    const path = collectionPath(this.kind, this.options.namespace);
+    this.watching = true;
+    try {
+      this.abort = await this.watch.watch(
+        path,
+        {
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: true,
+          ...(this.options.fieldSelector ? { fieldSelector: this.options.fieldSelector } : {}),
+          ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
+        },
+        (phase: string, raw: unknown) => {
+          const object = raw as T & { code?: number };
+          if (phase === 'ERROR') {
+            expired = true;
+            this.abort?.abort();
+            return;
+          }
+          const rv = object.metadata?.resourceVersion;
+          if (rv) this.resourceVersion = rv;
+          if (phase === 'BOOKMARK') return;
+          this.failures = 0;
+          const typed = { ...object, apiVersion: this.kind.apiVersion, kind: this.kind.kind };
+          const key = keyOf(typed);
+          if (phase === 'DELETED') {
+            this.cache.delete(key);
+            this.emit('DELETED', typed);
+          } else if (phase === 'ADDED' || phase === 'MODIFIED') {
+            const existed = this.cache.has(key);
+            this.cache.set(key, typed);
+            this.emit(existed ? 'MODIFIED' : 'ADDED', typed);
+          }
+        },
+        (err: unknown) => {
+          this.watching = false;
+          if (this.stopped) return;
+          if (expired || err) {
+            // 410 Expired or a broken stream: the cache may have missed events, list again.
+            this.retry(expired ? 'watch expired' : `watch ended: ${String(err)}`, expired);
+          } else {
+            // The server closed a healthy watch (timeout): resume from the last resourceVersion.
+            void this.startWatch();
+          }
+        },
+      );
+    } catch (err) {
+      this.watching = false;
+      this.retry(`watch failed: ${describeKubeError(err)}`);
+    }
+  }
+
+  private retry(why: string, immediate = false): void {
+    if (this.stopped) return;
+    this.failures++;
+    const max = this.options.maxBackoffMs ?? 10_000;
+    const delay = immediate ? 0 : Math.min(max, 250 * 2 ** Math.min(this.failures - 1, 8));
+    if (this.failures === 1 || this.failures % 10 === 0)
+      this.log.debug({ kind: this.kind.kind, why, delay }, 'watch retrying');
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.relist(), delay);
+  }
+}

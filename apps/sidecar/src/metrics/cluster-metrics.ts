@@ -1,0 +1,77 @@
+import type { ClusterMetrics } from '@fleet/contracts';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
+import { NODE, NODE_POOL, POD } from '../kube/kinds.js';
+import type { ResourceWatch } from '../kube/resource-watch.js';
+
+/** Karpenter labels every node it launches with its NodePool. */
+const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
+/** NodeClaim lifecycle conditions, most advanced last. */
+const LIFECYCLE = ['Launched', 'Registered', 'Initialized', 'Ready'] as const;
+
+interface Conditioned extends KubernetesObject {
+  status?: { conditions?: { type?: string; status?: string }[]; capacity?: Record<string, string> };
+}
+
+/** Kubernetes CPU quantity ("4", "3500m", "0.5") in cores. */
+export function cpuCores(quantity: string | undefined): number {
+  if (!quantity) return 0;
+  const m = /^(\d+(?:\.\d+)?)(m?)$/.exec(quantity.trim());
+  if (!m) return 0;
+  return m[2] === 'm' ? Number(m[1]) / 1000 : Number(m[1]);
+}
+
+/** A NodeClaim's state: its most advanced true lifecycle condition (Pending before Launched). */
+export function nodeClaimState(claim: Conditioned): string {
+  if (claim.metadata?.deletionTimestamp) return 'Terminating';
+  const conditions = claim.status?.conditions ?? [];
+  let state = 'Pending';
+  for (const type of LIFECYCLE) {
+    if (conditions.some((c) => c.type === type && c.status === 'True')) state = type;
+  }
+  return state;
+}
+
+async function listOrEmpty(cluster: ClusterClient, apiVersion: string, kind: string, opts = {}) {
+  try {
+    return await cluster.list<Conditioned>(apiVersion, kind, opts);
+  } catch (err) {
+    if (isUnknownKind(err)) return [];
+    throw err;
+  }
+}
+
+/** What every report carries about the cluster's capacity and the approver's work. */
+export async function collectMetrics(
+  cluster: ClusterClient,
+  nodeClaims: ResourceWatch,
+  csr: { approved: number; ignored: number; denied: number },
+): Promise<ClusterMetrics> {
+  const [nodes, nodePools, pendingPods, claims] = await Promise.all([
+    listOrEmpty(cluster, NODE.apiVersion, NODE.kind),
+    listOrEmpty(cluster, NODE_POOL.apiVersion, NODE_POOL.kind),
+    listOrEmpty(cluster, POD.apiVersion, POD.kind, { fieldSelector: 'status.phase=Pending' }),
+    nodeClaims.synced
+      ? Promise.resolve(nodeClaims.items() as Conditioned[])
+      : listOrEmpty(cluster, 'karpenter.sh/v1', 'NodeClaim'),
+  ]);
+  const byState: Record<string, number> = {};
+  for (const claim of claims) {
+    const state = nodeClaimState(claim);
+    byState[state] = (byState[state] ?? 0) + 1;
+  }
+  const vcpus = nodes
+    .filter((n) => n.metadata?.labels?.[NODEPOOL_LABEL] !== undefined)
+    .reduce((sum, n) => sum + cpuCores(n.status?.capacity?.cpu), 0);
+  return {
+    nodes: nodes.length,
+    nodeClaims: claims.length,
+    nodeClaimsByState: byState,
+    nodePools: nodePools.length,
+    vcpus,
+    pendingPods: pendingPods.length,
+    csrApproved: csr.approved,
+    csrIgnored: csr.ignored,
+    csrDenied: csr.denied,
+  };
+}

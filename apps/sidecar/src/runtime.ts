@@ -1,0 +1,255 @@
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { Condition, ReconcileOrder, StatusReport } from '@fleet/contracts';
+import {
+  OPERAND_NAME,
+  OPERAND_NAMESPACE,
+  type AwsStandaloneCloudProvider,
+  type TargetedObject,
+} from '@fleet/cloud-provider';
+import { KubeClusterObjectReader } from '@fleet/discovery';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { ClusterAutoscalerSwitch } from './cluster-autoscaler/cluster-autoscaler.js';
+import { ClusterOperatorController } from './cluster-operator/cluster-operator-controller.js';
+import { CsrApprover, type CsrObject, type NodeClaimObject } from './csr/csr-approver.js';
+import { ClusterClient } from './kube/cluster-client.js';
+import { CSR, DEPLOYMENT, EC2_NODE_CLASS, KARPENTER, NODE_CLAIM, type Kind } from './kube/kinds.js';
+import { ResourceWatch, type ResourceWatchOptions } from './kube/resource-watch.js';
+import { collectMetrics } from './metrics/cluster-metrics.js';
+import { CrdValidator } from './nodeclass/crd-validation.js';
+import { NodeClassController } from './nodeclass/nodeclass-controller.js';
+import { ConditionSet } from './reconcile/conditions.js';
+import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
+
+export interface SidecarRuntimeOptions {
+  kubeConfig: KubeConfig;
+  ec2: (region: string) => EC2Client;
+  provider: AwsStandaloneCloudProvider;
+  crds: readonly TargetedObject[];
+  log: Logger;
+  /** Reported as the ClusterOperator's versions[name=operator]. */
+  version: string;
+  csrApprovalsPerMinute: number;
+  /** Namespace of the Cluster Autoscaler copy (see cluster-autoscaler.ts). */
+  backupNamespace: string;
+  /** While disabling waits on NodeClaims: re-check at least this often (watch events come first). */
+  requeueMs?: number;
+}
+
+/** The report body, without who sends it and when. */
+export type StatusSnapshot = Omit<StatusReport, 'clusterId' | 'reportedAt'>;
+
+/**
+ * Everything a sidecar runs against its cluster, apart from the order queue and the fleet API:
+ * the shared watches, the watch-driven controllers (ClusterOperator, NodeClasses, CSR approval),
+ * and the reconciler for orders. Orders and their re-checks run one at a time.
+ */
+export class SidecarRuntime {
+  readonly cluster: ClusterClient;
+  readonly deployments: ResourceWatch;
+  readonly karpenters: ResourceWatch;
+  readonly nodeClassWatch: ResourceWatch;
+  readonly nodeClaims: ResourceWatch<NodeClaimObject>;
+  readonly csrs: ResourceWatch<CsrObject>;
+  readonly operator: ClusterOperatorController;
+  readonly nodeClasses: NodeClassController;
+  readonly approver: CsrApprover;
+  readonly clusterAutoscaler: ClusterAutoscalerSwitch;
+  readonly reconciler: Reconciler;
+  private order?: ReconcileOrder;
+  private last?: { generation: number; result: ReconcileResult };
+  private chain: Promise<unknown> = Promise.resolve();
+  private requeueTimer?: NodeJS.Timeout;
+  private requeueDebounce?: NodeJS.Timeout;
+  private readonly extra = new ConditionSet();
+  private readonly listeners = new Set<(urgent: boolean) => void>();
+  private readonly offs: (() => void)[] = [];
+
+  constructor(private readonly options: SidecarRuntimeOptions) {
+    const { kubeConfig, log, provider } = options;
+    this.cluster = new ClusterClient(kubeConfig);
+    const watch = new Watch(kubeConfig);
+    const make = <T extends CsrObject | NodeClaimObject>(
+      kind: Kind,
+      opts: ResourceWatchOptions = {},
+    ) =>
+      new ResourceWatch<T>(this.cluster.objects, watch, kind, log, {
+        maxBackoffMs: 5_000,
+        ...opts,
+      });
+    this.deployments = make(DEPLOYMENT, {
+      namespace: OPERAND_NAMESPACE,
+      fieldSelector: `metadata.name=${OPERAND_NAME}`,
+    });
+    this.karpenters = make(KARPENTER);
+    this.nodeClassWatch = make(EC2_NODE_CLASS);
+    this.nodeClaims = make<NodeClaimObject>(NODE_CLAIM);
+    this.csrs = make<CsrObject>(CSR);
+    this.operator = new ClusterOperatorController({
+      cluster: this.cluster,
+      provider,
+      deployments: this.deployments,
+      karpenters: this.karpenters,
+      version: options.version,
+      log: log.child({ controller: 'cluster-operator' }),
+      onChange: () => this.changed(false),
+    });
+    this.nodeClasses = new NodeClassController({
+      cluster: this.cluster,
+      provider,
+      nodeClasses: this.nodeClassWatch,
+      log: log.child({ controller: 'nodeclass' }),
+    });
+    this.approver = new CsrApprover({
+      cluster: this.cluster,
+      provider,
+      csrs: this.csrs,
+      nodeClaims: this.nodeClaims,
+      approvalsPerMinute: options.csrApprovalsPerMinute,
+      log: log.child({ controller: 'karpenter-machine-approver' }),
+      onDecision: () => this.changed(false),
+    });
+    this.clusterAutoscaler = new ClusterAutoscalerSwitch(
+      this.cluster,
+      log.child({ controller: 'cluster-autoscaler' }),
+      options.backupNamespace,
+    );
+    this.reconciler = new Reconciler({
+      cluster: this.cluster,
+      reader: new KubeClusterObjectReader(kubeConfig),
+      ec2: options.ec2,
+      provider,
+      crds: options.crds,
+      validator: new CrdValidator(options.crds),
+      nodeClasses: this.nodeClasses,
+      approver: this.approver,
+      clusterAutoscaler: this.clusterAutoscaler,
+      log,
+      onCrdsInstalled: () => this.watches().forEach((w) => w.nudge()),
+      onProgress: (conditions) => {
+        if (this.last) this.last = { ...this.last, result: { ...this.last.result, conditions } };
+        this.changed(true);
+      },
+    });
+  }
+
+  private watches(): { start(): void; stop(): void; nudge(): void }[] {
+    return [this.deployments, this.karpenters, this.nodeClassWatch, this.nodeClaims, this.csrs];
+  }
+
+  start(): void {
+    for (const w of this.watches()) w.start();
+    this.operator.start();
+    this.nodeClasses.start();
+    this.approver.start();
+    // While a disable waits for NodeClaims, their deletion is the signal to look again.
+    const recheck = () => {
+      if (!this.requeueTimer) return;
+      clearTimeout(this.requeueDebounce);
+      this.requeueDebounce = setTimeout(() => void this.recheck(), 50);
+    };
+    this.offs.push(this.nodeClaims.on(recheck), this.nodeClassWatch.on(recheck));
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.requeueTimer);
+    clearTimeout(this.requeueDebounce);
+    this.requeueTimer = undefined;
+    for (const off of this.offs.splice(0)) off();
+    this.operator.stop();
+    this.nodeClasses.stop();
+    this.approver.stop();
+    for (const w of this.watches()) w.stop();
+    await this.chain.catch(() => undefined);
+  }
+
+  /** Called with urgent=true for steps that should be reported at once. */
+  onChange(listener: (urgent: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(urgent: boolean): void {
+    for (const l of this.listeners) l(urgent);
+  }
+
+  /** Applies an order (after any order or re-check in progress). */
+  apply(order: ReconcileOrder): Promise<ReconcileResult> {
+    this.order = order;
+    return this.enqueue(order);
+  }
+
+  lastResult(): { generation: number; result: ReconcileResult } | undefined {
+    return this.last;
+  }
+
+  private enqueue(order: ReconcileOrder): Promise<ReconcileResult> {
+    const run = this.chain.then(async () => {
+      const result = await this.reconciler.reconcile(order);
+      this.last = { generation: order.generation, result };
+      this.scheduleRequeue(order, result.requeue);
+      return result;
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private scheduleRequeue(order: ReconcileOrder, requeue: boolean): void {
+    clearTimeout(this.requeueTimer);
+    this.requeueTimer = undefined;
+    if (!requeue || this.order !== order) return;
+    this.requeueTimer = setTimeout(() => void this.recheck(), this.options.requeueMs ?? 5_000);
+  }
+
+  private async recheck(): Promise<void> {
+    const order = this.order;
+    if (!order || !this.requeueTimer) return;
+    clearTimeout(this.requeueTimer);
+    this.requeueTimer = undefined;
+    try {
+      await this.enqueue(order);
+    } catch (err) {
+      this.options.log.error({ err: String(err) }, 're-check failed');
+      this.scheduleRequeue(order, true);
+    }
+    this.changed(true);
+  }
+
+  /** Resolves when orders, re-checks in flight and controllers have settled (for tests). */
+  async idle(): Promise<void> {
+    await this.chain;
+    await Promise.all([this.operator.idle(), this.nodeClasses.idle(), this.approver.idle()]);
+  }
+
+  /** What a report says now; undefined before the first order (nothing to observe against). */
+  async snapshot(): Promise<StatusSnapshot | undefined> {
+    const last = this.last;
+    const order = this.order;
+    if (!last || !order) return undefined;
+    const operand = this.operator.operandState();
+    this.extra.set(
+      'OperandReady',
+      operand.status,
+      operand.reason,
+      operand.message || 'operand state',
+    );
+    const conditions: Condition[] = [
+      ...last.result.conditions.filter((c) => c.type !== 'OperandReady'),
+      ...this.extra.list(),
+    ].sort((a, b) => a.type.localeCompare(b.type));
+    const [metrics, cas] = await Promise.all([
+      collectMetrics(this.cluster, this.nodeClaims, this.approver.counts),
+      this.clusterAutoscaler
+        .observe(order.spec.clusterAutoscalerMode, order.spec.enabled)
+        .then((o) => o.state)
+        .catch(() => last.result.clusterAutoscaler),
+    ]);
+    return {
+      observedGeneration: last.generation,
+      conditions,
+      metrics,
+      csrDecisions: this.approver.unsentDecisions(),
+      ...(cas ? { clusterAutoscaler: cas } : {}),
+    };
+  }
+}

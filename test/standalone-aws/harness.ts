@@ -1,0 +1,109 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
+import type { KarpenterDesiredState, ReconcileOrder } from '@fleet/contracts';
+import {
+  AwsStandaloneCloudProvider,
+  loadCustomResourceDefinitions,
+  type TargetedObject,
+} from '@fleet/cloud-provider';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+// eslint-disable-next-line no-restricted-imports -- tests drive the sidecar in process; the rule keeps apps from importing apps
+import { SidecarRuntime } from '../../apps/sidecar/src/runtime.js';
+import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
+import { CRDS_DIR } from '../support/fixtures.js';
+import { eventually } from '../support/processes.js';
+
+export const CLUSTER_ID = '00000000-0000-4000-8000-000000000001';
+
+let crds: Promise<TargetedObject[]> | undefined;
+
+export interface Harness {
+  cluster: EmulatedCluster;
+  runtime: SidecarRuntime;
+  ec2Client: EC2Client;
+  /** An order at the next generation with the given changes to the (disabled) default state. */
+  order(spec?: Partial<KarpenterDesiredState>): ReconcileOrder;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_SPEC: KarpenterDesiredState = {
+  enabled: false,
+  paused: false,
+  clusterAutoscalerMode: 'KEEP',
+  logLevel: 'info',
+  featureGates: { Drift: true },
+  nodePools: [],
+  nodeClassOverrides: {},
+};
+
+export const GENERAL_NODEPOOL = {
+  name: 'general',
+  spec: {
+    template: {
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+        ],
+      },
+    },
+    limits: { cpu: '64' },
+  },
+};
+
+/**
+ * The sidecar's runtime in this process against an emulated OpenShift-on-AWS cluster: real
+ * client-node and EC2 SDK over HTTP, so every watch, apply and approval crosses the wire.
+ */
+export async function startHarness(
+  options: { approvalsPerMinute?: number; requeueMs?: number } = {},
+): Promise<Harness> {
+  const provider = new AwsStandaloneCloudProvider();
+  crds ??= loadCustomResourceDefinitions(provider.customResourceDefinitions(), CRDS_DIR);
+  const cluster = await startEmulatedCluster();
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(cluster.kube.kubeconfigYaml());
+  const ec2Client = new EC2Client({
+    region: cluster.ec2.region,
+    endpoint: cluster.ec2.url,
+    credentials: {
+      accessKeyId: cluster.ec2.credentials.accessKeyId,
+      secretAccessKey: cluster.ec2.credentials.secretAccessKey,
+    },
+  });
+  const runtime = new SidecarRuntime({
+    kubeConfig,
+    ec2: () => ec2Client,
+    provider,
+    crds: await crds,
+    log: pino({ level: process.env.HARNESS_LOG_LEVEL ?? 'silent' }),
+    version: '0.1.0-test',
+    csrApprovalsPerMinute: options.approvalsPerMinute ?? 60,
+    backupNamespace: 'openshift-config',
+    requeueMs: options.requeueMs ?? 2_000,
+  });
+  runtime.start();
+  let generation = 0;
+  return {
+    cluster,
+    runtime,
+    ec2Client,
+    order: (spec = {}) => ({
+      clusterId: CLUSTER_ID,
+      generation: ++generation,
+      platform: 'AWS',
+      topology: 'STANDALONE',
+      spec: { ...DEFAULT_SPEC, ...spec },
+    }),
+    async stop() {
+      await runtime.stop();
+      ec2Client.destroy();
+      await cluster.stop();
+    },
+  };
+}
+
+/** Polls an in-process read of the emulator (cheap) until it holds. */
+export function until<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  return eventually(check, { timeoutMs, intervalMs: 10, what });
+}
