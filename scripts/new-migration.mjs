@@ -29,7 +29,7 @@ try {
   const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
   const dir = join(root, 'prisma', 'migrations', `${stamp}_${name}`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'migration.sql'), sql);
+  writeFileSync(join(dir, 'migration.sql'), sql.replace(/^Loaded Prisma config.*\n/m, ''));
   console.log(`wrote ${dir}/migration.sql`);
 } finally {
   rmSync(committed, { force: true });

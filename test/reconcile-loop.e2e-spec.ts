@@ -52,9 +52,9 @@ describe('a reconcile travels end to end', () => {
     worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
     cluster = await startEmulatedCluster();
     gql = api.admin;
-    const registered = await gql<{ registerCluster: { reportToken: string; cluster: { id: string; uid: string } } }>(
+    const registered = await gql<{ registerCluster: { reportToken: string; redisUrl: string; cluster: { id: string; uid: string } } }>(
       `mutation { registerCluster(input: { name: "prod-east", topology: STANDALONE, platform: AWS,
-         region: "us-east-1", infraID: "prod-east-7xk2p" }) { reportToken cluster { id uid } } }`,
+         region: "us-east-1", infraID: "prod-east-7xk2p" }) { reportToken redisUrl cluster { id uid } } }`,
     );
     expect(registered.errors).toBeUndefined();
     clusterId = registered.data!.registerCluster.cluster.id;
@@ -64,6 +64,8 @@ describe('a reconcile travels end to end', () => {
         ...cluster.sidecarEnv,
         CLUSTER_ID: registered.data!.registerCluster.cluster.uid,
         REPORT_TOKEN: registered.data!.registerCluster.reportToken,
+        // The sidecar's own Redis user: it reaches its queue and nothing else.
+        REDIS_URL: registered.data!.registerCluster.redisUrl,
         API_URL: api.url,
         QUEUE_PREFIX: prefix,
         CRD_DIR: CRDS_DIR,

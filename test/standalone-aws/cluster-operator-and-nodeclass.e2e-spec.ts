@@ -45,7 +45,7 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
   });
 
   it('writes ClusterOperator karpenter before anything is enabled: Available, KarpenterNotFound', async () => {
-    const co = await until(() => h.cluster.kube.get(...CO), 'ClusterOperator karpenter');
+    await until(() => h.cluster.kube.get(...CO), 'ClusterOperator karpenter');
     await until(
       () =>
         headline(h.cluster.kube.get(...CO))?.reason === 'KarpenterNotFound' ? true : undefined,
@@ -70,21 +70,12 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
       ]),
     );
     // /status was written by server-side apply under the fleet's field manager.
-    const managers =
-      (
-        co.metadata as {
-          managedFields?: { manager: string; operation: string; subresource?: string }[];
-        }
-      ).managedFields ?? [];
+    type Managed = {
+      managedFields?: { manager: string; operation: string; subresource?: string }[];
+    };
     await until(
       () =>
-        (
-          (
-            h.cluster.kube.get(...CO)?.metadata as typeof co.metadata & {
-              managedFields?: typeof managers;
-            }
-          ).managedFields ?? []
-        ).some(
+        ((h.cluster.kube.get(...CO)?.metadata as Managed).managedFields ?? []).some(
           (m) =>
             m.manager === 'karpenter-fleet' &&
             m.operation === 'Apply' &&

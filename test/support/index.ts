@@ -7,3 +7,4 @@ export * from './processes.js';
 export * from './kube-apiserver/index.js';
 export * from './pkcs10.js';
 export * from './graphql-ws-client.js';
+export * from './node-launch-simulator.js';

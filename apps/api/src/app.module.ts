@@ -17,6 +17,7 @@ import { queryLimitsPlugin } from './graphql/query-limits.js';
 import { HealthModule } from './health/health.module.js';
 import { QueuesModule } from './queues/queues.module.js';
 import { ReportsModule } from './reports/reports.module.js';
+import { RolloutsModule } from './rollouts/rollouts.module.js';
 
 /**
  * The committed schema lives beside the sources, whether we run from src or from dist; a
@@ -56,6 +57,7 @@ export class AppModule {
         HealthModule,
         ReportsModule,
         ClustersModule,
+        RolloutsModule,
         FleetModule,
       ],
     };

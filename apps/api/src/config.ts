@@ -22,6 +22,8 @@ export const ApiConfigSchema = z.object({
   /** The Redis URL sidecars take orders from, written into bootstrap manifests. */
   FLEET_PUBLIC_REDIS_URL: z.url().optional(),
   SIDECAR_IMAGE: z.string().default('quay.io/karpenter-fleet/sidecar:0.1.0'),
+  /** After a rotation the previous sidecar credentials keep working this long. */
+  CREDENTIAL_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
 });
 export type ApiConfig = z.infer<typeof ApiConfigSchema>;
 

@@ -4,9 +4,16 @@ import { z } from 'zod';
 export const WorkerConfigSchema = z.object({
   DATABASE_URL: postgresUrl,
   REDIS_URL: redisUrl,
-  QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]+$/).default('bull'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9-]+$/)
+    .default('bull'),
   LOG_LEVEL: logLevel,
+  /** How often sidecar Redis users are recreated from PostgreSQL and rotations expire. */
+  ACL_SYNC_SECONDS: z.coerce.number().int().min(1).default(60),
   RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(20),
+  /** How often running rollouts advance (a BullMQ job scheduler; see docs/ROLLOUTS.md). */
+  ROLLOUT_TICK_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** Ingest jobs in flight; they fill the write batches, so keep it at least INGEST_BATCH_SIZE. */
   INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(5000).default(1000),
   INGEST_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),

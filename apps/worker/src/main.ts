@@ -14,6 +14,10 @@ import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
 import { SidecarQueues } from './dispatch/sidecar-queues.js';
 import { createPgPool } from './ingest/pg-pool.js';
 import { StatusIngester } from './ingest/status-ingester.js';
+import { DeadLetters } from './dead-letters/dead-letters.js';
+import { startMaintenance } from './maintenance/maintenance.js';
+import { startAclSync } from './credentials/acl-sync.js';
+import { startRolloutTicker } from './rollouts/rollout-ticker.js';
 
 export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const config = loadWorkerConfig(env);
@@ -44,7 +48,11 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       log.debug({ job: job.id, outcome }, 'reconcile request handled');
       return outcome;
     },
-    { connection: connection(), prefix: config.QUEUE_PREFIX, concurrency: config.RECONCILE_CONCURRENCY },
+    {
+      connection: connection(),
+      prefix: config.QUEUE_PREFIX,
+      concurrency: config.RECONCILE_CONCURRENCY,
+    },
   );
   const ingest = new Worker(
     STATUS_INGEST_QUEUE,
@@ -53,22 +61,66 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       const result = await ingester.ingest(report);
       // Subscribers (every API replica) learn of the change; a lost event costs only freshness.
       await producer
-        .publish(fleetEventsChannel(config.QUEUE_PREFIX), JSON.stringify({ type: 'cluster-changed', clusterId: report.clusterId }))
+        .publish(
+          fleetEventsChannel(config.QUEUE_PREFIX),
+          JSON.stringify({ type: 'cluster-changed', clusterId: report.clusterId }),
+        )
         .catch(() => undefined);
       return result;
     },
-    { connection: connection(), prefix: config.QUEUE_PREFIX, concurrency: config.INGEST_CONCURRENCY },
+    {
+      connection: connection(),
+      prefix: config.QUEUE_PREFIX,
+      concurrency: config.INGEST_CONCURRENCY,
+    },
   );
   for (const worker of [reconcile, ingest]) {
-    worker.on('failed', (job, err) => log.warn({ queue: worker.name, job: job?.id, err: err.message }, 'job failed'));
-    worker.on('error', (err) => log.error({ queue: worker.name, err: err.message }, 'worker error'));
+    worker.on('failed', (job, err) =>
+      log.warn({ queue: worker.name, job: job?.id, err: err.message }, 'job failed'),
+    );
+    worker.on('error', (err) =>
+      log.error({ queue: worker.name, err: err.message }, 'worker error'),
+    );
   }
   await Promise.all([reconcile.waitUntilReady(), ingest.waitUntilReady()]);
+  const deadLetters = new DeadLetters(producer, config.QUEUE_PREFIX, log);
+  deadLetters.watch(reconcile, (job, reason) =>
+    dispatcher.markFailed(ReconcileRequest.parse(job.data), reason),
+  );
+  deadLetters.watch(ingest);
+  const maintenance = await startMaintenance({
+    pool,
+    sidecarQueues,
+    producer,
+    workerConnection: connection(),
+    config,
+    log,
+  });
+  const rollouts = await startRolloutTicker({
+    db,
+    producer,
+    workerConnection: connection(),
+    prefix: config.QUEUE_PREFIX,
+    tickMs: config.ROLLOUT_TICK_MS,
+    staleAfterSeconds: config.HEARTBEAT_SECONDS * config.STALE_AFTER_HEARTBEATS,
+    log,
+  });
+  const aclSync = await startAclSync({
+    db,
+    producer,
+    workerConnection: connection(),
+    prefix: config.QUEUE_PREFIX,
+    everyMs: config.ACL_SYNC_SECONDS * 1000,
+    log,
+  });
   log.info('worker ready');
 
   return {
     async close(): Promise<void> {
-      await Promise.all([reconcile.close(), ingest.close()]);
+      await Promise.all([reconcile.close(), ingest.close(), rollouts.close()]);
+      await maintenance.close();
+      await aclSync.close();
+      await deadLetters.close();
       await sidecarQueues.close();
       for (const redis of connections) redis.disconnect();
       await db.$disconnect();

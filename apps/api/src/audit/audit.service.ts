@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '@fleet/database';
+import { recordAudit } from '@fleet/desired-state';
 import type { Principal } from '../auth/principal.js';
 
 /** Writes the audit trail inside the caller's transaction: no change without its record. */
@@ -13,15 +14,6 @@ export class AuditService {
     before: unknown,
     after: unknown,
   ): Promise<void> {
-    await tx.auditEvent.create({
-      data: {
-        actor: principal.name,
-        actorTokenId: principal.tokenId,
-        action,
-        clusterId,
-        before: (before ?? undefined) as Prisma.InputJsonValue | undefined,
-        after: (after ?? undefined) as Prisma.InputJsonValue | undefined,
-      },
-    });
+    await recordAudit(tx, principal, action, clusterId, before, after);
   }
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ClusterActivityResolver } from './cluster-activity.resolver.js';
 import { ClustersResolver } from './clusters.resolver.js';
 import { ClustersService } from './clusters.service.js';
+import { SidecarCredentialsService } from '../credentials/sidecar-credentials.service.js';
 import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
 
 @Module({
@@ -9,6 +10,7 @@ import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
     ClustersResolver,
     ClusterActivityResolver,
     ClustersService,
+    SidecarCredentialsService,
     { provide: KarpenterSpecValidator, useFactory: () => KarpenterSpecValidator.fromDirectory() },
   ],
   exports: [ClustersService],

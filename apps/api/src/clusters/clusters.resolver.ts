@@ -13,7 +13,7 @@ import {
   UpsertNodePoolInput,
 } from './dto/cluster.inputs.js';
 import { ClustersService } from './clusters.service.js';
-import { Cluster, ClusterConnection, RegisterClusterPayload } from './models/cluster.model.js';
+import { Cluster, ClusterConnection, RegisterClusterPayload, RotateClusterCredentialsPayload } from './models/cluster.model.js';
 
 const clusterUid = (id: string) => uidOf('Cluster', id, 'clusterId');
 
@@ -45,6 +45,17 @@ export class ClustersResolver {
   @RequireRole('ADMIN')
   registerCluster(@CurrentPrincipal() principal: Principal, @Args('input') input: RegisterClusterInput): Promise<RegisterClusterPayload> {
     return this.service.register(principal, input);
+  }
+
+  @Mutation(() => RotateClusterCredentialsPayload, {
+    description: "New sidecar credentials; the previous ones keep working for the grace period.",
+  })
+  @RequireRole('ADMIN')
+  rotateClusterCredentials(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+  ): Promise<RotateClusterCredentialsPayload> {
+    return this.service.rotateCredentials(principal, clusterUid(clusterId));
   }
 
   @Mutation(() => Cluster)

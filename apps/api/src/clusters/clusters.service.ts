@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Prisma, type PrismaClient } from '@fleet/database';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { AuditService } from '../audit/audit.service.js';
 import { inScope, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor, pageWindow, type PageArgs } from '../common/connection.js';
@@ -8,12 +8,21 @@ import { conflictError, forbiddenError, notFoundError, parseInput, userInputErro
 import { toGlobalId } from '../common/global-id.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { SidecarCredentialsService, type IssuedCredentials } from '../credentials/sidecar-credentials.service.js';
+import { FleetEventsService } from '../events/fleet-events.service.js';
+import { deleteSidecarAcl } from '@fleet/contracts';
 import { QueuesService } from '../queues/queues.service.js';
 import { bootstrapManifest } from './bootstrap-manifest.js';
 import { Labels, NodePoolNameSchema, ExpectedGeneration, RegisterClusterSchema, SetKarpenterSchema } from './cluster-input.schemas.js';
 import { toCluster, type ClusterRow } from './cluster.mapper.js';
 import { clusterWhere, countSql, inScopeSql, pageIdsSql } from './cluster-query.js';
-import { clusterSnapshot } from './cluster-snapshot.js';
+import {
+  applyDesiredStateChange,
+  clusterSnapshot,
+  commitDesiredStateChange,
+  lockDesiredState,
+  type DesiredStateChange,
+} from '@fleet/desired-state';
 import {
   ClusterOrderField,
   OrderDirection,
@@ -48,6 +57,8 @@ export class ClustersService {
     private readonly queues: QueuesService,
     private readonly audit: AuditService,
     private readonly specs: KarpenterSpecValidator,
+    private readonly events: FleetEventsService,
+    private readonly credentials: SidecarCredentialsService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {
     this.db = prisma.client;
@@ -109,7 +120,7 @@ export class ClustersService {
     if (!inScope(principal, valid.labels ?? {})) {
       throw forbiddenError(`token ${principal.name} may only register clusters whose labels match its selector`);
     }
-    const reportToken = randomBytes(32).toString('base64url');
+    const credentials = this.credentials.issue();
     let row: ClusterRow;
     try {
       row = await this.db.$transaction(async (tx) => {
@@ -123,7 +134,8 @@ export class ClustersService {
             labels: valid.labels ?? {},
             managementCluster: valid.managementCluster ?? null,
             hcpNamespace: valid.hcpNamespace ?? null,
-            reportTokenHash: hashToken(reportToken),
+            reportTokenHash: credentials.reportTokenHash,
+            redisPasswordHash: credentials.redisPasswordHash,
             desired: { create: {} },
             status: { create: {} },
             reconcileRuns: { create: { generation: 1 } },
@@ -139,17 +151,27 @@ export class ClustersService {
       }
       throw err;
     }
+    // If Redis refuses now, the worker's credential sync recreates the user from the stored hash.
+    await this.credentials.applyAcl(row.id, [credentials.redisPasswordHash]).catch(() => undefined);
     // The first order tells the sidecar what "nothing enabled yet" means for this cluster.
     await this.queues.requestReconcile({ clusterId: row.id, generation: 1 });
+    await this.changed(row.id);
+    return { cluster: this.toModel(row), ...this.credentialsPayload(row, credentials) };
+  }
+
+  /** The one-time secrets of a (re)issue, and the manifest that hands them to the sidecar. */
+  credentialsPayload(row: { id: string; name: string; topology: string; hcpNamespace: string | null }, issued: IssuedCredentials) {
+    const redisUrl = this.credentials.redisUrl(row.id, issued.redisPassword);
     return {
-      cluster: this.toModel(row),
-      reportToken,
+      reportToken: issued.reportToken,
+      redisPassword: issued.redisPassword,
+      redisUrl,
       bootstrapManifest: bootstrapManifest({
         clusterUid: row.id,
         clusterName: row.name,
-        reportToken,
+        reportToken: issued.reportToken,
         apiUrl: this.config.FLEET_PUBLIC_URL,
-        redisUrl: this.config.FLEET_PUBLIC_REDIS_URL ?? this.config.REDIS_URL,
+        redisUrl,
         queuePrefix: this.config.QUEUE_PREFIX,
         image: this.config.SIDECAR_IMAGE,
         namespace: row.topology === 'HOSTED' ? (row.hcpNamespace ?? 'karpenter-fleet') : 'karpenter-fleet',
@@ -164,7 +186,44 @@ export class ClustersService {
       await this.audit.record(tx, principal, 'deregisterCluster', uid, await clusterSnapshot(tx, uid), null);
       await tx.cluster.delete({ where: { id: uid } });
       return this.toModel(row);
+    }).then(async (cluster) => {
+      await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
+      return cluster;
     });
+  }
+
+  /** Subscribers learn of the change; losing the event costs freshness, never state. */
+  private async changed(clusterId: string): Promise<void> {
+    await this.events.publish({ type: 'cluster-changed', clusterId }).catch(() => undefined);
+  }
+
+  /**
+   * New report token and Redis password; the previous ones keep working for the grace period so
+   * the sidecar can be re-configured without a gap.
+   */
+  async rotateCredentials(principal: Principal, uid: string) {
+    const issued = this.credentials.issue();
+    const previousValidUntil = new Date(Date.now() + this.config.CREDENTIAL_GRACE_SECONDS * 1000);
+    const { row, previousRedisPasswordHash } = await this.db.$transaction(async (tx) => {
+      await this.lockInScope(tx, principal, uid);
+      const current = await tx.cluster.findUniqueOrThrow({ where: { id: uid } });
+      const updated = await tx.cluster.update({
+        where: { id: uid },
+        data: {
+          reportTokenHash: issued.reportTokenHash,
+          redisPasswordHash: issued.redisPasswordHash,
+          previousReportTokenHash: current.reportTokenHash,
+          previousRedisPasswordHash: current.redisPasswordHash,
+          previousCredentialsExpireAt: previousValidUntil,
+        },
+        include: withEverything,
+      });
+      const snapshot = await clusterSnapshot(tx, uid);
+      await this.audit.record(tx, principal, 'rotateClusterCredentials', uid, snapshot, snapshot);
+      return { row: updated, previousRedisPasswordHash: current.redisPasswordHash };
+    });
+    await this.credentials.applyAcl(uid, [issued.redisPasswordHash, previousRedisPasswordHash]);
+    return { cluster: this.toModel(row), ...this.credentialsPayload(row, issued), previousValidUntil };
   }
 
   /** Labels are fleet metadata, not desired cluster state: no generation bump, no reconcile. */
@@ -180,19 +239,15 @@ export class ClustersService {
       await this.audit.record(tx, principal, 'updateClusterLabels', uid, before, await clusterSnapshot(tx, uid));
       return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
     });
+    await this.changed(uid);
     return this.toModel(row);
   }
 
   async setKarpenter(principal: Principal, uid: string, input: SetKarpenterInput, action = 'setKarpenter'): Promise<Cluster> {
-    const valid = parseInput(SetKarpenterSchema, input, 'input');
-    const changes: Prisma.DesiredStateUpdateInput = {};
-    if (valid.enabled != null) changes.enabled = valid.enabled;
-    if (valid.paused != null) changes.paused = valid.paused;
-    if (valid.clusterAutoscalerMode != null) changes.clusterAutoscalerMode = valid.clusterAutoscalerMode;
-    if (valid.logLevel != null) changes.logLevel = valid.logLevel;
-    if (valid.featureGates != null) changes.featureGates = valid.featureGates;
-    return this.changeDesiredState(principal, uid, action, valid.expectedGeneration, async (tx) => {
-      if (Object.keys(changes).length) await tx.desiredState.update({ where: { clusterId: uid }, data: changes });
+    const { expectedGeneration, ...fields } = parseInput(SetKarpenterSchema, input, 'input');
+    const change = Object.fromEntries(Object.entries(fields).filter(([, v]) => v != null)) as DesiredStateChange;
+    return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
+      await applyDesiredStateChange(tx, uid, change);
     });
   }
 
@@ -201,21 +256,18 @@ export class ClustersService {
     const expected = parseInput(ExpectedGeneration, input.expectedGeneration, 'input.expectedGeneration');
     const violation = this.specs.validateNodePool(name, input.spec)[0];
     if (violation) throw userInputError(`input.spec${violation.field ? `.${violation.field}` : ''}`, violation.reason);
-    const spec = input.spec as Prisma.InputJsonObject;
+    const spec = input.spec as Record<string, unknown>;
     return this.changeDesiredState(principal, uid, 'upsertNodePool', expected, async (tx) => {
-      await tx.nodePool.upsert({
-        where: { clusterId_name: { clusterId: uid, name } },
-        create: { clusterId: uid, name, spec },
-        update: { spec },
-      });
+      await applyDesiredStateChange(tx, uid, { upsertNodePool: { name, spec } });
     });
   }
 
   async deleteNodePool(principal: Principal, uid: string, name: string, expectedGeneration?: number | null): Promise<Cluster> {
     const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
     return this.changeDesiredState(principal, uid, 'deleteNodePool', expected, async (tx) => {
-      const { count } = await tx.nodePool.deleteMany({ where: { clusterId: uid, name } });
-      if (count === 0) throw notFoundError('NodePool', name);
+      if ((await applyDesiredStateChange(tx, uid, { deleteNodePool: name })) === 'no-such-nodepool') {
+        throw notFoundError('NodePool', name);
+      }
     });
   }
 
@@ -266,29 +318,20 @@ export class ClustersService {
       if (expectedGeneration != null && current !== expectedGeneration) {
         throw conflictError(`cluster is at generation ${current}, not the expected ${expectedGeneration}`);
       }
-      const before = await clusterSnapshot(tx, uid);
-      await change(tx);
-      const { generation } = await tx.desiredState.update({
-        where: { clusterId: uid },
-        data: { generation: { increment: 1 } },
-      });
-      await tx.reconcileRun.create({ data: { clusterId: uid, generation } });
-      await this.audit.record(tx, principal, action, uid, before, await clusterSnapshot(tx, uid));
+      await commitDesiredStateChange(tx, { clusterId: uid, actor: principal, action, change });
       return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
     });
     await this.queues.requestReconcile({ clusterId: uid, generation: row.desired!.generation });
+    await this.changed(uid);
     return this.toModel(row);
   }
 
   /** Row lock on the desired state (mutations of one cluster serialize); scope enforced in SQL. */
   private async lockInScope(tx: Tx, principal: Principal, uid: string): Promise<number> {
     const visible = await tx.$queryRaw<{ id: string }[]>(inScopeSql(uid, principal));
-    const rows = visible.length
-      ? await tx.$queryRaw<{ generation: number }[]>`
-          SELECT generation FROM "DesiredState" WHERE "clusterId" = ${uid}::uuid FOR UPDATE`
-      : [];
-    if (!rows[0]) throw notFoundError('cluster', toGlobalId('Cluster', uid));
-    return rows[0].generation;
+    const generation = visible.length ? await lockDesiredState(tx, uid) : undefined;
+    if (generation === undefined) throw notFoundError('cluster', toGlobalId('Cluster', uid));
+    return generation;
   }
 
   toModel(row: ClusterRow): Cluster {

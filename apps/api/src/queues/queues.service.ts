@@ -5,6 +5,7 @@ import {
   type ReconcileRequest,
   type StatusReport,
 } from '@fleet/contracts';
+import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { API_CONFIG, type ApiConfig } from '../config.js';
@@ -25,15 +26,7 @@ export class QueuesService implements OnModuleDestroy {
 
   /** One job per (cluster, generation): a retried mutation cannot enqueue twice. */
   async requestReconcile(request: ReconcileRequest): Promise<void> {
-    await this.reconcile.add('reconcile', request, {
-      jobId: request.force
-        ? `${request.clusterId}.${request.generation}.force.${Date.now()}`
-        : `${request.clusterId}.${request.generation}`,
-      attempts: 10,
-      backoff: { type: 'exponential', delay: 500, jitter: 0.5 },
-      removeOnComplete: { count: 1000 },
-      removeOnFail: { count: 10000 },
-    });
+    await this.reconcile.add('reconcile', request, reconcileJobOptions(request));
   }
 
   async ingestStatus(report: StatusReport): Promise<void> {

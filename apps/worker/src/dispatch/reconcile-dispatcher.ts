@@ -1,9 +1,6 @@
-import {
-  KarpenterDesiredState,
-  type ReconcileOrder,
-  type ReconcileRequest,
-} from '@fleet/contracts';
+import type { ReconcileRequest } from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
+import { buildOrder } from './order.js';
 import type { SidecarQueues } from './sidecar-queues.js';
 
 export type DispatchOutcome = 'dispatched' | 'in-sync' | 'unknown-cluster';
@@ -28,21 +25,13 @@ export class ReconcileDispatcher {
     const { desired } = cluster;
     if (!request.force && cluster.status.observedGeneration >= desired.generation) return 'in-sync';
 
-    const order: ReconcileOrder = {
+    const order = buildOrder({
+      ...desired,
       clusterId: cluster.id,
-      generation: desired.generation,
       platform: cluster.platform,
       topology: cluster.topology,
-      spec: KarpenterDesiredState.parse({
-        enabled: desired.enabled,
-        paused: desired.paused,
-        clusterAutoscalerMode: desired.clusterAutoscalerMode,
-        logLevel: desired.logLevel,
-        featureGates: desired.featureGates,
-        nodeClassOverrides: desired.nodeClassOverrides,
-        nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
-      }),
-    };
+      nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
+    });
     await this.sidecarQueues.push(order, { force: request.force ?? false });
     await this.db.$transaction([
       this.db.reconcileRun.updateMany({
@@ -56,5 +45,13 @@ export class ReconcileDispatcher {
       }),
     ]);
     return 'dispatched';
+  }
+
+  /** Dispatch gave up (attempts exhausted): the run is FAILED, with the reason, in PostgreSQL. */
+  async markFailed(request: ReconcileRequest, reason: string): Promise<void> {
+    await this.db.reconcileRun.updateMany({
+      where: { clusterId: request.clusterId, generation: request.generation, state: { in: ['QUEUED', 'DISPATCHED'] } },
+      data: { state: 'FAILED', error: `dispatch failed: ${reason}`.slice(0, 4096), finishedAt: new Date() },
+    });
   }
 }

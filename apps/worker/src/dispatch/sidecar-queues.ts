@@ -1,8 +1,19 @@
 import { sidecarQueueName, type ReconcileOrder } from '@fleet/contracts';
-import { Queue } from 'bullmq';
+import { FlowProducer, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 const orderJobId = (generation: number) => `generation-${generation}`;
+/**
+ * How an order job is kept: a failed apply is retried by the sidecar's worker with exponential
+ * backoff and jitter; a few finished jobs stay so a re-sent order of the same generation is a no-op.
+ */
+export const orderJobOptions = (jobId: string): JobsOptions => ({
+  jobId,
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+  removeOnComplete: { count: 10 },
+  removeOnFail: { count: 100 },
+});
 const generationOf = (jobId: string | undefined) => Number.parseInt(jobId?.slice('generation-'.length) ?? '', 10);
 
 /**
@@ -11,6 +22,7 @@ const generationOf = (jobId: string | undefined) => Number.parseInt(jobId?.slice
  */
 export class SidecarQueues {
   private readonly queues = new Map<string, Queue<ReconcileOrder>>();
+  private flows: FlowProducer | undefined;
 
   constructor(
     private readonly connection: Redis,
@@ -25,12 +37,12 @@ export class SidecarQueues {
    */
   async push(order: ReconcileOrder, { force = false } = {}): Promise<void> {
     const queue = this.queue(order.clusterId);
-    await queue.add('order', order, {
-      // A forced re-send must not collide with the (completed) job of the same generation.
-      jobId: force ? `${orderJobId(order.generation)}-forced-${Date.now()}` : orderJobId(order.generation),
-      removeOnComplete: { count: 10 },
-      removeOnFail: { count: 100 },
-    });
+    // A forced re-send must not collide with the (completed) job of the same generation.
+    await queue.add(
+      'order',
+      order,
+      orderJobOptions(force ? `${orderJobId(order.generation)}-forced-${Date.now()}` : orderJobId(order.generation)),
+    );
     const waiting = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
     await Promise.all(
       waiting
@@ -39,7 +51,25 @@ export class SidecarQueues {
     );
   }
 
+  /**
+   * Puts many orders on their clusters' queues in one round trip per batch (BullMQ's multi-queue
+   * addBulk). Same job IDs as `push`: an order already there, waiting or done, is not added again.
+   */
+  async pushMany(orders: readonly ReconcileOrder[]): Promise<void> {
+    if (!orders.length) return;
+    this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
+    await this.flows.addBulk(
+      orders.map((order) => ({
+        name: 'order',
+        queueName: sidecarQueueName(order.clusterId),
+        data: order,
+        opts: orderJobOptions(orderJobId(order.generation)),
+      })),
+    );
+  }
+
   async close(): Promise<void> {
+    await this.flows?.close();
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
   }

@@ -178,6 +178,18 @@ export class RegisterClusterPayload {
   @Field({ description: 'The sidecar report token; shown once, only its hash is stored.' })
   reportToken!: string;
 
+  @Field({ description: 'The sidecar Redis password (its own ACL user); shown once.' })
+  redisPassword!: string;
+
+  @Field({ description: 'The Redis URL the sidecar takes orders from, credentials included.' })
+  redisUrl!: string;
+
   @Field({ description: 'Manifests (YAML) that deploy the sidecar with its credentials.' })
   bootstrapManifest!: string;
+}
+
+@ObjectType()
+export class RotateClusterCredentialsPayload extends RegisterClusterPayload {
+  @Field(() => GraphQLISODateTime, { description: 'Until then the previous credentials still work.' })
+  previousValidUntil!: Date;
 }

@@ -1,0 +1,412 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma, type PrismaClient } from '@fleet/database';
+import { planWaves } from '@fleet/desired-state';
+import { AuditService } from '../audit/audit.service.js';
+import type { Principal } from '../auth/principal.js';
+import { labelSelectorSql, parseSelectorInput } from '../clusters/cluster-query.js';
+import { KarpenterSpecValidator } from '../clusters/karpenter-spec.validator.js';
+import { decodeCursor, encodeCursor, pageWindow } from '../common/connection.js';
+import {
+  conflictError,
+  forbiddenError,
+  notFoundError,
+  parseInput,
+  userInputError,
+} from '../common/errors.js';
+import { toGlobalId } from '../common/global-id.js';
+import { PrismaService } from '../database/prisma.service.js';
+import { FleetEventsService } from '../events/fleet-events.service.js';
+import type { RolloutChangeInput, RolloutStrategyInput } from './dto/rollout.inputs.js';
+import {
+  Rollout,
+  RolloutClusterState,
+  RolloutState,
+  RolloutWaveState,
+  type RolloutClusterProgress,
+  type RolloutConnection,
+  type RolloutCounts,
+} from './models/rollout.model.js';
+import {
+  RolloutChangeSchema,
+  RolloutStrategySchema,
+  stepShapeViolation,
+} from './rollout-input.schemas.js';
+
+type Tx = Prisma.TransactionClient;
+type RolloutRow = Prisma.RolloutGetPayload<{ include: { waves: true; clusters: true } }>;
+
+/** Rollouts that still hold their clusters: a second rollout may not take them meanwhile. */
+const ACTIVE: RolloutState[] = [RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.FAILED];
+
+const scopeSql = (principal: Principal): Prisma.Sql =>
+  principal.scope?.length
+    ? Prisma.join(labelSelectorSql(principal.scope), ' AND ')
+    : Prisma.sql`TRUE`;
+
+/**
+ * Starting and steering rollouts. The API only writes intent (the plan, a state change); the
+ * worker's rollout driver applies waves and judges health. Every write here takes the rollout's
+ * row lock, which the driver's tick also holds, so a pause never lands in the middle of a step.
+ */
+@Injectable()
+export class RolloutsService {
+  private readonly db: PrismaClient;
+
+  constructor(
+    prisma: PrismaService,
+    private readonly audit: AuditService,
+    private readonly specs: KarpenterSpecValidator,
+    private readonly events: FleetEventsService,
+  ) {
+    this.db = prisma.client;
+  }
+
+  async start(
+    principal: Principal,
+    selector: string,
+    changeInput: RolloutChangeInput,
+    strategyInput: RolloutStrategyInput | null | undefined,
+  ): Promise<Rollout> {
+    const requirements = parseSelectorInput(selector, 'selector');
+    const change = parseInput(RolloutChangeSchema, changeInput, 'change');
+    const upsert = changeInput.upsertNodePool;
+    if (upsert) {
+      const violation = this.specs.validateNodePool(upsert.name, upsert.spec)[0];
+      if (violation)
+        throw userInputError(
+          `change.upsertNodePool.spec${violation.field ? `.${violation.field}` : ''}`,
+          violation.reason,
+        );
+    }
+    const badStep = stepShapeViolation(strategyInput?.waves);
+    if (badStep)
+      throw userInputError(
+        `strategy.waves[${badStep.index}]`,
+        'give exactly one of percent or count',
+      );
+    const strategy = parseInput(RolloutStrategySchema, strategyInput ?? {}, 'strategy');
+
+    const id = await this.db.$transaction(async (tx) => {
+      // Starts serialize, so two rollouts cannot both pass the overlap check for one cluster.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:start-rollout'))`;
+      const conds = [Prisma.sql`TRUE`, ...labelSelectorSql(requirements), scopeSql(principal)];
+      const clusters = await tx.$queryRaw<{ id: string; name: string }[]>`
+        SELECT c.id, c.name FROM "Cluster" c WHERE ${Prisma.join(conds, ' AND ')} ORDER BY c.name, c.id`;
+      if (!clusters.length) {
+        throw userInputError(
+          'selector',
+          principal.scope ? 'matches no cluster within your token scope' : 'matches no cluster',
+        );
+      }
+      const busy = await tx.$queryRaw<{ name: string; rolloutId: string; state: string }[]>`
+        SELECT rc."clusterName" AS name, r.id AS "rolloutId", r.state::text AS state
+          FROM "RolloutCluster" rc JOIN "Rollout" r ON r.id = rc."rolloutId"
+         WHERE r.state::text = ANY(${ACTIVE}::text[]) AND rc.state IN ('PENDING', 'APPLYING')
+           AND rc."clusterId" = ANY(${clusters.map((c) => c.id)}::uuid[])
+         LIMIT 1`;
+      if (busy[0]) {
+        throw conflictError(
+          `cluster ${busy[0].name} is part of rollout ${toGlobalId('Rollout', busy[0].rolloutId)} (${busy[0].state}); complete or abort it first`,
+        );
+      }
+      const waves = planWaves(clusters, strategy.waves);
+      // The scope as the token states it, for the driver to re-check when each wave comes.
+      const token = principal.scope
+        ? await tx.apiToken.findUnique({
+            where: { id: principal.tokenId },
+            select: { labelSelector: true },
+          })
+        : null;
+      const rollout = await tx.rollout.create({
+        data: {
+          selector,
+          scopeSelector: token?.labelSelector ?? null,
+          change: change as Prisma.InputJsonObject,
+          waveSteps: strategy.waves,
+          minHealthySeconds: strategy.minHealthySeconds,
+          maxFailures: strategy.maxFailures,
+          waveTimeoutSeconds: strategy.waveTimeoutSeconds,
+          createdBy: principal.name,
+          createdByTokenId: principal.tokenId,
+          waves: { create: waves.map((w, index) => ({ index, size: w.length })) },
+          clusters: {
+            create: waves.flatMap((w, wave) =>
+              w.map((c) => ({ clusterId: c.id, clusterName: c.name, wave })),
+            ),
+          },
+        },
+      });
+      await this.audit.record(tx, principal, 'startRollout', null, null, {
+        rolloutId: rollout.id,
+        selector,
+        change: change as Prisma.InputJsonObject,
+        strategy: { ...strategy, waves: strategy.waves as Prisma.InputJsonArray },
+        waves: waves.map((w) => w.map((c) => c.name)),
+      });
+      return rollout.id;
+    });
+    await this.changed(id);
+    return this.get(principal, id);
+  }
+
+  pause(principal: Principal, uid: string): Promise<Rollout> {
+    return this.steer(principal, uid, 'pauseRollout', [RolloutState.RUNNING], async (tx) => {
+      await tx.rollout.update({
+        where: { id: uid },
+        data: { state: 'PAUSED', reason: `paused by ${principal.name}` },
+      });
+    });
+  }
+
+  /**
+   * Continues a PAUSED or FAILED rollout. Failed clusters are watched again (not re-applied: the
+   * change is already their desired state) and the current wave gets a fresh deadline.
+   */
+  resume(principal: Principal, uid: string): Promise<Rollout> {
+    return this.steer(
+      principal,
+      uid,
+      'resumeRollout',
+      [RolloutState.PAUSED, RolloutState.FAILED],
+      async (tx, row) => {
+        if (principal.scope) {
+          // Resuming changes clusters; every one still to be changed or re-judged must be the caller's.
+          const outside = await tx.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM "RolloutCluster" rc JOIN "Cluster" c ON c.id = rc."clusterId"
+           WHERE rc."rolloutId" = ${uid}::uuid AND rc.state IN ('PENDING', 'APPLYING', 'FAILED') AND NOT (${scopeSql(principal)})`;
+          if ((outside[0]?.n ?? 0) > 0)
+            throw forbiddenError(
+              `token ${principal.name} may not resume a rollout over clusters outside its scope`,
+            );
+        }
+        const now = new Date();
+        await tx.rolloutCluster.updateMany({
+          where: { rolloutId: uid, state: 'FAILED' },
+          data: { state: 'APPLYING', reason: null, healthySince: null, finishedAt: null },
+        });
+        await tx.rolloutWave.updateMany({
+          where: { rolloutId: uid, index: row.currentWave, state: { in: ['RUNNING', 'FAILED'] } },
+          data: {
+            state: 'RUNNING',
+            finishedAt: null,
+            deadlineAt: new Date(now.getTime() + row.waveTimeoutSeconds * 1000),
+          },
+        });
+        await tx.rollout.update({
+          where: { id: uid },
+          data: { state: 'RUNNING', reason: null, finishedAt: null },
+        });
+      },
+    );
+  }
+
+  /** Stops for good. Clusters already changed keep the change; nothing is reverted. */
+  abort(principal: Principal, uid: string, reason: string | null | undefined): Promise<Rollout> {
+    if (reason != null && reason.length > 1000)
+      throw userInputError('reason', 'must be no more than 1000 characters');
+    return this.steer(principal, uid, 'abortRollout', ACTIVE, async (tx) => {
+      const now = new Date();
+      await tx.rolloutCluster.updateMany({
+        where: { rolloutId: uid, state: 'PENDING' },
+        data: { state: 'SKIPPED', reason: 'RolloutAborted', finishedAt: now },
+      });
+      await tx.rolloutWave.updateMany({
+        where: { rolloutId: uid, state: { in: ['PENDING', 'RUNNING'] } },
+        data: { state: 'SKIPPED', finishedAt: now },
+      });
+      await tx.rollout.update({
+        where: { id: uid },
+        data: {
+          state: 'ABORTED',
+          finishedAt: now,
+          reason: `aborted by ${principal.name}${reason ? `: ${reason}` : ''}`,
+        },
+      });
+    });
+  }
+
+  async get(principal: Principal, uid: string): Promise<Rollout> {
+    if (!(await this.visible(this.db, principal, uid)))
+      throw notFoundError('rollout', toGlobalId('Rollout', uid));
+    const row = await this.db.rollout.findUnique({
+      where: { id: uid },
+      include: {
+        waves: { orderBy: { index: 'asc' } },
+        clusters: { orderBy: [{ wave: 'asc' }, { clusterName: 'asc' }] },
+      },
+    });
+    if (!row) throw notFoundError('rollout', toGlobalId('Rollout', uid));
+    return toRollout(row);
+  }
+
+  /** Newest first; scoped tokens see rollouts that touch at least one of their clusters. */
+  async list(
+    principal: Principal,
+    page: { first?: number | null; after?: string | null },
+    state: RolloutState | null | undefined,
+  ): Promise<RolloutConnection> {
+    const { size } = pageWindow(page);
+    const conds: Prisma.Sql[] = [Prisma.sql`TRUE`];
+    if (state) conds.push(Prisma.sql`r.state = ${state}::"RolloutState"`);
+    if (principal.scope?.length) {
+      conds.push(Prisma.sql`EXISTS (SELECT 1 FROM "RolloutCluster" rc JOIN "Cluster" c ON c.id = rc."clusterId"
+                                     WHERE rc."rolloutId" = r.id AND ${scopeSql(principal)})`);
+    }
+    const where = Prisma.join(conds, ' AND ');
+    let after = Prisma.empty;
+    if (page.after) {
+      const [at, id] = decodeCursor(page.after, 'after');
+      if (typeof at !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(at))) {
+        throw userInputError('after', 'is not a cursor returned by this API');
+      }
+      after = Prisma.sql`AND (r."createdAt", r.id) < (${new Date(at)}, ${id}::uuid)`;
+    }
+    const [ids, [{ count }]] = await Promise.all([
+      this.db.$queryRaw<{ id: string; createdAt: Date }[]>`
+        SELECT r.id, r."createdAt" FROM "Rollout" r WHERE ${where} ${after}
+         ORDER BY r."createdAt" DESC, r.id DESC LIMIT ${size + 1}`,
+      this.db.$queryRaw<
+        [{ count: number }]
+      >`SELECT count(*)::int AS count FROM "Rollout" r WHERE ${where}`,
+    ]);
+    const pageIds = ids.slice(0, size);
+    const rows = await this.db.rollout.findMany({
+      where: { id: { in: pageIds.map((r) => r.id) } },
+      include: {
+        waves: { orderBy: { index: 'asc' } },
+        clusters: { orderBy: [{ wave: 'asc' }, { clusterName: 'asc' }] },
+      },
+    });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const edges = pageIds.flatMap((r) => {
+      const row = byId.get(r.id);
+      return row
+        ? [{ cursor: encodeCursor([r.createdAt.toISOString(), r.id]), node: toRollout(row) }]
+        : [];
+    });
+    return {
+      edges,
+      nodes: edges.map((e) => e.node),
+      pageInfo: {
+        hasNextPage: ids.length > size,
+        hasPreviousPage: Boolean(page.after),
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges.at(-1)?.cursor ?? null,
+      },
+      totalCount: count,
+    };
+  }
+
+  async visible(db: Tx | PrismaClient, principal: Principal, uid: string): Promise<boolean> {
+    const rows = principal.scope?.length
+      ? await db.$queryRaw<{ id: string }[]>`
+          SELECT r.id FROM "Rollout" r WHERE r.id = ${uid}::uuid AND EXISTS (
+            SELECT 1 FROM "RolloutCluster" rc JOIN "Cluster" c ON c.id = rc."clusterId"
+             WHERE rc."rolloutId" = r.id AND ${scopeSql(principal)})`
+      : await db.$queryRaw<
+          { id: string }[]
+        >`SELECT r.id FROM "Rollout" r WHERE r.id = ${uid}::uuid`;
+    return rows.length > 0;
+  }
+
+  private async steer(
+    principal: Principal,
+    uid: string,
+    action: string,
+    from: RolloutState[],
+    write: (
+      tx: Tx,
+      row: { state: string; currentWave: number; waveTimeoutSeconds: number },
+    ) => Promise<void>,
+  ): Promise<Rollout> {
+    await this.db.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<
+        { state: string; currentWave: number; waveTimeoutSeconds: number }[]
+      >`
+        SELECT state::text AS state, "currentWave", "waveTimeoutSeconds" FROM "Rollout" WHERE id = ${uid}::uuid FOR UPDATE`;
+      const row = rows[0];
+      if (!row || !(await this.visible(tx, principal, uid)))
+        throw notFoundError('rollout', toGlobalId('Rollout', uid));
+      if (!from.includes(row.state as RolloutState)) {
+        throw conflictError(`rollout is ${row.state}; ${action} needs ${from.join(' or ')}`);
+      }
+      await write(tx, row);
+      await this.audit.record(
+        tx,
+        principal,
+        action,
+        null,
+        { rolloutId: uid, state: row.state },
+        { rolloutId: uid },
+      );
+    });
+    await this.changed(uid);
+    return this.get(principal, uid);
+  }
+
+  /** Subscribers of every replica learn of it; losing the event costs freshness, never state. */
+  private async changed(rolloutId: string): Promise<void> {
+    await this.events.publish({ type: 'rollout-changed', rolloutId }).catch(() => undefined);
+  }
+}
+
+function counts(clusters: readonly { state: string }[]): RolloutCounts {
+  const by = (state: RolloutClusterState) =>
+    clusters.filter((c) => c.state === (state as string)).length;
+  return {
+    total: clusters.length,
+    pending: by(RolloutClusterState.PENDING),
+    applying: by(RolloutClusterState.APPLYING),
+    healthy: by(RolloutClusterState.HEALTHY),
+    failed: by(RolloutClusterState.FAILED),
+    skipped: by(RolloutClusterState.SKIPPED),
+  };
+}
+
+export function toRollout(row: RolloutRow): Rollout {
+  const clusters: RolloutClusterProgress[] = row.clusters.map((c) => ({
+    clusterId: toGlobalId('Cluster', c.clusterId),
+    clusterUid: c.clusterId,
+    clusterName: c.clusterName,
+    wave: c.wave,
+    state: c.state as RolloutClusterState,
+    generation: c.generation,
+    reason: c.reason,
+    appliedAt: c.appliedAt,
+    healthySince: c.healthySince,
+    finishedAt: c.finishedAt,
+  }));
+  return {
+    __typename: 'Rollout',
+    id: toGlobalId('Rollout', row.id),
+    uid: row.id,
+    state: row.state as RolloutState,
+    reason: row.reason,
+    selector: row.selector,
+    change: row.change,
+    strategy: {
+      waves: row.waveSteps,
+      minHealthySeconds: row.minHealthySeconds,
+      maxFailures: row.maxFailures,
+      waveTimeoutSeconds: row.waveTimeoutSeconds,
+    },
+    currentWave: row.currentWave,
+    counts: counts(clusters),
+    waves: row.waves.map((w) => {
+      const mine = clusters.filter((c) => c.wave === w.index);
+      return {
+        index: w.index,
+        state: w.state as RolloutWaveState,
+        counts: counts(mine),
+        startedAt: w.startedAt,
+        deadlineAt: w.deadlineAt,
+        finishedAt: w.finishedAt,
+        clusters: mine,
+      };
+    }),
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    finishedAt: row.finishedAt,
+  };
+}

@@ -1,0 +1,77 @@
+import { applySidecarAcl } from '@fleet/contracts';
+import type { PrismaClient } from '@fleet/database';
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export const CREDENTIALS_QUEUE = 'sidecar-credentials';
+
+/**
+ * Keeps Redis's sidecar users in line with PostgreSQL: ends rotation grace periods and
+ * recreates every user from its stored password hash, so a Redis restarted empty lets each
+ * sidecar back in without anyone re-issuing credentials.
+ */
+export class SidecarAclSync {
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async sync(now = new Date()): Promise<{ users: number; expired: number }> {
+    const { count: expired } = await this.db.cluster.updateMany({
+      where: { previousCredentialsExpireAt: { lte: now } },
+      data: { previousReportTokenHash: null, previousRedisPasswordHash: null, previousCredentialsExpireAt: null },
+    });
+    let users = 0;
+    let cursor: string | undefined;
+    for (;;) {
+      const clusters = await this.db.cluster.findMany({
+        select: { id: true, redisPasswordHash: true, previousRedisPasswordHash: true },
+        orderBy: { id: 'asc' },
+        take: 1000,
+        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+      });
+      if (clusters.length === 0) break;
+      const pipeline = this.redis.pipeline();
+      for (const c of clusters) {
+        const hashes = [c.redisPasswordHash, c.previousRedisPasswordHash].filter((h): h is string => Boolean(h));
+        void applySidecarAcl({ call: (cmd, ...args) => pipeline.call(cmd, ...args) as unknown as Promise<unknown> }, this.prefix, c.id, hashes);
+      }
+      await pipeline.exec();
+      users += clusters.length;
+      cursor = clusters.at(-1)!.id;
+    }
+    return { users, expired };
+  }
+}
+
+export async function startAclSync(deps: {
+  db: PrismaClient;
+  producer: Redis;
+  workerConnection: Redis;
+  prefix: string;
+  everyMs: number;
+  log: Logger;
+}): Promise<{ close(): Promise<void> }> {
+  const sync = new SidecarAclSync(deps.db, deps.producer, deps.prefix);
+  const queue = new Queue(CREDENTIALS_QUEUE, { connection: deps.producer, prefix: deps.prefix });
+  await queue.upsertJobScheduler('acl-sync', { every: deps.everyMs }, { name: 'acl-sync', opts: { removeOnComplete: 10, removeOnFail: 50 } });
+  const worker = new Worker(
+    CREDENTIALS_QUEUE,
+    async () => {
+      const result = await sync.sync();
+      deps.log.debug(result, 'sidecar ACL users synced');
+      return result;
+    },
+    { connection: deps.workerConnection, prefix: deps.prefix, concurrency: 1 },
+  );
+  worker.on('error', (err) => deps.log.error({ err: err.message }, 'ACL sync worker error'));
+  await worker.waitUntilReady();
+  return {
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}

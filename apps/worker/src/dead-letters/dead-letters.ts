@@ -1,0 +1,47 @@
+import { DEAD_LETTER_QUEUE, type DeadLetter } from '@fleet/contracts';
+import { Queue, type Job, type Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/**
+ * Moves a job that exhausted its attempts to the dead-letter queue, where nothing consumes it:
+ * the API lists and redrives it. The dead letter's ID is derived from the job's, so a repeated
+ * `failed` event records it once.
+ */
+export class DeadLetters {
+  private readonly queue: Queue<DeadLetter>;
+
+  constructor(
+    connection: Redis,
+    prefix: string,
+    private readonly log: Logger,
+  ) {
+    this.queue = new Queue<DeadLetter>(DEAD_LETTER_QUEUE, { connection, prefix });
+  }
+
+  /** Calls `onDead` (e.g. to mark the reconcile run FAILED) once the job is dead-lettered. */
+  watch(worker: Worker, onDead?: (job: Job, reason: string) => Promise<void>): void {
+    worker.on('failed', (job, err) => {
+      if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+      const letter: DeadLetter = {
+        queue: worker.name,
+        jobId: job.id ?? '',
+        name: job.name,
+        data: job.data as unknown,
+        attempts: job.opts.attempts ?? 1,
+        attemptsMade: job.attemptsMade,
+        failedReason: err.message,
+        failedAt: new Date().toISOString(),
+      };
+      void this.queue
+        .add('dead-letter', letter, { jobId: `${worker.name}:${job.id ?? Date.now()}` })
+        .then(() => onDead?.(job, err.message))
+        .then(() => this.log.error({ queue: worker.name, job: job.id, err: err.message }, 'job dead-lettered'))
+        .catch((e: unknown) => this.log.error({ queue: worker.name, job: job.id, err: String(e) }, 'dead-lettering failed'));
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,309 @@
+import { matchesLabelSelector, parseLabelSelector, type ReconcileRequest } from '@fleet/contracts';
+import type { Prisma, PrismaClient } from '@fleet/database';
+import {
+  applyDesiredStateChange,
+  commitDesiredStateChange,
+  DesiredStateChange,
+  evaluateHealth,
+  lockDesiredState,
+} from '@fleet/desired-state';
+
+type Tx = Prisma.TransactionClient;
+type RolloutRow = Prisma.RolloutGetPayload<{ include: { waves: true } }>;
+type RolloutClusterRow = Prisma.RolloutClusterGetPayload<object>;
+
+export interface RolloutDriverOptions {
+  staleAfterSeconds: number;
+  /** Clusters applied per rollout per tick: keeps each tick's transaction short. */
+  applyBatch?: number;
+}
+
+interface Outcome {
+  changed: boolean;
+  reconciles: ReconcileRequest[];
+}
+
+const conditionMessage = (conditions: unknown, type: string): string => {
+  const found = (
+    conditions as { type: string; status: string; reason?: string; message?: string }[]
+  ).find((c) => c.type === type && c.status === 'True');
+  return found
+    ? `${found.reason ?? ''}${found.message ? `: ${found.message}` : ''}`.slice(0, 900)
+    : '';
+};
+
+/**
+ * Drives every RUNNING rollout one step per tick. Everything is re-read from PostgreSQL each
+ * time, and each rollout advances in one transaction that holds its row lock (SKIP LOCKED, so
+ * several workers never drive the same rollout at once and a pause/abort waits for the tick to
+ * finish). A restarted worker therefore simply continues. See docs/ROLLOUTS.md.
+ */
+export class RolloutDriver {
+  private readonly applyBatch: number;
+
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly options: RolloutDriverOptions,
+    private readonly requestReconcile: (requests: ReconcileRequest[]) => Promise<void>,
+    private readonly publishChanged: (rolloutId: string) => Promise<void>,
+  ) {
+    this.applyBatch = options.applyBatch ?? 50;
+  }
+
+  async tick(): Promise<number> {
+    const running = await this.db.rollout.findMany({
+      where: { state: 'RUNNING' },
+      select: { id: true },
+      orderBy: { createdAt: 'asc' },
+    });
+    let advanced = 0;
+    for (const { id } of running) {
+      if (await this.advance(id)) advanced++;
+    }
+    return advanced;
+  }
+
+  /** One step of one rollout; true when anything changed. */
+  async advance(rolloutId: string): Promise<boolean> {
+    const outcome = await this.db.$transaction(
+      async (tx): Promise<Outcome> => {
+        const locked = await tx.$queryRaw<{ id: string }[]>`
+          SELECT id FROM "Rollout" WHERE id = ${rolloutId}::uuid AND state = 'RUNNING' FOR UPDATE SKIP LOCKED`;
+        const result: Outcome = { changed: false, reconciles: [] };
+        if (!locked.length) return result;
+        const rollout = await tx.rollout.findUniqueOrThrow({
+          where: { id: rolloutId },
+          include: { waves: { orderBy: { index: 'asc' } } },
+        });
+        await this.step(tx, rollout, new Date(), result);
+        return result;
+      },
+      { timeout: 30_000, maxWait: 10_000 },
+    );
+    // After commit: if Redis is away now, the resync dispatches from generation > observedGeneration.
+    await this.requestReconcile(outcome.reconciles);
+    if (outcome.changed) await this.publishChanged(rolloutId);
+    return outcome.changed;
+  }
+
+  private async step(tx: Tx, rollout: RolloutRow, now: Date, out: Outcome): Promise<void> {
+    await this.watchApplied(tx, rollout, now, out);
+
+    const failed = await tx.rolloutCluster.findMany({
+      where: { rolloutId: rollout.id, state: 'FAILED' },
+      select: { clusterName: true, reason: true },
+      orderBy: { clusterName: 'asc' },
+    });
+    if (failed.length > rollout.maxFailures) {
+      const list = failed
+        .slice(0, 5)
+        .map((f) => `${f.clusterName} (${f.reason ?? 'failed'})`)
+        .join(', ');
+      await tx.rollout.update({
+        where: { id: rollout.id },
+        data: {
+          state: 'FAILED',
+          finishedAt: now,
+          reason:
+            `TooManyFailures: ${failed.length} clusters failed, more than maxFailures ${rollout.maxFailures}: ${list}${failed.length > 5 ? ', …' : ''}`.slice(
+              0,
+              2048,
+            ),
+        },
+      });
+      await tx.rolloutWave.updateMany({
+        where: { rolloutId: rollout.id, index: rollout.currentWave, state: 'RUNNING' },
+        data: { state: 'FAILED', finishedAt: now },
+      });
+      out.changed = true;
+      return;
+    }
+
+    const wave = rollout.waves[rollout.currentWave];
+    if (!wave) return;
+    if (wave.state === 'PENDING') {
+      await tx.rolloutWave.update({
+        where: { rolloutId_index: { rolloutId: rollout.id, index: wave.index } },
+        data: {
+          state: 'RUNNING',
+          startedAt: now,
+          deadlineAt: new Date(now.getTime() + rollout.waveTimeoutSeconds * 1000),
+        },
+      });
+      out.changed = true;
+    }
+
+    const pending = await tx.rolloutCluster.findMany({
+      where: { rolloutId: rollout.id, wave: wave.index, state: 'PENDING' },
+      orderBy: { clusterName: 'asc' },
+      take: this.applyBatch,
+    });
+    if (pending.length) {
+      await this.apply(tx, rollout, pending, now, out);
+      return;
+    }
+
+    const open = await tx.rolloutCluster.count({
+      where: { rolloutId: rollout.id, wave: wave.index, state: { in: ['PENDING', 'APPLYING'] } },
+    });
+    if (open > 0) return;
+    await tx.rolloutWave.update({
+      where: { rolloutId_index: { rolloutId: rollout.id, index: wave.index } },
+      data: { state: 'SUCCEEDED', finishedAt: now },
+    });
+    const last = rollout.currentWave >= rollout.waves.length - 1;
+    await tx.rollout.update({
+      where: { id: rollout.id },
+      data: last
+        ? {
+            state: 'COMPLETED',
+            finishedAt: now,
+            reason: failed.length
+              ? `completed with ${failed.length} failed clusters (maxFailures ${rollout.maxFailures})`
+              : null,
+          }
+        : { currentWave: rollout.currentWave + 1 },
+    });
+    out.changed = true;
+  }
+
+  /** Health of every cluster the rollout has changed: healthy streaks, failures, wave timeouts. */
+  private async watchApplied(tx: Tx, rollout: RolloutRow, now: Date, out: Outcome): Promise<void> {
+    const applied = await tx.rolloutCluster.findMany({
+      where: { rolloutId: rollout.id, state: { in: ['APPLYING', 'HEALTHY'] } },
+    });
+    if (!applied.length) return;
+    const statuses = await tx.clusterStatus.findMany({
+      where: { clusterId: { in: applied.map((c) => c.clusterId) } },
+    });
+    const byId = new Map(statuses.map((s) => [s.clusterId, s]));
+    for (const rc of applied) {
+      const update = (data: Prisma.RolloutClusterUpdateInput) => {
+        out.changed = true;
+        return tx.rolloutCluster.update({
+          where: { rolloutId_clusterId: { rolloutId: rollout.id, clusterId: rc.clusterId } },
+          data,
+        });
+      };
+      const status = byId.get(rc.clusterId);
+      if (!status) {
+        await update({
+          state: 'SKIPPED',
+          reason: 'ClusterDeregistered',
+          finishedAt: now,
+          healthySince: null,
+        });
+        continue;
+      }
+      const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as {
+        type: string;
+        status: string;
+      }[];
+      const health = evaluateHealth(
+        { ...status, conditions },
+        rc.generation ?? 0,
+        now,
+        this.options.staleAfterSeconds,
+      );
+      switch (health) {
+        case 'healthy': {
+          const since = rc.healthySince ?? now;
+          const held = now.getTime() - since.getTime() >= rollout.minHealthySeconds * 1000;
+          if (rc.state === 'APPLYING' && held)
+            await update({ state: 'HEALTHY', healthySince: since, finishedAt: now, reason: null });
+          else if (!rc.healthySince) await update({ healthySince: since });
+          break;
+        }
+        case 'degraded':
+          await update({
+            state: 'FAILED',
+            healthySince: null,
+            finishedAt: now,
+            reason: `Degraded${conditionMessage(status.conditions, 'Degraded') ? `: ${conditionMessage(status.conditions, 'Degraded')}` : ''}`,
+          });
+          break;
+        case 'stale':
+          await update({
+            state: 'FAILED',
+            healthySince: null,
+            finishedAt: now,
+            reason: `Stale: no report for more than ${this.options.staleAfterSeconds}s`,
+          });
+          break;
+        case 'waiting': {
+          // A cluster that passed keeps HEALTHY; only Degraded or Stale fail it afterwards.
+          if (rc.state === 'HEALTHY') break;
+          const deadline = rollout.waves[rc.wave]?.deadlineAt;
+          if (deadline && now > deadline) {
+            await update({
+              state: 'FAILED',
+              healthySince: null,
+              finishedAt: now,
+              reason: `WaveTimeout: not healthy at generation ${rc.generation ?? '?'} within ${rollout.waveTimeoutSeconds}s`,
+            });
+          } else if (rc.healthySince) {
+            await update({ healthySince: null });
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  /** Applies the rollout's change to a batch of the current wave through the shared desired-state path. */
+  private async apply(
+    tx: Tx,
+    rollout: RolloutRow,
+    batch: RolloutClusterRow[],
+    now: Date,
+    out: Outcome,
+  ): Promise<void> {
+    const change = DesiredStateChange.parse(rollout.change);
+    const selector = parseLabelSelector(rollout.selector);
+    const scope = rollout.scopeSelector ? parseLabelSelector(rollout.scopeSelector) : [];
+    const actor = { name: `rollout:${rollout.id}`, tokenId: rollout.createdByTokenId };
+    for (const rc of batch) {
+      const where = { rolloutId_clusterId: { rolloutId: rollout.id, clusterId: rc.clusterId } };
+      const skip = (reason: string) =>
+        tx.rolloutCluster.update({ where, data: { state: 'SKIPPED', reason, finishedAt: now } });
+      out.changed = true;
+      if ((await lockDesiredState(tx, rc.clusterId)) === undefined) {
+        await skip('ClusterDeregistered');
+        continue;
+      }
+      const cluster = await tx.cluster.findUniqueOrThrow({
+        where: { id: rc.clusterId },
+        select: { labels: true },
+      });
+      const labels = (cluster.labels ?? {}) as Record<string, string>;
+      // Labels may have changed since the start: a cluster that left the selection (or the
+      // starting token's scope) is not changed behind its owner's back.
+      if (!matchesLabelSelector(selector, labels) || !matchesLabelSelector(scope, labels)) {
+        await skip('NoLongerSelected: its labels no longer match the selector or the scope');
+        continue;
+      }
+      if (change.deleteNodePool) {
+        const exists = await tx.nodePool.count({
+          where: { clusterId: rc.clusterId, name: change.deleteNodePool },
+        });
+        if (!exists) {
+          await skip(`NodePoolAbsent: no NodePool ${change.deleteNodePool} to delete`);
+          continue;
+        }
+      }
+      const generation = await commitDesiredStateChange(tx, {
+        clusterId: rc.clusterId,
+        actor,
+        action: 'applyRollout',
+        change: async (t) => {
+          await applyDesiredStateChange(t, rc.clusterId, change);
+        },
+      });
+      await tx.rolloutCluster.update({
+        where,
+        data: { state: 'APPLYING', generation, appliedAt: now, healthySince: null, reason: null },
+      });
+      out.reconciles.push({ clusterId: rc.clusterId, generation });
+    }
+  }
+}

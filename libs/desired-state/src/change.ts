@@ -1,0 +1,53 @@
+import {
+  ClusterAutoscalerMode,
+  DesiredNodePool,
+  FeatureGates,
+  LogLevel,
+  dns1123Subdomain,
+} from '@fleet/contracts';
+import type { Prisma } from '@fleet/database';
+import { z } from 'zod';
+
+/**
+ * One change to a cluster's desired state, as a single mutation or a rollout applies it. Fields
+ * left out keep their value; featureGates replaces the whole map (as setKarpenter does).
+ */
+export const DesiredStateChange = z
+  .object({
+    enabled: z.boolean().optional(),
+    paused: z.boolean().optional(),
+    clusterAutoscalerMode: ClusterAutoscalerMode.optional(),
+    logLevel: LogLevel.optional(),
+    featureGates: FeatureGates.optional(),
+    upsertNodePool: DesiredNodePool.optional(),
+    deleteNodePool: dns1123Subdomain.optional(),
+  })
+  .strict();
+export type DesiredStateChange = z.infer<typeof DesiredStateChange>;
+
+export type ApplyOutcome = 'applied' | 'no-such-nodepool';
+
+/** Writes the change inside the caller's transaction; the caller bumps the generation. */
+export async function applyDesiredStateChange(
+  tx: Prisma.TransactionClient,
+  clusterId: string,
+  change: DesiredStateChange,
+): Promise<ApplyOutcome> {
+  const { upsertNodePool, deleteNodePool, featureGates, ...settings } = change;
+  const data: Prisma.DesiredStateUpdateInput = { ...settings };
+  if (featureGates) data.featureGates = featureGates;
+  if (Object.keys(data).length) await tx.desiredState.update({ where: { clusterId }, data });
+  if (upsertNodePool) {
+    const spec = upsertNodePool.spec as Prisma.InputJsonObject;
+    await tx.nodePool.upsert({
+      where: { clusterId_name: { clusterId, name: upsertNodePool.name } },
+      create: { clusterId, name: upsertNodePool.name, spec },
+      update: { spec },
+    });
+  }
+  if (deleteNodePool) {
+    const { count } = await tx.nodePool.deleteMany({ where: { clusterId, name: deleteNodePool } });
+    if (count === 0) return 'no-such-nodepool';
+  }
+  return 'applied';
+}

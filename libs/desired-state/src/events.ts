@@ -1,0 +1,2 @@
+/** The BullMQ queue whose job scheduler ticks the running rollouts (see docs/ROLLOUTS.md). */
+export const ROLLOUT_QUEUE = 'rollouts';

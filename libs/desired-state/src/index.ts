@@ -1,0 +1,6 @@
+export * from './change.js';
+export * from './commit.js';
+export * from './events.js';
+export * from './health.js';
+export * from './reconcile-job.js';
+export * from './wave-plan.js';

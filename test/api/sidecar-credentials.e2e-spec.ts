@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sidecarQueueName } from '@fleet/contracts';
+import { createPrismaClient, type PrismaClient } from '@fleet/database';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import { SidecarAclSync } from '../../apps/worker/src/credentials/acl-sync.js';
+import { startApi, type RunningApi } from './start-api.js';
+
+interface Issued {
+  reportToken: string;
+  redisUrl: string;
+  cluster: { id: string; uid: string };
+}
+
+const REGISTER = `mutation($name: String!) { registerCluster(input: { name: $name, topology: STANDALONE, platform: AWS, region: "us-east-1" }) {
+  reportToken redisUrl bootstrapManifest cluster { id uid } } }`;
+
+describe('per-cluster sidecar credentials', () => {
+  let db: TestDatabase;
+  let api: RunningApi;
+  let prisma: PrismaClient;
+  const prefix = testQueuePrefix();
+  let a: Issued;
+  let b: Issued;
+  const open: Redis[] = [];
+  const redisAs = (url: string) => {
+    // No reconnect loop: a refused password is the answer under test, not a fault to retry.
+    const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: () => null });
+    redis.on('error', () => undefined);
+    open.push(redis);
+    return redis;
+  };
+  const report = (uid: string, token: string, observedGeneration = 1) =>
+    fetch(`${api.url}/v1/clusters/${uid}/status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ clusterId: uid, observedGeneration, conditions: [], reportedAt: new Date().toISOString() }),
+    }).then((r) => r.status);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, CREDENTIAL_GRACE_SECONDS: '2' });
+    prisma = createPrismaClient(db.url);
+    const register = async (name: string) => {
+      const res = await api.admin<{ registerCluster: Issued }>(REGISTER, { name });
+      if (!res.data) throw new Error(JSON.stringify(res.errors));
+      return res.data.registerCluster;
+    };
+    a = await register('cluster-a');
+    b = await register('cluster-b');
+  });
+
+  afterAll(async () => {
+    await Promise.all(open.map((redis) => redis.quit().catch(() => redis.disconnect())));
+    const admin = new Redis();
+    await admin.call('ACL', 'DELUSER', `sidecar.${a.cluster.uid}`, `sidecar.${b.cluster.uid}`);
+    admin.disconnect();
+    await prisma.$disconnect();
+    await api.app.close();
+    await db.drop();
+  });
+
+  it("reaches its own queue with its own Redis user, and gets NOPERM on another cluster's", async () => {
+    const own = new Queue(sidecarQueueName(a.cluster.uid), { connection: redisAs(a.redisUrl), prefix });
+    expect(await own.getJobCounts('waiting')).toEqual({ waiting: expect.any(Number) });
+    const other = new Queue(sidecarQueueName(b.cluster.uid), { connection: redisAs(a.redisUrl), prefix });
+    await expect(other.getJobCounts('waiting')).rejects.toThrow(/NOPERM/);
+    await expect(redisAs(a.redisUrl).get(`${prefix}:reconcile:meta`)).rejects.toThrow(/NOPERM/);
+    await expect(redisAs(a.redisUrl).call('ACL', 'LIST')).rejects.toThrow(/NOPERM/);
+    await own.close();
+    await other.close();
+  });
+
+  it("is refused when reporting for another cluster, or with another cluster's token", async () => {
+    expect(await report(a.cluster.uid, a.reportToken)).toBe(202);
+    expect(await report(b.cluster.uid, a.reportToken)).toBe(401);
+    const res = await fetch(`${api.url}/v1/clusters/${a.cluster.uid}/status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${a.reportToken}` },
+      body: JSON.stringify({ clusterId: b.cluster.uid, observedGeneration: 1, conditions: [], reportedAt: new Date().toISOString() }),
+    });
+    expect(res.status).toBe(403);
+  });
+
+  it('hands out a bootstrap manifest carrying exactly these credentials', async () => {
+    const res = await api.admin<{ registerCluster: Issued & { bootstrapManifest: string } }>(REGISTER, { name: 'cluster-c' });
+    const issued = res.data!.registerCluster;
+    expect(issued.bootstrapManifest).toContain(`CLUSTER_ID: ${issued.cluster.uid}`);
+    expect(issued.bootstrapManifest).toContain(`REPORT_TOKEN: ${issued.reportToken}`);
+    expect(issued.bootstrapManifest).toContain(`REDIS_URL: ${issued.redisUrl}`);
+    await api.admin(`mutation($id: ID!) { deregisterCluster(clusterId: $id) { id } }`, { id: issued.cluster.id });
+    await expect(redisAs(issued.redisUrl).ping()).rejects.toThrow(/WRONGPASS|NOAUTH|invalid/i);
+  });
+
+  it('rotates without downtime: old and new both work during the grace period, then only the new', async () => {
+    const rotated = await api.admin<{ rotateClusterCredentials: Issued & { previousValidUntil: string } }>(
+      `mutation($id: ID!) { rotateClusterCredentials(clusterId: $id) { reportToken redisUrl previousValidUntil cluster { id uid } } }`,
+      { id: a.cluster.id },
+    );
+    const next = rotated.data!.rotateClusterCredentials;
+    expect(next.reportToken).not.toBe(a.reportToken);
+    expect(await report(a.cluster.uid, a.reportToken)).toBe(202);
+    expect(await report(a.cluster.uid, next.reportToken)).toBe(202);
+    expect(await redisAs(a.redisUrl).ping()).toBe('PONG');
+    expect(await redisAs(next.redisUrl).ping()).toBe('PONG');
+
+    await new Promise((r) => setTimeout(r, 2100));
+    await new SidecarAclSync(prisma, redisAs('redis://127.0.0.1:6379'), prefix).sync();
+    expect(await report(a.cluster.uid, a.reportToken)).toBe(401);
+    expect(await report(a.cluster.uid, next.reportToken)).toBe(202);
+    await expect(redisAs(a.redisUrl).ping()).rejects.toThrow(/WRONGPASS/);
+    expect(await redisAs(next.redisUrl).ping()).toBe('PONG');
+  });
+
+  it('recreates every sidecar user from PostgreSQL after Redis lost them', async () => {
+    const admin = redisAs('redis://127.0.0.1:6379');
+    await admin.call('ACL', 'DELUSER', `sidecar.${b.cluster.uid}`);
+    await expect(redisAs(b.redisUrl).ping()).rejects.toThrow(/WRONGPASS/);
+    await new SidecarAclSync(prisma, admin, prefix).sync();
+    expect(await redisAs(b.redisUrl).ping()).toBe('PONG');
+  });
+});

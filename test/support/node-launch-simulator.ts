@@ -1,0 +1,266 @@
+import { randomBytes } from 'node:crypto';
+import type { Ec2Emulator } from './ec2/index.js';
+import type { KubeApiServerEmulator, KubeObject } from './kube-apiserver/index.js';
+import { kubeletCsrRequest } from './pkcs10.js';
+import { eventually } from './processes.js';
+
+export const NODE_BOOTSTRAPPER =
+  'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper';
+const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
+const TERMINATION_FINALIZER = 'karpenter.sh/termination';
+const NODECLAIM = 'karpenter.sh/v1';
+
+export interface LaunchedNode {
+  nodeClaim: string;
+  nodeName: string;
+  instanceId: string;
+  providerID: string;
+  clientCsr: string;
+  servingCsr: string;
+  /** Milliseconds from creating each CSR to seeing it approved. */
+  clientApprovalMs: number;
+  servingApprovalMs: number;
+}
+
+export interface NodeLaunchSimulatorOptions {
+  kube: KubeApiServerEmulator;
+  ec2: Ec2Emulator;
+  zone?: string;
+  instanceType?: string;
+  vcpus?: number;
+  /** How long a launch waits for each approval before giving up. */
+  approvalTimeoutMs?: number;
+  log?: (message: string) => void;
+}
+
+const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const suffix = () => randomBytes(3).toString('hex').slice(0, 5);
+
+/**
+ * Plays Karpenter and a booting node on an emulated cluster, for tests and the demo: a NodeClaim
+ * for a NodePool, an EC2 instance behind it, the kubelet's client CSR (a real signed PKCS#10, sent
+ * as the node-bootstrapper), the Node once that CSR is approved, then the serving CSR (sent as the
+ * node). Deleting a NodeClaim terminates its instance and lifts Karpenter's finalizer, as
+ * Karpenter's termination controller would.
+ */
+export class NodeLaunchSimulator {
+  private stopWatch?: () => void;
+  readonly terminated: string[] = [];
+
+  constructor(private readonly options: NodeLaunchSimulatorOptions) {}
+
+  start(): this {
+    this.stopWatch = this.options.kube.watch(NODECLAIM, 'NodeClaim', (type, claim) => {
+      if (type === 'DELETED' || !claim.metadata?.deletionTimestamp) return;
+      // Let the handler return first: the emulator delivers events synchronously.
+      setImmediate(() => this.terminate(claim));
+    });
+    return this;
+  }
+
+  stop(): void {
+    this.stopWatch?.();
+  }
+
+  private say(message: string): void {
+    this.options.log?.(message);
+  }
+
+  private terminate(claim: KubeObject): void {
+    const { kube, ec2 } = this.options;
+    const name = claim.metadata?.name ?? '';
+    const live = kube.get(NODECLAIM, 'NodeClaim', name);
+    if (!live?.metadata?.finalizers?.includes(TERMINATION_FINALIZER)) return;
+    const status = (live.status ?? {}) as { providerID?: string; nodeName?: string };
+    const instanceId = status.providerID?.split('/').at(-1);
+    if (instanceId && ec2.getInstance(instanceId)) ec2.setInstanceState(instanceId, 'terminated');
+    if (status.nodeName) kube.delete('v1', 'Node', status.nodeName);
+    kube.patch(
+      NODECLAIM,
+      'NodeClaim',
+      name,
+      undefined,
+      [{ op: 'remove', path: '/metadata/finalizers' }],
+      'json',
+    );
+    this.terminated.push(name);
+    this.say(`NodeClaim ${name} terminated (instance ${instanceId ?? '-'})`);
+  }
+
+  /** Creates a NodeClaim of the NodePool with a running instance behind it (Launched). */
+  createNodeClaim(nodePool: string, options: { instance?: { PrivateDnsName?: string } } = {}) {
+    const { kube, ec2 } = this.options;
+    const zone = this.options.zone ?? 'us-east-1a';
+    const instanceType = this.options.instanceType ?? 'm6i.xlarge';
+    const name = `${nodePool}-${suffix()}`;
+    kube.create(
+      {
+        apiVersion: NODECLAIM,
+        kind: 'NodeClaim',
+        metadata: {
+          name,
+          labels: {
+            'karpenter.sh/nodepool': nodePool,
+            'node.kubernetes.io/instance-type': instanceType,
+          },
+          finalizers: [TERMINATION_FINALIZER],
+        },
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [
+            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [instanceType] },
+          ],
+        },
+      },
+      { fieldManager: 'karpenter' },
+    );
+    const instance = ec2.addInstance({
+      AvailabilityZone: zone,
+      InstanceType: instanceType,
+      Tags: { 'karpenter.sh/nodeclaim': name, 'karpenter.sh/nodepool': nodePool },
+      ...(options.instance ?? {}),
+    });
+    const providerID = `aws:///${zone}/${instance.InstanceId}`;
+    const vcpus = String(this.options.vcpus ?? 4);
+    kube.patchStatus(NODECLAIM, 'NodeClaim', name, undefined, {
+      providerID,
+      imageID: instance.ImageId,
+      capacity: { cpu: vcpus, memory: '16Gi', pods: '110' },
+      allocatable: { cpu: vcpus, memory: '15Gi', pods: '110' },
+      conditions: [
+        {
+          type: 'Launched',
+          status: 'True',
+          reason: 'Launched',
+          message: '',
+          lastTransitionTime: now(),
+        },
+      ],
+    });
+    this.say(`NodeClaim ${name} launched ${instance.InstanceId} (${instance.PrivateDnsName})`);
+    return { name, instanceId: instance.InstanceId, providerID, nodeName: instance.PrivateDnsName };
+  }
+
+  /** Creates a CSR as the given user, as a kubelet would; returns its name. */
+  submitCsr(
+    nodeName: string,
+    kind: 'client' | 'serving',
+    as?: { username: string; groups: string[] },
+  ): string {
+    const name = `csr-${suffix()}${suffix()}`;
+    const user =
+      as ??
+      (kind === 'client'
+        ? {
+            username: NODE_BOOTSTRAPPER,
+            groups: [
+              'system:serviceaccounts',
+              'system:serviceaccounts:openshift-machine-config-operator',
+              'system:authenticated',
+            ],
+          }
+        : {
+            username: `system:node:${nodeName}`,
+            groups: ['system:nodes', 'system:authenticated'],
+          });
+    this.options.kube.create(
+      {
+        apiVersion: 'certificates.k8s.io/v1',
+        kind: 'CertificateSigningRequest',
+        metadata: { name },
+        spec: {
+          request: kubeletCsrRequest(nodeName),
+          signerName: kind === 'client' ? CLIENT_SIGNER : SERVING_SIGNER,
+          usages:
+            kind === 'client'
+              ? ['digital signature', 'client auth']
+              : ['digital signature', 'server auth'],
+        },
+      },
+      { fieldManager: 'kubelet', user },
+    );
+    return name;
+  }
+
+  /** Waits for the CSR to be approved; returns how long that took. */
+  async approved(csr: string, since = Date.now()): Promise<number> {
+    await eventually(
+      () => {
+        const o = this.options.kube.get('certificates.k8s.io/v1', 'CertificateSigningRequest', csr);
+        const conditions =
+          (o?.status as { conditions?: { type: string; status: string }[] } | undefined)
+            ?.conditions ?? [];
+        return conditions.some((c) => c.type === 'Approved' && c.status === 'True')
+          ? true
+          : undefined;
+      },
+      {
+        timeoutMs: this.options.approvalTimeoutMs ?? 10_000,
+        intervalMs: 2,
+        what: `CSR ${csr} to be approved`,
+      },
+    );
+    return Date.now() - since;
+  }
+
+  /** The Node registers (the kubelet holds a client certificate now) and Karpenter notices. */
+  registerNode(
+    claim: { name: string; nodeName: string; providerID: string },
+    nodePool: string,
+  ): void {
+    const { kube } = this.options;
+    const vcpus = String(this.options.vcpus ?? 4);
+    kube.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: claim.nodeName,
+        labels: {
+          'karpenter.sh/nodepool': nodePool,
+          'kubernetes.io/hostname': claim.nodeName,
+          'node-role.kubernetes.io/worker': '',
+        },
+      },
+      spec: { providerID: claim.providerID },
+      status: { capacity: { cpu: vcpus, memory: '16Gi', pods: '110' } },
+    });
+    const t = now();
+    kube.patchStatus(NODECLAIM, 'NodeClaim', claim.name, undefined, {
+      nodeName: claim.nodeName,
+      conditions: ['Launched', 'Registered', 'Initialized', 'Ready'].map((type) => ({
+        type,
+        status: 'True',
+        reason: type,
+        message: '',
+        lastTransitionTime: t,
+      })),
+    });
+  }
+
+  /** The whole boot of one node; resolves when both of its CSRs are approved. */
+  async launch(nodePool: string): Promise<LaunchedNode> {
+    const claim = this.createNodeClaim(nodePool);
+    const clientStart = Date.now();
+    const clientCsr = this.submitCsr(claim.nodeName, 'client');
+    const clientApprovalMs = await this.approved(clientCsr, clientStart);
+    this.say(`client CSR ${clientCsr} of ${claim.nodeName} approved after ${clientApprovalMs} ms`);
+    this.registerNode(claim, nodePool);
+    const servingStart = Date.now();
+    const servingCsr = this.submitCsr(claim.nodeName, 'serving');
+    const servingApprovalMs = await this.approved(servingCsr, servingStart);
+    this.say(
+      `serving CSR ${servingCsr} of ${claim.nodeName} approved after ${servingApprovalMs} ms`,
+    );
+    return {
+      nodeClaim: claim.name,
+      nodeName: claim.nodeName,
+      instanceId: claim.instanceId,
+      providerID: claim.providerID,
+      clientCsr,
+      servingCsr,
+      clientApprovalMs,
+      servingApprovalMs,
+    };
+  }
+}
