@@ -24,6 +24,7 @@ const shared = {
     '^@fleet/database$': '<rootDir>/libs/database/src/index.ts',
     '^@fleet/crd-schema$': '<rootDir>/libs/crd-schema/src/index.ts',
     '^@fleet/desired-state$': '<rootDir>/libs/desired-state/src/index.ts',
+    '^@fleet/observability$': '<rootDir>/libs/observability/src/index.ts',
     '^@fleet/testing$': '<rootDir>/test/support/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

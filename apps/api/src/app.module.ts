@@ -15,6 +15,9 @@ import { EventsModule } from './events/events.module.js';
 import { FleetModule } from './fleet/fleet.module.js';
 import { queryLimitsPlugin } from './graphql/query-limits.js';
 import { HealthModule } from './health/health.module.js';
+import { graphqlMetricsPlugin } from './metrics/graphql-metrics.plugin.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { QueuesModule } from './queues/queues.module.js';
 import { ReportsModule } from './reports/reports.module.js';
 import { RolloutsModule } from './rollouts/rollouts.module.js';
@@ -24,7 +27,9 @@ import { RolloutsModule } from './rollouts/rollouts.module.js';
  * deployment without sources keeps the schema in memory only.
  */
 const sourceDir = dirname(fileURLToPath(import.meta.url)).replace(/\/dist\/apps\//, '/apps/');
-const schemaFile: string | true = existsSync(join(sourceDir, 'main.ts')) ? join(sourceDir, 'schema.gql') : true;
+const schemaFile: string | true = existsSync(join(sourceDir, 'main.ts'))
+  ? join(sourceDir, 'schema.gql')
+  : true;
 
 @Module({})
 export class AppModule {
@@ -38,22 +43,41 @@ export class AppModule {
       ],
       exports: [API_CONFIG],
       imports: [
-        GraphQLModule.forRoot<ApolloDriverConfig>({
+        GraphQLModule.forRootAsync<ApolloDriverConfig>({
           driver: ApolloDriver,
-          autoSchemaFile: schemaFile,
-          sortSchema: true,
-          introspection: true,
-          subscriptions: { 'graphql-ws': true },
-          plugins: [queryLimitsPlugin({ maxDepth: config.MAX_QUERY_DEPTH, maxCost: config.MAX_QUERY_COST })],
-          // graphql-ws subscriptions authenticate with connectionParams.authorization.
-          context: ({ req, extra }: { req?: unknown; extra?: { connectionParams?: { authorization?: string } } }) =>
-            extra ? { connection: { authorization: extra.connectionParams?.authorization } } : { req },
+          inject: [MetricsService],
+          useFactory: (metrics: MetricsService) => ({
+            autoSchemaFile: schemaFile,
+            sortSchema: true,
+            introspection: true,
+            subscriptions: { 'graphql-ws': true },
+            plugins: [
+              queryLimitsPlugin({
+                maxDepth: config.MAX_QUERY_DEPTH,
+                maxCost: config.MAX_QUERY_COST,
+              }),
+              graphqlMetricsPlugin(metrics),
+            ],
+            // graphql-ws subscriptions authenticate with connectionParams.authorization.
+            // graphql-ws hands the context function its own Context: connectionParams sits beside extra.
+            context: ({
+              req,
+              extra,
+              connectionParams,
+            }: {
+              req?: unknown;
+              extra?: unknown;
+              connectionParams?: { authorization?: string };
+            }) =>
+              extra ? { connection: { authorization: connectionParams?.authorization } } : { req },
+          }),
         }),
         DatabaseModule,
         QueuesModule,
         AuthModule,
         AuditModule,
         EventsModule,
+        MetricsModule,
         HealthModule,
         ReportsModule,
         ClustersModule,

@@ -9,6 +9,9 @@ export const WorkerConfigSchema = z.object({
     .regex(/^[a-z0-9-]+$/)
     .default('bull'),
   LOG_LEVEL: logLevel,
+  /** /healthz, /readyz and /metrics are served only when a port is given (deployments do). */
+  OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  OPS_HOST: z.string().default('127.0.0.1'),
   /** How often sidecar Redis users are recreated from PostgreSQL and rotations expire. */
   ACL_SYNC_SECONDS: z.coerce.number().int().min(1).default(60),
   RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(20),
@@ -29,6 +32,8 @@ export const WorkerConfigSchema = z.object({
   HISTORY_RAW_RETENTION_DAYS: z.coerce.number().int().min(1).default(7),
   HISTORY_ROLLUP_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
   HISTORY_PARTITIONS_AHEAD_DAYS: z.coerce.number().int().min(1).max(60).default(3),
+  /** A job whose worker died is retried after this long (BullMQ lock duration and stall check). */
+  JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig =>

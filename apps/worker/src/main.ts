@@ -6,7 +6,8 @@ import {
   StatusReport,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
-import { Worker } from 'bullmq';
+import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { loadWorkerConfig } from './config.js';
@@ -22,6 +23,7 @@ import { startRolloutTicker } from './rollouts/rollout-ticker.js';
 export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const config = loadWorkerConfig(env);
   const log = pino({ name: 'worker', level: config.LOG_LEVEL });
+  const jobLocks = { lockDuration: config.JOB_LOCK_MS, stalledInterval: config.JOB_LOCK_MS };
   const db = createPrismaClient(config.DATABASE_URL, { poolSize: 20 });
   const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const sidecarQueues = new SidecarQueues(producer, config.QUEUE_PREFIX);
@@ -52,6 +54,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       connection: connection(),
       prefix: config.QUEUE_PREFIX,
       concurrency: config.RECONCILE_CONCURRENCY,
+      ...jobLocks,
     },
   );
   const ingest = new Worker(
@@ -72,6 +75,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       connection: connection(),
       prefix: config.QUEUE_PREFIX,
       concurrency: config.INGEST_CONCURRENCY,
+      ...jobLocks,
     },
   );
   for (const worker of [reconcile, ingest]) {
@@ -113,13 +117,48 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     everyMs: config.ACL_SYNC_SECONDS * 1000,
     log,
   });
-  log.info('worker ready');
+  const registry = createRegistry('worker');
+  const dispatchSeconds = fleetMetrics.dispatchSeconds(registry);
+  const reportsIngested = fleetMetrics.reportsIngested(registry);
+  reconcile.on('completed', (job) => {
+    if (job.processedOn && job.finishedOn)
+      dispatchSeconds.observe(
+        { outcome: String(job.returnvalue) },
+        (job.finishedOn - job.processedOn) / 1000,
+      );
+  });
+  ingest.on('completed', () => reportsIngested.inc());
+  const observed = [RECONCILE_QUEUE, STATUS_INGEST_QUEUE].map(
+    (name) => new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX }),
+  );
+  fleetMetrics.queueDepth(registry, async () => {
+    const counts = await Promise.all(
+      observed.map(async (q) => {
+        const c = await q.getJobCounts('waiting', 'delayed', 'prioritized');
+        return [q.name, Object.values(c).reduce((a, b) => a + b, 0)] as const;
+      }),
+    );
+    return Object.fromEntries(counts);
+  });
+  const ops =
+    config.OPS_PORT === undefined
+      ? undefined
+      : await startOpsServer({
+          port: config.OPS_PORT,
+          host: config.OPS_HOST,
+          registry,
+          checks: { postgresql: () => db.$queryRaw`SELECT 1`, redis: () => producer.ping() },
+        });
+  log.info({ ops: ops?.url }, 'worker ready');
 
   return {
+    opsUrl: ops?.url,
     async close(): Promise<void> {
       await Promise.all([reconcile.close(), ingest.close(), rollouts.close()]);
       await maintenance.close();
       await aclSync.close();
+      await ops?.close();
+      await Promise.all(observed.map((q) => q.close()));
       await deadLetters.close();
       await sidecarQueues.close();
       for (const redis of connections) redis.disconnect();

@@ -38,6 +38,16 @@ export class QueuesService implements OnModuleDestroy {
     });
   }
 
+  /** Waiting plus delayed jobs of the fleet-wide queues, for the queue-depth gauge. */
+  async depths(): Promise<Record<string, number>> {
+    const [reconcile, ingest] = await Promise.all([
+      this.reconcile.getJobCounts('waiting', 'delayed', 'prioritized'),
+      this.statusIngest.getJobCounts('waiting', 'delayed', 'prioritized'),
+    ]);
+    const sum = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
+    return { [this.reconcile.name]: sum(reconcile), [this.statusIngest.name]: sum(ingest) };
+  }
+
   async ping(): Promise<void> {
     await this.connection.ping();
   }

@@ -13,6 +13,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Public } from '../auth/roles.decorator.js';
 import { hashToken } from '../clusters/clusters.service.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { QueuesService } from '../queues/queues.service.js';
 
 /**
@@ -26,6 +27,7 @@ export class ReportsController {
   constructor(
     private readonly prisma: PrismaService,
     private readonly queues: QueuesService,
+    private readonly metrics: MetricsService,
   ) {}
 
   @Post()
@@ -51,23 +53,35 @@ export class ReportsController {
       );
     }
     await this.queues.ingestStatus(parsed.data);
+    this.metrics.reportsReceived.inc();
     return { accepted: true };
   }
 
   private async authenticate(clusterId: string, authorization: string | undefined): Promise<void> {
     const token = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
     const unauthorized = () =>
-      new HttpException({ error: 'Unauthorized', message: 'a valid cluster token is required' }, HttpStatus.UNAUTHORIZED);
+      new HttpException(
+        { error: 'Unauthorized', message: 'a valid cluster token is required' },
+        HttpStatus.UNAUTHORIZED,
+      );
     if (!token || !/^[0-9a-f-]{36}$/i.test(clusterId)) throw unauthorized();
     const cluster = await this.prisma.client.cluster.findUnique({
       where: { id: clusterId },
-      select: { reportTokenHash: true, previousReportTokenHash: true, previousCredentialsExpireAt: true },
+      select: {
+        reportTokenHash: true,
+        previousReportTokenHash: true,
+        previousCredentialsExpireAt: true,
+      },
     });
     if (!cluster) throw unauthorized();
     const presented = Buffer.from(hashToken(token), 'hex');
-    const matches = (hash: string | null) => hash !== null && timingSafeEqual(presented, Buffer.from(hash, 'hex'));
+    const matches = (hash: string | null) =>
+      hash !== null && timingSafeEqual(presented, Buffer.from(hash, 'hex'));
     const previousValid = (cluster.previousCredentialsExpireAt?.getTime() ?? 0) > Date.now();
-    if (!matches(cluster.reportTokenHash) && !(previousValid && matches(cluster.previousReportTokenHash))) {
+    if (
+      !matches(cluster.reportTokenHash) &&
+      !(previousValid && matches(cluster.previousReportTokenHash))
+    ) {
       throw unauthorized();
     }
   }
