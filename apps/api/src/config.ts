@@ -7,7 +7,10 @@ export const ApiConfigSchema = z.object({
   API_PORT: port(4000),
   API_HOST: z.string().default('127.0.0.1'),
   /** Prefix of every BullMQ key, so several fleets (or test suites) can share one Redis. */
-  QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]+$/).default('bull'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9-]+$/)
+    .default('bull'),
   LOG_LEVEL: logLevel,
   /** An admin token created at start-up if absent: how a new fleet gets its first token. */
   FLEET_BOOTSTRAP_TOKEN: z.string().min(20, 'must be at least 20 characters').optional(),

@@ -1,4 +1,11 @@
-import { Field, GraphQLISODateTime, ID, InputType, ObjectType, registerEnumType } from '@nestjs/graphql';
+import {
+  Field,
+  GraphQLISODateTime,
+  ID,
+  InputType,
+  ObjectType,
+  registerEnumType,
+} from '@nestjs/graphql';
 
 export enum RoleEnum {
   VIEWER = 'VIEWER',
@@ -7,7 +14,8 @@ export enum RoleEnum {
 }
 registerEnumType(RoleEnum, {
   name: 'Role',
-  description: 'VIEWER reads; OPERATOR also changes clusters; ADMIN also manages tokens and registrations.',
+  description:
+    'VIEWER reads; OPERATOR also changes clusters; ADMIN also manages tokens and registrations.',
 });
 
 @ObjectType()

@@ -7,7 +7,8 @@ import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { Principal, Role } from './principal.js';
 
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const hashSecret = (secret: string): string =>
+  createHash('sha256').update(secret).digest('hex');
 
 /** How long a verified token is trusted without asking PostgreSQL again (revocation latency). */
 const CACHE_MS = 5_000;
@@ -30,7 +31,12 @@ export class ApiTokensService implements OnModuleInit {
     if (!secret) return;
     await this.prisma.client.apiToken.upsert({
       where: { tokenHash: hashSecret(secret) },
-      create: { name: 'bootstrap-admin', tokenHash: hashSecret(secret), role: 'ADMIN', createdBy: 'FLEET_BOOTSTRAP_TOKEN' },
+      create: {
+        name: 'bootstrap-admin',
+        tokenHash: hashSecret(secret),
+        role: 'ADMIN',
+        createdBy: 'FLEET_BOOTSTRAP_TOKEN',
+      },
       update: {},
     });
   }
@@ -46,7 +52,8 @@ export class ApiTokensService implements OnModuleInit {
       try {
         parseLabelSelector(input.labelSelector);
       } catch (err) {
-        if (err instanceof LabelSelectorError) throw userInputError('input.labelSelector', err.message);
+        if (err instanceof LabelSelectorError)
+          throw userInputError('input.labelSelector', err.message);
         throw err;
       }
     }
@@ -87,7 +94,8 @@ export class ApiTokensService implements OnModuleInit {
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
     const token = await this.prisma.client.apiToken.findUnique({ where: { tokenHash: hash } });
-    const valid = token && !token.revokedAt && (!token.expiresAt || token.expiresAt.getTime() > now);
+    const valid =
+      token && !token.revokedAt && (!token.expiresAt || token.expiresAt.getTime() > now);
     const principal: Principal | null = valid
       ? {
           tokenId: token.id,

@@ -41,16 +41,25 @@ export class AuthGuard implements CanActivate {
       carrier.principal = secret ? await this.tokens.verify(secret) : null;
     }
     const principal = carrier.principal;
-    if (!principal) throw fail('UNAUTHENTICATED', 'a valid, unexpired API token is required (Authorization: Bearer …)');
+    if (!principal)
+      throw fail(
+        'UNAUTHENTICATED',
+        'a valid, unexpired API token is required (Authorization: Bearer …)',
+      );
     if (!carrier.rateCounted) {
       carrier.rateCounted = true;
       const retryAfter = await this.rateLimiter.hit(principal.tokenId);
       if (retryAfter > 0) {
-        throw fail('RATE_LIMITED', `rate limit exceeded for token ${principal.name}`, { retryAfterSeconds: retryAfter });
+        throw fail('RATE_LIMITED', `rate limit exceeded for token ${principal.name}`, {
+          retryAfterSeconds: retryAfter,
+        });
       }
     }
     if (!hasRole(principal, required)) {
-      throw fail('FORBIDDEN', `requires role ${required}; token ${principal.name} has ${principal.role}`);
+      throw fail(
+        'FORBIDDEN',
+        `requires role ${required}; token ${principal.name} has ${principal.role}`,
+      );
     }
     return true;
   }
@@ -58,13 +67,18 @@ export class AuthGuard implements CanActivate {
 
 function carrierOf(context: ExecutionContext): AuthCarrier {
   if (context.getType<string>() === 'graphql') {
-    const ctx = GqlExecutionContext.create(context).getContext<{ req?: { headers: Record<string, string | undefined> } & AuthCarrier; connection?: AuthCarrier }>();
+    const ctx = GqlExecutionContext.create(context).getContext<{
+      req?: { headers: Record<string, string | undefined> } & AuthCarrier;
+      connection?: AuthCarrier;
+    }>();
     if (ctx.connection) return ctx.connection;
     const req = ctx.req!;
     req.authorization ??= req.headers.authorization;
     return req;
   }
-  const req = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> } & AuthCarrier>();
+  const req = context
+    .switchToHttp()
+    .getRequest<{ headers: Record<string, string | undefined> } & AuthCarrier>();
   req.authorization ??= req.headers.authorization;
   return req;
 }

@@ -7,7 +7,12 @@ import { RateLimiterService } from './rate-limiter.service.js';
 
 @Global()
 @Module({
-  providers: [ApiTokensService, RateLimiterService, ApiTokensResolver, { provide: APP_GUARD, useClass: AuthGuard }],
+  providers: [
+    ApiTokensService,
+    RateLimiterService,
+    ApiTokensResolver,
+    { provide: APP_GUARD, useClass: AuthGuard },
+  ],
   exports: [ApiTokensService],
 })
 export class AuthModule {}

@@ -16,4 +16,5 @@ export const hasRole = (principal: Principal, required: Role): boolean =>
   ROLE_RANK[principal.role] >= ROLE_RANK[required];
 
 export const inScope = (principal: Principal, labels: unknown): boolean =>
-  principal.scope === null || matchesLabelSelector(principal.scope, (labels ?? {}) as Record<string, string>);
+  principal.scope === null ||
+  matchesLabelSelector(principal.scope, (labels ?? {}) as Record<string, string>);

@@ -17,7 +17,10 @@ export interface BootstrapInput {
  * ServiceAccount and the Deployment. RBAC for what the sidecar manages ships with deploy/.
  */
 export function bootstrapManifest(input: BootstrapInput): string {
-  const labels = { 'app.kubernetes.io/name': 'karpenter-fleet-sidecar', 'app.kubernetes.io/part-of': 'karpenter-fleet' };
+  const labels = {
+    'app.kubernetes.io/name': 'karpenter-fleet-sidecar',
+    'app.kubernetes.io/part-of': 'karpenter-fleet',
+  };
   const docs = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: input.namespace, labels } },
     {
@@ -33,7 +36,11 @@ export function bootstrapManifest(input: BootstrapInput): string {
         QUEUE_PREFIX: input.queuePrefix,
       },
     },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'karpenter-fleet-sidecar', namespace: input.namespace, labels } },
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'karpenter-fleet-sidecar', namespace: input.namespace, labels },
+    },
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -52,8 +59,15 @@ export function bootstrapManifest(input: BootstrapInput): string {
                 name: 'sidecar',
                 image: input.image,
                 envFrom: [{ secretRef: { name: 'karpenter-fleet-sidecar' } }],
-                resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } },
-                securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+                resources: {
+                  requests: { cpu: '50m', memory: '96Mi' },
+                  limits: { memory: '256Mi' },
+                },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  runAsNonRoot: true,
+                  capabilities: { drop: ['ALL'] },
+                },
               },
             ],
           },

@@ -16,14 +16,27 @@ import {
 interface Page<T> {
   edges: { cursor: string; node: T }[];
   nodes: T[];
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  pageInfo: {
+    hasNextPage: boolean;
+    hasPreviousPage: boolean;
+    startCursor: string | null;
+    endCursor: string | null;
+  };
   totalCount: number;
 }
 
 /** Newest first, keyset on a monotonic key; `first`/`after` only (activity is read forwards). */
-function page<T>(rows: (T & { key: bigint | number })[], size: number, totalCount: number, hadCursor: boolean): Page<T> {
+function page<T>(
+  rows: (T & { key: bigint | number })[],
+  size: number,
+  totalCount: number,
+  hadCursor: boolean,
+): Page<T> {
   const items = rows.slice(0, size);
-  const edges = items.map(({ key, ...node }) => ({ cursor: encodeCursor([String(key)]), node: node as unknown as T }));
+  const edges = items.map(({ key, ...node }) => ({
+    cursor: encodeCursor([String(key)]),
+    node: node as unknown as T,
+  }));
   return {
     edges,
     nodes: edges.map((e) => e.node),
@@ -40,7 +53,8 @@ function page<T>(rows: (T & { key: bigint | number })[], size: number, totalCoun
 function afterKey(after: string | null): bigint | undefined {
   if (!after) return undefined;
   const [key] = decodeCursor(after, 'after');
-  if (typeof key !== 'string' || !/^\d+$/.test(key)) throw userInputError('after', 'is not a cursor returned by this API');
+  if (typeof key !== 'string' || !/^\d+$/.test(key))
+    throw userInputError('after', 'is not a cursor returned by this API');
   return BigInt(key);
 }
 
@@ -57,13 +71,28 @@ export class ClusterActivityResolver {
   ): Promise<Page<ReconcileRun>> {
     const { size } = pageWindow({ first });
     const before = afterKey(after);
-    const where = { clusterId: cluster.uid, ...(before !== undefined ? { generation: { lt: Number(before) } } : {}) };
+    const where = {
+      clusterId: cluster.uid,
+      ...(before !== undefined ? { generation: { lt: Number(before) } } : {}),
+    };
     const [rows, total] = await Promise.all([
-      this.prisma.client.reconcileRun.findMany({ where, orderBy: { generation: 'desc' }, take: size + 1 }),
+      this.prisma.client.reconcileRun.findMany({
+        where,
+        orderBy: { generation: 'desc' },
+        take: size + 1,
+      }),
       this.prisma.client.reconcileRun.count({ where: { clusterId: cluster.uid } }),
     ]);
     return page(
-      rows.map((r) => ({ key: r.generation, generation: r.generation, state: r.state as ReconcileRunState, error: r.error, createdAt: r.createdAt, dispatchedAt: r.dispatchedAt, finishedAt: r.finishedAt })),
+      rows.map((r) => ({
+        key: r.generation,
+        generation: r.generation,
+        state: r.state as ReconcileRunState,
+        error: r.error,
+        createdAt: r.createdAt,
+        dispatchedAt: r.dispatchedAt,
+        finishedAt: r.finishedAt,
+      })),
       size,
       total,
       before !== undefined,
@@ -78,7 +107,10 @@ export class ClusterActivityResolver {
   ): Promise<Page<CsrDecision>> {
     const { size } = pageWindow({ first });
     const before = afterKey(after);
-    const where = { clusterId: cluster.uid, ...(before !== undefined ? { id: { lt: before } } : {}) };
+    const where = {
+      clusterId: cluster.uid,
+      ...(before !== undefined ? { id: { lt: before } } : {}),
+    };
     const [rows, total] = await Promise.all([
       this.prisma.client.csrDecision.findMany({ where, orderBy: { id: 'desc' }, take: size + 1 }),
       this.prisma.client.csrDecision.count({ where: { clusterId: cluster.uid } }),
@@ -99,13 +131,23 @@ export class ClusterActivityResolver {
   ): Promise<Page<AuditEvent>> {
     const { size } = pageWindow({ first });
     const before = afterKey(after);
-    const where = { clusterId: cluster.uid, ...(before !== undefined ? { id: { lt: before } } : {}) };
+    const where = {
+      clusterId: cluster.uid,
+      ...(before !== undefined ? { id: { lt: before } } : {}),
+    };
     const [rows, total] = await Promise.all([
       this.prisma.client.auditEvent.findMany({ where, orderBy: { id: 'desc' }, take: size + 1 }),
       this.prisma.client.auditEvent.count({ where: { clusterId: cluster.uid } }),
     ]);
     return page(
-      rows.map((e) => ({ key: e.id, at: e.at, actor: e.actor, action: e.action, before: e.before, after: e.after })),
+      rows.map((e) => ({
+        key: e.id,
+        at: e.at,
+        actor: e.actor,
+        action: e.action,
+        before: e.before,
+        after: e.after,
+      })),
       size,
       total,
       before !== undefined,

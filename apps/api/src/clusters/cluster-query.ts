@@ -2,7 +2,12 @@ import { LabelSelectorError, parseLabelSelector, type LabelRequirement } from '@
 import { Prisma } from '@fleet/database';
 import { userInputError } from '../common/errors.js';
 import type { Principal } from '../auth/principal.js';
-import { ClusterOrderField, OrderDirection, type ClusterFilter, type ClusterOrder } from './dto/cluster.inputs.js';
+import {
+  ClusterOrderField,
+  OrderDirection,
+  type ClusterFilter,
+  type ClusterOrder,
+} from './dto/cluster.inputs.js';
 
 /**
  * The cluster list in SQL: filters, the caller's scope, keyset pagination. Only the page's IDs
@@ -44,10 +49,18 @@ export function clusterWhere(
   if (principal.scope) conds.push(...labelSelectorSql(principal.scope));
   if (filter?.platform) conds.push(Prisma.sql`c.platform = ${filter.platform}::"Platform"`);
   if (filter?.topology) conds.push(Prisma.sql`c.topology = ${filter.topology}::"Topology"`);
-  if (filter?.labelSelector) conds.push(...labelSelectorSql(parseSelectorInput(filter.labelSelector, 'filter.labelSelector')));
-  if (filter?.karpenterEnabled != null) conds.push(Prisma.sql`d.enabled = ${filter.karpenterEnabled}`);
+  if (filter?.labelSelector)
+    conds.push(
+      ...labelSelectorSql(parseSelectorInput(filter.labelSelector, 'filter.labelSelector')),
+    );
+  if (filter?.karpenterEnabled != null)
+    conds.push(Prisma.sql`d.enabled = ${filter.karpenterEnabled}`);
   if (filter?.inSync != null) {
-    conds.push(filter.inSync ? Prisma.sql`s."observedGeneration" = d.generation` : Prisma.sql`s."observedGeneration" <> d.generation`);
+    conds.push(
+      filter.inSync
+        ? Prisma.sql`s."observedGeneration" = d.generation`
+        : Prisma.sql`s."observedGeneration" <> d.generation`,
+    );
   }
   if (filter?.stale != null) {
     const stale = Prisma.sql`(s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfterSeconds}))`;
@@ -60,7 +73,8 @@ export function clusterWhere(
     conds.push(Prisma.sql`s.conditions @> ${JSON.stringify([match])}::jsonb`);
   }
   if (filter?.nameContains) {
-    if (filter.nameContains.length > 63) throw userInputError('filter.nameContains', 'must be no more than 63 characters');
+    if (filter.nameContains.length > 63)
+      throw userInputError('filter.nameContains', 'must be no more than 63 characters');
     conds.push(Prisma.sql`strpos(c.name, ${filter.nameContains}) > 0`);
   }
   return Prisma.join(conds, ' AND ');

@@ -1,7 +1,13 @@
 import type { Prisma } from '@fleet/database';
 import type { Cluster, Condition } from './models/cluster.model.js';
 import { toGlobalId } from '../common/global-id.js';
-import { ClusterAutoscalerMode, KarpenterLogLevel, Platform, Topology, type ClusterAutoscalerStatus } from './models/cluster.model.js';
+import {
+  ClusterAutoscalerMode,
+  KarpenterLogLevel,
+  Platform,
+  Topology,
+  type ClusterAutoscalerStatus,
+} from './models/cluster.model.js';
 
 export type ClusterRow = Prisma.ClusterGetPayload<{
   include: { desired: true; status: true; nodePools: true };
@@ -19,9 +25,10 @@ export function toCluster(row: ClusterRow, staleAfterSeconds: number, now = Date
   const desired = row.desired;
   const status = row.status;
   if (!desired || !status) throw new Error(`cluster ${row.id} has no desired state or status row`);
-  const conditions = (status.conditions as unknown as StoredCondition[]).map(
-    (c): Condition => ({ ...c, lastTransitionTime: new Date(c.lastTransitionTime) }),
-  );
+  const conditions = (status.conditions as unknown as StoredCondition[]).map((c): Condition => ({
+    ...c,
+    lastTransitionTime: new Date(c.lastTransitionTime),
+  }));
   return {
     __typename: 'Cluster',
     id: toGlobalId('Cluster', row.id),

@@ -13,7 +13,12 @@ import {
   UpsertNodePoolInput,
 } from './dto/cluster.inputs.js';
 import { ClustersService } from './clusters.service.js';
-import { Cluster, ClusterConnection, RegisterClusterPayload, RotateClusterCredentialsPayload } from './models/cluster.model.js';
+import {
+  Cluster,
+  ClusterConnection,
+  RegisterClusterPayload,
+  RotateClusterCredentialsPayload,
+} from './models/cluster.model.js';
 
 const clusterUid = (id: string) => uidOf('Cluster', id, 'clusterId');
 
@@ -23,11 +28,16 @@ export class ClustersResolver {
 
   @Query(() => Cluster)
   @RequireRole('VIEWER')
-  cluster(@CurrentPrincipal() principal: Principal, @Args('id', { type: () => ID }) id: string): Promise<Cluster> {
+  cluster(
+    @CurrentPrincipal() principal: Principal,
+    @Args('id', { type: () => ID }) id: string,
+  ): Promise<Cluster> {
     return this.service.get(principal, uidOf('Cluster', id, 'id'));
   }
 
-  @Query(() => ClusterConnection, { description: 'Clusters as a Relay connection (first/after or last/before, 1–100).' })
+  @Query(() => ClusterConnection, {
+    description: 'Clusters as a Relay connection (first/after or last/before, 1–100).',
+  })
   @RequireRole('VIEWER')
   clusters(
     @CurrentPrincipal() principal: Principal,
@@ -41,14 +51,19 @@ export class ClustersResolver {
     return this.service.list(principal, { first, after, last, before }, filter, orderBy);
   }
 
-  @Mutation(() => RegisterClusterPayload, { description: "Returns the sidecar's one-time credentials and bootstrap manifest." })
+  @Mutation(() => RegisterClusterPayload, {
+    description: "Returns the sidecar's one-time credentials and bootstrap manifest.",
+  })
   @RequireRole('ADMIN')
-  registerCluster(@CurrentPrincipal() principal: Principal, @Args('input') input: RegisterClusterInput): Promise<RegisterClusterPayload> {
+  registerCluster(
+    @CurrentPrincipal() principal: Principal,
+    @Args('input') input: RegisterClusterInput,
+  ): Promise<RegisterClusterPayload> {
     return this.service.register(principal, input);
   }
 
   @Mutation(() => RotateClusterCredentialsPayload, {
-    description: "New sidecar credentials; the previous ones keep working for the grace period.",
+    description: 'New sidecar credentials; the previous ones keep working for the grace period.',
   })
   @RequireRole('ADMIN')
   rotateClusterCredentials(
@@ -60,7 +75,10 @@ export class ClustersResolver {
 
   @Mutation(() => Cluster)
   @RequireRole('ADMIN')
-  deregisterCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
+  deregisterCluster(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+  ): Promise<Cluster> {
     return this.service.deregister(principal, clusterUid(clusterId));
   }
 
@@ -100,7 +118,8 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('name') name: string,
-    @Args('expectedGeneration', { type: () => Int, nullable: true }) expectedGeneration: number | null,
+    @Args('expectedGeneration', { type: () => Int, nullable: true })
+    expectedGeneration: number | null,
   ): Promise<Cluster> {
     return this.service.deleteNodePool(principal, clusterUid(clusterId), name, expectedGeneration);
   }
@@ -115,21 +134,44 @@ export class ClustersResolver {
     return this.service.setNodeClassOverrides(principal, clusterUid(clusterId), input);
   }
 
-  @Mutation(() => Cluster, { description: 'Stop reconciling: the sidecar leaves the cluster as it is.' })
+  @Mutation(() => Cluster, {
+    description: 'Stop reconciling: the sidecar leaves the cluster as it is.',
+  })
   @RequireRole('OPERATOR')
-  pauseCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
-    return this.service.setKarpenter(principal, clusterUid(clusterId), { paused: true }, 'pauseCluster');
+  pauseCluster(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+  ): Promise<Cluster> {
+    return this.service.setKarpenter(
+      principal,
+      clusterUid(clusterId),
+      { paused: true },
+      'pauseCluster',
+    );
   }
 
   @Mutation(() => Cluster)
   @RequireRole('OPERATOR')
-  resumeCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
-    return this.service.setKarpenter(principal, clusterUid(clusterId), { paused: false }, 'resumeCluster');
+  resumeCluster(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+  ): Promise<Cluster> {
+    return this.service.setKarpenter(
+      principal,
+      clusterUid(clusterId),
+      { paused: false },
+      'resumeCluster',
+    );
   }
 
-  @Mutation(() => Cluster, { description: 'Send the current desired state again, even if the cluster reports it applied.' })
+  @Mutation(() => Cluster, {
+    description: 'Send the current desired state again, even if the cluster reports it applied.',
+  })
   @RequireRole('OPERATOR')
-  reconcileCluster(@CurrentPrincipal() principal: Principal, @Args('clusterId', { type: () => ID }) clusterId: string): Promise<Cluster> {
+  reconcileCluster(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+  ): Promise<Cluster> {
     return this.service.forceReconcile(principal, clusterUid(clusterId));
   }
 }

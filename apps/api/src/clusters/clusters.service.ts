@@ -4,16 +4,31 @@ import { createHash } from 'node:crypto';
 import { AuditService } from '../audit/audit.service.js';
 import { inScope, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor, pageWindow, type PageArgs } from '../common/connection.js';
-import { conflictError, forbiddenError, notFoundError, parseInput, userInputError } from '../common/errors.js';
+import {
+  conflictError,
+  forbiddenError,
+  notFoundError,
+  parseInput,
+  userInputError,
+} from '../common/errors.js';
 import { toGlobalId } from '../common/global-id.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
-import { SidecarCredentialsService, type IssuedCredentials } from '../credentials/sidecar-credentials.service.js';
+import {
+  SidecarCredentialsService,
+  type IssuedCredentials,
+} from '../credentials/sidecar-credentials.service.js';
 import { FleetEventsService } from '../events/fleet-events.service.js';
 import { deleteSidecarAcl } from '@fleet/contracts';
 import { QueuesService } from '../queues/queues.service.js';
 import { bootstrapManifest } from './bootstrap-manifest.js';
-import { Labels, NodePoolNameSchema, ExpectedGeneration, RegisterClusterSchema, SetKarpenterSchema } from './cluster-input.schemas.js';
+import {
+  Labels,
+  NodePoolNameSchema,
+  ExpectedGeneration,
+  RegisterClusterSchema,
+  SetKarpenterSchema,
+} from './cluster-input.schemas.js';
 import { toCluster, type ClusterRow } from './cluster.mapper.js';
 import { clusterWhere, countSql, inScopeSql, pageIdsSql } from './cluster-query.js';
 import {
@@ -44,9 +59,13 @@ export const withEverything = {
   nodePools: { orderBy: { name: 'asc' } },
 } satisfies Prisma.ClusterInclude;
 
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+export const hashToken = (token: string): string =>
+  createHash('sha256').update(token).digest('hex');
 
-const DEFAULT_ORDER: ClusterOrder = { field: ClusterOrderField.NAME, direction: OrderDirection.ASC };
+const DEFAULT_ORDER: ClusterOrder = {
+  field: ClusterOrderField.NAME,
+  direction: OrderDirection.ASC,
+};
 
 @Injectable()
 export class ClustersService {
@@ -67,7 +86,8 @@ export class ClustersService {
   /** A cluster the caller may see; NOT_FOUND otherwise (a scoped token learns nothing else). */
   async get(principal: Principal, uid: string): Promise<Cluster> {
     const row = await this.db.cluster.findUnique({ where: { id: uid }, include: withEverything });
-    if (!row || !inScope(principal, row.labels)) throw notFoundError('cluster', toGlobalId('Cluster', uid));
+    if (!row || !inScope(principal, row.labels))
+      throw notFoundError('cluster', toGlobalId('Cluster', uid));
     return this.toModel(row);
   }
 
@@ -84,23 +104,38 @@ export class ClustersService {
     let cursor: [string, string] | undefined;
     if (cursorArg) {
       const parts = decodeCursor(cursorArg, backward ? 'before' : 'after');
-      if (parts.length !== 3 || parts[0] !== order.field || typeof parts[1] !== 'string' || typeof parts[2] !== 'string') {
-        throw userInputError(backward ? 'before' : 'after', 'is a cursor of another ordering; start again without it');
+      if (
+        parts.length !== 3 ||
+        parts[0] !== order.field ||
+        typeof parts[1] !== 'string' ||
+        typeof parts[2] !== 'string'
+      ) {
+        throw userInputError(
+          backward ? 'before' : 'after',
+          'is a cursor of another ordering; start again without it',
+        );
       }
       cursor = [parts[1], parts[2]];
     }
     const [idRows, [{ count }]] = await Promise.all([
-      this.db.$queryRaw<{ id: string; sort: string }[]>(pageIdsSql({ where, order, size, backward, ...(cursor ? { cursor } : {}) })),
+      this.db.$queryRaw<{ id: string; sort: string }[]>(
+        pageIdsSql({ where, order, size, backward, ...(cursor ? { cursor } : {}) }),
+      ),
       this.db.$queryRaw<[{ count: number }]>(countSql(where)),
     ]);
     const more = idRows.length > size;
     const pageRows = idRows.slice(0, size);
     if (backward) pageRows.reverse();
-    const rows = await this.db.cluster.findMany({ where: { id: { in: pageRows.map((r) => r.id) } }, include: withEverything });
+    const rows = await this.db.cluster.findMany({
+      where: { id: { in: pageRows.map((r) => r.id) } },
+      include: withEverything,
+    });
     const byId = new Map(rows.map((r) => [r.id, r]));
     const edges = pageRows.flatMap((r) => {
       const row = byId.get(r.id);
-      return row ? [{ cursor: encodeCursor([order.field, r.sort, r.id]), node: this.toModel(row) }] : [];
+      return row
+        ? [{ cursor: encodeCursor([order.field, r.sort, r.id]), node: this.toModel(row) }]
+        : [];
     });
     return {
       edges,
@@ -115,10 +150,15 @@ export class ClustersService {
     };
   }
 
-  async register(principal: Principal, input: RegisterClusterInput): Promise<RegisterClusterPayload> {
+  async register(
+    principal: Principal,
+    input: RegisterClusterInput,
+  ): Promise<RegisterClusterPayload> {
     const valid = parseInput(RegisterClusterSchema, input, 'input');
     if (!inScope(principal, valid.labels ?? {})) {
-      throw forbiddenError(`token ${principal.name} may only register clusters whose labels match its selector`);
+      throw forbiddenError(
+        `token ${principal.name} may only register clusters whose labels match its selector`,
+      );
     }
     const credentials = this.credentials.issue();
     let row: ClusterRow;
@@ -142,7 +182,14 @@ export class ClustersService {
           },
           include: withEverything,
         });
-        await this.audit.record(tx, principal, 'registerCluster', created.id, null, await clusterSnapshot(tx, created.id));
+        await this.audit.record(
+          tx,
+          principal,
+          'registerCluster',
+          created.id,
+          null,
+          await clusterSnapshot(tx, created.id),
+        );
         return created;
       });
     } catch (err) {
@@ -160,7 +207,10 @@ export class ClustersService {
   }
 
   /** The one-time secrets of a (re)issue, and the manifest that hands them to the sidecar. */
-  credentialsPayload(row: { id: string; name: string; topology: string; hcpNamespace: string | null }, issued: IssuedCredentials) {
+  credentialsPayload(
+    row: { id: string; name: string; topology: string; hcpNamespace: string | null },
+    issued: IssuedCredentials,
+  ) {
     const redisUrl = this.credentials.redisUrl(row.id, issued.redisPassword);
     return {
       reportToken: issued.reportToken,
@@ -174,22 +224,35 @@ export class ClustersService {
         redisUrl,
         queuePrefix: this.config.QUEUE_PREFIX,
         image: this.config.SIDECAR_IMAGE,
-        namespace: row.topology === 'HOSTED' ? (row.hcpNamespace ?? 'karpenter-fleet') : 'karpenter-fleet',
+        namespace:
+          row.topology === 'HOSTED' ? (row.hcpNamespace ?? 'karpenter-fleet') : 'karpenter-fleet',
       }),
     };
   }
 
   async deregister(principal: Principal, uid: string): Promise<Cluster> {
-    return this.db.$transaction(async (tx) => {
-      await this.lockInScope(tx, principal, uid);
-      const row = await tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
-      await this.audit.record(tx, principal, 'deregisterCluster', uid, await clusterSnapshot(tx, uid), null);
-      await tx.cluster.delete({ where: { id: uid } });
-      return this.toModel(row);
-    }).then(async (cluster) => {
-      await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
-      return cluster;
-    });
+    return this.db
+      .$transaction(async (tx) => {
+        await this.lockInScope(tx, principal, uid);
+        const row = await tx.cluster.findUniqueOrThrow({
+          where: { id: uid },
+          include: withEverything,
+        });
+        await this.audit.record(
+          tx,
+          principal,
+          'deregisterCluster',
+          uid,
+          await clusterSnapshot(tx, uid),
+          null,
+        );
+        await tx.cluster.delete({ where: { id: uid } });
+        return this.toModel(row);
+      })
+      .then(async (cluster) => {
+        await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
+        return cluster;
+      });
   }
 
   /** Subscribers learn of the change; losing the event costs freshness, never state. */
@@ -223,7 +286,11 @@ export class ClustersService {
       return { row: updated, previousRedisPasswordHash: current.redisPasswordHash };
     });
     await this.credentials.applyAcl(uid, [issued.redisPasswordHash, previousRedisPasswordHash]);
-    return { cluster: this.toModel(row), ...this.credentialsPayload(row, issued), previousValidUntil };
+    return {
+      cluster: this.toModel(row),
+      ...this.credentialsPayload(row, issued),
+      previousValidUntil,
+    };
   }
 
   /** Labels are fleet metadata, not desired cluster state: no generation bump, no reconcile. */
@@ -236,57 +303,117 @@ export class ClustersService {
       await this.lockInScope(tx, principal, uid);
       const before = await clusterSnapshot(tx, uid);
       await tx.cluster.update({ where: { id: uid }, data: { labels: valid } });
-      await this.audit.record(tx, principal, 'updateClusterLabels', uid, before, await clusterSnapshot(tx, uid));
+      await this.audit.record(
+        tx,
+        principal,
+        'updateClusterLabels',
+        uid,
+        before,
+        await clusterSnapshot(tx, uid),
+      );
       return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
     });
     await this.changed(uid);
     return this.toModel(row);
   }
 
-  async setKarpenter(principal: Principal, uid: string, input: SetKarpenterInput, action = 'setKarpenter'): Promise<Cluster> {
+  async setKarpenter(
+    principal: Principal,
+    uid: string,
+    input: SetKarpenterInput,
+    action = 'setKarpenter',
+  ): Promise<Cluster> {
     const { expectedGeneration, ...fields } = parseInput(SetKarpenterSchema, input, 'input');
-    const change = Object.fromEntries(Object.entries(fields).filter(([, v]) => v != null)) as DesiredStateChange;
+    const change = Object.fromEntries(
+      Object.entries(fields).filter(([, v]) => v != null),
+    ) as DesiredStateChange;
     return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
       await applyDesiredStateChange(tx, uid, change);
     });
   }
 
-  async upsertNodePool(principal: Principal, uid: string, input: UpsertNodePoolInput): Promise<Cluster> {
+  async upsertNodePool(
+    principal: Principal,
+    uid: string,
+    input: UpsertNodePoolInput,
+  ): Promise<Cluster> {
     const name = parseInput(NodePoolNameSchema, input.name, 'input.name');
-    const expected = parseInput(ExpectedGeneration, input.expectedGeneration, 'input.expectedGeneration');
+    const expected = parseInput(
+      ExpectedGeneration,
+      input.expectedGeneration,
+      'input.expectedGeneration',
+    );
     const violation = this.specs.validateNodePool(name, input.spec)[0];
-    if (violation) throw userInputError(`input.spec${violation.field ? `.${violation.field}` : ''}`, violation.reason);
+    if (violation)
+      throw userInputError(
+        `input.spec${violation.field ? `.${violation.field}` : ''}`,
+        violation.reason,
+      );
     const spec = input.spec as Record<string, unknown>;
     return this.changeDesiredState(principal, uid, 'upsertNodePool', expected, async (tx) => {
       await applyDesiredStateChange(tx, uid, { upsertNodePool: { name, spec } });
     });
   }
 
-  async deleteNodePool(principal: Principal, uid: string, name: string, expectedGeneration?: number | null): Promise<Cluster> {
+  async deleteNodePool(
+    principal: Principal,
+    uid: string,
+    name: string,
+    expectedGeneration?: number | null,
+  ): Promise<Cluster> {
     const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
     return this.changeDesiredState(principal, uid, 'deleteNodePool', expected, async (tx) => {
-      if ((await applyDesiredStateChange(tx, uid, { deleteNodePool: name })) === 'no-such-nodepool') {
+      if (
+        (await applyDesiredStateChange(tx, uid, { deleteNodePool: name })) === 'no-such-nodepool'
+      ) {
         throw notFoundError('NodePool', name);
       }
     });
   }
 
-  async setNodeClassOverrides(principal: Principal, uid: string, input: NodeClassOverridesInput): Promise<Cluster> {
-    const expected = parseInput(ExpectedGeneration, input.expectedGeneration, 'input.expectedGeneration');
+  async setNodeClassOverrides(
+    principal: Principal,
+    uid: string,
+    input: NodeClassOverridesInput,
+  ): Promise<Cluster> {
+    const expected = parseInput(
+      ExpectedGeneration,
+      input.expectedGeneration,
+      'input.expectedGeneration',
+    );
     const overrides = Object.fromEntries(
       (['blockDeviceMappings', 'tags', 'metadataOptions', 'kubelet'] as const)
         .filter((k) => input[k] != null)
         .map((k) => [k, input[k]]),
     );
-    return this.changeDesiredState(principal, uid, 'setNodeClassOverrides', expected, async (tx) => {
-      const cluster = await tx.cluster.findUniqueOrThrow({ where: { id: uid }, select: { platform: true } });
-      if (cluster.platform !== 'AWS') {
-        throw userInputError('input', `NodeClass overrides are supported for AWS clusters; this one is ${cluster.platform}`);
-      }
-      const violation = this.specs.validateAwsNodeClassOverrides(overrides)[0];
-      if (violation) throw userInputError(`input${violation.field ? `.${violation.field}` : ''}`, violation.reason);
-      await tx.desiredState.update({ where: { clusterId: uid }, data: { nodeClassOverrides: overrides as Prisma.InputJsonObject } });
-    });
+    return this.changeDesiredState(
+      principal,
+      uid,
+      'setNodeClassOverrides',
+      expected,
+      async (tx) => {
+        const cluster = await tx.cluster.findUniqueOrThrow({
+          where: { id: uid },
+          select: { platform: true },
+        });
+        if (cluster.platform !== 'AWS') {
+          throw userInputError(
+            'input',
+            `NodeClass overrides are supported for AWS clusters; this one is ${cluster.platform}`,
+          );
+        }
+        const violation = this.specs.validateAwsNodeClassOverrides(overrides)[0];
+        if (violation)
+          throw userInputError(
+            `input${violation.field ? `.${violation.field}` : ''}`,
+            violation.reason,
+          );
+        await tx.desiredState.update({
+          where: { clusterId: uid },
+          data: { nodeClassOverrides: overrides as Prisma.InputJsonObject },
+        });
+      },
+    );
   }
 
   /** Re-sends the current desired state even if the cluster reports it applied. */
@@ -297,7 +424,11 @@ export class ClustersService {
       await this.audit.record(tx, principal, 'reconcileCluster', uid, snapshot, snapshot);
       return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
     });
-    await this.queues.requestReconcile({ clusterId: uid, generation: row.desired!.generation, force: true });
+    await this.queues.requestReconcile({
+      clusterId: uid,
+      generation: row.desired!.generation,
+      force: true,
+    });
     return this.toModel(row);
   }
 
@@ -316,7 +447,9 @@ export class ClustersService {
     const row = await this.db.$transaction(async (tx) => {
       const current = await this.lockInScope(tx, principal, uid);
       if (expectedGeneration != null && current !== expectedGeneration) {
-        throw conflictError(`cluster is at generation ${current}, not the expected ${expectedGeneration}`);
+        throw conflictError(
+          `cluster is at generation ${current}, not the expected ${expectedGeneration}`,
+        );
       }
       await commitDesiredStateChange(tx, { clusterId: uid, actor: principal, action, change });
       return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });

@@ -11,9 +11,11 @@ export interface SpecViolation {
 
 /** Where the upstream Karpenter CRDs live; see docs/DEVELOPMENT.md ("CRDs"). */
 export const karpenterCrdDir = (): string =>
-  process.env.KARPENTER_CRD_DIR ?? join(process.cwd(), '..', 'shared', 'fixtures', 'crds', 'karpenter');
+  process.env.KARPENTER_CRD_DIR ??
+  join(process.cwd(), '..', 'shared', 'fixtures', 'crds', 'karpenter');
 
-const relative = (field: string, prefix: string) => field.replace(new RegExp(`^${prefix.replace('.', '\\.')}\\.?`), '');
+const relative = (field: string, prefix: string) =>
+  field.replace(new RegExp(`^${prefix.replace('.', '\\.')}\\.?`), '');
 
 /**
  * Checks NodePools and NodeClass overrides with the real CRDs' OpenAPI schemas and CEL rules, so
@@ -38,7 +40,12 @@ export class KarpenterSpecValidator {
     if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
       return [{ field: '', reason: 'must be an object (a karpenter.sh/v1 NodePool spec)' }];
     }
-    const object = { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name }, spec: clone(spec) };
+    const object = {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name },
+      spec: clone(spec),
+    };
     return this.check(this.nodePool, object, 'spec', 'karpenter.sh/v1 NodePool');
   }
 
@@ -64,22 +71,38 @@ export class KarpenterSpecValidator {
         ...clone(overrides),
       },
     };
-    const violations = this.check(this.ec2NodeClass, object, 'spec', 'karpenter.k8s.aws/v1 EC2NodeClass');
+    const violations = this.check(
+      this.ec2NodeClass,
+      object,
+      'spec',
+      'karpenter.k8s.aws/v1 EC2NodeClass',
+    );
     if (violations.length) return violations;
     try {
       validateNodeClassOverrides(overrides);
     } catch (err) {
       if (err instanceof InvalidDesiredStateError) {
-        return err.causes.map((c) => ({ field: relative(c.field, 'nodeClassOverrides'), reason: c.message }));
+        return err.causes.map((c) => ({
+          field: relative(c.field, 'nodeClassOverrides'),
+          reason: c.message,
+        }));
       }
       throw err;
     }
     return [];
   }
 
-  private check(schema: StructuralSchema, object: Record<string, unknown>, root: string, what: string): SpecViolation[] {
+  private check(
+    schema: StructuralSchema,
+    object: Record<string, unknown>,
+    root: string,
+    what: string,
+  ): SpecViolation[] {
     const unknown = schema.pruneAndDefault(object);
-    const violations = unknown.map((field) => ({ field: relative(field, root), reason: `unknown field (not in the ${what} schema)` }));
+    const violations = unknown.map((field) => ({
+      field: relative(field, root),
+      reason: `unknown field (not in the ${what} schema)`,
+    }));
     for (const cause of schema.validate(object)) {
       violations.push({ field: relative(cause.field ?? '', root), reason: cause.message });
     }

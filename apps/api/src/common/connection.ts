@@ -31,7 +31,8 @@ export function pageWindow(args: PageArgs, defaultSize = 20): { size: number; ba
       throw userInputError(key, 'must be between 1 and 100');
     }
   }
-  if (args.first != null && args.last != null) throw userInputError('last', 'cannot be combined with first');
+  if (args.first != null && args.last != null)
+    throw userInputError('last', 'cannot be combined with first');
   const backward = args.last != null;
   return { size: args.first ?? args.last ?? defaultSize, backward };
 }

@@ -22,15 +22,29 @@ export class SidecarCredentialsService {
   issue(): IssuedCredentials {
     const reportToken = randomBytes(32).toString('base64url');
     const redisPassword = randomBytes(32).toString('base64url');
-    return { reportToken, redisPassword, reportTokenHash: sha256Hex(reportToken), redisPasswordHash: sha256Hex(redisPassword) };
+    return {
+      reportToken,
+      redisPassword,
+      reportTokenHash: sha256Hex(reportToken),
+      redisPasswordHash: sha256Hex(redisPassword),
+    };
   }
 
   /** (Re)creates the cluster's Redis user with every password hash currently valid. */
   async applyAcl(clusterId: string, passwordHashes: readonly string[]): Promise<void> {
-    await applySidecarAcl(this.queues.connection, this.config.QUEUE_PREFIX, clusterId, passwordHashes);
+    await applySidecarAcl(
+      this.queues.connection,
+      this.config.QUEUE_PREFIX,
+      clusterId,
+      passwordHashes,
+    );
   }
 
   redisUrl(clusterId: string, password: string): string {
-    return sidecarRedisUrl(this.config.FLEET_PUBLIC_REDIS_URL ?? this.config.REDIS_URL, clusterId, password);
+    return sidecarRedisUrl(
+      this.config.FLEET_PUBLIC_REDIS_URL ?? this.config.REDIS_URL,
+      clusterId,
+      password,
+    );
   }
 }

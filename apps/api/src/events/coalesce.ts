@@ -2,7 +2,10 @@
  * Turns a stream of "something changed" signals into at most one tick per interval. The source
  * is drained continuously, so a burst never piles up behind a slow consumer.
  */
-export async function* coalesce(source: AsyncIterator<unknown>, intervalMs: number): AsyncGenerator<void> {
+export async function* coalesce(
+  source: AsyncIterator<unknown>,
+  intervalMs: number,
+): AsyncGenerator<void> {
   let dirty = false;
   let done = false;
   let wake: (() => void) | undefined;

@@ -20,7 +20,18 @@ export class FleetSummaryService {
     const from = Prisma.sql`"Cluster" c JOIN "DesiredState" d ON d."clusterId" = c.id JOIN "ClusterStatus" s ON s."clusterId" = c.id`;
     const staleAfter = this.config.STALE_AFTER_SECONDS;
     const [[totals], platforms, topologies, conditions] = await Promise.all([
-      db.$queryRaw<[{ clusters: number; inSync: number; stale: number; enabled: number; casDisabled: number; paused: number }]>`
+      db.$queryRaw<
+        [
+          {
+            clusters: number;
+            inSync: number;
+            stale: number;
+            enabled: number;
+            casDisabled: number;
+            paused: number;
+          },
+        ]
+      >`
         SELECT count(*)::int AS clusters,
                (count(*) FILTER (WHERE s."observedGeneration" = d.generation))::int AS "inSync",
                (count(*) FILTER (WHERE s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfter})))::int AS stale,

@@ -42,7 +42,10 @@ export class FleetResolver {
 
   @Query(() => Node, { nullable: true, description: 'Any object by its global ID.' })
   @RequireRole('VIEWER')
-  async node(@CurrentPrincipal() principal: Principal, @Args('id', { type: () => ID }) id: string): Promise<Node | null> {
+  async node(
+    @CurrentPrincipal() principal: Principal,
+    @Args('id', { type: () => ID }) id: string,
+  ): Promise<Node | null> {
     const parsed = parseGlobalId(id);
     if (parsed?.type === 'Cluster') return this.clusters.get(principal, parsed.uid);
     throw notFoundError('node', id);
@@ -74,7 +77,9 @@ export class FleetResolver {
 
   @Subscription(() => FleetSummary, { resolve: (summary: FleetSummary) => summary })
   @RequireRole('VIEWER')
-  fleetSummaryChanged(@Context() context: SubscriptionContext): AsyncIterableIterator<FleetSummary> {
+  fleetSummaryChanged(
+    @Context() context: SubscriptionContext,
+  ): AsyncIterableIterator<FleetSummary> {
     const principal = principalOf(context);
     const events = this.events.iterator<unknown>('cluster-changed');
     const { summaries } = this;
@@ -86,4 +91,3 @@ export class FleetResolver {
     })();
   }
 }
-

@@ -16,7 +16,10 @@ interface Measure {
   cost: number;
 }
 
-function argValue(node: ValueNode | undefined, variables: Record<string, unknown>): number | undefined {
+function argValue(
+  node: ValueNode | undefined,
+  variables: Record<string, unknown>,
+): number | undefined {
   if (!node) return undefined;
   if (node.kind === Kind.INT) return Number(node.value);
   if (node.kind === Kind.VARIABLE) {
@@ -44,9 +47,14 @@ function measure(
     let inner: Measure;
     if (selection.kind === Kind.FIELD) {
       if (selection.name.value.startsWith('__')) continue;
-      const args = Object.fromEntries((selection.arguments ?? []).map((a) => [a.name.value, a.value]));
+      const args = Object.fromEntries(
+        (selection.arguments ?? []).map((a) => [a.name.value, a.value]),
+      );
       const page = argValue(args.first, variables) ?? argValue(args.last, variables);
-      const isPaged = 'first' in args || 'last' in args || /Connection$|^clusters$|^rollouts$/.test(selection.name.value);
+      const isPaged =
+        'first' in args ||
+        'last' in args ||
+        /Connection$|^clusters$|^rollouts$/.test(selection.name.value);
       const childMultiplier = multiplier * (isPaged ? (page ?? DEFAULT_PAGE) : 1);
       const child = measure(selection.selectionSet, fragments, variables, childMultiplier, seen);
       inner = { depth: child.depth + 1, cost: multiplier + child.cost };
@@ -56,7 +64,13 @@ function measure(
       const name = selection.name.value;
       const fragment = fragments[name];
       if (!fragment || seen.has(name)) continue; // a cycle is a validation error anyway
-      inner = measure(fragment.selectionSet, fragments, variables, multiplier, new Set([...seen, name]));
+      inner = measure(
+        fragment.selectionSet,
+        fragments,
+        variables,
+        multiplier,
+        new Set([...seen, name]),
+      );
     }
     depth = Math.max(depth, inner.depth);
     cost += inner.cost;
@@ -64,7 +78,10 @@ function measure(
   return { depth, cost };
 }
 
-export function queryLimitsPlugin(limits: { maxDepth: number; maxCost: number }): ApolloServerPlugin {
+export function queryLimitsPlugin(limits: {
+  maxDepth: number;
+  maxCost: number;
+}): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {

@@ -21,7 +21,11 @@ export class SidecarAclSync {
   async sync(now = new Date()): Promise<{ users: number; expired: number }> {
     const { count: expired } = await this.db.cluster.updateMany({
       where: { previousCredentialsExpireAt: { lte: now } },
-      data: { previousReportTokenHash: null, previousRedisPasswordHash: null, previousCredentialsExpireAt: null },
+      data: {
+        previousReportTokenHash: null,
+        previousRedisPasswordHash: null,
+        previousCredentialsExpireAt: null,
+      },
     });
     let users = 0;
     let cursor: string | undefined;
@@ -35,8 +39,15 @@ export class SidecarAclSync {
       if (clusters.length === 0) break;
       const pipeline = this.redis.pipeline();
       for (const c of clusters) {
-        const hashes = [c.redisPasswordHash, c.previousRedisPasswordHash].filter((h): h is string => Boolean(h));
-        void applySidecarAcl({ call: (cmd, ...args) => pipeline.call(cmd, ...args) as unknown as Promise<unknown> }, this.prefix, c.id, hashes);
+        const hashes = [c.redisPasswordHash, c.previousRedisPasswordHash].filter((h): h is string =>
+          Boolean(h),
+        );
+        void applySidecarAcl(
+          { call: (cmd, ...args) => pipeline.call(cmd, ...args) as unknown as Promise<unknown> },
+          this.prefix,
+          c.id,
+          hashes,
+        );
       }
       await pipeline.exec();
       users += clusters.length;
@@ -56,7 +67,11 @@ export async function startAclSync(deps: {
 }): Promise<{ close(): Promise<void> }> {
   const sync = new SidecarAclSync(deps.db, deps.producer, deps.prefix);
   const queue = new Queue(CREDENTIALS_QUEUE, { connection: deps.producer, prefix: deps.prefix });
-  await queue.upsertJobScheduler('acl-sync', { every: deps.everyMs }, { name: 'acl-sync', opts: { removeOnComplete: 10, removeOnFail: 50 } });
+  await queue.upsertJobScheduler(
+    'acl-sync',
+    { every: deps.everyMs },
+    { name: 'acl-sync', opts: { removeOnComplete: 10, removeOnFail: 50 } },
+  );
   const worker = new Worker(
     CREDENTIALS_QUEUE,
     async () => {

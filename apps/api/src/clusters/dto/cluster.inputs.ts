@@ -90,7 +90,10 @@ export class ClusterFilter {
   @Field(() => Topology, { nullable: true })
   topology?: Topology | null;
 
-  @Field(() => String, { nullable: true, description: 'Kubernetes label selector, e.g. "env=prod,region in (us-east-1,eu-west-1)".' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Kubernetes label selector, e.g. "env=prod,region in (us-east-1,eu-west-1)".',
+  })
   labelSelector?: string | null;
 
   @Field(() => Boolean, { nullable: true })
@@ -132,7 +135,10 @@ export class ClusterOrder {
 
 @InputType()
 export class NodeClassOverridesInput {
-  @Field(() => JSONScalar, { nullable: true, description: 'EC2NodeClass blockDeviceMappings (replace).' })
+  @Field(() => JSONScalar, {
+    nullable: true,
+    description: 'EC2NodeClass blockDeviceMappings (replace).',
+  })
   blockDeviceMappings?: unknown;
 
   @Field(() => JSONScalar, { nullable: true, description: 'Tags merged over the cluster tags.' })

@@ -26,7 +26,8 @@ registerEnumType(Platform, { name: 'Platform' });
 registerEnumType(Topology, { name: 'Topology' });
 registerEnumType(ClusterAutoscalerMode, {
   name: 'ClusterAutoscalerMode',
-  description: 'KEEP the Cluster Autoscaler, DISABLE it (kept copy restored on KEEP), or run both as a visible MIGRATE state.',
+  description:
+    'KEEP the Cluster Autoscaler, DISABLE it (kept copy restored on KEEP), or run both as a visible MIGRATE state.',
 });
 registerEnumType(KarpenterLogLevel, { name: 'KarpenterLogLevel' });
 
@@ -110,7 +111,9 @@ export class ClusterStatus {
   @Field({ description: 'No report for longer than the staleness threshold.' })
   stale!: boolean;
 
-  @Field(() => JSONScalar, { description: 'Nodes, NodeClaims by state, vCPUs, pending pods, CSR counts.' })
+  @Field(() => JSONScalar, {
+    description: 'Nodes, NodeClaims by state, vCPUs, pending pods, CSR counts.',
+  })
   metrics!: unknown;
 
   @Field(() => ClusterAutoscalerStatus, { nullable: true })
@@ -190,6 +193,8 @@ export class RegisterClusterPayload {
 
 @ObjectType()
 export class RotateClusterCredentialsPayload extends RegisterClusterPayload {
-  @Field(() => GraphQLISODateTime, { description: 'Until then the previous credentials still work.' })
+  @Field(() => GraphQLISODateTime, {
+    description: 'Until then the previous credentials still work.',
+  })
   previousValidUntil!: Date;
 }
