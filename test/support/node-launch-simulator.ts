@@ -29,6 +29,8 @@ export interface NodeLaunchSimulatorOptions {
   zone?: string;
   instanceType?: string;
   vcpus?: number;
+  /** How long Karpenter takes to drain and terminate a deleted NodeClaim's node. */
+  terminationDelayMs?: number;
   /** How long a launch waits for each approval before giving up. */
   approvalTimeoutMs?: number;
   log?: (message: string) => void;
@@ -53,8 +55,8 @@ export class NodeLaunchSimulator {
   start(): this {
     this.stopWatch = this.options.kube.watch(NODECLAIM, 'NodeClaim', (type, claim) => {
       if (type === 'DELETED' || !claim.metadata?.deletionTimestamp) return;
-      // Let the handler return first: the emulator delivers events synchronously.
-      setImmediate(() => this.terminate(claim));
+      // Never inside the handler: the emulator delivers events synchronously.
+      setTimeout(() => this.terminate(claim), this.options.terminationDelayMs ?? 0);
     });
     return this;
   }
@@ -94,6 +96,8 @@ export class NodeLaunchSimulator {
     const zone = this.options.zone ?? 'us-east-1a';
     const instanceType = this.options.instanceType ?? 'm6i.xlarge';
     const name = `${nodePool}-${suffix()}`;
+    // Karpenter makes its NodePool the owner, so deleting the NodePool deletes its NodeClaims.
+    const owner = kube.get(NODECLAIM, 'NodePool', nodePool);
     kube.create(
       {
         apiVersion: NODECLAIM,
@@ -105,6 +109,19 @@ export class NodeLaunchSimulator {
             'node.kubernetes.io/instance-type': instanceType,
           },
           finalizers: [TERMINATION_FINALIZER],
+          ...(owner?.metadata?.uid
+            ? {
+                ownerReferences: [
+                  {
+                    apiVersion: NODECLAIM,
+                    kind: 'NodePool',
+                    name: nodePool,
+                    uid: owner.metadata.uid,
+                    blockOwnerDeletion: true,
+                  },
+                ],
+              }
+            : {}),
         },
         spec: {
           nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },

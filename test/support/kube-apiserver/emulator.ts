@@ -1032,7 +1032,22 @@ export class KubeApiServerEmulator {
         if (!refs.some((r) => r.uid === uid)) continue;
         const alive = refs.some((r) => r.uid !== uid && this.uidExists(String(r.uid)));
         if (alive) continue;
-        if ((o.metadata?.finalizers ?? []).length === 0) this.removeObject(g, o, false);
+        if ((o.metadata?.finalizers ?? []).length === 0) {
+          this.removeObject(g, o, false);
+          continue;
+        }
+        // Like the real garbage collector: a dependent with finalizers is deleted (it gets a
+        // deletionTimestamp) and stays until its finalizers are removed.
+        if (o.metadata?.deletionTimestamp) continue;
+        const next = clone(o);
+        const m = next.metadata!;
+        m.deletionTimestamp = nowIso();
+        m.deletionGracePeriodSeconds = 0;
+        const def = g.defs[0];
+        if (def?.generation) m.generation = (m.generation ?? 1) + 1;
+        m.resourceVersion = String(++this.rv);
+        g.objects.set(objKey(m.namespace, m.name ?? ''), next);
+        this.emit(g, 'MODIFIED', next, o);
       }
     }
   }

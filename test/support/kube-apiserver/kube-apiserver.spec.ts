@@ -494,6 +494,41 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     expect(expired.obj).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
   });
 
+  it('garbage-collects dependents: with finalizers they get a deletionTimestamp and wait', () => {
+    const owner = em.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'gc-owner', namespace: 'default' },
+    });
+    const ref = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'gc-owner',
+      uid: owner.metadata!.uid!,
+    };
+    em.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'gc-plain', namespace: 'default', ownerReferences: [ref] },
+    });
+    em.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'gc-held',
+        namespace: 'default',
+        ownerReferences: [ref],
+        finalizers: ['example.com/hold'],
+      },
+    });
+    em.delete('v1', 'ConfigMap', 'gc-owner', 'default');
+    expect(em.get('v1', 'ConfigMap', 'gc-plain', 'default')).toBeUndefined();
+    const held = em.get('v1', 'ConfigMap', 'gc-held', 'default');
+    expect(held?.metadata?.deletionTimestamp).toBeDefined();
+    em.patch('v1', 'ConfigMap', 'gc-held', 'default', { metadata: { finalizers: null } });
+    expect(em.get('v1', 'ConfigMap', 'gc-held', 'default')).toBeUndefined();
+  });
+
   it('records the requesting user and groups on a CSR, whatever the body claims', async () => {
     const token = em.addUser(
       'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper',
