@@ -2,6 +2,7 @@ import { LabelSelectorError, parseLabelSelector, type LabelRequirement } from '@
 import { Prisma } from '@fleet/database';
 import { userInputError } from '../common/errors.js';
 import type { Principal } from '../auth/principal.js';
+import type { ClusterView } from './cluster.mapper.js';
 import {
   ClusterOrderField,
   OrderDirection,
@@ -16,17 +17,23 @@ import {
  */
 export function labelSelectorSql(requirements: readonly LabelRequirement[]): Prisma.Sql[] {
   return requirements.map((r) => {
-    const value = Prisma.sql`c.labels ->> ${r.key}`;
     const has = Prisma.sql`c.labels ? ${r.key}`;
     switch (r.operator) {
       case 'Exists':
         return has;
       case 'DoesNotExist':
         return Prisma.sql`NOT (${has})`;
+      // Containment (@>) so the GIN index on labels serves equality and set membership.
       case 'In':
-        return Prisma.sql`${value} = ANY(${r.values}::text[])`;
+        return Prisma.sql`(${Prisma.join(
+          r.values.map((v) => Prisma.sql`c.labels @> ${JSON.stringify({ [r.key]: v })}::jsonb`),
+          ' OR ',
+        )})`;
       case 'NotIn':
-        return Prisma.sql`(NOT (${has}) OR NOT (${value} = ANY(${r.values}::text[])))`;
+        return Prisma.sql`NOT (${Prisma.join(
+          r.values.map((v) => Prisma.sql`c.labels @> ${JSON.stringify({ [r.key]: v })}::jsonb`),
+          ' OR ',
+        )})`;
     }
   });
 }
@@ -103,7 +110,35 @@ export interface PageQuery {
   cursor?: [string, string];
 }
 
-export function pageIdsSql(q: PageQuery): Prisma.Sql {
+/** One row per cluster of the page, with what the Cluster type shows. */
+export interface PageRow {
+  id: string;
+  name: string;
+  topology: string;
+  platform: string;
+  region: string;
+  infraID: string | null;
+  labels: Prisma.JsonValue;
+  managementCluster: string | null;
+  hcpNamespace: string | null;
+  createdAt: Date;
+  generation: number;
+  enabled: boolean;
+  paused: boolean;
+  clusterAutoscalerMode: string;
+  logLevel: string;
+  featureGates: Prisma.JsonValue;
+  nodeClassOverrides: Prisma.JsonValue;
+  observedGeneration: number;
+  conditions: Prisma.JsonValue;
+  metrics: Prisma.JsonValue;
+  lastReportAt: Date | null;
+  clusterAutoscaler: Prisma.JsonValue;
+  nodePools: { name: string; spec: Prisma.JsonValue; updatedAt: string }[];
+  sort: string;
+}
+
+export function pageSql(q: PageQuery): Prisma.Sql {
   const key = sortKey(q.order.field);
   const ascending = (q.order.direction === OrderDirection.ASC) !== q.backward;
   const dir = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
@@ -114,8 +149,16 @@ export function pageIdsSql(q: PageQuery): Prisma.Sql {
       ? Prisma.sql`AND (${keyText}, c.id) ${cmp} (${q.cursor[0]}, ${q.cursor[1]}::uuid)`
       : Prisma.sql`AND (${keyText}, c.id) ${cmp} (${q.cursor[0]}::timestamptz, ${q.cursor[1]}::uuid)`
     : Prisma.empty;
+  // The whole page in one statement: cluster, desired state, status and NodePools.
   return Prisma.sql`
-    SELECT c.id, ${q.order.field === ClusterOrderField.NAME ? key : Prisma.sql`to_char(${key} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`} AS sort
+    SELECT c.id, c.name, c.topology::text AS topology, c.platform::text AS platform, c.region, c."infraID",
+           c.labels, c."managementCluster", c."hcpNamespace", c."createdAt",
+           d.generation, d.enabled, d.paused, d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode",
+           d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides",
+           s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler",
+           COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec, 'updatedAt', p."updatedAt") ORDER BY p.name)
+                       FROM "NodePool" p WHERE p."clusterId" = c.id), '[]'::jsonb) AS "nodePools",
+           ${q.order.field === ClusterOrderField.NAME ? key : Prisma.sql`to_char(${key} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`} AS sort
       FROM ${FROM}
      WHERE ${q.where} ${after}
      ORDER BY ${key} ${dir}, c.id ${dir}
@@ -131,4 +174,42 @@ export function inScopeSql(clusterId: string, principal: Principal): Prisma.Sql 
   return Prisma.sql`SELECT c.id FROM "Cluster" c WHERE c.id = ${clusterId}::uuid ${
     scope.length ? Prisma.sql`AND ${Prisma.join(scope, ' AND ')}` : Prisma.empty
   }`;
+}
+
+export function fromPageRow(r: PageRow): ClusterView {
+  return {
+    id: r.id,
+    name: r.name,
+    topology: r.topology as ClusterView['topology'],
+    platform: r.platform as ClusterView['platform'],
+    region: r.region,
+    infraID: r.infraID,
+    labels: r.labels,
+    managementCluster: r.managementCluster,
+    hcpNamespace: r.hcpNamespace,
+    createdAt: r.createdAt,
+    desired: {
+      generation: r.generation,
+      enabled: r.enabled,
+      paused: r.paused,
+      clusterAutoscalerMode: r.clusterAutoscalerMode as NonNullable<
+        ClusterView['desired']
+      >['clusterAutoscalerMode'],
+      logLevel: r.logLevel as NonNullable<ClusterView['desired']>['logLevel'],
+      featureGates: r.featureGates,
+      nodeClassOverrides: r.nodeClassOverrides,
+    },
+    status: {
+      observedGeneration: r.observedGeneration,
+      conditions: r.conditions,
+      metrics: r.metrics,
+      lastReportAt: r.lastReportAt,
+      clusterAutoscaler: r.clusterAutoscaler,
+    },
+    nodePools: r.nodePools.map((p) => ({
+      name: p.name,
+      spec: p.spec,
+      updatedAt: new Date(p.updatedAt),
+    })),
+  };
 }

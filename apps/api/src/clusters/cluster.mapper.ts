@@ -13,6 +13,40 @@ export type ClusterRow = Prisma.ClusterGetPayload<{
   include: { desired: true; status: true; nodePools: true };
 }>;
 
+type DesiredView = Pick<
+  NonNullable<ClusterRow['desired']>,
+  | 'generation'
+  | 'enabled'
+  | 'paused'
+  | 'clusterAutoscalerMode'
+  | 'logLevel'
+  | 'featureGates'
+  | 'nodeClassOverrides'
+>;
+type StatusView = Pick<
+  NonNullable<ClusterRow['status']>,
+  'observedGeneration' | 'conditions' | 'metrics' | 'lastReportAt' | 'clusterAutoscaler'
+>;
+
+/** What a Cluster is built from: a Prisma row with relations, or one row of the page SQL. */
+export type ClusterView = Pick<
+  ClusterRow,
+  | 'id'
+  | 'name'
+  | 'topology'
+  | 'platform'
+  | 'region'
+  | 'infraID'
+  | 'labels'
+  | 'managementCluster'
+  | 'hcpNamespace'
+  | 'createdAt'
+> & {
+  desired: DesiredView | null;
+  status: StatusView | null;
+  nodePools: Pick<ClusterRow['nodePools'][number], 'name' | 'spec' | 'updatedAt'>[];
+};
+
 interface StoredCondition {
   type: string;
   status: string;
@@ -21,7 +55,7 @@ interface StoredCondition {
   lastTransitionTime: string;
 }
 
-export function toCluster(row: ClusterRow, staleAfterSeconds: number, now = Date.now()): Cluster {
+export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Date.now()): Cluster {
   const desired = row.desired;
   const status = row.status;
   if (!desired || !status) throw new Error(`cluster ${row.id} has no desired state or status row`);

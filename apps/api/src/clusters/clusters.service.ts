@@ -29,8 +29,15 @@ import {
   RegisterClusterSchema,
   SetKarpenterSchema,
 } from './cluster-input.schemas.js';
-import { toCluster, type ClusterRow } from './cluster.mapper.js';
-import { clusterWhere, countSql, inScopeSql, pageIdsSql } from './cluster-query.js';
+import { toCluster, type ClusterRow, type ClusterView } from './cluster.mapper.js';
+import {
+  clusterWhere,
+  countSql,
+  fromPageRow,
+  inScopeSql,
+  pageSql,
+  type PageRow,
+} from './cluster-query.js';
 import {
   applyDesiredStateChange,
   clusterSnapshot,
@@ -117,26 +124,19 @@ export class ClustersService {
       }
       cursor = [parts[1], parts[2]];
     }
-    const [idRows, [{ count }]] = await Promise.all([
-      this.db.$queryRaw<{ id: string; sort: string }[]>(
-        pageIdsSql({ where, order, size, backward, ...(cursor ? { cursor } : {}) }),
+    const [rows, [{ count }]] = await Promise.all([
+      this.db.$queryRaw<PageRow[]>(
+        pageSql({ where, order, size, backward, ...(cursor ? { cursor } : {}) }),
       ),
       this.db.$queryRaw<[{ count: number }]>(countSql(where)),
     ]);
-    const more = idRows.length > size;
-    const pageRows = idRows.slice(0, size);
+    const more = rows.length > size;
+    const pageRows = rows.slice(0, size);
     if (backward) pageRows.reverse();
-    const rows = await this.db.cluster.findMany({
-      where: { id: { in: pageRows.map((r) => r.id) } },
-      include: withEverything,
-    });
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    const edges = pageRows.flatMap((r) => {
-      const row = byId.get(r.id);
-      return row
-        ? [{ cursor: encodeCursor([order.field, r.sort, r.id]), node: this.toModel(row) }]
-        : [];
-    });
+    const edges = pageRows.map((r) => ({
+      cursor: encodeCursor([order.field, r.sort, r.id]),
+      node: this.toModel(fromPageRow(r)),
+    }));
     return {
       edges,
       nodes: edges.map((e) => e.node),
@@ -467,7 +467,7 @@ export class ClustersService {
     return generation;
   }
 
-  toModel(row: ClusterRow): Cluster {
+  toModel(row: ClusterView): Cluster {
     return toCluster(row, this.config.STALE_AFTER_SECONDS);
   }
 }

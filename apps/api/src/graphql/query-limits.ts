@@ -83,9 +83,9 @@ export function queryLimitsPlugin(limits: {
   maxCost: number;
 }): ApolloServerPlugin {
   return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ document, operation, request }) {
+    requestDidStart() {
+      return Promise.resolve({
+        didResolveOperation({ document, operation, request }) {
           const fragments: Record<string, FragmentDefinitionNode> = {};
           for (const def of document.definitions) {
             if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
@@ -112,8 +112,9 @@ export function queryLimitsPlugin(limits: {
               },
             );
           }
+          return Promise.resolve();
         },
-      };
+      });
     },
   };
 }

@@ -4,17 +4,18 @@ import type { MetricsService } from './metrics.service.js';
 /** Latency of every GraphQL operation, by operation name, type and outcome. */
 export function graphqlMetricsPlugin(metrics: MetricsService): ApolloServerPlugin {
   return {
-    async requestDidStart() {
+    requestDidStart() {
       const stop = metrics.graphqlSeconds.startTimer();
-      return {
-        async willSendResponse({ operation, operationName, errors }) {
+      return Promise.resolve({
+        willSendResponse({ operation, operationName, errors }) {
           stop({
             operation: operationName ?? 'anonymous',
             type: operation?.operation ?? 'invalid',
             outcome: errors?.length ? 'error' : 'ok',
           });
+          return Promise.resolve();
         },
-      };
+      });
     },
   };
 }

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Cluster_labels_idx" ON "Cluster" USING GIN ("labels" jsonb_ops);
+
