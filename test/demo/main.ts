@@ -11,6 +11,7 @@ import { startWorker } from '../../apps/worker/src/main.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { CRDS_DIR } from '../support/fixtures.js';
 import { graphqlClient } from '../support/graphql-client.js';
+import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
 import { eventually, startProcess, type RunningProcess } from '../support/processes.js';
 
 const CLUSTERS = Number(process.env.DEMO_CLUSTERS ?? 3);
@@ -114,6 +115,26 @@ async function main(): Promise<void> {
     { timeoutMs: 30_000, what: 'ocp-east-1 to apply the change' },
   );
   say('ocp-east-1 applied it: operand, default EC2NodeClass and NodePool are on its API server');
+
+  // ocp-east-1 moves from the Cluster Autoscaler to Karpenter (clusterAutoscalerMode DISABLE).
+  const east1 = clusters[0]!;
+  const kept = east1.kube.get('v1', 'ConfigMap', 'karpenter-fleet-cluster-autoscaler-backup', 'openshift-config');
+  say(
+    `ocp-east-1: ClusterAutoscaler/default ${east1.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ? 'still present' : 'removed'}, ` +
+      `${east1.kube.list('autoscaling.openshift.io/v1beta1', 'MachineAutoscaler', 'openshift-machine-api').length} MachineAutoscaler(s) left; ` +
+      `copy kept in ${kept ? 'openshift-config/karpenter-fleet-cluster-autoscaler-backup' : '(none)'}`,
+  );
+  east1.kube.setDeploymentAvailable('openshift-karpenter', 'karpenter');
+  say('ocp-east-1: the Karpenter Deployment is available (ClusterOperator karpenter → AsExpected)');
+  const simulator = new NodeLaunchSimulator({
+    kube: east1.kube,
+    ec2: east1.ec2,
+    log: (message) => say(`ocp-east-1: ${message}`),
+  }).start();
+  for (let n = 0; n < 3; n++) {
+    const node = await simulator.launch('general');
+    say(`ocp-east-1: node ${node.nodeName} joined (client CSR approved in ${node.clientApprovalMs} ms, serving in ${node.servingApprovalMs} ms)`);
+  }
   console.log(`
 GraphQL: ${apiUrl}/graphql
 
