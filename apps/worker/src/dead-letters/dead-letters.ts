@@ -36,8 +36,18 @@ export class DeadLetters {
       void this.queue
         .add('dead-letter', letter, { jobId: `${worker.name}:${job.id ?? Date.now()}` })
         .then(() => onDead?.(job, err.message))
-        .then(() => this.log.error({ queue: worker.name, job: job.id, err: err.message }, 'job dead-lettered'))
-        .catch((e: unknown) => this.log.error({ queue: worker.name, job: job.id, err: String(e) }, 'dead-lettering failed'));
+        .then(() =>
+          this.log.error(
+            { queue: worker.name, job: job.id, err: err.message },
+            'job dead-lettered',
+          ),
+        )
+        .catch((e: unknown) =>
+          this.log.error(
+            { queue: worker.name, job: job.id, err: String(e) },
+            'dead-lettering failed',
+          ),
+        );
     });
   }
 

@@ -33,16 +33,22 @@ export class ReconcileDispatcher {
       nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
     });
     await this.sidecarQueues.push(order, { force: request.force ?? false });
+    // Only an open run becomes DISPATCHED: a report may have made it APPLIED since we looked.
     await this.db.$transaction([
       this.db.reconcileRun.updateMany({
-        where: { clusterId: cluster.id, generation: { lt: desired.generation }, state: { in: ['QUEUED', 'DISPATCHED'] } },
+        where: {
+          clusterId: cluster.id,
+          generation: { lt: desired.generation },
+          state: { in: ['QUEUED', 'DISPATCHED'] },
+        },
         data: { state: 'SUPERSEDED', finishedAt: new Date() },
       }),
-      this.db.reconcileRun.upsert({
-        where: { clusterId_generation: { clusterId: cluster.id, generation: desired.generation } },
-        create: { clusterId: cluster.id, generation: desired.generation, state: 'DISPATCHED', dispatchedAt: new Date() },
-        update: { state: 'DISPATCHED', dispatchedAt: new Date() },
-      }),
+      this.db.$executeRaw`
+        INSERT INTO "ReconcileRun" (id, "clusterId", generation, state, "dispatchedAt")
+        VALUES (gen_random_uuid(), ${cluster.id}::uuid, ${desired.generation}, 'DISPATCHED', now())
+        ON CONFLICT ("clusterId", generation) DO UPDATE
+           SET state = 'DISPATCHED', "dispatchedAt" = COALESCE("ReconcileRun"."dispatchedAt", now())
+         WHERE "ReconcileRun".state IN ('QUEUED', 'DISPATCHED')`,
     ]);
     return 'dispatched';
   }
@@ -50,8 +56,16 @@ export class ReconcileDispatcher {
   /** Dispatch gave up (attempts exhausted): the run is FAILED, with the reason, in PostgreSQL. */
   async markFailed(request: ReconcileRequest, reason: string): Promise<void> {
     await this.db.reconcileRun.updateMany({
-      where: { clusterId: request.clusterId, generation: request.generation, state: { in: ['QUEUED', 'DISPATCHED'] } },
-      data: { state: 'FAILED', error: `dispatch failed: ${reason}`.slice(0, 4096), finishedAt: new Date() },
+      where: {
+        clusterId: request.clusterId,
+        generation: request.generation,
+        state: { in: ['QUEUED', 'DISPATCHED'] },
+      },
+      data: {
+        state: 'FAILED',
+        error: `dispatch failed: ${reason}`.slice(0, 4096),
+        finishedAt: new Date(),
+      },
     });
   }
 }

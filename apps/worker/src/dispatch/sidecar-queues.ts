@@ -14,7 +14,8 @@ export const orderJobOptions = (jobId: string): JobsOptions => ({
   removeOnComplete: { count: 10 },
   removeOnFail: { count: 100 },
 });
-const generationOf = (jobId: string | undefined) => Number.parseInt(jobId?.slice('generation-'.length) ?? '', 10);
+const generationOf = (jobId: string | undefined) =>
+  Number.parseInt(jobId?.slice('generation-'.length) ?? '', 10);
 
 /**
  * The per-cluster order queues. Queue objects are cheap but not free, so the most recently used
@@ -41,7 +42,11 @@ export class SidecarQueues {
     await queue.add(
       'order',
       order,
-      orderJobOptions(force ? `${orderJobId(order.generation)}-forced-${Date.now()}` : orderJobId(order.generation)),
+      orderJobOptions(
+        force
+          ? `${orderJobId(order.generation)}-forced-${Date.now()}`
+          : orderJobId(order.generation),
+      ),
     );
     const waiting = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
     await Promise.all(

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 
 const DAY_MS = 86_400_000;
-const partitionName = (day: Date) => `HealthSample_p${day.toISOString().slice(0, 10).replace(/-/g, '')}`;
+const partitionName = (day: Date) =>
+  `HealthSample_p${day.toISOString().slice(0, 10).replace(/-/g, '')}`;
 const utcDay = (t: number) => new Date(Math.floor(t / DAY_MS) * DAY_MS);
 
 /**
@@ -18,7 +19,10 @@ export async function ensureHealthPartition(pool: pg.Pool, day: Date): Promise<b
     await client.query('BEGIN');
     // Two maintenance runs (two worker replicas) would race on CREATE TABLE.
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('fleet:health-partitions'))`);
-    const { rows } = await client.query<{ exists: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS exists`, [`"${name}"`]);
+    const { rows } = await client.query<{ exists: boolean }>(
+      `SELECT to_regclass($1) IS NOT NULL AS exists`,
+      [`"${name}"`],
+    );
     if (rows[0]?.exists) {
       await client.query('COMMIT');
       return false;
@@ -30,8 +34,12 @@ export async function ensureHealthPartition(pool: pg.Pool, day: Date): Promise<b
       [lo, hi],
     );
     // A matching CHECK lets ATTACH skip scanning the new partition.
-    await client.query(`ALTER TABLE "${name}" ADD CONSTRAINT "${name}_range" CHECK ("observedAt" >= '${lo}' AND "observedAt" < '${hi}')`);
-    await client.query(`ALTER TABLE "HealthSample" ATTACH PARTITION "${name}" FOR VALUES FROM ('${lo}') TO ('${hi}')`);
+    await client.query(
+      `ALTER TABLE "${name}" ADD CONSTRAINT "${name}_range" CHECK ("observedAt" >= '${lo}' AND "observedAt" < '${hi}')`,
+    );
+    await client.query(
+      `ALTER TABLE "HealthSample" ATTACH PARTITION "${name}" FOR VALUES FROM ('${lo}') TO ('${hi}')`,
+    );
     await client.query('COMMIT');
     return true;
   } catch (err) {
@@ -60,7 +68,11 @@ export interface HistoryResult {
  * partitions past retention dropped whole (no row-by-row DELETE), hourly roll-ups of every
  * finished hour (re-rolling the last two, for late reports), roll-ups past their retention deleted.
  */
-export async function maintainHealthHistory(pool: pg.Pool, options: HistoryOptions, now = Date.now()): Promise<HistoryResult> {
+export async function maintainHealthHistory(
+  pool: pg.Pool,
+  options: HistoryOptions,
+  now = Date.now(),
+): Promise<HistoryResult> {
   let created = 0;
   for (let d = -options.rawRetentionDays; d <= options.partitionsAheadDays; d++) {
     if (await ensureHealthPartition(pool, utcDay(now + d * DAY_MS))) created++;
@@ -76,25 +88,40 @@ export async function maintainHealthHistory(pool: pg.Pool, options: HistoryOptio
   const dropped: string[] = [];
   for (const { name } of rows) {
     const stamp = name.slice('HealthSample_p'.length);
-    const day = Date.UTC(Number(stamp.slice(0, 4)), Number(stamp.slice(4, 6)) - 1, Number(stamp.slice(6, 8)));
+    const day = Date.UTC(
+      Number(stamp.slice(0, 4)),
+      Number(stamp.slice(4, 6)) - 1,
+      Number(stamp.slice(6, 8)),
+    );
     if (day < oldestKept.getTime()) {
       await pool.query(`DROP TABLE IF EXISTS "${name}"`);
       dropped.push(name);
     }
   }
   await pool.query(`DELETE FROM "HealthSample_default" WHERE "observedAt" < $1`, [oldestKept]);
-  await pool.query(`DELETE FROM "HealthRollup" WHERE bucket < $1`, [new Date(now - options.rollupRetentionDays * DAY_MS)]);
+  await pool.query(`DELETE FROM "HealthRollup" WHERE bucket < $1`, [
+    new Date(now - options.rollupRetentionDays * DAY_MS),
+  ]);
   return { created, dropped, rolledUp };
 }
 
 /** Rolls up every finished hour since the last roll-up (at most the raw retention back). */
-export async function rollUpHealth(pool: pg.Pool, rawRetentionDays: number, now = Date.now()): Promise<number> {
+export async function rollUpHealth(
+  pool: pg.Pool,
+  rawRetentionDays: number,
+  now = Date.now(),
+): Promise<number> {
   const hourEnd = new Date(Math.floor(now / 3_600_000) * 3_600_000);
-  const { rows } = await pool.query<{ last: Date | null }>(`SELECT max(bucket) AS last FROM "HealthRollup"`);
+  const { rows } = await pool.query<{ last: Date | null }>(
+    `SELECT max(bucket) AS last FROM "HealthRollup"`,
+  );
   const floor = new Date(now - rawRetentionDays * DAY_MS);
   const last = rows[0]?.last;
   // Two hours back from the last bucket: reports arrive late (retries, buffered heartbeats).
-  const from = last && last.getTime() - 2 * 3_600_000 > floor.getTime() ? new Date(last.getTime() - 2 * 3_600_000) : floor;
+  const from =
+    last && last.getTime() - 2 * 3_600_000 > floor.getTime()
+      ? new Date(last.getTime() - 2 * 3_600_000)
+      : floor;
   if (from >= hourEnd) return 0;
   const result = await pool.query(
     `INSERT INTO "HealthRollup" ("clusterId", bucket, samples, "availableSamples", "degradedSamples", "progressingSamples",

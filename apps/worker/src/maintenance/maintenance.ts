@@ -25,8 +25,18 @@ export interface MaintenanceDeps {
  * per interval, on whichever replica takes it. The schedulers live in Redis, so they are upserted
  * again at every start (a flushed Redis loses them; the next start restores them).
  */
-export async function startMaintenance({ pool, sidecarQueues, producer, workerConnection, config, log }: MaintenanceDeps) {
-  const queue = new Queue<Record<string, never>>(MAINTENANCE_QUEUE, { connection: producer, prefix: config.QUEUE_PREFIX });
+export async function startMaintenance({
+  pool,
+  sidecarQueues,
+  producer,
+  workerConnection,
+  config,
+  log,
+}: MaintenanceDeps) {
+  const queue = new Queue<Record<string, never>>(MAINTENANCE_QUEUE, {
+    connection: producer,
+    prefix: config.QUEUE_PREFIX,
+  });
   const run = async (task: Task): Promise<unknown> => {
     switch (task) {
       case 'resync':
@@ -53,17 +63,24 @@ export async function startMaintenance({ pool, sidecarQueues, producer, workerCo
     for (const [task, ms] of Object.entries(every) as [Task, number][]) {
       // Only when missing: re-upserting an existing scheduler would push its next run back.
       if (await queue.getJobScheduler(task)) continue;
-      await queue.upsertJobScheduler(task, { every: Math.max(100, Math.round(ms)) }, {
-        name: task,
-        opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } },
-      });
+      await queue.upsertJobScheduler(
+        task,
+        { every: Math.max(100, Math.round(ms)) },
+        {
+          name: task,
+          opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } },
+        },
+      );
     }
   };
   await ensureSchedulers();
   // Schedulers live in Redis: after a flush they are gone, and with them the resync that would
   // heal the flush. The worker puts them back by itself.
   const watchdog = setInterval(
-    () => void ensureSchedulers().catch((err: unknown) => log.warn({ err: String(err) }, 'cannot restore maintenance schedulers')),
+    () =>
+      void ensureSchedulers().catch((err: unknown) =>
+        log.warn({ err: String(err) }, 'cannot restore maintenance schedulers'),
+      ),
     Math.max(1000, Math.min(every.resync, every.sweep, 60_000)),
   );
   watchdog.unref();
@@ -77,14 +94,20 @@ export async function startMaintenance({ pool, sidecarQueues, producer, workerCo
     },
     { connection: workerConnection, prefix: config.QUEUE_PREFIX, concurrency: 1 },
   );
-  worker.on('failed', (job, err) => log.warn({ task: job?.name, err: err.message }, 'maintenance failed'));
+  worker.on('failed', (job, err) =>
+    log.warn({ task: job?.name, err: err.message }, 'maintenance failed'),
+  );
   worker.on('error', (err) => log.error({ err: err.message }, 'maintenance worker error'));
   await worker.waitUntilReady();
 
   // At start-up, before any interval: today's partitions must exist, and orders lost while no
   // worker ran (or with a flushed Redis) go out now rather than a resync interval later.
-  await run('history').catch((err: unknown) => log.error({ err: String(err) }, 'history maintenance failed at start-up'));
-  await run('resync').catch((err: unknown) => log.error({ err: String(err) }, 'resync failed at start-up'));
+  await run('history').catch((err: unknown) =>
+    log.error({ err: String(err) }, 'history maintenance failed at start-up'),
+  );
+  await run('resync').catch((err: unknown) =>
+    log.error({ err: String(err) }, 'resync failed at start-up'),
+  );
 
   return {
     run,

@@ -43,7 +43,9 @@ export async function resyncPendingOrders(
     await queues.pushMany(rows.map(buildOrder));
     // The runs say what is on the queues: the current generation DISPATCHED (its first dispatch
     // time kept, so OrderNotTaken can tell how long it waits), older open ones SUPERSEDED.
-    const pairs = JSON.stringify(rows.map((r) => ({ clusterId: r.clusterId, generation: r.generation })));
+    const pairs = JSON.stringify(
+      rows.map((r) => ({ clusterId: r.clusterId, generation: r.generation })),
+    );
     await pool.query(
       `WITH pending AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS x("clusterId" uuid, generation int)

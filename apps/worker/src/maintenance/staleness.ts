@@ -1,6 +1,10 @@
 import type { Condition } from '@fleet/contracts';
 import type pg from 'pg';
-import { conditionChanges, withCondition, type ConditionChange } from '../conditions/fleet-conditions.js';
+import {
+  conditionChanges,
+  withCondition,
+  type ConditionChange,
+} from '../conditions/fleet-conditions.js';
 import { insertTransitions } from '../ingest/report-batch-writer.js';
 
 export interface SweepResult {
@@ -15,7 +19,10 @@ export interface SweepResult {
  */
 export async function sweepStaleness(
   pool: pg.Pool,
-  { staleAfterSeconds, orderNotTakenSeconds }: { staleAfterSeconds: number; orderNotTakenSeconds: number },
+  {
+    staleAfterSeconds,
+    orderNotTakenSeconds,
+  }: { staleAfterSeconds: number; orderNotTakenSeconds: number },
 ): Promise<SweepResult> {
   const client = await pool.connect();
   let broken = false;
@@ -23,14 +30,23 @@ export async function sweepStaleness(
     await client.query('BEGIN');
     const at = new Date().toISOString();
     // SKIP LOCKED: a cluster whose report is being written right now is not stale.
-    const silent = await client.query<{ clusterId: string; conditions: Condition[]; lastReportAt: Date | null }>(
+    const silent = await client.query<{
+      clusterId: string;
+      conditions: Condition[];
+      lastReportAt: Date | null;
+    }>(
       `SELECT "clusterId", conditions, "lastReportAt" FROM "ClusterStatus"
         WHERE COALESCE("lastReportAt", "updatedAt") < now() - make_interval(secs => $1)
           AND NOT conditions @> '[{"type": "Stale", "status": "True"}]'
         ORDER BY "clusterId" FOR UPDATE SKIP LOCKED`,
       [staleAfterSeconds],
     );
-    const notTaken = await client.query<{ clusterId: string; conditions: Condition[]; generation: number; dispatchedAt: Date }>(
+    const notTaken = await client.query<{
+      clusterId: string;
+      conditions: Condition[];
+      generation: number;
+      dispatchedAt: Date;
+    }>(
       `SELECT s."clusterId", s.conditions, r.generation, r."dispatchedAt"
          FROM "ReconcileRun" r JOIN "ClusterStatus" s ON s."clusterId" = r."clusterId"
         WHERE r.state = 'DISPATCHED' AND r."dispatchedAt" < now() - make_interval(secs => $1)
@@ -46,7 +62,11 @@ export async function sweepStaleness(
         : 'no report since registration';
       updates.set(row.clusterId, {
         before: row.conditions,
-        after: withCondition(row.conditions, { type: 'Stale', status: 'True', reason: 'NoRecentReports', message }, at),
+        after: withCondition(
+          row.conditions,
+          { type: 'Stale', status: 'True', reason: 'NoRecentReports', message },
+          at,
+        ),
       });
     }
     for (const row of notTaken.rows) {
@@ -54,7 +74,11 @@ export async function sweepStaleness(
       const message = `the order for generation ${row.generation} was dispatched at ${row.dispatchedAt.toISOString()} and is not applied yet`;
       updates.set(row.clusterId, {
         before: updates.get(row.clusterId)?.before ?? row.conditions,
-        after: withCondition(current, { type: 'OrderNotTaken', status: 'True', reason: 'OrderPending', message }, at),
+        after: withCondition(
+          current,
+          { type: 'OrderNotTaken', status: 'True', reason: 'OrderPending', message },
+          at,
+        ),
       });
     }
     if (updates.size) {
@@ -66,7 +90,11 @@ export async function sweepStaleness(
         `UPDATE "ClusterStatus" s SET conditions = u.conditions, "updatedAt" = now()
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, conditions jsonb)
           WHERE s."clusterId" = u."clusterId"`,
-        [JSON.stringify([...updates].map(([clusterId, { after }]) => ({ clusterId, conditions: after })))],
+        [
+          JSON.stringify(
+            [...updates].map(([clusterId, { after }]) => ({ clusterId, conditions: after })),
+          ),
+        ],
       );
       if (transitions.length) await insertTransitions(client, transitions);
     }
@@ -76,7 +104,12 @@ export async function sweepStaleness(
         `UPDATE "ReconcileRun" r SET error = 'order not taken within ' || $2 || ' s'
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, generation int)
           WHERE r."clusterId" = u."clusterId" AND r.generation = u.generation AND r.state = 'DISPATCHED'`,
-        [JSON.stringify(notTaken.rows.map((r) => ({ clusterId: r.clusterId, generation: r.generation }))), String(orderNotTakenSeconds)],
+        [
+          JSON.stringify(
+            notTaken.rows.map((r) => ({ clusterId: r.clusterId, generation: r.generation })),
+          ),
+          String(orderNotTakenSeconds),
+        ],
       );
     }
     await client.query('COMMIT');
