@@ -34,8 +34,6 @@ export const WorkerConfigSchema = z.object({
   HISTORY_PARTITIONS_AHEAD_DAYS: z.coerce.number().int().min(1).max(60).default(3),
   /** A job whose worker died is retried after this long (BullMQ lock duration and stall check). */
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
-  /** A job whose worker died is retried after this long (BullMQ lock duration and stall check). */
-  JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig =>

@@ -17,15 +17,12 @@ import { createPgPool } from './ingest/pg-pool.js';
 import { StatusIngester } from './ingest/status-ingester.js';
 import { DeadLetters } from './dead-letters/dead-letters.js';
 import { startMaintenance } from './maintenance/maintenance.js';
-import { DeadLetters } from './dead-letters/dead-letters.js';
-import { startMaintenance } from './maintenance/maintenance.js';
 import { startAclSync } from './credentials/acl-sync.js';
 import { startRolloutTicker } from './rollouts/rollout-ticker.js';
 
 export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const config = loadWorkerConfig(env);
   const log = pino({ name: 'worker', level: config.LOG_LEVEL });
-  const jobLocks = { lockDuration: config.JOB_LOCK_MS, stalledInterval: config.JOB_LOCK_MS };
   const jobLocks = { lockDuration: config.JOB_LOCK_MS, stalledInterval: config.JOB_LOCK_MS };
   const db = createPrismaClient(config.DATABASE_URL, { poolSize: 20 });
   const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
@@ -56,7 +53,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     {
       connection: connection(),
       prefix: config.QUEUE_PREFIX,
-      concurrency: config.RECONCILE_CONCURRENCY, ...jobLocks,
+      concurrency: config.RECONCILE_CONCURRENCY,
       ...jobLocks,
     },
   );
@@ -77,7 +74,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     {
       connection: connection(),
       prefix: config.QUEUE_PREFIX,
-      concurrency: config.INGEST_CONCURRENCY, ...jobLocks,
+      concurrency: config.INGEST_CONCURRENCY,
       ...jobLocks,
     },
   );
@@ -90,19 +87,6 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     );
   }
   await Promise.all([reconcile.waitUntilReady(), ingest.waitUntilReady()]);
-  const deadLetters = new DeadLetters(producer, config.QUEUE_PREFIX, log);
-  deadLetters.watch(reconcile, (job, reason) =>
-    dispatcher.markFailed(ReconcileRequest.parse(job.data), reason),
-  );
-  deadLetters.watch(ingest);
-  const maintenance = await startMaintenance({
-    pool,
-    sidecarQueues,
-    producer,
-    workerConnection: connection(),
-    config,
-    log,
-  });
   const deadLetters = new DeadLetters(producer, config.QUEUE_PREFIX, log);
   deadLetters.watch(reconcile, (job, reason) =>
     dispatcher.markFailed(ReconcileRequest.parse(job.data), reason),
@@ -175,8 +159,6 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       await aclSync.close();
       await ops?.close();
       await Promise.all(observed.map((q) => q.close()));
-      await deadLetters.close();
-      await maintenance.close();
       await deadLetters.close();
       await sidecarQueues.close();
       for (const redis of connections) redis.disconnect();
