@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ClustersModule } from './clusters/clusters.module.js';
+import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
+import { HealthHistoryModule } from './health-history/health-history.module.js';
 import { API_CONFIG, type ApiConfig } from './config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
@@ -81,6 +83,8 @@ export class AppModule {
         HealthModule,
         ReportsModule,
         ClustersModule,
+        DeadLettersModule,
+        HealthHistoryModule,
         RolloutsModule,
         FleetModule,
       ],

@@ -34,7 +34,7 @@ export class DeadLetters {
         failedAt: new Date().toISOString(),
       };
       void this.queue
-        .add('dead-letter', letter, { jobId: `${worker.name}:${job.id ?? Date.now()}` })
+        .add('dead-letter', letter, { jobId: `${worker.name}.${job.id ?? Date.now()}` })
         .then(() => onDead?.(job, err.message))
         .then(() =>
           this.log.error(

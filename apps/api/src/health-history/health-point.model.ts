@@ -1,0 +1,27 @@
+import { Field, Float, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
+
+@ObjectType({
+  description: 'Health of a cluster over one step of time, from raw samples or hourly roll-ups.',
+})
+export class HealthPoint {
+  @Field(() => GraphQLISODateTime, { description: 'Start of the step.' })
+  at!: Date;
+
+  @Field(() => Int, { description: 'Reports in the step.' })
+  samples!: number;
+
+  @Field(() => Float, { description: 'Share of reports with Available=True (0–1).' })
+  available!: number;
+
+  @Field(() => Float, { description: 'Share of reports with Degraded=True (0–1).' })
+  degraded!: number;
+
+  @Field(() => Float, { description: 'Share of reports with Progressing=True (0–1).' })
+  progressing!: number;
+
+  @Field(() => Float, { nullable: true, description: 'Average node count.' })
+  nodes!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'Average vCPUs.' })
+  vcpus!: number | null;
+}
