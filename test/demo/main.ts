@@ -35,12 +35,19 @@ async function freshDatabase(): Promise<string> {
 async function main(): Promise<void> {
   const databaseUrl = await freshDatabase();
   const prefix = `demo-${randomBytes(3).toString('hex')}`;
-  const config = loadApiConfig({ ...process.env, DATABASE_URL: databaseUrl, QUEUE_PREFIX: prefix });
+  // The demo's admin token: FLEET_BOOTSTRAP_TOKEN if given, else a fresh one printed below.
+  const adminToken = process.env.FLEET_BOOTSTRAP_TOKEN ?? `kf_demo_${randomBytes(18).toString('base64url')}`;
+  const config = loadApiConfig({
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    QUEUE_PREFIX: prefix,
+    FLEET_BOOTSTRAP_TOKEN: adminToken,
+  });
   const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error', 'warn'] });
   await app.listen(config.API_PORT, config.API_HOST);
   const apiUrl = await app.getUrl();
   const worker = await startWorker({ ...process.env, DATABASE_URL: databaseUrl, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
-  const gql = graphqlClient(`${apiUrl}/graphql`);
+  const gql = graphqlClient(`${apiUrl}/graphql`, { authorization: `Bearer ${adminToken}` });
 
   const clusters: EmulatedCluster[] = [];
   const sidecars: RunningProcess[] = [];
@@ -62,8 +69,8 @@ async function main(): Promise<void> {
   for (let i = 1; i <= CLUSTERS; i++) {
     const cluster = await startEmulatedCluster();
     clusters.push(cluster);
-    const res = await gql<{ registerCluster: { reportToken: string; cluster: { id: string } } }>(
-      `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { reportToken cluster { id } } }`,
+    const res = await gql<{ registerCluster: { reportToken: string; redisUrl: string; cluster: { id: string; uid: string } } }>(
+      `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { reportToken redisUrl cluster { id uid } } }`,
       {
         input: {
           name: `ocp-east-${i}`,
@@ -76,12 +83,22 @@ async function main(): Promise<void> {
       },
     );
     if (res.errors) throw new Error(JSON.stringify(res.errors));
-    const { cluster: registered, reportToken } = res.data!.registerCluster;
+    const { cluster: registered, reportToken, redisUrl } = res.data!.registerCluster;
     ids.push(registered.id);
     sidecars.push(
       startProcess(
         'dist/apps/sidecar/src/main.js',
-        { ...cluster.sidecarEnv, CLUSTER_ID: registered.id, REPORT_TOKEN: reportToken, API_URL: apiUrl, QUEUE_PREFIX: prefix, CRD_DIR: CRDS_DIR, LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
+        {
+          ...cluster.sidecarEnv,
+          CLUSTER_ID: registered.uid,
+          REPORT_TOKEN: reportToken,
+          REDIS_URL: redisUrl,
+          API_URL: apiUrl,
+          QUEUE_PREFIX: prefix,
+          CRD_DIR: CRDS_DIR,
+          LOG_LEVEL: 'warn',
+          HEARTBEAT_SECONDS: '10',
+        },
         `sidecar ocp-east-${i}`,
       ),
     );
@@ -136,9 +153,9 @@ async function main(): Promise<void> {
     say(`ocp-east-1: node ${node.nodeName} joined (client CSR approved in ${node.clientApprovalMs} ms, serving in ${node.servingApprovalMs} ms)`);
   }
   console.log(`
-GraphQL: ${apiUrl}/graphql
+GraphQL: ${apiUrl}/graphql   (admin token: ${adminToken})
 
-  curl -s ${apiUrl}/graphql -H 'content-type: application/json' -d '{"query":"{ clusters(first: 10) { totalCount edges { node { name inSync karpenter { enabled generation } status { observedGeneration conditions { type status reason } } nodePools { name } } } } }"}'
+  curl -s ${apiUrl}/graphql -H 'content-type: application/json' -H 'authorization: Bearer ${adminToken}' -d '{"query":"{ clusters(first: 10) { totalCount edges { node { name inSync karpenter { enabled generation } status { observedGeneration conditions { type status reason } } nodePools { name } } } } }"}'
 
 Ctrl-C stops everything.`);
 }

@@ -165,8 +165,17 @@ export function pageSql(q: PageQuery): Prisma.Sql {
      LIMIT ${q.size + 1}`;
 }
 
+/**
+ * Counting scans every matching cluster, so it joins only the tables the filter reads: the
+ * placeholders keep user input out of `where.sql`, so the aliases found there are ours.
+ */
 export function countSql(where: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`SELECT count(*)::int AS count FROM ${FROM} WHERE ${where}`;
+  const d = /\bd\./.test(where.sql);
+  const s = /\bs\./.test(where.sql);
+  const from = Prisma.sql`"Cluster" c
+    ${d ? Prisma.sql`JOIN "DesiredState" d ON d."clusterId" = c.id` : Prisma.empty}
+    ${s ? Prisma.sql`JOIN "ClusterStatus" s ON s."clusterId" = c.id` : Prisma.empty}`;
+  return Prisma.sql`SELECT count(*)::int AS count FROM ${from} WHERE ${where}`;
 }
 
 export function inScopeSql(clusterId: string, principal: Principal): Prisma.Sql {

@@ -1,4 +1,6 @@
-import { Args, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { Args, ID, Info, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { selects } from '../common/selection.js';
 import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
 import type { Principal } from '../auth/principal.js';
 import { RequireRole } from '../auth/roles.decorator.js';
@@ -47,8 +49,16 @@ export class ClustersResolver {
     @Args('before', { type: () => String, nullable: true }) before: string | null,
     @Args('filter', { type: () => ClusterFilter, nullable: true }) filter: ClusterFilter | null,
     @Args('orderBy', { type: () => ClusterOrder, nullable: true }) orderBy: ClusterOrder | null,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<ClusterConnection> {
-    return this.service.list(principal, { first, after, last, before }, filter, orderBy);
+    // Counting every match costs a scan; only pay it when the client asks for totalCount.
+    return this.service.list(
+      principal,
+      { first, after, last, before },
+      filter,
+      orderBy,
+      selects(info, 'totalCount'),
+    );
   }
 
   @Mutation(() => RegisterClusterPayload, {
