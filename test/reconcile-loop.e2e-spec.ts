@@ -5,6 +5,7 @@ import {
   CRDS_DIR,
   createTestDatabase,
   eventually,
+  freePort,
   startProcess,
   testQueuePrefix,
   type RunningProcess,
@@ -27,7 +28,11 @@ describe('a reconcile travels end to end', () => {
   let sidecar: RunningProcess;
   let gql: Gql;
   let clusterId: string;
-  const nodePoolSchema = loadCrdSchema(join(CRDS_DIR, 'karpenter', 'karpenter.sh_nodepools.yaml'), 'v1');
+  let opsPort: number;
+  const nodePoolSchema = loadCrdSchema(
+    join(CRDS_DIR, 'karpenter', 'karpenter.sh_nodepools.yaml'),
+    'v1',
+  );
 
   const STATUS = `query($id: ID!) { cluster(id: $id) {
     karpenter { generation } status { observedGeneration conditions { type status reason message } } inSync } }`;
@@ -35,7 +40,16 @@ describe('a reconcile travels end to end', () => {
   async function waitInSync(generation: number) {
     return eventually(
       async () => {
-        const res = await gql<{ cluster: { inSync: boolean; karpenter: { generation: number }; status: { observedGeneration: number; conditions: { type: string; status: string; reason: string }[] } } }>(STATUS, { id: clusterId });
+        const res = await gql<{
+          cluster: {
+            inSync: boolean;
+            karpenter: { generation: number };
+            status: {
+              observedGeneration: number;
+              conditions: { type: string; status: string; reason: string }[];
+            };
+          };
+        }>(STATUS, { id: clusterId });
         const c = res.data?.cluster;
         return c && c.karpenter.generation === generation && c.inSync ? c : undefined;
       },
@@ -52,12 +66,19 @@ describe('a reconcile travels end to end', () => {
     worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
     cluster = await startEmulatedCluster();
     gql = api.admin;
-    const registered = await gql<{ registerCluster: { reportToken: string; redisUrl: string; cluster: { id: string; uid: string } } }>(
+    const registered = await gql<{
+      registerCluster: {
+        reportToken: string;
+        redisUrl: string;
+        cluster: { id: string; uid: string };
+      };
+    }>(
       `mutation { registerCluster(input: { name: "prod-east", topology: STANDALONE, platform: AWS,
          region: "us-east-1", infraID: "prod-east-7xk2p" }) { reportToken redisUrl cluster { id uid } } }`,
     );
     expect(registered.errors).toBeUndefined();
     clusterId = registered.data!.registerCluster.cluster.id;
+    opsPort = await freePort();
     sidecar = startProcess(
       'dist/apps/sidecar/src/main.js',
       {
@@ -70,6 +91,7 @@ describe('a reconcile travels end to end', () => {
         QUEUE_PREFIX: prefix,
         CRD_DIR: CRDS_DIR,
         LOG_LEVEL: 'info',
+        OPS_PORT: String(opsPort),
       },
       'sidecar',
     );
@@ -86,12 +108,17 @@ describe('a reconcile travels end to end', () => {
   it('reports the registration order back with observedGeneration 1', async () => {
     const c = await waitInSync(1);
     expect(c.status.conditions).toEqual(
-      expect.arrayContaining([expect.objectContaining({ type: 'Available', status: 'True', reason: 'KarpenterDisabled' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Available', status: 'True', reason: 'KarpenterDisabled' }),
+      ]),
     );
   });
 
   it('enables Karpenter with one NodePool and the cluster gets the operand and the NodePool', async () => {
-    const enable = await gql(`mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true }) { id } }`, { id: clusterId });
+    const enable = await gql(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true }) { id } }`,
+      { id: clusterId },
+    );
     expect(enable.errors).toBeUndefined();
     const upsert = await gql<{ upsertNodePool: { karpenter: { generation: number } } }>(
       `mutation($id: ID!, $spec: JSON!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: $spec }) { karpenter { generation } } }`,
@@ -101,7 +128,9 @@ describe('a reconcile travels end to end', () => {
           template: {
             spec: {
               nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-              requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+              requirements: [
+                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+              ],
             },
           },
           limits: { cpu: '64' },
@@ -112,7 +141,9 @@ describe('a reconcile travels end to end', () => {
     const generation = upsert.data!.upsertNodePool.karpenter.generation;
     const c = await waitInSync(generation);
     expect(c.status.conditions).toEqual(
-      expect.arrayContaining([expect.objectContaining({ type: 'Available', status: 'True', reason: 'AsExpected' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Available', status: 'True', reason: 'AsExpected' }),
+      ]),
     );
 
     const nodePool = cluster.kube.get('karpenter.sh/v1', 'NodePool', 'general');
@@ -120,17 +151,29 @@ describe('a reconcile travels end to end', () => {
     // What the API server stored still validates against the real CRD (defaults included).
     expect(nodePoolSchema.validate(clone(nodePool!))).toEqual([]);
 
-    const deployment = cluster.kube.get('apps/v1', 'Deployment', 'karpenter', 'openshift-karpenter');
-    const env = (deployment as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } })
-      .spec.template.spec.containers[0]!.env;
-    expect(Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]))).toMatchObject({
+    const deployment = cluster.kube.get(
+      'apps/v1',
+      'Deployment',
+      'karpenter',
+      'openshift-karpenter',
+    );
+    const env = (
+      deployment as {
+        spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+      }
+    ).spec.template.spec.containers[0]!.env;
+    expect(
+      Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value])),
+    ).toMatchObject({
       CLUSTER_NAME: 'prod-east-7xk2p',
       CLUSTER_ENDPOINT: 'https://api-int.prod-east.example.com:6443',
       AWS_REGION: 'us-east-1',
       DISABLE_WEBHOOK: 'true',
     });
     expect(cluster.kube.get('karpenter.k8s.aws/v1', 'EC2NodeClass', 'default')).toBeDefined();
-    expect(cluster.kube.get('v1', 'ServiceAccount', 'karpenter', 'openshift-karpenter')).toBeDefined();
+    expect(
+      cluster.kube.get('v1', 'ServiceAccount', 'karpenter', 'openshift-karpenter'),
+    ).toBeDefined();
   });
 
   it('deleting the NodePool removes it from the cluster', async () => {
@@ -141,6 +184,18 @@ describe('a reconcile travels end to end', () => {
     expect(res.errors).toBeUndefined();
     await waitInSync(res.data!.deleteNodePool.karpenter.generation);
     expect(cluster.kube.get('karpenter.sh/v1', 'NodePool', 'general')).toBeUndefined();
-    expect(cluster.kube.get('apps/v1', 'Deployment', 'karpenter', 'openshift-karpenter')).toBeDefined();
+    expect(
+      cluster.kube.get('apps/v1', 'Deployment', 'karpenter', 'openshift-karpenter'),
+    ).toBeDefined();
+  });
+
+  it('serves readiness and Prometheus metrics from the sidecar', async () => {
+    const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+    expect(await ready.json()).toEqual({ status: 'ok' });
+    const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+    expect(metrics).toMatch(
+      /fleet_reconcile_duration_seconds_count\{[^}]*outcome="applied"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(/process_resident_memory_bytes\{[^}]*app="sidecar"/);
   });
 });

@@ -10,7 +10,11 @@ export interface RunningProcess {
 }
 
 /** Runs a built entry point (dist/...) as a real process, as a deployment would. */
-export function startProcess(entry: string, env: Record<string, string>, name = entry): RunningProcess {
+export function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  name = entry,
+): RunningProcess {
   const child = spawn(process.execPath, [join(process.cwd(), entry)], {
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -51,8 +55,24 @@ export async function eventually<T>(
       lastError = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A TCP port free right now on 127.0.0.1, for a child process that must listen on a known port. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -17,6 +17,9 @@ export const SidecarConfigSchema = z.object({
   /** Region and endpoint of the EC2 API; credentials come from the AWS SDK's default chain. */
   AWS_REGION: z.string().optional(),
   AWS_ENDPOINT_URL_EC2: z.url().optional(),
+  /** /healthz, /readyz and /metrics are served only when a port is given (deployments do). */
+  OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  OPS_HOST: z.string().default('127.0.0.1'),
   HEARTBEAT_SECONDS: z.coerce.number().min(1).max(3600).default(30),
   /** Cap on CSR approvals in any 60 s; a flood beyond it waits (and is reported RateLimited). */
   CSR_APPROVALS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(60),

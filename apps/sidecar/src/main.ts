@@ -1,6 +1,7 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { AwsStandaloneCloudProvider, loadCustomResourceDefinitions } from '@fleet/cloud-provider';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -49,11 +50,23 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   const reporter = new StatusReporter(config.API_URL, config.CLUSTER_ID, config.REPORT_TOKEN);
   const publisher = new ReportPublisher(runtime, config.CLUSTER_ID, (r) => reporter.send(r), log);
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const registry = createRegistry('sidecar');
+  const reconcileSeconds = fleetMetrics.reconcileSeconds(registry);
   const consumer = new OrderConsumer({
     clusterId: config.CLUSTER_ID,
     connection,
     prefix: config.QUEUE_PREFIX,
-    apply: (order) => runtime.apply(order),
+    apply: async (order) => {
+      const stop = reconcileSeconds.startTimer();
+      try {
+        const result = await runtime.apply(order);
+        stop({ outcome: 'applied' });
+        return result;
+      } catch (err) {
+        stop({ outcome: 'error' });
+        throw err;
+      }
+    },
     report: () => publisher.publish(),
     log,
   });
@@ -62,11 +75,23 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   // Heartbeat: the current state again, so the fleet can tell a quiet cluster from a dead sidecar.
   const heartbeat = setInterval(() => void publisher.publish(), config.HEARTBEAT_SECONDS * 1000);
   heartbeat.unref();
-  log.info('sidecar ready');
+  const versionApi = kubeConfig.makeApiClient(VersionApi);
+  const ops =
+    config.OPS_PORT === undefined
+      ? undefined
+      : await startOpsServer({
+          port: config.OPS_PORT,
+          host: config.OPS_HOST,
+          registry,
+          checks: { redis: () => connection.ping(), kubernetes: () => versionApi.getCode() },
+        });
+  log.info({ ops: ops?.url }, 'sidecar ready');
 
   return {
+    opsUrl: ops?.url,
     async close(): Promise<void> {
       clearInterval(heartbeat);
+      await ops?.close();
       publisher.stop();
       await consumer.close();
       await runtime.stop();
