@@ -1,0 +1,149 @@
+/**
+ * Every GraphQL document the CLI sends, in one place so a schema change shows up in one diff.
+ * Field selections stay small: the CLI asks only for what it prints.
+ */
+
+const CLUSTER_ROW = `
+  id uid name platform region topology createdAt labels
+  karpenter { enabled paused generation clusterAutoscalerMode logLevel }
+  inSync
+  status { observedGeneration stale lastReportAt }`;
+
+const CLUSTER_DETAIL = `
+  id uid name platform region topology createdAt labels infraID managementCluster hcpNamespace
+  inSync
+  karpenter {
+    enabled paused generation clusterAutoscalerMode logLevel featureGates nodeClassOverrides
+  }
+  nodePools { name spec updatedAt }
+  status {
+    observedGeneration stale lastReportAt metrics
+    clusterAutoscaler { mode observed machineAutoscalers }
+    conditions { type status reason message lastTransitionTime }
+  }`;
+
+/** What a mutation on a cluster echoes back, enough for a one-line confirmation. */
+const CLUSTER_ACK = `id name inSync karpenter { enabled paused generation clusterAutoscalerMode } status { observedGeneration }`;
+
+export const LIST_CLUSTERS = `
+query ListClusters($first: Int, $after: String, $filter: ClusterFilter) {
+  clusters(first: $first, after: $after, filter: $filter, orderBy: { field: NAME, direction: ASC }) {
+    nodes { ${CLUSTER_ROW} }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export const FIND_CLUSTERS_BY_NAME = `
+query FindClusters($first: Int, $after: String, $filter: ClusterFilter) {
+  clusters(first: $first, after: $after, filter: $filter) {
+    nodes { id name karpenter { featureGates } labels }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export const GET_CLUSTER = `
+query GetCluster($id: ID!) {
+  cluster(id: $id) { ${CLUSTER_DETAIL} }
+}`;
+
+export const CLUSTER_LABELS_AND_GATES = `
+query ClusterLabels($id: ID!) {
+  cluster(id: $id) { id name labels karpenter { featureGates } }
+}`;
+
+export const REGISTER_CLUSTER = `
+mutation RegisterCluster($input: RegisterClusterInput!) {
+  registerCluster(input: $input) {
+    cluster { id uid name platform region topology }
+    bootstrapManifest
+    reportToken
+    redisUrl
+  }
+}`;
+
+export const UPDATE_LABELS = `
+mutation UpdateLabels($id: ID!, $labels: JSON!) {
+  updateClusterLabels(clusterId: $id, labels: $labels) { id name labels }
+}`;
+
+export const SET_KARPENTER = `
+mutation SetKarpenter($id: ID!, $input: SetKarpenterInput!) {
+  setKarpenter(clusterId: $id, input: $input) { ${CLUSTER_ACK} }
+}`;
+
+export const UPSERT_NODEPOOL = `
+mutation UpsertNodePool($id: ID!, $input: UpsertNodePoolInput!) {
+  upsertNodePool(clusterId: $id, input: $input) { ${CLUSTER_ACK} }
+}`;
+
+export const DELETE_NODEPOOL = `
+mutation DeleteNodePool($id: ID!, $name: String!, $expectedGeneration: Int) {
+  deleteNodePool(clusterId: $id, name: $name, expectedGeneration: $expectedGeneration) {
+    ${CLUSTER_ACK}
+  }
+}`;
+
+export const PAUSE_CLUSTER = `
+mutation PauseCluster($id: ID!) { pauseCluster(clusterId: $id) { ${CLUSTER_ACK} } }`;
+
+export const RESUME_CLUSTER = `
+mutation ResumeCluster($id: ID!) { resumeCluster(clusterId: $id) { ${CLUSTER_ACK} } }`;
+
+export const RECONCILE_CLUSTER = `
+mutation ReconcileCluster($id: ID!) { reconcileCluster(clusterId: $id) { ${CLUSTER_ACK} } }`;
+
+export const FLEET_SUMMARY = `
+query FleetSummary {
+  fleetSummary {
+    clusters inSync stale paused karpenterEnabled clusterAutoscalerDisabled
+    byPlatform { value count }
+    byTopology { value count }
+    byCondition { type status reason count }
+  }
+}`;
+
+const TOKEN = `id name role labelSelector createdAt expiresAt lastUsedAt revokedAt`;
+
+export const CREATE_TOKEN = `
+mutation CreateToken($input: CreateApiTokenInput!) {
+  createApiToken(input: $input) { secret token { ${TOKEN} } }
+}`;
+
+export const LIST_TOKENS = `query ListTokens { apiTokens { ${TOKEN} } }`;
+
+export const REVOKE_TOKEN = `mutation RevokeToken($id: ID!) { revokeApiToken(id: $id) { ${TOKEN} } }`;
+
+const ROLLOUT_ROW = `
+  id uid state selector currentWave createdAt createdBy finishedAt reason change
+  counts { total pending applying healthy failed skipped }`;
+
+const ROLLOUT_DETAIL = `
+  ${ROLLOUT_ROW} updatedAt
+  strategy { waves maxFailures minHealthySeconds waveTimeoutSeconds }
+  waves {
+    index state startedAt finishedAt deadlineAt
+    counts { total pending applying healthy failed skipped }
+    clusters { clusterName state generation reason }
+  }`;
+
+export const START_ROLLOUT = `
+mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput) {
+  startRollout(selector: $selector, change: $change, strategy: $strategy) { ${ROLLOUT_ROW} }
+}`;
+
+export const LIST_ROLLOUTS = `
+query ListRollouts($first: Int, $after: String, $state: RolloutState) {
+  rollouts(first: $first, after: $after, state: $state) {
+    nodes { ${ROLLOUT_ROW} }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export const GET_ROLLOUT = `query GetRollout($id: ID!) { rollout(id: $id) { ${ROLLOUT_DETAIL} } }`;
+
+export const PAUSE_ROLLOUT = `mutation PauseRollout($id: ID!) { pauseRollout(id: $id) { ${ROLLOUT_ROW} } }`;
+
+export const RESUME_ROLLOUT = `mutation ResumeRollout($id: ID!) { resumeRollout(id: $id) { ${ROLLOUT_ROW} } }`;
+
+export const ABORT_ROLLOUT = `
+mutation AbortRollout($id: ID!, $reason: String) { abortRollout(id: $id, reason: $reason) { ${ROLLOUT_ROW} } }`;

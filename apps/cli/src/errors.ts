@@ -1,0 +1,51 @@
+/** Exit codes scripts can branch on (documented in README.md, CLI section). */
+export const EXIT = { ok: 0, other: 1, usage: 2, notFound: 3, auth: 4 } as const;
+
+/**
+ * A failure the user can act on: printed as one line, never with a stack trace. `code` and
+ * `field` are the API's `extensions.code` / `extensions.field` when the error came from it.
+ */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+
+  get exitCode(): number {
+    return exitCodeFor(this.code);
+  }
+}
+
+/** A mistake on the command line itself (bad flag value, unreadable file): exit 2. */
+export const usageError = (message: string, field?: string): CliError =>
+  new CliError(message, 'USAGE', field);
+
+export function exitCodeFor(code: string | undefined): number {
+  switch (code ?? '') {
+    case 'BAD_USER_INPUT':
+    case 'GRAPHQL_VALIDATION_FAILED':
+    case 'GRAPHQL_PARSE_FAILED':
+    case 'USAGE':
+      return EXIT.usage;
+    case 'NOT_FOUND':
+      return EXIT.notFound;
+    case 'UNAUTHENTICATED':
+    case 'FORBIDDEN':
+      return EXIT.auth;
+    default:
+      return EXIT.other;
+  }
+}
+
+/** `error: <message> (code: X, field: y)` — the code and field only when known. */
+export function formatError(err: CliError): string {
+  const details = [
+    err.code && err.code !== 'USAGE' ? `code: ${err.code}` : undefined,
+    err.field ? `field: ${err.field}` : undefined,
+  ].filter(Boolean);
+  return `error: ${err.message}${details.length ? ` (${details.join(', ')})` : ''}`;
+}
