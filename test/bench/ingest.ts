@@ -1,0 +1,165 @@
+/* eslint-disable no-restricted-imports -- a benchmark drives the apps in process, as the e2e tests do */
+/**
+ * Status ingest: reports through the API's report endpoint (HTTP, token check, queue) and the
+ * worker's batched writer into PostgreSQL, against a raw batched INSERT of the same health rows.
+ */
+import { STATUS_INGEST_QUEUE, type StatusReport } from '@fleet/contracts';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { startWorker } from '../../apps/worker/src/main.js';
+import { startApi } from '../api/start-api.js';
+import { createTestDatabase, testQueuePrefix } from '../support/database.js';
+import { BENCH_REPORT_TOKEN, seedClusters } from './fleet-seed.js';
+
+export interface IngestBenchResult {
+  reports: number;
+  rawInsertMs: number;
+  queueToPgMs: number;
+  httpToPgMs: number;
+}
+
+const REDIS_URL = 'redis://127.0.0.1:6379/10';
+
+function reportsFor(ids: readonly string[], perCluster: number, base: number): StatusReport[] {
+  return ids.flatMap((clusterId, c) =>
+    Array.from({ length: perCluster }, (_, i) => {
+      const at = new Date(base + i * 30_000 + c).toISOString();
+      return {
+        clusterId,
+        observedGeneration: 1,
+        conditions: [
+          {
+            type: 'Available',
+            status: 'True' as const,
+            reason: 'AsExpected',
+            message: 'ok',
+            lastTransitionTime: at,
+          },
+          {
+            type: 'Degraded',
+            status: i % 10 === 9 ? ('True' as const) : ('False' as const),
+            reason: 'AsExpected',
+            message: 'ok',
+            lastTransitionTime: at,
+          },
+        ],
+        metrics: { nodes: 12, vcpus: 96 },
+        csrDecisions: [],
+        reportedAt: at,
+      };
+    }),
+  );
+}
+
+async function rows(sql: pg.Client): Promise<number> {
+  const { rows } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "HealthSample"`);
+  return rows[0]?.n ?? 0;
+}
+
+async function waitRows(sql: pg.Client, expected: number): Promise<void> {
+  while ((await rows(sql)) < expected) await new Promise((r) => setTimeout(r, 20));
+}
+
+export async function benchIngest(clusters = 10_000, perCluster = 3): Promise<IngestBenchResult> {
+  const db = await createTestDatabase();
+  const sql = new pg.Client({ connectionString: db.url });
+  await sql.connect();
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  await redis.flushdb();
+  const prefix = testQueuePrefix();
+  const ids = await seedClusters(sql, clusters, { generation: 1, observed: 1 });
+  const worker = await startWorker({
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+  });
+  const api = await startApi({
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    RATE_LIMIT_PER_MINUTE: '100000000',
+  });
+  const total = clusters * perCluster;
+  try {
+    // Raw baseline: the same rows, 500 per INSERT, as fast as one connection goes.
+    const raw = reportsFor(ids, perCluster, Date.now() - 86_400_000);
+    let started = performance.now();
+    for (let i = 0; i < raw.length; i += 500) {
+      await sql.query(
+        `INSERT INTO "HealthSample" ("clusterId", "observedAt", "observedGeneration", available, degraded, progressing, metrics)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS h("clusterId" uuid, "observedAt" timestamptz, "observedGeneration" int,
+                available boolean, degraded boolean, progressing boolean, metrics jsonb)`,
+        [
+          JSON.stringify(
+            raw.slice(i, i + 500).map((r) => ({
+              clusterId: r.clusterId,
+              observedAt: r.reportedAt,
+              observedGeneration: 1,
+              available: true,
+              degraded: r.conditions[1]?.status === 'True',
+              progressing: false,
+              metrics: r.metrics,
+            })),
+          ),
+        ],
+      );
+    }
+    const rawInsertMs = performance.now() - started;
+    await sql.query(`TRUNCATE "HealthSample"`);
+
+    // Queue → PostgreSQL: the reports queued as the API queues them, then drained by the worker.
+    const queued = reportsFor(ids, perCluster, Date.now() - 43_200_000);
+    const queue = new Queue<StatusReport>(STATUS_INGEST_QUEUE, { connection: redis, prefix });
+    started = performance.now();
+    for (let i = 0; i < queued.length; i += 1000) {
+      await queue.addBulk(
+        queued.slice(i, i + 1000).map((data) => ({
+          name: 'report',
+          data,
+          opts: { attempts: 20, removeOnComplete: { count: 1000 } },
+        })),
+      );
+    }
+    await waitRows(sql, total);
+    const queueToPgMs = performance.now() - started;
+    await queue.close();
+    await sql.query(`TRUNCATE "HealthSample"`);
+
+    // HTTP → PostgreSQL: what a fleet of sidecars does, 64 requests in flight.
+    const posted = reportsFor(ids, perCluster, Date.now() - 21_600_000);
+    started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < posted.length) {
+          const report = posted[next++]!;
+          const res = await fetch(`${api.url}/v1/clusters/${report.clusterId}/status`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${BENCH_REPORT_TOKEN}`,
+            },
+            body: JSON.stringify(report),
+          });
+          if (!res.ok) throw new Error(`report refused: ${res.status} ${await res.text()}`);
+          await res.arrayBuffer();
+        }
+      }),
+    );
+    await waitRows(sql, total);
+    const httpToPgMs = performance.now() - started;
+    console.log(
+      `ingest: ${total} reports; raw INSERT ${rawInsertMs.toFixed(0)} ms, queue→PG ${queueToPgMs.toFixed(0)} ms, HTTP→PG ${httpToPgMs.toFixed(0)} ms`,
+    );
+    return { reports: total, rawInsertMs, queueToPgMs, httpToPgMs };
+  } finally {
+    await api.app.close();
+    await worker.close();
+    await redis.flushdb();
+    redis.disconnect();
+    await sql.end();
+    await db.drop();
+  }
+}
