@@ -252,6 +252,11 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
 
     expect(done.waves.map((w) => w.state)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     expect(done.counts).toMatchObject({ total: 6, healthy: 6, failed: 0 });
+    const byNode = await gql<{ node: { __typename: string; state: string } }>(
+      `query($id: ID!) { node(id: $id) { __typename ... on Rollout { state } } }`,
+      { id: started.id },
+    );
+    expect(byNode.data?.node).toEqual({ __typename: 'Rollout', state: 'COMPLETED' });
     for (let k = 1; k < done.waves.length; k++) {
       const previous = done.waves[k - 1]!;
       const firstApplied = Math.min(

@@ -15,6 +15,7 @@ import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { coalesce } from '../events/coalesce.js';
 import { FleetEventsService } from '../events/fleet-events.service.js';
+import { RolloutsService } from '../rollouts/rollouts.service.js';
 import { FleetSummary } from './fleet-summary.model.js';
 import { FleetSummaryService } from './fleet-summary.service.js';
 import { Inject } from '@nestjs/common';
@@ -29,6 +30,7 @@ export class FleetResolver {
   constructor(
     private readonly summaries: FleetSummaryService,
     private readonly clusters: ClustersService,
+    private readonly rollouts: RolloutsService,
     private readonly events: FleetEventsService,
     private readonly prisma: PrismaService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
@@ -48,6 +50,7 @@ export class FleetResolver {
   ): Promise<Node | null> {
     const parsed = parseGlobalId(id);
     if (parsed?.type === 'Cluster') return this.clusters.get(principal, parsed.uid);
+    if (parsed?.type === 'Rollout') return this.rollouts.get(principal, parsed.uid);
     throw notFoundError('node', id);
   }
 
