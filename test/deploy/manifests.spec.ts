@@ -18,7 +18,7 @@ interface Doc {
 }
 interface Container {
   name: string;
-  env?: { name: string }[];
+  env?: { name: string; value?: string }[];
   envFrom?: { secretRef?: { name: string } }[];
 }
 interface Rule {
