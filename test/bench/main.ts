@@ -33,7 +33,9 @@ const benchStart = Date.now();
 const resync = await step('resync', () => benchResync());
 const ingest = await step('ingest', () => benchIngest());
 const history = await step('history', () => benchHistory());
-const latency = await step('latency', () => benchLatency());
+const latency = await step('latency', () =>
+  benchLatency(Number(process.env.BENCH_LATENCY_CLUSTERS ?? 10_000)),
+);
 const reads = await step('reads', () => benchGraphqlReads());
 
 const lines: string[] = [

@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  createTestDatabase,
+  eventually,
+  startProcess,
+  testQueuePrefix,
+  type RunningProcess,
+  type TestDatabase,
+} from '@fleet/testing';
+import { startApi, type RunningApi } from '../api/start-api.js';
+import {
+  condition,
+  enqueueReports,
+  faultRedisUrl,
+  flushRedisDb,
+  query,
+  registerClusters,
+  type RegisteredCluster,
+} from './fleet-fixture.js';
+
+const REDIS_URL = faultRedisUrl(13);
+const APP = 'fleet-worker-outage';
+
+/**
+ * PostgreSQL "restarts" under the ingest: every connection of the worker is terminated, again and
+ * again, while it writes. To the client this is what a server restart looks like (its sessions
+ * end with an admin-shutdown error and new ones are accepted) without stopping the server other
+ * suites share. Reports are retried; none is lost or recorded twice; the worker stays up.
+ */
+describe('PostgreSQL connections cut during ingest', () => {
+  let db: TestDatabase;
+  let api: RunningApi;
+  let prefix: string;
+  let clusters: RegisteredCluster[];
+  let worker: RunningProcess;
+
+  beforeAll(async () => {
+    await flushRedisDb(REDIS_URL);
+    db = await createTestDatabase();
+    prefix = testQueuePrefix();
+    api = await startApi({
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: prefix,
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    });
+    clusters = await registerClusters(api, 20, 'outage');
+  });
+
+  afterAll(async () => {
+    await worker?.stop('SIGKILL');
+    await api?.app.close();
+    await db?.drop();
+    await flushRedisDb(REDIS_URL);
+  });
+
+  it('records every report exactly once', async () => {
+    const perCluster = 75;
+    const total = clusters.length * perCluster;
+    const base = Date.now() + 60_000;
+    const reports = clusters.flatMap((c) =>
+      Array.from({ length: perCluster }, (_, i) => {
+        const at = new Date(base + i * 1000).toISOString();
+        return {
+          clusterId: c.uid,
+          observedGeneration: 1,
+          conditions: [
+            condition('Available', i % 3 ? 'True' : 'False', i % 3 ? 'AsExpected' : 'Scaling', at),
+          ],
+          metrics: { nodes: i },
+          csrDecisions: [],
+          reportedAt: at,
+        };
+      }),
+    );
+    const url = new URL(db.url);
+    url.searchParams.set('application_name', APP);
+    worker = startProcess(
+      'dist/apps/worker/src/main.js',
+      {
+        DATABASE_URL: url.toString(),
+        REDIS_URL,
+        QUEUE_PREFIX: prefix,
+        LOG_LEVEL: 'error',
+        INGEST_BATCH_SIZE: '100',
+        JOB_LOCK_MS: '5000',
+      },
+      'worker',
+    );
+    await enqueueReports(REDIS_URL, prefix, reports);
+    const count = async () =>
+      (
+        await query<{ n: number }>(
+          db.url,
+          `SELECT count(*)::int AS n FROM "HealthSample" WHERE "observedAt" >= $1`,
+          [new Date(base)],
+        )
+      )[0]?.n ?? 0;
+
+    let cuts = 0;
+    let terminated = 0;
+    const deadline = Date.now() + 4000;
+    while (Date.now() < deadline && (await count()) < total) {
+      const rows = await query<{ ok: boolean }>(
+        db.url,
+        `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`,
+        [db.name, APP],
+      );
+      cuts++;
+      terminated += rows.filter((r) => r.ok).length;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    await eventually(async () => ((await count()) === total ? true : undefined), {
+      timeoutMs: 30_000,
+      what: `${total} health samples after ${cuts} cuts (${terminated} sessions terminated)`,
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}\n${worker.output()}`);
+    });
+    expect(terminated).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await count()).toBe(total);
+    expect(
+      await query(
+        db.url,
+        `SELECT "clusterId", type, at FROM "ConditionTransition" GROUP BY 1, 2, 3 HAVING count(*) > 1`,
+      ),
+    ).toEqual([]);
+    const latest = await query<{ n: number }>(
+      db.url,
+      `SELECT count(*)::int AS n FROM "ClusterStatus" WHERE "lastReportAt" = $1`,
+      [new Date(base + (perCluster - 1) * 1000)],
+    );
+    expect(latest[0]?.n).toBe(clusters.length);
+    expect(worker.child.exitCode).toBeNull();
+  });
+});
