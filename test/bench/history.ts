@@ -1,4 +1,3 @@
-/* eslint-disable no-restricted-imports -- a benchmark drives the apps in process, as the e2e tests do */
 /**
  * Health history of one cluster over 24 h with 10 M rows in the partitioned table, through
  * GraphQL (Cluster.health) and as the bare SQL the resolver runs.

@@ -1,4 +1,3 @@
-/* eslint-disable no-restricted-imports -- a benchmark drives the apps in process, as the e2e tests do */
 /**
  * Status ingest: reports through the API's report endpoint (HTTP, token check, queue) and the
  * worker's batched writer into PostgreSQL, against a raw batched INSERT of the same health rows.

@@ -1,4 +1,3 @@
-/* eslint-disable no-restricted-imports -- a benchmark drives the apps in process, as the e2e tests do */
 /**
  * Mutation → applied by a sidecar → visible in GraphQL, with 10,000 clusters heartbeating. 100
  * clusters are served by real OrderConsumer instances (the sidecar's own order loop, with its

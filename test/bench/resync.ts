@@ -1,4 +1,3 @@
-/* eslint-disable no-restricted-imports -- a benchmark drives the apps in process, as the e2e tests do */
 /**
  * Fleet resync of 10,000 clusters (PostgreSQL → every pending order on its cluster's queue)
  * against the raw BullMQ multi-queue addBulk of the very same jobs, measured in the same run.

@@ -1,4 +1,3 @@
-/* eslint-disable no-restricted-imports -- the suite runs the real worker in process, as reconcile-loop does */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   CRDS_DIR,
