@@ -48,5 +48,5 @@ export default {
   engine: 'js',
   schema: 'prisma/schema.prisma',
   migrations: { path: 'prisma/migrations' },
-  adapter: async () => new PrismaPg(introspectionSafePool(url)),
+  adapter: () => Promise.resolve(new PrismaPg(introspectionSafePool(url))),
 } satisfies PrismaConfig;

@@ -17,7 +17,15 @@ writeFileSync(committed, execFileSync('git', ['show', 'HEAD:prisma/schema.prisma
 try {
   const sql = execFileSync(
     join(root, 'node_modules', '.bin', 'prisma'),
-    ['migrate', 'diff', '--from-schema-datamodel', committed, '--to-schema-datamodel', 'prisma/schema.prisma', '--script'],
+    [
+      'migrate',
+      'diff',
+      '--from-schema-datamodel',
+      committed,
+      '--to-schema-datamodel',
+      'prisma/schema.prisma',
+      '--script',
+    ],
     {
       cwd: root,
       encoding: 'utf8',

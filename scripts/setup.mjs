@@ -96,8 +96,18 @@ async function ensureRedis() {
   }
   log('starting Redis');
   run('redis-server', [
-    '--daemonize', 'yes', '--bind', '127.0.0.1', '--port', String(redisPort),
-    '--save', '', '--appendonly', 'no', '--logfile', '/tmp/karpenter-fleet-redis.log',
+    '--daemonize',
+    'yes',
+    '--bind',
+    '127.0.0.1',
+    '--port',
+    String(redisPort),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--logfile',
+    '/tmp/karpenter-fleet-redis.log',
   ]);
   await waitForPort(hostname, redisPort, 'Redis');
 }

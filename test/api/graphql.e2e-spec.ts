@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { execFileSync } from 'node:child_process';
 import { lexicographicSortSchema, printSchema } from 'graphql';
-import { collect, createTestDatabase, subscriptionClient, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import {
+  collect,
+  createTestDatabase,
+  subscriptionClient,
+  testQueuePrefix,
+  type TestDatabase,
+} from '@fleet/testing';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi, type RunningApi } from './start-api.js';
 
@@ -10,7 +16,12 @@ interface Page {
   clusters: {
     totalCount: number;
     edges: { cursor: string; node: { name: string } }[];
-    pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string | null; startCursor: string | null };
+    pageInfo: {
+      hasNextPage: boolean;
+      hasPreviousPage: boolean;
+      endCursor: string | null;
+      startCursor: string | null;
+    };
   };
 }
 const PAGE = `query($first: Int, $after: String, $last: Int, $before: String, $filter: ClusterFilter, $orderBy: ClusterOrder) {
@@ -33,15 +44,26 @@ describe('the GraphQL API', () => {
     ids.set(name, res.data.registerCluster.cluster.id);
   };
   const deregister = (name: string) =>
-    api.admin(`mutation($id: ID!) { deregisterCluster(clusterId: $id) { id } }`, { id: ids.get(name) });
+    api.admin(`mutation($id: ID!) { deregisterCluster(clusterId: $id) { id } }`, {
+      id: ids.get(name),
+    });
 
   beforeAll(async () => {
     db = await createTestDatabase();
     api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix });
-    worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn', OPS_PORT: '0' });
+    worker = await startWorker({
+      DATABASE_URL: db.url,
+      QUEUE_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+      OPS_PORT: '0',
+    });
     for (let i = 0; i < 30; i++) {
       const n = String(i).padStart(2, '0');
-      await register(`c-${n}`, { env: i % 3 === 0 ? 'prod' : 'staging', region: i % 2 ? 'us-east-1' : 'eu-west-1' }, i % 5 === 0 ? 'CAPI' : 'AWS');
+      await register(
+        `c-${n}`,
+        { env: i % 3 === 0 ? 'prod' : 'staging', region: i % 2 ? 'us-east-1' : 'eu-west-1' },
+        i % 5 === 0 ? 'CAPI' : 'AWS',
+      );
     }
   });
 
@@ -53,7 +75,9 @@ describe('the GraphQL API', () => {
 
   it('serves exactly the committed schema.gql (a change to the schema must be committed with it)', () => {
     const generated = printSchema(lexicographicSortSchema(api.app.get(GraphQLSchemaHost).schema));
-    const committed = execFileSync('git', ['show', 'HEAD:apps/api/src/schema.gql'], { encoding: 'utf8' });
+    const committed = execFileSync('git', ['show', 'HEAD:apps/api/src/schema.gql'], {
+      encoding: 'utf8',
+    });
     const body = (text: string) => text.replace(/^#.*\n/gm, '').trim();
     expect(body(generated)).toEqual(body(committed));
   });
@@ -86,7 +110,13 @@ describe('the GraphQL API', () => {
     let step = 0;
     let page: Page['clusters'];
     do {
-      page = (await api.admin<Page>(PAGE, { first: 5, after, orderBy: { field: 'NAME', direction: 'DESC' } })).data!.clusters;
+      page = (
+        await api.admin<Page>(PAGE, {
+          first: 5,
+          after,
+          orderBy: { field: 'NAME', direction: 'DESC' },
+        })
+      ).data!.clusters;
       seen.push(...page.edges.map((e) => e.node.name));
       after = page.pageInfo.endCursor;
       // Between pages: one cluster behind the cursor goes, one ahead of it and one behind arrive.
@@ -108,19 +138,35 @@ describe('the GraphQL API', () => {
 
   it('filters by label selector, platform, enablement, sync and condition', async () => {
     const names = async (filter: Record<string, unknown>) =>
-      (await api.admin<Page>(PAGE, { first: 100, filter })).data!.clusters.edges.map((e) => e.node.name);
+      (await api.admin<Page>(PAGE, { first: 100, filter })).data!.clusters.edges.map(
+        (e) => e.node.name,
+      );
     const prodUs = await names({ labelSelector: 'env=prod,region in (us-east-1)' });
     expect(prodUs).toEqual(['c-03', 'c-09', 'c-15', 'c-21', 'c-27']);
     expect(await names({ platform: 'CAPI', labelSelector: '!region' })).toEqual([]);
-    expect(await names({ platform: 'CAPI', labelSelector: 'env notin (prod)' })).toEqual(['c-05', 'c-10', 'c-20', 'c-25']);
-    await api.admin(`mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true }) { id } }`, { id: ids.get('c-03') });
+    expect(await names({ platform: 'CAPI', labelSelector: 'env notin (prod)' })).toEqual([
+      'c-05',
+      'c-10',
+      'c-20',
+      'c-25',
+    ]);
+    await api.admin(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true }) { id } }`,
+      { id: ids.get('c-03') },
+    );
     expect(await names({ karpenterEnabled: true })).toEqual(['c-03']);
     expect((await names({ inSync: true })).length).toBe(0);
     expect(await names({ condition: { type: 'Available', status: 'True' } })).toEqual([]);
     const bad = await api.admin(PAGE, { first: 5, filter: { labelSelector: 'env in (prod' } });
-    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'filter.labelSelector' });
+    expect(bad.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'filter.labelSelector',
+    });
     const tooMany = await api.admin(PAGE, { first: 101 });
-    expect(tooMany.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'first' });
+    expect(tooMany.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'first',
+    });
   });
 
   it('resolves global IDs through node(id:)', async () => {
@@ -140,19 +186,27 @@ describe('the GraphQL API', () => {
       {},
       (events) => events.some((e) => e.clusterChanged.karpenter.logLevel === 'debug'),
     );
-    const summary = collect<{ fleetSummaryChanged: { clusters: number; karpenterEnabled: number } }>(
-      client,
-      `subscription { fleetSummaryChanged { clusters karpenterEnabled } }`,
-      {},
-      (events) => events.some((e) => e.fleetSummaryChanged.karpenterEnabled === 2),
+    const summary = collect<{
+      fleetSummaryChanged: { clusters: number; karpenterEnabled: number };
+    }>(client, `subscription { fleetSummaryChanged { clusters karpenterEnabled } }`, {}, (events) =>
+      events.some((e) => e.fleetSummaryChanged.karpenterEnabled === 2),
     );
     await new Promise((r) => setTimeout(r, 300));
     // A staging cluster's change must not reach a prod-filtered subscriber.
-    await api.admin(`mutation($id: ID!) { setKarpenter(clusterId: $id, input: { logLevel: debug }) { id } }`, { id: ids.get('c-01') });
-    await api.admin(`mutation($id: ID!) { setKarpenter(clusterId: $id, input: { logLevel: debug, enabled: true }) { id } }`, { id: ids.get('c-06') });
+    await api.admin(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { logLevel: debug }) { id } }`,
+      { id: ids.get('c-01') },
+    );
+    await api.admin(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { logLevel: debug, enabled: true }) { id } }`,
+      { id: ids.get('c-06') },
+    );
     const events = await changed;
     expect(events.map((e) => e.clusterChanged.name)).not.toContain('c-01');
-    expect(events.at(-1)?.clusterChanged).toEqual({ name: 'c-06', karpenter: { logLevel: 'debug' } });
+    expect(events.at(-1)?.clusterChanged).toEqual({
+      name: 'c-06',
+      karpenter: { logLevel: 'debug' },
+    });
     expect((await summary).at(-1)?.fleetSummaryChanged.karpenterEnabled).toBe(2);
     await client.dispose();
   });
@@ -161,7 +215,9 @@ describe('the GraphQL API', () => {
     expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
     expect(await (await fetch(`${api.url}/readyz`)).json()).toEqual({ status: 'ok' });
     const metrics = await (await fetch(`${api.url}/metrics`)).text();
-    expect(metrics).toMatch(/fleet_graphql_request_duration_seconds_count\{[^}]*type="query"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(
+      /fleet_graphql_request_duration_seconds_count\{[^}]*type="query"[^}]*\} [1-9]/,
+    );
     expect(metrics).toMatch(/fleet_queue_depth\{[^}]*queue="reconcile"/);
     expect(worker.opsUrl).toBeDefined();
     expect(await (await fetch(`${worker.opsUrl}/readyz`)).json()).toEqual({ status: 'ok' });

@@ -48,7 +48,13 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
     redis = new Redis({ maxRetriesPerRequest: null });
     reconcileQueue = new Queue('reconcile', { connection: redis, prefix });
     const res = await gql<{ registerCluster: { cluster: { id: string } } }>(REGISTER, {
-      input: { name: 'prod-east', topology: 'STANDALONE', platform: 'AWS', region: 'us-east-1', labels: { env: 'prod' } },
+      input: {
+        name: 'prod-east',
+        topology: 'STANDALONE',
+        platform: 'AWS',
+        region: 'us-east-1',
+        labels: { env: 'prod' },
+      },
     });
     expect(res.errors).toBeUndefined();
     clusterId = res.data!.registerCluster.cluster.id;
@@ -68,7 +74,9 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
   async function snapshot(): Promise<unknown> {
     const tables = ['Cluster', 'DesiredState', 'NodePool', 'ReconcileRun', 'AuditEvent'];
     const rows = await Promise.all(
-      tables.map((t) => sql.query(`SELECT * FROM "${t}" ORDER BY 1`).then((r) => r.rows)),
+      tables.map((t) =>
+        sql.query<Record<string, unknown>>(`SELECT * FROM "${t}" ORDER BY 1`).then((r) => r.rows),
+      ),
     );
     return { rows, jobs: await reconcileQueue.count() };
   }
@@ -90,10 +98,12 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
   }
 
   it('registers a cluster with generation 1 and a reconcile request', async () => {
-    const res = await gql<{ cluster: { name: string; karpenter: { generation: number; enabled: boolean; featureGates: unknown } } }>(
-      `query($id: ID!) { cluster(id: $id) { ${CLUSTER_FIELDS} } }`,
-      { id: clusterId },
-    );
+    const res = await gql<{
+      cluster: {
+        name: string;
+        karpenter: { generation: number; enabled: boolean; featureGates: unknown };
+      };
+    }>(`query($id: ID!) { cluster(id: $id) { ${CLUSTER_FIELDS} } }`, { id: clusterId });
     expect(res.data?.cluster).toMatchObject({
       name: 'prod-east',
       karpenter: { generation: 1, enabled: false, featureGates: { Drift: true } },
@@ -102,15 +112,25 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
   });
 
   it('setKarpenter bumps the generation once per change and enqueues it', async () => {
-    const res = await gql<{ setKarpenter: { karpenter: { generation: number; enabled: boolean; clusterAutoscalerMode: string } } }>(
-      SET_KARPENTER,
-      { id: clusterId, input: { enabled: true, clusterAutoscalerMode: 'DISABLE' } },
-    );
+    const res = await gql<{
+      setKarpenter: {
+        karpenter: { generation: number; enabled: boolean; clusterAutoscalerMode: string };
+      };
+    }>(SET_KARPENTER, {
+      id: clusterId,
+      input: { enabled: true, clusterAutoscalerMode: 'DISABLE' },
+    });
     expect(res.errors).toBeUndefined();
-    expect(res.data?.setKarpenter.karpenter).toMatchObject({ generation: 2, enabled: true, clusterAutoscalerMode: 'DISABLE' });
+    expect(res.data?.setKarpenter.karpenter).toMatchObject({
+      generation: 2,
+      enabled: true,
+      clusterAutoscalerMode: 'DISABLE',
+    });
     const job = await reconcileQueue.getJob(`${clusterUid}.2`);
     expect(job?.data).toEqual({ clusterId: clusterUid, generation: 2 });
-    const runs = await sql.query('SELECT generation, state FROM "ReconcileRun" ORDER BY generation');
+    const runs = await sql.query(
+      'SELECT generation, state FROM "ReconcileRun" ORDER BY generation',
+    );
     expect(runs.rows).toEqual([
       { generation: 1, state: 'QUEUED' },
       { generation: 2, state: 'QUEUED' },
@@ -118,23 +138,29 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
   });
 
   it('upserts and deletes a NodePool', async () => {
-    const up = await gql<{ upsertNodePool: { nodePools: { name: string }[]; karpenter: { generation: number } } }>(
-      UPSERT_NODEPOOL,
-      { id: clusterId, input: { name: 'general', spec: validNodePoolSpec } },
-    );
+    const up = await gql<{
+      upsertNodePool: { nodePools: { name: string }[]; karpenter: { generation: number } };
+    }>(UPSERT_NODEPOOL, { id: clusterId, input: { name: 'general', spec: validNodePoolSpec } });
     expect(up.errors).toBeUndefined();
     expect(up.data?.upsertNodePool.nodePools.map((p) => p.name)).toEqual(['general']);
-    const del = await gql<{ deleteNodePool: { nodePools: unknown[]; karpenter: { generation: number } } }>(
-      DELETE_NODEPOOL,
-      { id: clusterId, name: 'general' },
-    );
+    const del = await gql<{
+      deleteNodePool: { nodePools: unknown[]; karpenter: { generation: number } };
+    }>(DELETE_NODEPOOL, { id: clusterId, name: 'general' });
     expect(del.data?.deleteNodePool.nodePools).toEqual([]);
-    expect(del.data?.deleteNodePool.karpenter.generation).toBe(up.data!.upsertNodePool.karpenter.generation + 1);
+    expect(del.data?.deleteNodePool.karpenter.generation).toBe(
+      up.data!.upsertNodePool.karpenter.generation + 1,
+    );
   });
 
   describe('bad input is refused with the field and the reason, and writes nothing', () => {
     const cluster = (over: Record<string, unknown>) => ({
-      input: { name: 'ok-name', topology: 'STANDALONE', platform: 'AWS', region: 'us-east-1', ...over },
+      input: {
+        name: 'ok-name',
+        topology: 'STANDALONE',
+        platform: 'AWS',
+        region: 'us-east-1',
+        ...over,
+      },
     });
 
     it.each([
@@ -145,7 +171,11 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
       ['a bad region', { region: 'US East' }, 'input.region'],
       ['a bad label key', { labels: { 'bad key': 'x' } }, 'input.labels.bad key'],
       ['a label value too long', { labels: { env: 'x'.repeat(64) } }, 'input.labels.env'],
-      ['a hosted cluster without its HCP namespace', { topology: 'HOSTED', managementCluster: 'mgmt-1' }, 'input.hcpNamespace'],
+      [
+        'a hosted cluster without its HCP namespace',
+        { topology: 'HOSTED', managementCluster: 'mgmt-1' },
+        'input.hcpNamespace',
+      ],
     ])('registerCluster: %s', async (_what, over, field) => {
       await expectRefused(REGISTER, cluster(over), 'BAD_USER_INPUT', field);
     });
@@ -159,22 +189,41 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
 
     it.each([
       ['a lower-case feature gate', { featureGates: { drift: true } }, 'input.featureGates.drift'],
-      ['a non-boolean feature gate', { featureGates: { Drift: 'yes' } }, 'input.featureGates.Drift'],
+      [
+        'a non-boolean feature gate',
+        { featureGates: { Drift: 'yes' } },
+        'input.featureGates.Drift',
+      ],
       ['a negative expectedGeneration', { expectedGeneration: -1 }, 'input.expectedGeneration'],
     ])('setKarpenter: %s', async (_what, input, field) => {
       await expectRefused(SET_KARPENTER, { id: clusterId, input }, 'BAD_USER_INPUT', field);
     });
 
     it('setKarpenter: an unknown cluster is NOT_FOUND', async () => {
-      await expectRefused(SET_KARPENTER, { id: '00000000-0000-4000-8000-000000000000', input: { enabled: true } }, 'NOT_FOUND', /not found/);
+      await expectRefused(
+        SET_KARPENTER,
+        { id: '00000000-0000-4000-8000-000000000000', input: { enabled: true } },
+        'NOT_FOUND',
+        /not found/,
+      );
     });
 
     it('setKarpenter: a malformed cluster ID names the argument', async () => {
-      await expectRefused(SET_KARPENTER, { id: 'prod-east', input: { enabled: true } }, 'BAD_USER_INPUT', 'clusterId');
+      await expectRefused(
+        SET_KARPENTER,
+        { id: 'prod-east', input: { enabled: true } },
+        'BAD_USER_INPUT',
+        'clusterId',
+      );
     });
 
     it('setKarpenter: a stale expectedGeneration is a CONFLICT', async () => {
-      await expectRefused(SET_KARPENTER, { id: clusterId, input: { enabled: false, expectedGeneration: 1 } }, 'CONFLICT', /generation/);
+      await expectRefused(
+        SET_KARPENTER,
+        { id: clusterId, input: { enabled: false, expectedGeneration: 1 } },
+        'CONFLICT',
+        /generation/,
+      );
     });
 
     const spec = (templateSpec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -185,17 +234,44 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
 
     it.each([
       ['a bad NodePool name', 'Bad_Name', validNodePoolSpec, 'input.name'],
-      ['an operator the CRD does not know', 'p', spec({ requirements: [{ key: 'kubernetes.io/arch', operator: 'Equals', values: ['amd64'] }] }), 'input.spec.template.spec.requirements[0].operator'],
-      ['a nodeClassRef without kind', 'p', spec({ nodeClassRef: { group: 'karpenter.k8s.aws', name: 'default' } }), 'input.spec.template.spec.nodeClassRef.kind'],
+      [
+        'an operator the CRD does not know',
+        'p',
+        spec({
+          requirements: [{ key: 'kubernetes.io/arch', operator: 'Equals', values: ['amd64'] }],
+        }),
+        'input.spec.template.spec.requirements[0].operator',
+      ],
+      [
+        'a nodeClassRef without kind',
+        'p',
+        spec({ nodeClassRef: { group: 'karpenter.k8s.aws', name: 'default' } }),
+        'input.spec.template.spec.nodeClassRef.kind',
+      ],
       ['weight above 100', 'p', spec({}, { weight: 101 }), 'input.spec.weight'],
-      ['a restricted requirement key (CEL rule)', 'p', spec({ requirements: [{ key: 'karpenter.sh/nodepool', operator: 'In', values: ['x'] }] }), /input\.spec\.template\.spec\.requirements/],
+      [
+        'a restricted requirement key (CEL rule)',
+        'p',
+        spec({ requirements: [{ key: 'karpenter.sh/nodepool', operator: 'In', values: ['x'] }] }),
+        /input\.spec\.template\.spec\.requirements/,
+      ],
       ['an unknown field', 'p', spec({}, { colour: 'blue' }), 'input.spec.colour'],
     ])('upsertNodePool: %s', async (_what, name, nodePoolSpec, field) => {
-      await expectRefused(UPSERT_NODEPOOL, { id: clusterId, input: { name, spec: nodePoolSpec } }, 'BAD_USER_INPUT', field);
+      await expectRefused(
+        UPSERT_NODEPOOL,
+        { id: clusterId, input: { name, spec: nodePoolSpec } },
+        'BAD_USER_INPUT',
+        field,
+      );
     });
 
     it('deleteNodePool: a NodePool that does not exist is NOT_FOUND', async () => {
-      await expectRefused(DELETE_NODEPOOL, { id: clusterId, name: 'absent' }, 'NOT_FOUND', /NodePool absent not found/);
+      await expectRefused(
+        DELETE_NODEPOOL,
+        { id: clusterId, name: 'absent' },
+        'NOT_FOUND',
+        /NodePool absent not found/,
+      );
     });
   });
 });

@@ -46,7 +46,10 @@ export function sampleValue(type: GraphQLInputType): unknown {
 }
 
 /** `name(arg: $arg ...) { __typename }` with variables for every argument. */
-export function operationFor(kind: 'query' | 'mutation' | 'subscription', field: GraphQLField<unknown, unknown>) {
+export function operationFor(
+  kind: 'query' | 'mutation' | 'subscription',
+  field: GraphQLField<unknown, unknown>,
+) {
   const args = field.args;
   const defs = args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
   const call = args.length ? `(${args.map((a) => `${a.name}: $${a.name}`).join(', ')})` : '';
@@ -54,7 +57,9 @@ export function operationFor(kind: 'query' | 'mutation' | 'subscription', field:
   const selection = isObjectType(named) || isInterfaceType(named) ? ' { __typename }' : '';
   return {
     query: `${kind} Walk${defs ? `(${defs})` : ''} { ${field.name}${call}${selection} }`,
-    variables: Object.fromEntries(args.filter((a) => isNonNullType(a.type)).map((a) => [a.name, sampleValue(a.type)])),
+    variables: Object.fromEntries(
+      args.filter((a) => isNonNullType(a.type)).map((a) => [a.name, sampleValue(a.type)]),
+    ),
   };
 }
 

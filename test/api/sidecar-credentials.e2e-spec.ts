@@ -26,7 +26,11 @@ describe('per-cluster sidecar credentials', () => {
   const open: Redis[] = [];
   const redisAs = (url: string) => {
     // No reconnect loop: a refused password is the answer under test, not a fault to retry.
-    const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: () => null });
+    const redis = new Redis(url, {
+      maxRetriesPerRequest: null,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
     redis.on('error', () => undefined);
     open.push(redis);
     return redis;
@@ -35,12 +39,21 @@ describe('per-cluster sidecar credentials', () => {
     fetch(`${api.url}/v1/clusters/${uid}/status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ clusterId: uid, observedGeneration, conditions: [], reportedAt: new Date().toISOString() }),
+      body: JSON.stringify({
+        clusterId: uid,
+        observedGeneration,
+        conditions: [],
+        reportedAt: new Date().toISOString(),
+      }),
     }).then((r) => r.status);
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, CREDENTIAL_GRACE_SECONDS: '2' });
+    api = await startApi({
+      DATABASE_URL: db.url,
+      QUEUE_PREFIX: prefix,
+      CREDENTIAL_GRACE_SECONDS: '2',
+    });
     prisma = createPrismaClient(db.url);
     const register = async (name: string) => {
       const res = await api.admin<{ registerCluster: Issued }>(REGISTER, { name });
@@ -62,9 +75,15 @@ describe('per-cluster sidecar credentials', () => {
   });
 
   it("reaches its own queue with its own Redis user, and gets NOPERM on another cluster's", async () => {
-    const own = new Queue(sidecarQueueName(a.cluster.uid), { connection: redisAs(a.redisUrl), prefix });
+    const own = new Queue(sidecarQueueName(a.cluster.uid), {
+      connection: redisAs(a.redisUrl),
+      prefix,
+    });
     expect(await own.getJobCounts('waiting')).toEqual({ waiting: expect.any(Number) });
-    const other = new Queue(sidecarQueueName(b.cluster.uid), { connection: redisAs(a.redisUrl), prefix });
+    const other = new Queue(sidecarQueueName(b.cluster.uid), {
+      connection: redisAs(a.redisUrl),
+      prefix,
+    });
     await expect(other.getJobCounts('waiting')).rejects.toThrow(/NOPERM/);
     await expect(redisAs(a.redisUrl).get(`${prefix}:reconcile:meta`)).rejects.toThrow(/NOPERM/);
     await expect(redisAs(a.redisUrl).call('ACL', 'LIST')).rejects.toThrow(/NOPERM/);
@@ -78,23 +97,35 @@ describe('per-cluster sidecar credentials', () => {
     const res = await fetch(`${api.url}/v1/clusters/${a.cluster.uid}/status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${a.reportToken}` },
-      body: JSON.stringify({ clusterId: b.cluster.uid, observedGeneration: 1, conditions: [], reportedAt: new Date().toISOString() }),
+      body: JSON.stringify({
+        clusterId: b.cluster.uid,
+        observedGeneration: 1,
+        conditions: [],
+        reportedAt: new Date().toISOString(),
+      }),
     });
     expect(res.status).toBe(403);
   });
 
   it('hands out a bootstrap manifest carrying exactly these credentials', async () => {
-    const res = await api.admin<{ registerCluster: Issued & { bootstrapManifest: string } }>(REGISTER, { name: 'cluster-c' });
+    const res = await api.admin<{ registerCluster: Issued & { bootstrapManifest: string } }>(
+      REGISTER,
+      { name: 'cluster-c' },
+    );
     const issued = res.data!.registerCluster;
     expect(issued.bootstrapManifest).toContain(`CLUSTER_ID: ${issued.cluster.uid}`);
     expect(issued.bootstrapManifest).toContain(`REPORT_TOKEN: ${issued.reportToken}`);
     expect(issued.bootstrapManifest).toContain(`REDIS_URL: ${issued.redisUrl}`);
-    await api.admin(`mutation($id: ID!) { deregisterCluster(clusterId: $id) { id } }`, { id: issued.cluster.id });
+    await api.admin(`mutation($id: ID!) { deregisterCluster(clusterId: $id) { id } }`, {
+      id: issued.cluster.id,
+    });
     await expect(redisAs(issued.redisUrl).ping()).rejects.toThrow(/WRONGPASS|NOAUTH|invalid/i);
   });
 
   it('rotates without downtime: old and new both work during the grace period, then only the new', async () => {
-    const rotated = await api.admin<{ rotateClusterCredentials: Issued & { previousValidUntil: string } }>(
+    const rotated = await api.admin<{
+      rotateClusterCredentials: Issued & { previousValidUntil: string };
+    }>(
       `mutation($id: ID!) { rotateClusterCredentials(clusterId: $id) { reportToken redisUrl previousValidUntil cluster { id uid } } }`,
       { id: a.cluster.id },
     );

@@ -16,17 +16,24 @@ export interface RunningApi {
   /** GraphQL as someone holding `secret` (or nobody, without one). */
   as(secret?: string): Gql;
   /** Creates a token through the API and returns its secret. */
-  createToken(role: 'VIEWER' | 'OPERATOR' | 'ADMIN', options?: { labelSelector?: string; expiresAt?: string; name?: string }): Promise<string>;
+  createToken(
+    role: 'VIEWER' | 'OPERATOR' | 'ADMIN',
+    options?: { labelSelector?: string; expiresAt?: string; name?: string },
+  ): Promise<string>;
 }
 
 /** Boots the real API application in process on an ephemeral port, with a bootstrap admin. */
 export async function startApi(env: Record<string, string>): Promise<RunningApi> {
   const adminToken = `bootstrap-${randomBytes(16).toString('hex')}`;
   const config = loadApiConfig({ API_PORT: '0', FLEET_BOOTSTRAP_TOKEN: adminToken, ...env });
-  const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error'], abortOnError: false });
+  const app = await NestFactory.create(AppModule.forRoot(config), {
+    logger: ['error'],
+    abortOnError: false,
+  });
   await app.listen(0, '127.0.0.1');
   const url = await app.getUrl();
-  const as = (secret?: string) => graphqlClient(`${url}/graphql`, secret ? { authorization: `Bearer ${secret}` } : {});
+  const as = (secret?: string) =>
+    graphqlClient(`${url}/graphql`, secret ? { authorization: `Bearer ${secret}` } : {});
   const admin = as(adminToken);
   let tokens = 0;
   return {

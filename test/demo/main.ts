@@ -19,14 +19,18 @@ const say = (msg: string) => console.log(`[demo] ${msg}`);
 
 /** A fresh demo database each run (the report tokens of a previous run are gone with it). */
 async function freshDatabase(): Promise<string> {
-  const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet');
+  const base = new URL(
+    process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet',
+  );
   const name = `${base.pathname.slice(1)}_demo`;
   const admin = new URL(base);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
   await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await client.query(`CREATE DATABASE "${name}" TEMPLATE "${process.env.FLEET_TEST_TEMPLATE_DB ?? 'karpenter_fleet_template'}"`);
+  await client.query(
+    `CREATE DATABASE "${name}" TEMPLATE "${process.env.FLEET_TEST_TEMPLATE_DB ?? 'karpenter_fleet_template'}"`,
+  );
   await client.end();
   base.pathname = `/${name}`;
   return base.toString();
@@ -36,7 +40,8 @@ async function main(): Promise<void> {
   const databaseUrl = await freshDatabase();
   const prefix = `demo-${randomBytes(3).toString('hex')}`;
   // The demo's admin token: FLEET_BOOTSTRAP_TOKEN if given, else a fresh one printed below.
-  const adminToken = process.env.FLEET_BOOTSTRAP_TOKEN ?? `kf_demo_${randomBytes(18).toString('base64url')}`;
+  const adminToken =
+    process.env.FLEET_BOOTSTRAP_TOKEN ?? `kf_demo_${randomBytes(18).toString('base64url')}`;
   const config = loadApiConfig({
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -46,7 +51,12 @@ async function main(): Promise<void> {
   const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error', 'warn'] });
   await app.listen(config.API_PORT, config.API_HOST);
   const apiUrl = await app.getUrl();
-  const worker = await startWorker({ ...process.env, DATABASE_URL: databaseUrl, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
+  const worker = await startWorker({
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+  });
   const gql = graphqlClient(`${apiUrl}/graphql`, { authorization: `Bearer ${adminToken}` });
 
   const clusters: EmulatedCluster[] = [];
@@ -69,7 +79,13 @@ async function main(): Promise<void> {
   for (let i = 1; i <= CLUSTERS; i++) {
     const cluster = await startEmulatedCluster();
     clusters.push(cluster);
-    const res = await gql<{ registerCluster: { reportToken: string; redisUrl: string; cluster: { id: string; uid: string } } }>(
+    const res = await gql<{
+      registerCluster: {
+        reportToken: string;
+        redisUrl: string;
+        cluster: { id: string; uid: string };
+      };
+    }>(
       `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { reportToken redisUrl cluster { id uid } } }`,
       {
         input: {
@@ -106,7 +122,10 @@ async function main(): Promise<void> {
   }
 
   const first = ids[0]!;
-  await gql(`mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: DISABLE }) { id } }`, { id: first });
+  await gql(
+    `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: DISABLE }) { id } }`,
+    { id: first },
+  );
   const upsert = await gql<{ upsertNodePool: { karpenter: { generation: number } } }>(
     `mutation($id: ID!, $spec: JSON!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: $spec }) { karpenter { generation } } }`,
     {
@@ -115,7 +134,9 @@ async function main(): Promise<void> {
         template: {
           spec: {
             nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-            requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+            requirements: [
+              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            ],
           },
         },
         limits: { cpu: '64' },
@@ -126,7 +147,10 @@ async function main(): Promise<void> {
   say(`enabled Karpenter on ocp-east-1 with NodePool "general" (generation ${generation})`);
   await eventually(
     async () => {
-      const res = await gql<{ cluster: { inSync: boolean } }>(`query($id: ID!) { cluster(id: $id) { inSync } }`, { id: first });
+      const res = await gql<{ cluster: { inSync: boolean } }>(
+        `query($id: ID!) { cluster(id: $id) { inSync } }`,
+        { id: first },
+      );
       return res.data?.cluster.inSync ? true : undefined;
     },
     { timeoutMs: 30_000, what: 'ocp-east-1 to apply the change' },
@@ -135,7 +159,12 @@ async function main(): Promise<void> {
 
   // ocp-east-1 moves from the Cluster Autoscaler to Karpenter (clusterAutoscalerMode DISABLE).
   const east1 = clusters[0]!;
-  const kept = east1.kube.get('v1', 'ConfigMap', 'karpenter-fleet-cluster-autoscaler-backup', 'openshift-config');
+  const kept = east1.kube.get(
+    'v1',
+    'ConfigMap',
+    'karpenter-fleet-cluster-autoscaler-backup',
+    'openshift-config',
+  );
   say(
     `ocp-east-1: ClusterAutoscaler/default ${east1.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ? 'still present' : 'removed'}, ` +
       `${east1.kube.list('autoscaling.openshift.io/v1beta1', 'MachineAutoscaler', 'openshift-machine-api').length} MachineAutoscaler(s) left; ` +
@@ -150,7 +179,9 @@ async function main(): Promise<void> {
   }).start();
   for (let n = 0; n < 3; n++) {
     const node = await simulator.launch('general');
-    say(`ocp-east-1: node ${node.nodeName} joined (client CSR approved in ${node.clientApprovalMs} ms, serving in ${node.servingApprovalMs} ms)`);
+    say(
+      `ocp-east-1: node ${node.nodeName} joined (client CSR approved in ${node.clientApprovalMs} ms, serving in ${node.servingApprovalMs} ms)`,
+    );
   }
   console.log(`
 GraphQL: ${apiUrl}/graphql   (admin token: ${adminToken})

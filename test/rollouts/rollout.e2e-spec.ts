@@ -12,7 +12,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 // Tests boot the real worker in process; the apps-never-import-apps rule is about app code.
-// eslint-disable-next-line no-restricted-imports
+
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 

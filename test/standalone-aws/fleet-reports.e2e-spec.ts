@@ -10,7 +10,7 @@ import {
 } from '@fleet/testing';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { startApi, type Gql, type RunningApi } from '../api/start-api.js';
-// eslint-disable-next-line no-restricted-imports -- the fleet's worker runs in process, as in test/reconcile-loop
+
 import { startWorker } from '../../apps/worker/src/main.js';
 
 interface Cond {

@@ -7,7 +7,7 @@ import {
 } from '@fleet/cloud-provider';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-// eslint-disable-next-line no-restricted-imports -- tests drive the sidecar in process; the rule keeps apps from importing apps
+
 import { SidecarRuntime } from '../../apps/sidecar/src/runtime.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { CRDS_DIR } from '../support/fixtures.js';

@@ -45,7 +45,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: withDatabase(baseUrl, name),
-    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
   };
 }
 

@@ -28,14 +28,22 @@ export interface EmulatedCluster {
  * An OpenShift-on-AWS cluster as the sidecar sees it: an API server loaded with the real CRDs and
  * the fixture cluster's objects, and the matching EC2 world, both speaking their wire protocols.
  */
-export async function startEmulatedCluster(fixture = 'ocp-aws-standalone'): Promise<EmulatedCluster> {
+export async function startEmulatedCluster(
+  fixture = 'ocp-aws-standalone',
+): Promise<EmulatedCluster> {
   const dir = fixtureClusterDir(fixture);
   const kube = new KubeApiServerEmulator();
   await kube.start();
   for (const file of [...fixtureCrdFiles(), CREDENTIALS_REQUEST_CRD_PATH]) {
     kube.addCrd(parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
   }
-  kube.seed(OPENSHIFT_NAMESPACES.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
+  kube.seed(
+    OPENSHIFT_NAMESPACES.map((name) => ({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name },
+    })),
+  );
   kube.seedFromDir(dir);
 
   const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));

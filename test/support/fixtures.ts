@@ -2,7 +2,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** shared/fixtures, beside the project (tests run from the repository root). */
-export const FIXTURES_DIR = process.env.FLEET_FIXTURES_DIR ?? join(process.cwd(), '..', 'shared', 'fixtures');
+export const FIXTURES_DIR =
+  process.env.FLEET_FIXTURES_DIR ?? join(process.cwd(), '..', 'shared', 'fixtures');
 export const CRDS_DIR = join(FIXTURES_DIR, 'crds');
 export const fixtureClusterDir = (name: string): string => join(FIXTURES_DIR, 'clusters', name);
 

@@ -24,7 +24,9 @@ export function collect<T>(
   return new Promise<T[]>((resolve, reject) => {
     const timer = setTimeout(() => {
       dispose();
-      reject(new Error(`subscription timed out after ${timeoutMs} ms with ${events.length} event(s)`));
+      reject(
+        new Error(`subscription timed out after ${timeoutMs} ms with ${events.length} event(s)`),
+      );
     }, timeoutMs);
     const dispose = client.subscribe<T>(
       { query, variables },
@@ -45,7 +47,11 @@ export function collect<T>(
         },
         error: (err) => {
           clearTimeout(timer);
-          reject(err instanceof Error ? err : Object.assign(new Error('subscription error'), { errors: err }));
+          reject(
+            err instanceof Error
+              ? err
+              : Object.assign(new Error('subscription error'), { errors: err }),
+          );
         },
         complete: () => undefined,
       },

@@ -56,7 +56,7 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}` : ''}`,
       );
     }
     await new Promise((r) => setTimeout(r, intervalMs));

@@ -3,7 +3,11 @@ import { LabelSelectorError, matchesLabelSelector, parseLabelSelector } from './
 
 describe('parseLabelSelector', () => {
   it('parses every operator of the Kubernetes grammar', () => {
-    expect(parseLabelSelector('env=prod, tier!=db,region in (us-east-1, eu-west-1),zone notin (a),gpu,!legacy,x==y')).toEqual([
+    expect(
+      parseLabelSelector(
+        'env=prod, tier!=db,region in (us-east-1, eu-west-1),zone notin (a),gpu,!legacy,x==y',
+      ),
+    ).toEqual([
       { key: 'env', operator: 'In', values: ['prod'] },
       { key: 'tier', operator: 'NotIn', values: ['db'] },
       { key: 'region', operator: 'In', values: ['eu-west-1', 'us-east-1'] },

@@ -11,7 +11,8 @@ export class LabelSelectorError extends Error {
   override readonly name = 'LabelSelectorError';
 }
 
-const KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 function checkKey(key: string): string {
@@ -60,11 +61,19 @@ export function parseLabelSelector(selector: string): LabelRequirement[] {
       if (values.length === 0 || (values.length === 1 && values[0] === '')) {
         throw new LabelSelectorError(`"${term}": a set needs at least one value`);
       }
-      return { key: checkKey(set[1]!), operator: set[2] === 'in' ? 'In' : 'NotIn', values: [...new Set(values)].sort() };
+      return {
+        key: checkKey(set[1]!),
+        operator: set[2] === 'in' ? 'In' : 'NotIn',
+        values: [...new Set(values)].sort(),
+      };
     }
     const eq = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
     if (eq) {
-      return { key: checkKey(eq[1]!), operator: eq[2] === '!=' ? 'NotIn' : 'In', values: [checkValue(eq[3]!)] };
+      return {
+        key: checkKey(eq[1]!),
+        operator: eq[2] === '!=' ? 'NotIn' : 'In',
+        values: [checkValue(eq[3]!)],
+      };
     }
     const not = /^!\s*(\S+)$/.exec(term);
     if (not) return { key: checkKey(not[1]!), operator: 'DoesNotExist' };
@@ -73,7 +82,10 @@ export function parseLabelSelector(selector: string): LabelRequirement[] {
   });
 }
 
-export function matchesLabelSelector(requirements: readonly LabelRequirement[], labels: Record<string, string>): boolean {
+export function matchesLabelSelector(
+  requirements: readonly LabelRequirement[],
+  labels: Record<string, string>,
+): boolean {
   return requirements.every((r) => {
     const has = Object.hasOwn(labels, r.key);
     switch (r.operator) {

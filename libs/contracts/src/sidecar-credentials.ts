@@ -4,7 +4,8 @@ import { sidecarQueueName } from './messages.js';
 /** The Redis ACL user of one cluster's sidecar. */
 export const sidecarRedisUser = (clusterId: string): string => `sidecar.${clusterId}`;
 
-export const sha256Hex = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const sha256Hex = (secret: string): string =>
+  createHash('sha256').update(secret).digest('hex');
 
 /**
  * ACL SETUSER arguments that let a sidecar reach its own order queue's keys (and pub/sub
@@ -12,7 +13,11 @@ export const sha256Hex = (secret: string): string => createHash('sha256').update
  * accepts, so the fleet can recreate the user without knowing the password. BullMQ needs
  * INFO (version check) and CLIENT SETNAME besides ordinary key commands and Lua scripts.
  */
-export function sidecarAclRules(prefix: string, clusterId: string, passwordHashes: readonly string[]): string[] {
+export function sidecarAclRules(
+  prefix: string,
+  clusterId: string,
+  passwordHashes: readonly string[],
+): string[] {
   const keys = `${prefix}:${sidecarQueueName(clusterId)}:*`;
   return [
     'reset',
@@ -41,7 +46,12 @@ export async function applySidecarAcl(
   clusterId: string,
   passwordHashes: readonly string[],
 ): Promise<void> {
-  await redis.call('ACL', 'SETUSER', sidecarRedisUser(clusterId), ...sidecarAclRules(prefix, clusterId, passwordHashes));
+  await redis.call(
+    'ACL',
+    'SETUSER',
+    sidecarRedisUser(clusterId),
+    ...sidecarAclRules(prefix, clusterId, passwordHashes),
+  );
 }
 
 export async function deleteSidecarAcl(redis: RedisCommander, clusterId: string): Promise<void> {

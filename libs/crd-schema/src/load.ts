@@ -4,7 +4,12 @@ import { StructuralSchema } from './schema.js';
 
 interface CrdDocument {
   metadata: { name: string };
-  spec: { versions: { name: string; schema?: { openAPIV3Schema?: unknown } }[] };
+  spec: {
+    versions: {
+      name: string;
+      schema?: { openAPIV3Schema?: ConstructorParameters<typeof StructuralSchema>[0] };
+    }[];
+  };
 }
 
 /** Compiles one served version of a CustomResourceDefinition file into a validator. */
@@ -13,5 +18,5 @@ export function loadCrdSchema(path: string, version: string): StructuralSchema {
   const served = crd.spec.versions.find((v) => v.name === version);
   const schema = served?.schema?.openAPIV3Schema;
   if (!schema) throw new Error(`${path}: no openAPIV3Schema for version ${version}`);
-  return new StructuralSchema(schema as ConstructorParameters<typeof StructuralSchema>[0], crd.metadata.name);
+  return new StructuralSchema(schema, crd.metadata.name);
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { EC2Client } from '@aws-sdk/client-ec2';
 
-import { Ec2Emulator, loadWorld } from '../../../test/support/ec2/index.js';
+import { Ec2Emulator, loadWorld } from '@fleet/testing';
 import { discoverAwsStandalone } from './aws-standalone.js';
 import { InMemoryClusterObjectReader, type ClusterObjectReader } from './cluster-reader.js';
 import { fixtureObjects, fixtureWorldPath } from './spec-fixtures.js';

@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { KubeConfig } from '@kubernetes/client-node';
 
-import { Ec2Emulator, loadWorld } from '../../../test/support/ec2/index.js';
-import { KubeApiServerEmulator } from '../../../test/support/kube-apiserver/index.js';
+import { Ec2Emulator, KubeApiServerEmulator, loadWorld } from '@fleet/testing';
 import { discoverAwsStandalone } from './aws-standalone.js';
 import { KubeClusterObjectReader } from './cluster-reader.js';
 import { fixtureWorldPath, OCP_AWS_STANDALONE } from './spec-fixtures.js';
