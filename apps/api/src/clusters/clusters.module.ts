@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { API_CONFIG, type ApiConfig } from '../config.js';
 import { ClusterActivityResolver } from './cluster-activity.resolver.js';
 import { ClustersResolver } from './clusters.resolver.js';
 import { ClustersService } from './clusters.service.js';
@@ -11,8 +12,13 @@ import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
     ClusterActivityResolver,
     ClustersService,
     SidecarCredentialsService,
-    { provide: KarpenterSpecValidator, useFactory: () => KarpenterSpecValidator.fromDirectory() },
+    {
+      provide: KarpenterSpecValidator,
+      inject: [API_CONFIG],
+      useFactory: (config: ApiConfig) =>
+        KarpenterSpecValidator.fromDirectory(config.KARPENTER_CRD_DIR),
+    },
   ],
-  exports: [ClustersService],
+  exports: [ClustersService, KarpenterSpecValidator],
 })
 export class ClustersModule {}

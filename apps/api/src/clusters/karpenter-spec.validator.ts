@@ -9,11 +9,6 @@ export interface SpecViolation {
   reason: string;
 }
 
-/** Where the upstream Karpenter CRDs live; see docs/DEVELOPMENT.md ("CRDs"). */
-export const karpenterCrdDir = (): string =>
-  process.env.KARPENTER_CRD_DIR ??
-  join(process.cwd(), '..', 'shared', 'fixtures', 'crds', 'karpenter');
-
 const relative = (field: string, prefix: string) =>
   field.replace(new RegExp(`^${prefix.replace('.', '\\.')}\\.?`), '');
 
@@ -29,7 +24,7 @@ export class KarpenterSpecValidator {
     private readonly ec2NodeClass: StructuralSchema,
   ) {}
 
-  static fromDirectory(dir = karpenterCrdDir()): KarpenterSpecValidator {
+  static fromDirectory(dir: string): KarpenterSpecValidator {
     return new KarpenterSpecValidator(
       loadCrdSchema(join(dir, 'karpenter.sh_nodepools.yaml'), 'v1'),
       loadCrdSchema(join(dir, 'karpenter.k8s.aws_ec2nodeclasses.yaml'), 'v1'),

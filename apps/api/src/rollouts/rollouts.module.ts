@@ -1,14 +1,11 @@
 import { Module } from '@nestjs/common';
-import { KarpenterSpecValidator } from '../clusters/karpenter-spec.validator.js';
+import { ClustersModule } from '../clusters/clusters.module.js';
 import { RolloutsResolver } from './rollouts.resolver.js';
 import { RolloutsService } from './rollouts.service.js';
 
 @Module({
-  providers: [
-    RolloutsResolver,
-    RolloutsService,
-    { provide: KarpenterSpecValidator, useFactory: () => KarpenterSpecValidator.fromDirectory() },
-  ],
+  imports: [ClustersModule],
+  providers: [RolloutsResolver, RolloutsService],
   exports: [RolloutsService],
 })
 export class RolloutsModule {}
