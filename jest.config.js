@@ -43,4 +43,5 @@ export default {
     },
   ],
   testTimeout: 60_000,
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.mjs'],
 };
