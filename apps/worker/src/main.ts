@@ -1,5 +1,4 @@
 import {
-  fleetEventsChannel,
   RECONCILE_QUEUE,
   ReconcileRequest,
   STATUS_INGEST_QUEUE,
@@ -15,6 +14,7 @@ import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
 import { SidecarQueues } from './dispatch/sidecar-queues.js';
 import { createPgPool } from './ingest/pg-pool.js';
 import { StatusIngester } from './ingest/status-ingester.js';
+import { ChangeEvents } from './ingest/change-events.js';
 import { DeadLetters } from './dead-letters/dead-letters.js';
 import { startMaintenance } from './maintenance/maintenance.js';
 import { startAclSync } from './credentials/acl-sync.js';
@@ -35,6 +35,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     flushMs: config.INGEST_FLUSH_MS,
     parallelFlushes: 2,
   });
+  const changeEvents = new ChangeEvents(producer, config.QUEUE_PREFIX);
   // BullMQ does not close connections it was given; keep them to close on shutdown.
   const connections: Redis[] = [producer];
   const connection = () => {
@@ -62,13 +63,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     async (job) => {
       const report = StatusReport.parse(job.data);
       const result = await ingester.ingest(report);
-      // Subscribers (every API replica) learn of the change; a lost event costs only freshness.
-      await producer
-        .publish(
-          fleetEventsChannel(config.QUEUE_PREFIX),
-          JSON.stringify({ type: 'cluster-changed', clusterId: report.clusterId }),
-        )
-        .catch(() => undefined);
+      changeEvents.changed(report.clusterId);
       return result;
     },
     {
@@ -155,6 +150,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     opsUrl: ops?.url,
     async close(): Promise<void> {
       await Promise.all([reconcile.close(), ingest.close(), rollouts.close()]);
+      await changeEvents.close();
       await maintenance.close();
       await aclSync.close();
       await ops?.close();

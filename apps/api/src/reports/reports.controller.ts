@@ -20,6 +20,17 @@ import { QueuesService } from '../queues/queues.service.js';
  * Where sidecars report. A report is accepted only with the cluster's own token and only for that
  * cluster; it is queued for the ingest workers, which apply it only if it moves status forward.
  */
+interface ReportCredentials {
+  reportTokenHash: string;
+  previousReportTokenHash: string | null;
+  previousCredentialsExpireAt: Date | null;
+}
+
+const CREDENTIALS_CACHE_MS = 5_000;
+
+const matches = (presented: Buffer, hash: string | null) =>
+  hash !== null && timingSafeEqual(presented, Buffer.from(hash, 'hex'));
+
 /** Authenticated by the cluster's own report token, not an API token. */
 @Public()
 @Controller('v1/clusters/:clusterId/status')
@@ -29,6 +40,8 @@ export class ReportsController {
     private readonly queues: QueuesService,
     private readonly metrics: MetricsService,
   ) {}
+
+  private readonly credentials = new Map<string, { row: ReportCredentials; until: number }>();
 
   @Post()
   @HttpCode(HttpStatus.ACCEPTED)
@@ -65,7 +78,16 @@ export class ReportsController {
         HttpStatus.UNAUTHORIZED,
       );
     if (!token || !/^[0-9a-f-]{36}$/i.test(clusterId)) throw unauthorized();
-    const cluster = await this.prisma.client.cluster.findUnique({
+    const presented = Buffer.from(hashToken(token), 'hex');
+    const accepts = (c: ReportCredentials) =>
+      matches(presented, c.reportTokenHash) ||
+      ((c.previousCredentialsExpireAt?.getTime() ?? 0) > Date.now() &&
+        matches(presented, c.previousReportTokenHash));
+    // Every sidecar reports every heartbeat: remember credentials briefly, and look again before
+    // refusing, so a rotation takes effect at once and a miss never locks a sidecar out.
+    const cached = this.credentials.get(clusterId);
+    if (cached && cached.until > Date.now() && accepts(cached.row)) return;
+    const row = await this.prisma.client.cluster.findUnique({
       where: { id: clusterId },
       select: {
         reportTokenHash: true,
@@ -73,16 +95,11 @@ export class ReportsController {
         previousCredentialsExpireAt: true,
       },
     });
-    if (!cluster) throw unauthorized();
-    const presented = Buffer.from(hashToken(token), 'hex');
-    const matches = (hash: string | null) =>
-      hash !== null && timingSafeEqual(presented, Buffer.from(hash, 'hex'));
-    const previousValid = (cluster.previousCredentialsExpireAt?.getTime() ?? 0) > Date.now();
-    if (
-      !matches(cluster.reportTokenHash) &&
-      !(previousValid && matches(cluster.previousReportTokenHash))
-    ) {
+    if (!row || !accepts(row)) {
+      this.credentials.delete(clusterId);
       throw unauthorized();
     }
+    if (this.credentials.size > 100_000) this.credentials.clear();
+    this.credentials.set(clusterId, { row, until: Date.now() + CREDENTIALS_CACHE_MS });
   }
 }
