@@ -9,6 +9,7 @@ import pg from 'pg';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi } from '../api/start-api.js';
 import { createTestDatabase, testQueuePrefix } from '../support/database.js';
+import { eventually, freePort, startProcess } from '../support/processes.js';
 import { BENCH_REPORT_TOKEN, seedClusters } from './fleet-seed.js';
 
 export interface IngestBenchResult {
@@ -16,6 +17,8 @@ export interface IngestBenchResult {
   rawInsertMs: number;
   queueToPgMs: number;
   httpToPgMs: number;
+  /** The same, with the API and the worker as their own processes (as deployed). */
+  httpToPgProcessesMs: number;
 }
 
 const REDIS_URL = 'redis://127.0.0.1:6379/10';
@@ -58,6 +61,28 @@ async function rows(sql: pg.Client): Promise<number> {
 
 async function waitRows(sql: pg.Client, expected: number): Promise<void> {
   while ((await rows(sql)) < expected) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** Posts every report to the report endpoint, 64 requests in flight. */
+async function postAll(apiUrl: string, reports: readonly StatusReport[]): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < reports.length) {
+        const report = reports[next++]!;
+        const res = await fetch(`${apiUrl}/v1/clusters/${report.clusterId}/status`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${BENCH_REPORT_TOKEN}`,
+          },
+          body: JSON.stringify(report),
+        });
+        if (!res.ok) throw new Error(`report refused: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      }
+    }),
+  );
 }
 
 export async function benchIngest(clusters = 10_000, perCluster = 3): Promise<IngestBenchResult> {
@@ -129,30 +154,36 @@ export async function benchIngest(clusters = 10_000, perCluster = 3): Promise<In
     // HTTP → PostgreSQL: what a fleet of sidecars does, 64 requests in flight.
     const posted = reportsFor(ids, perCluster, Date.now() - 21_600_000);
     started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 64 }, async () => {
-        while (next < posted.length) {
-          const report = posted[next++]!;
-          const res = await fetch(`${api.url}/v1/clusters/${report.clusterId}/status`, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              authorization: `Bearer ${BENCH_REPORT_TOKEN}`,
-            },
-            body: JSON.stringify(report),
-          });
-          if (!res.ok) throw new Error(`report refused: ${res.status} ${await res.text()}`);
-          await res.arrayBuffer();
-        }
-      }),
-    );
+    await postAll(api.url, posted);
     await waitRows(sql, total);
     const httpToPgMs = performance.now() - started;
+    await sql.query(`TRUNCATE "HealthSample"`);
+
+    // The same with the API and the worker in processes of their own, as a deployment runs
+    // them: the bench process then only plays the sidecars.
+    const apiPort = await freePort();
+    const processEnv = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: testQueuePrefix(), LOG_LEVEL: 'warn' };
+    const apiProcess = startProcess('dist/apps/api/src/main.js', { ...processEnv, API_PORT: String(apiPort) }, 'api');
+    const workerProcess = startProcess('dist/apps/worker/src/main.js', processEnv, 'worker');
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    try {
+      await eventually(() => fetch(`${apiUrl}/readyz`).then((r) => (r.ok ? true : undefined)), {
+        timeoutMs: 60_000,
+        what: 'the API process',
+      });
+      const again = reportsFor(ids, perCluster, Date.now() - 10_800_000);
+      started = performance.now();
+      await postAll(apiUrl, again);
+      await waitRows(sql, total);
+    } finally {
+      await apiProcess.stop();
+      await workerProcess.stop();
+    }
+    const httpToPgProcessesMs = performance.now() - started;
     console.log(
-      `ingest: ${total} reports; raw INSERT ${rawInsertMs.toFixed(0)} ms, queue→PG ${queueToPgMs.toFixed(0)} ms, HTTP→PG ${httpToPgMs.toFixed(0)} ms`,
+      `ingest: ${total} reports; raw INSERT ${rawInsertMs.toFixed(0)} ms, queue→PG ${queueToPgMs.toFixed(0)} ms, HTTP→PG ${httpToPgMs.toFixed(0)} ms, HTTP→PG (own processes) ${httpToPgProcessesMs.toFixed(0)} ms`,
     );
-    return { reports: total, rawInsertMs, queueToPgMs, httpToPgMs };
+    return { reports: total, rawInsertMs, queueToPgMs, httpToPgMs, httpToPgProcessesMs };
   } finally {
     await api.app.close();
     await worker.close();

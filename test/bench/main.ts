@@ -65,7 +65,8 @@ else if (ingest) {
   const perSec = (ms: number) => f(r.reports / (ms / 1000));
   lines.push(
     `| status ingest, queue → PostgreSQL (${r.reports} reports) | ${perSec(r.queueToPgMs)} reports/s (${f(r.queueToPgMs)} ms) | raw batched INSERT (500 rows) of the same rows: ${perSec(r.rawInsertMs)} rows/s (${f(r.rawInsertMs)} ms) | ${f(r.queueToPgMs / r.rawInsertMs, 2)}x | within 3x |`,
-    `| status ingest, API (HTTP, token check) → PostgreSQL (${r.reports} reports, 64 in flight) | ${perSec(r.httpToPgMs)} reports/s (${f(r.httpToPgMs)} ms) | same raw INSERT | ${f(r.httpToPgMs / r.rawInsertMs, 2)}x | ≥ 3,000 reports/s |`,
+    `| status ingest, API (HTTP, token check) → PostgreSQL (${r.reports} reports, 64 in flight), API + worker + load in one process | ${perSec(r.httpToPgMs)} reports/s (${f(r.httpToPgMs)} ms) | same raw INSERT | ${f(r.httpToPgMs / r.rawInsertMs, 2)}x | ≥ 3,000 reports/s |`,
+    `| the same, API and worker in processes of their own (as deployed) | ${perSec(r.httpToPgProcessesMs)} reports/s (${f(r.httpToPgProcessesMs)} ms) | same raw INSERT | ${f(r.httpToPgProcessesMs / r.rawInsertMs, 2)}x | ≥ 3,000 reports/s |`,
   );
 }
 if (history instanceof Error) failed('health history', history);

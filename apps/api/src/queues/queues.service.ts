@@ -18,7 +18,12 @@ export class QueuesService implements OnModuleDestroy {
   private readonly statusIngest: Queue<StatusReport>;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
-    this.connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    // Auto-pipelining sends the commands of concurrent requests in one write: reports arrive in
+    // bursts, and a syscall per report is what limits the report endpoint.
+    this.connection = new Redis(config.REDIS_URL, {
+      maxRetriesPerRequest: null,
+      enableAutoPipelining: true,
+    });
     const opts = { connection: this.connection, prefix: config.QUEUE_PREFIX };
     this.reconcile = new Queue(RECONCILE_QUEUE, opts);
     this.statusIngest = new Queue(STATUS_INGEST_QUEUE, opts);
