@@ -10,17 +10,27 @@ import { median, percentile, timeRuns } from './stats.js';
 
 export interface ReadBenchResult {
   clusters: number;
-  rows: { what: string; p50: number; p99: number; baselineP50?: number; ratio?: number; target?: string }[];
+  rows: {
+    what: string;
+    p50: number;
+    p99: number;
+    baselineP50?: number;
+    ratio?: number;
+    target?: string;
+  }[];
 }
 
 /** 10,000 clusters in one statement each table: names, labels, desired state, reported status. */
 async function seedFleet(sql: pg.Client, clusters: number): Promise<void> {
-  await sql.query(`
+  await sql.query(
+    `
     INSERT INTO "Cluster" (id, name, topology, platform, region, labels, "reportTokenHash", "redisPasswordHash", "updatedAt")
     SELECT gen_random_uuid(), 'bench-' || lpad(i::text, 6, '0'), 'STANDALONE', (ARRAY['AWS','CAPI','AZURE'])[1 + i % 3]::"Platform",
            'us-east-1', jsonb_build_object('env', (ARRAY['prod','staging','dev'])[1 + i % 3], 'team', 'team-' || (i % 40)),
            repeat('0', 64), repeat('0', 64), now()
-      FROM generate_series(1, $1) i`, [clusters]);
+      FROM generate_series(1, $1) i`,
+    [clusters],
+  );
   await sql.query(`
     INSERT INTO "DesiredState" ("clusterId", generation, enabled, "updatedAt")
     SELECT id, 3, (row_number() OVER (ORDER BY name)) % 2 = 0, now() FROM "Cluster"`);
@@ -41,13 +51,18 @@ export async function benchGraphqlReads(clusters = 10_000, runs = 300): Promise<
   const db = await createTestDatabase();
   const sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
-  const api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: testQueuePrefix(), RATE_LIMIT_PER_MINUTE: '1000000' });
+  const api = await startApi({
+    DATABASE_URL: db.url,
+    QUEUE_PREFIX: testQueuePrefix(),
+    RATE_LIMIT_PER_MINUTE: '1000000',
+  });
   try {
     await seedFleet(sql, clusters);
     const viewer = api.as(await api.createToken('VIEWER'));
     const filter = { labelSelector: 'env=prod,team notin (team-1)', karpenterEnabled: true };
     const check = await viewer<{ clusters: { edges: unknown[] } }>(PAGE_QUERY, { filter });
-    if (check.data?.clusters.edges.length !== 100) throw new Error(`page query failed: ${JSON.stringify(check.errors)}`);
+    if (check.data?.clusters.edges.length !== 100)
+      throw new Error(`page query failed: ${JSON.stringify(check.errors)}`);
 
     const page = await timeRuns(() => viewer(PAGE_QUERY, { filter }), runs);
     // The same page straight from PostgreSQL: what any API must at least spend.
@@ -59,9 +74,22 @@ export async function benchGraphqlReads(clusters = 10_000, runs = 300): Promise<
            ORDER BY c.name LIMIT 100`),
       runs,
     );
-    const summary = await timeRuns(() => viewer(`{ fleetSummary { clusters inSync stale byCondition { type status reason count } } }`), runs);
+    const summary = await timeRuns(
+      () =>
+        viewer(
+          `{ fleetSummary { clusters inSync stale byCondition { type status reason count } } }`,
+        ),
+      runs,
+    );
     const rows = [
-      { what: 'clusters(first: 100, filter) with status', p50: median(page), p99: percentile(page, 99), baselineP50: median(rawPage), ratio: median(page) / median(rawPage), target: 'p99 < 30 ms' },
+      {
+        what: 'clusters(first: 100, filter) with status',
+        p50: median(page),
+        p99: percentile(page, 99),
+        baselineP50: median(rawPage),
+        ratio: median(page) / median(rawPage),
+        target: 'p99 < 30 ms',
+      },
       { what: 'fleetSummary', p50: median(summary), p99: percentile(summary, 99) },
     ];
     return { clusters, rows };

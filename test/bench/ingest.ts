@@ -162,8 +162,17 @@ export async function benchIngest(clusters = 10_000, perCluster = 3): Promise<In
     // The same with the API and the worker in processes of their own, as a deployment runs
     // them: the bench process then only plays the sidecars.
     const apiPort = await freePort();
-    const processEnv = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: testQueuePrefix(), LOG_LEVEL: 'warn' };
-    const apiProcess = startProcess('dist/apps/api/src/main.js', { ...processEnv, API_PORT: String(apiPort) }, 'api');
+    const processEnv = {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: testQueuePrefix(),
+      LOG_LEVEL: 'warn',
+    };
+    const apiProcess = startProcess(
+      'dist/apps/api/src/main.js',
+      { ...processEnv, API_PORT: String(apiPort) },
+      'api',
+    );
     const workerProcess = startProcess('dist/apps/worker/src/main.js', processEnv, 'worker');
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     try {

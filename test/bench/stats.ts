@@ -9,7 +9,11 @@ export function percentile(samples: readonly number[], p: number): number {
 export const median = (samples: readonly number[]): number => percentile(samples, 50);
 
 /** Runs `fn` `runs` times after `warmup` unmeasured runs; returns milliseconds per run. */
-export async function timeRuns(fn: () => Promise<unknown>, runs: number, warmup = 10): Promise<number[]> {
+export async function timeRuns(
+  fn: () => Promise<unknown>,
+  runs: number,
+  warmup = 10,
+): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await fn();
   const samples: number[] = [];
   for (let i = 0; i < runs; i++) {

@@ -1,0 +1,159 @@
+/**
+ * The sidecar on one cluster, as a real process: how fast a Karpenter node's CSRs are approved
+ * after they appear, and what the process costs at rest (RSS, API-server requests per minute:
+ * watch-driven means close to none).
+ */
+import { sidecarQueueName, type ReconcileOrder } from '@fleet/contracts';
+import { OPERAND_NAME, OPERAND_NAMESPACE } from '@fleet/cloud-provider';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startEmulatedCluster } from '../support/emulated-cluster.js';
+import { CRDS_DIR } from '../support/fixtures.js';
+import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
+import { eventually, freePort, startProcess } from '../support/processes.js';
+import { testQueuePrefix } from '../support/database.js';
+import { percentile } from './stats.js';
+
+export interface SidecarBenchResult {
+  nodes: number;
+  approvalMs: { p50: number; p99: number };
+  restRssMb: number;
+  restRequestsPerMinute: number;
+}
+
+async function rssMb(opsUrl: string): Promise<number> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  if (process.env.BENCH_DEBUG)
+    console.log(
+      text
+        .split('\n')
+        .filter((l) => /heap_size|resident|external/.test(l) && !l.startsWith('#'))
+        .join('\n'),
+    );
+  const match = /^process_resident_memory_bytes(?:\{[^}]*\})? (\d+(?:\.\d+)?)/m.exec(text);
+  if (!match) throw new Error('sidecar /metrics has no process_resident_memory_bytes');
+  return Number(match[1]) / 2 ** 20;
+}
+
+export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<SidecarBenchResult> {
+  const cluster = await startEmulatedCluster();
+  const prefix = testQueuePrefix();
+  const clusterId = randomUUID();
+  const opsPort = await freePort();
+  // A stand-in for the fleet API's report endpoint: accepts every report, as a healthy fleet does.
+  const reports = createServer((req, res) => {
+    req.resume();
+    req.on('end', () =>
+      res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":true}'),
+    );
+  });
+  await new Promise<void>((resolve) => reports.listen(0, '127.0.0.1', resolve));
+  const reportsUrl = `http://127.0.0.1:${(reports.address() as AddressInfo).port}`;
+  const sidecar = startProcess(
+    'dist/apps/sidecar/src/main.js',
+    {
+      ...cluster.sidecarEnv,
+      CLUSTER_ID: clusterId,
+      REPORT_TOKEN: 'bench-report-token-0123456789',
+      API_URL: reportsUrl,
+      QUEUE_PREFIX: prefix,
+      CRD_DIR: CRDS_DIR,
+      LOG_LEVEL: 'error',
+      OPS_PORT: String(opsPort),
+      // The approval cap (default 60/min) is a safety brake; here we measure speed, not the brake.
+      CSR_APPROVALS_PER_MINUTE: '10000',
+      NODE_OPTIONS: process.env.BENCH_SIDECAR_NODE_OPTIONS ?? '',
+    },
+    'sidecar',
+  );
+  const redis = new Redis({ maxRetriesPerRequest: null });
+  const queue = new Queue<ReconcileOrder>(sidecarQueueName(clusterId), {
+    connection: redis,
+    prefix,
+  });
+  const sim = new NodeLaunchSimulator({ kube: cluster.kube, ec2: cluster.ec2 });
+  try {
+    await eventually(
+      () => fetch(`http://127.0.0.1:${opsPort}/readyz`).then((r) => (r.ok ? true : undefined)),
+      {
+        timeoutMs: 60_000,
+        what: 'the sidecar',
+      },
+    );
+    await queue.add(
+      'order',
+      {
+        clusterId,
+        generation: 1,
+        platform: 'AWS',
+        topology: 'STANDALONE',
+        spec: {
+          enabled: true,
+          paused: false,
+          clusterAutoscalerMode: 'DISABLE',
+          logLevel: 'info',
+          featureGates: { Drift: true },
+          nodeClassOverrides: {},
+          nodePools: [
+            {
+              name: 'general',
+              spec: {
+                template: {
+                  spec: {
+                    nodeClassRef: {
+                      group: 'karpenter.k8s.aws',
+                      kind: 'EC2NodeClass',
+                      name: 'default',
+                    },
+                    requirements: [
+                      { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+                    ],
+                  },
+                },
+              },
+            },
+          ],
+        },
+      },
+      { jobId: 'generation-1' },
+    );
+    await eventually(() => cluster.kube.get('karpenter.sh/v1', 'NodePool', 'general'), {
+      timeoutMs: 60_000,
+      what: 'the NodePool',
+    });
+    cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+    sim.start();
+    const samples: number[] = [];
+    for (let i = 0; i < nodes; i++) {
+      const node = await sim.launch('general');
+      samples.push(node.clientApprovalMs, node.servingApprovalMs);
+    }
+    sim.stop();
+    // At rest: nothing changes on the cluster; count what the sidecar still asks of it.
+    await new Promise((r) => setTimeout(r, 3000));
+    const before = cluster.kube.requestCount((e) => e.verb !== 'watch');
+    await new Promise((r) => setTimeout(r, restSeconds * 1000));
+    const requests = cluster.kube.requestCount((e) => e.verb !== 'watch') - before;
+    if (process.env.BENCH_DEBUG) {
+      const recent = cluster.kube.requests.slice(-40).filter((e) => e.verb !== 'watch');
+      console.log(recent.map((e) => `${e.method} ${e.path} ${e.verb}`).join('\n'));
+    }
+    return {
+      nodes,
+      approvalMs: { p50: percentile(samples, 50), p99: percentile(samples, 99) },
+      restRssMb: await rssMb(`http://127.0.0.1:${opsPort}`),
+      restRequestsPerMinute: (requests / restSeconds) * 60,
+    };
+  } finally {
+    sim.stop();
+    await sidecar.stop();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    redis.disconnect();
+    await cluster.stop();
+    reports.close();
+  }
+}
