@@ -169,6 +169,30 @@ describe('the GraphQL API', () => {
     });
   });
 
+  it("pages a cluster's reconcile runs newest first", async () => {
+    const runs = (after: string | null) =>
+      api.admin<{
+        cluster: {
+          reconcileRuns: {
+            totalCount: number;
+            nodes: { generation: number; state: string }[];
+            pageInfo: { hasNextPage: boolean; endCursor: string };
+          };
+        };
+      }>(
+        `query($id: ID!, $after: String) { cluster(id: $id) { reconcileRuns(first: 1, after: $after) {
+           totalCount nodes { generation state } pageInfo { hasNextPage endCursor } } } }`,
+        { id: ids.get('c-03'), after },
+      );
+    const first = (await runs(null)).data!.cluster.reconcileRuns;
+    expect(first.totalCount).toBe(2);
+    expect(first.nodes.map((r) => r.generation)).toEqual([2]);
+    expect(first.pageInfo.hasNextPage).toBe(true);
+    const second = (await runs(first.pageInfo.endCursor)).data!.cluster.reconcileRuns;
+    expect(second.nodes.map((r) => r.generation)).toEqual([1]);
+    expect(second.pageInfo.hasNextPage).toBe(false);
+  });
+
   it('resolves global IDs through node(id:)', async () => {
     const res = await api.admin<{ node: { __typename: string; name: string } }>(
       `query($id: ID!) { node(id: $id) { __typename ... on Cluster { name } } }`,

@@ -58,33 +58,47 @@ function afterKey(after: string | null): bigint | undefined {
   return BigInt(key);
 }
 
+/** One newest-first page: rows strictly older than the cursor's key, and the cluster's total. */
+async function newestFirst<R, T>(
+  first: number | null,
+  after: string | null,
+  load: (before: bigint | undefined, take: number) => Promise<R[]>,
+  count: () => Promise<number>,
+  toNode: (row: R) => T & { key: bigint | number },
+): Promise<Page<T>> {
+  const { size } = pageWindow({ first });
+  const before = afterKey(after);
+  const [rows, total] = await Promise.all([load(before, size + 1), count()]);
+  return page<T>(rows.map(toNode), size, total, before !== undefined);
+}
+
 /** A cluster's activity: what was dispatched, what its approver decided, who changed it. */
 @Resolver(() => Cluster)
 export class ClusterActivityResolver {
   constructor(private readonly prisma: PrismaService) {}
 
   @ResolveField(() => ReconcileRunConnection)
-  async reconcileRuns(
+  reconcileRuns(
     @Parent() cluster: Cluster,
     @Args('first', { type: () => Int, nullable: true }) first: number | null,
     @Args('after', { type: () => String, nullable: true }) after: string | null,
   ): Promise<Page<ReconcileRun>> {
-    const { size } = pageWindow({ first });
-    const before = afterKey(after);
-    const where = {
-      clusterId: cluster.uid,
-      ...(before !== undefined ? { generation: { lt: Number(before) } } : {}),
-    };
-    const [rows, total] = await Promise.all([
-      this.prisma.client.reconcileRun.findMany({
-        where,
-        orderBy: { generation: 'desc' },
-        take: size + 1,
-      }),
-      this.prisma.client.reconcileRun.count({ where: { clusterId: cluster.uid } }),
-    ]);
-    return page(
-      rows.map((r) => ({
+    const db = this.prisma.client;
+    const clusterId = cluster.uid;
+    return newestFirst(
+      first,
+      after,
+      (before, take) =>
+        db.reconcileRun.findMany({
+          where: {
+            clusterId,
+            ...(before !== undefined ? { generation: { lt: Number(before) } } : {}),
+          },
+          orderBy: { generation: 'desc' },
+          take,
+        }),
+      () => db.reconcileRun.count({ where: { clusterId } }),
+      (r) => ({
         key: r.generation,
         generation: r.generation,
         state: r.state as ReconcileRunState,
@@ -92,65 +106,58 @@ export class ClusterActivityResolver {
         createdAt: r.createdAt,
         dispatchedAt: r.dispatchedAt,
         finishedAt: r.finishedAt,
-      })),
-      size,
-      total,
-      before !== undefined,
+      }),
     );
   }
 
   @ResolveField(() => CsrDecisionConnection)
-  async csrDecisions(
+  csrDecisions(
     @Parent() cluster: Cluster,
     @Args('first', { type: () => Int, nullable: true }) first: number | null,
     @Args('after', { type: () => String, nullable: true }) after: string | null,
   ): Promise<Page<CsrDecision>> {
-    const { size } = pageWindow({ first });
-    const before = afterKey(after);
-    const where = {
-      clusterId: cluster.uid,
-      ...(before !== undefined ? { id: { lt: before } } : {}),
-    };
-    const [rows, total] = await Promise.all([
-      this.prisma.client.csrDecision.findMany({ where, orderBy: { id: 'desc' }, take: size + 1 }),
-      this.prisma.client.csrDecision.count({ where: { clusterId: cluster.uid } }),
-    ]);
-    return page(
-      rows.map(({ id, clusterId: _c, ...d }) => ({ key: id, ...d })),
-      size,
-      total,
-      before !== undefined,
+    const db = this.prisma.client;
+    const clusterId = cluster.uid;
+    return newestFirst(
+      first,
+      after,
+      (before, take) =>
+        db.csrDecision.findMany({
+          where: { clusterId, ...(before !== undefined ? { id: { lt: before } } : {}) },
+          orderBy: { id: 'desc' },
+          take,
+        }),
+      () => db.csrDecision.count({ where: { clusterId } }),
+      ({ id, clusterId: _c, ...d }) => ({ key: id, ...d }),
     );
   }
 
   @ResolveField(() => AuditEventConnection)
-  async auditEvents(
+  auditEvents(
     @Parent() cluster: Cluster,
     @Args('first', { type: () => Int, nullable: true }) first: number | null,
     @Args('after', { type: () => String, nullable: true }) after: string | null,
   ): Promise<Page<AuditEvent>> {
-    const { size } = pageWindow({ first });
-    const before = afterKey(after);
-    const where = {
-      clusterId: cluster.uid,
-      ...(before !== undefined ? { id: { lt: before } } : {}),
-    };
-    const [rows, total] = await Promise.all([
-      this.prisma.client.auditEvent.findMany({ where, orderBy: { id: 'desc' }, take: size + 1 }),
-      this.prisma.client.auditEvent.count({ where: { clusterId: cluster.uid } }),
-    ]);
-    return page(
-      rows.map((e) => ({
+    const db = this.prisma.client;
+    const clusterId = cluster.uid;
+    return newestFirst(
+      first,
+      after,
+      (before, take) =>
+        db.auditEvent.findMany({
+          where: { clusterId, ...(before !== undefined ? { id: { lt: before } } : {}) },
+          orderBy: { id: 'desc' },
+          take,
+        }),
+      () => db.auditEvent.count({ where: { clusterId } }),
+      (e) => ({
         key: e.id,
         at: e.at,
         actor: e.actor,
         action: e.action,
         before: e.before,
         after: e.after,
-      })),
-      size,
-      total,
-      before !== undefined,
+      }),
     );
   }
 }
