@@ -6,12 +6,12 @@ import {
   createTestDatabase,
   eventually,
   freePort,
-  startProcess,
   testQueuePrefix,
   type RunningProcess,
   type TestDatabase,
 } from '@fleet/testing';
 import { startEmulatedCluster, type EmulatedCluster } from './support/emulated-cluster.js';
+import { registerCluster, startSidecarProcess } from './support/fleet-sidecar.js';
 import { startApi, type Gql, type RunningApi } from './api/start-api.js';
 import { startWorker } from '../apps/worker/src/main.js';
 
@@ -66,34 +66,14 @@ describe('a reconcile travels end to end', () => {
     worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
     cluster = await startEmulatedCluster();
     gql = api.admin;
-    const registered = await gql<{
-      registerCluster: {
-        reportToken: string;
-        redisUrl: string;
-        cluster: { id: string; uid: string };
-      };
-    }>(
-      `mutation { registerCluster(input: { name: "prod-east", topology: STANDALONE, platform: AWS,
-         region: "us-east-1", infraID: "prod-east-7xk2p" }) { reportToken redisUrl cluster { id uid } } }`,
-    );
-    expect(registered.errors).toBeUndefined();
-    clusterId = registered.data!.registerCluster.cluster.id;
+    const registered = await registerCluster(gql, { name: 'prod-east' });
+    clusterId = registered.id;
     opsPort = await freePort();
-    sidecar = startProcess(
-      'dist/apps/sidecar/src/main.js',
-      {
-        ...cluster.sidecarEnv,
-        CLUSTER_ID: registered.data!.registerCluster.cluster.uid,
-        REPORT_TOKEN: registered.data!.registerCluster.reportToken,
-        // The sidecar's own Redis user: it reaches its queue and nothing else.
-        REDIS_URL: registered.data!.registerCluster.redisUrl,
-        API_URL: api.url,
-        QUEUE_PREFIX: prefix,
-        CRD_DIR: CRDS_DIR,
-        LOG_LEVEL: 'info',
-        OPS_PORT: String(opsPort),
-      },
-      'sidecar',
+    sidecar = startSidecarProcess(
+      cluster,
+      registered,
+      { apiUrl: api.url, queuePrefix: prefix },
+      { OPS_PORT: String(opsPort) },
     );
   });
 

@@ -9,10 +9,10 @@ import { AppModule } from '../../apps/api/src/app.module.js';
 import { loadApiConfig } from '../../apps/api/src/config.js';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
-import { CRDS_DIR } from '../support/fixtures.js';
+import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { graphqlClient } from '../support/graphql-client.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
-import { eventually, startProcess, type RunningProcess } from '../support/processes.js';
+import { eventually, type RunningProcess } from '../support/processes.js';
 
 const CLUSTERS = Number(process.env.DEMO_CLUSTERS ?? 3);
 const say = (msg: string) => console.log(`[demo] ${msg}`);
@@ -79,42 +79,17 @@ async function main(): Promise<void> {
   for (let i = 1; i <= CLUSTERS; i++) {
     const cluster = await startEmulatedCluster();
     clusters.push(cluster);
-    const res = await gql<{
-      registerCluster: {
-        reportToken: string;
-        redisUrl: string;
-        cluster: { id: string; uid: string };
-      };
-    }>(
-      `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { reportToken redisUrl cluster { id uid } } }`,
-      {
-        input: {
-          name: `ocp-east-${i}`,
-          topology: 'STANDALONE',
-          platform: 'AWS',
-          region: 'us-east-1',
-          infraID: 'prod-east-7xk2p',
-          labels: { env: i === 1 ? 'staging' : 'prod', region: 'us-east-1' },
-        },
-      },
-    );
-    if (res.errors) throw new Error(JSON.stringify(res.errors));
-    const { cluster: registered, reportToken, redisUrl } = res.data!.registerCluster;
+    const registered = await registerCluster(gql, {
+      name: `ocp-east-${i}`,
+      labels: { env: i === 1 ? 'staging' : 'prod', region: 'us-east-1' },
+    });
     ids.push(registered.id);
     sidecars.push(
-      startProcess(
-        'dist/apps/sidecar/src/main.js',
-        {
-          ...cluster.sidecarEnv,
-          CLUSTER_ID: registered.uid,
-          REPORT_TOKEN: reportToken,
-          REDIS_URL: redisUrl,
-          API_URL: apiUrl,
-          QUEUE_PREFIX: prefix,
-          CRD_DIR: CRDS_DIR,
-          LOG_LEVEL: 'warn',
-          HEARTBEAT_SECONDS: '10',
-        },
+      startSidecarProcess(
+        cluster,
+        registered,
+        { apiUrl, queuePrefix: prefix },
+        { LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
         `sidecar ocp-east-${i}`,
       ),
     );

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  CRDS_DIR,
   createTestDatabase,
   eventually,
-  startProcess,
   testQueuePrefix,
   type RunningProcess,
   type TestDatabase,
 } from '@fleet/testing';
+import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { startApi, type Gql, type RunningApi } from '../api/start-api.js';
 
@@ -68,32 +67,13 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
     worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
     cluster = await startEmulatedCluster();
     gql = api.admin;
-    const registered = await gql<{
-      registerCluster: {
-        reportToken: string;
-        redisUrl: string;
-        cluster: { id: string; uid: string };
-      };
-    }>(
-      `mutation { registerCluster(input: { name: "cas-east", topology: STANDALONE, platform: AWS,
-         region: "us-east-1", infraID: "prod-east-7xk2p" }) { reportToken redisUrl cluster { id uid } } }`,
-    );
-    expect(registered.errors).toBeUndefined();
-    clusterId = registered.data!.registerCluster.cluster.id;
-    sidecar = startProcess(
-      'dist/apps/sidecar/src/main.js',
-      {
-        ...cluster.sidecarEnv,
-        CLUSTER_ID: registered.data!.registerCluster.cluster.uid,
-        REPORT_TOKEN: registered.data!.registerCluster.reportToken,
-        REDIS_URL: registered.data!.registerCluster.redisUrl,
-        API_URL: api.url,
-        QUEUE_PREFIX: prefix,
-        CRD_DIR: CRDS_DIR,
-        LOG_LEVEL: 'info',
-        HEARTBEAT_SECONDS: '3600',
-      },
-      'sidecar',
+    const registered = await registerCluster(gql, { name: 'cas-east' });
+    clusterId = registered.id;
+    sidecar = startSidecarProcess(
+      cluster,
+      registered,
+      { apiUrl: api.url, queuePrefix: prefix },
+      { HEARTBEAT_SECONDS: '3600' },
     );
     await conditionsWhen('the registration order', (_, inSync) => inSync);
   });
