@@ -10,6 +10,7 @@ import {
   type OperatorCondition,
 } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
+import { CoalescingLoop } from '../kube/coalescing-loop.js';
 import { describeKubeError, isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
 import { DEPLOYMENT, KARPENTER } from '../kube/kinds.js';
 import type { ResourceWatch } from '../kube/resource-watch.js';
@@ -48,9 +49,6 @@ export interface ClusterOperatorControllerDeps {
 export class ClusterOperatorController {
   private previous?: OperatorCondition[];
   private lastApplied?: string;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
   private state: OperandState = {
     status: 'Unknown',
     reason: 'NotObservedYet',
@@ -58,7 +56,14 @@ export class ClusterOperatorController {
   };
   private readonly unsubscribe: (() => void)[] = [];
 
-  constructor(private readonly deps: ClusterOperatorControllerDeps) {}
+  private readonly loop: CoalescingLoop;
+
+  constructor(private readonly deps: ClusterOperatorControllerDeps) {
+    this.loop = new CoalescingLoop(
+      () => this.evaluate(),
+      (err) => deps.log.warn({ err: describeKubeError(err) }, 'ClusterOperator update failed'),
+    );
+  }
 
   start(): void {
     const isOperand = (o: { metadata?: { name?: string; namespace?: string } }) =>
@@ -73,7 +78,7 @@ export class ClusterOperatorController {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.loop.stop();
     for (const off of this.unsubscribe.splice(0)) off();
   }
 
@@ -82,28 +87,13 @@ export class ClusterOperatorController {
   }
 
   /** Resolves when the evaluation in progress (if any) and any it queued have finished. */
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
+  idle(): Promise<void> {
+    return this.loop.idle();
   }
 
   /** Re-evaluates soon; events arriving meanwhile coalesce into one more evaluation. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.evaluate();
-        } catch (err) {
-          this.deps.log.warn({ err: describeKubeError(err) }, 'ClusterOperator update failed');
-        }
-      } while (this.again && !this.stopped);
-      this.running = undefined;
-    })();
+    this.loop.kick();
   }
 
   private async observeKarpenter(): Promise<KarpenterObservation> {

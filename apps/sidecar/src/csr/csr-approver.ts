@@ -8,6 +8,7 @@ import type {
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeKubeError, type ClusterClient } from '../kube/cluster-client.js';
+import { CoalescingLoop } from '../kube/coalescing-loop.js';
 import type { ResourceWatch } from '../kube/resource-watch.js';
 import { parseCsrRequestField } from './pkcs10.js';
 
@@ -102,14 +103,20 @@ export class CsrApprover {
   private readonly lastOutcome = new Map<string, string>();
   private readonly approvals: number[] = [];
   private readonly outbox: CsrDecision[] = [];
-  private running?: Promise<void>;
-  private again = false;
   private timer?: NodeJS.Timeout;
-  private stopped = false;
+  private readonly loop: CoalescingLoop;
   private readonly unsubscribe: (() => void)[] = [];
   readonly counts = { approved: 0, ignored: 0, denied: 0 };
 
-  constructor(private readonly deps: CsrApproverDeps) {}
+  constructor(private readonly deps: CsrApproverDeps) {
+    this.loop = new CoalescingLoop(
+      () => this.run(),
+      (err) => {
+        deps.log.error({ err: describeKubeError(err) }, 'CSR approval pass failed');
+        this.later(CLOUD_RETRY_MS);
+      },
+    );
+  }
 
   start(): void {
     this.unsubscribe.push(
@@ -134,7 +141,7 @@ export class CsrApprover {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.loop.stop();
     clearTimeout(this.timer);
     for (const off of this.unsubscribe.splice(0)) off();
   }
@@ -158,28 +165,12 @@ export class CsrApprover {
     }
   }
 
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
+  idle(): Promise<void> {
+    return this.loop.idle();
   }
 
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.run();
-        } catch (err) {
-          this.deps.log.error({ err: describeKubeError(err) }, 'CSR approval pass failed');
-          this.later(CLOUD_RETRY_MS);
-        }
-      } while (this.again && !this.stopped);
-      this.running = undefined;
-    })();
+    this.loop.kick();
   }
 
   private later(ms: number): void {
