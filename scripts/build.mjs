@@ -2,7 +2,7 @@
 // Compile with tsc (esbuild-based runners drop the decorator metadata NestJS needs), then rewrite
 // the @fleet/* path aliases to relative imports so plain `node` runs the output.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,12 +13,10 @@ execFileSync(bin('tsc-alias'), ['-p', 'tsconfig.build.json', '--resolve-full-pat
   cwd: root,
   stdio: 'inherit',
 });
-// Non-TypeScript assets the apps read at run time (CRD manifests shipped with the CloudProvider).
-for (const dir of ['libs/cloud-provider/src/aws/crds']) {
-  mkdirSync(join(root, 'dist', dir), { recursive: true });
-  try {
-    cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
-  } catch {
-    // absent until the CloudProvider ships CRDs of its own
-  }
+// Non-TypeScript assets read at run time, found by the compiled code beside itself: the upstream
+// CRDs, the CRDs the CloudProviders write, and the fixtures the demo and benchmarks seed.
+for (const dir of ['libs/crd-schema/upstream', 'libs/cloud-provider/src/aws/crds', 'test/fixtures']) {
+  rmSync(join(root, 'dist', dir), { recursive: true, force: true });
+  mkdirSync(dirname(join(root, 'dist', dir)), { recursive: true });
+  cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
 }

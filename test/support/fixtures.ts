@@ -1,16 +1,17 @@
+import { UPSTREAM_CRD_DIRECTORY } from '@fleet/crd-schema';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-/** shared/fixtures, beside the project (tests run from the repository root). */
-export const FIXTURES_DIR =
-  process.env.FLEET_FIXTURES_DIR ?? join(process.cwd(), '..', 'shared', 'fixtures');
-export const CRDS_DIR = join(FIXTURES_DIR, 'crds');
+/** test/fixtures, from this module's location (the build copies it into dist/test/fixtures). */
+export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/', import.meta.url));
+export const CRDS_DIR = UPSTREAM_CRD_DIRECTORY;
 export const fixtureClusterDir = (name: string): string => join(FIXTURES_DIR, 'clusters', name);
 
-/** Every CRD file of the fixtures, in a stable order. */
+/** Every upstream CRD file the project ships, in a stable order. */
 export function fixtureCrdFiles(): string[] {
   return readdirSync(CRDS_DIR, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
+    .filter((d) => d.isDirectory() && d.name !== 'sources')
     .flatMap((d) =>
       readdirSync(join(CRDS_DIR, d.name))
         .filter((f) => f.endsWith('.yaml'))

@@ -8,3 +8,4 @@ export * from './kube-apiserver/index.js';
 export * from './pkcs10.js';
 export * from './graphql-ws-client.js';
 export * from './node-launch-simulator.js';
+export * from './ocp-aws-standalone.js';

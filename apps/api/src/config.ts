@@ -1,5 +1,5 @@
 import { parseEnv, port, postgresUrl, redisUrl, logLevel } from '@fleet/contracts';
-import { join } from 'node:path';
+import { KARPENTER_CRD_DIRECTORY } from '@fleet/crd-schema';
 import { z } from 'zod';
 
 export const ApiConfigSchema = z.object({
@@ -27,9 +27,7 @@ export const ApiConfigSchema = z.object({
   FLEET_PUBLIC_REDIS_URL: z.url().optional(),
   SIDECAR_IMAGE: z.string().default('quay.io/karpenter-fleet/sidecar:0.1.0'),
   /** The upstream Karpenter CRDs NodePools and NodeClass overrides are checked against. */
-  KARPENTER_CRD_DIR: z
-    .string()
-    .default(join(process.cwd(), '..', 'shared', 'fixtures', 'crds', 'karpenter')),
+  KARPENTER_CRD_DIR: z.string().default(KARPENTER_CRD_DIRECTORY),
   /** After a rotation the previous sidecar credentials keep working this long. */
   CREDENTIAL_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
 });

@@ -1,4 +1,5 @@
 import { logLevel, parseEnv, redisUrl } from '@fleet/contracts';
+import { UPSTREAM_CRD_DIRECTORY } from '@fleet/crd-schema';
 import { z } from 'zod';
 
 export const SidecarConfigSchema = z.object({
@@ -12,8 +13,8 @@ export const SidecarConfigSchema = z.object({
     .default('bull'),
   /** Kubeconfig of the cluster; in a pod, leave unset to use the service account. */
   KUBECONFIG: z.string().optional(),
-  /** Upstream CRD directory (same layout as shared/fixtures/crds). */
-  CRD_DIR: z.string().optional(),
+  /** The upstream CRDs the sidecar installs; the ones shipped with it unless overridden. */
+  CRD_DIR: z.string().default(UPSTREAM_CRD_DIRECTORY),
   /** Region and endpoint of the EC2 API; credentials come from the AWS SDK's default chain. */
   AWS_REGION: z.string().optional(),
   AWS_ENDPOINT_URL_EC2: z.url().optional(),

@@ -3,7 +3,6 @@ import { AwsStandaloneCloudProvider, loadCustomResourceDefinitions } from '@flee
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
 import { Redis } from 'ioredis';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadSidecarConfig } from './config.js';
 import { OrderConsumer } from './orders/order-consumer.js';
@@ -22,8 +21,10 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   if (config.KUBECONFIG) kubeConfig.loadFromFile(config.KUBECONFIG);
   else kubeConfig.loadFromDefault();
   const provider = new AwsStandaloneCloudProvider();
-  const crdDir = config.CRD_DIR ?? join(process.cwd(), '..', 'shared', 'fixtures', 'crds');
-  const crds = await loadCustomResourceDefinitions(provider.customResourceDefinitions(), crdDir);
+  const crds = await loadCustomResourceDefinitions(
+    provider.customResourceDefinitions(),
+    config.CRD_DIR,
+  );
   const ec2Clients = new Map<string, EC2Client>();
   const ec2 = (region: string) => {
     let client = ec2Clients.get(region);

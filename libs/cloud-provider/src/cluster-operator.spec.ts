@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AwsStandaloneCloudProvider } from './aws/provider.js';
 import { loadCrdValidator } from './testing/crd-validator.js';
-import { CRD_DIRECTORY } from './testing/fixtures.js';
+import { CRDS_DIR } from '@fleet/testing';
 import type {
   KarpenterObservation,
   OperandObservation,
@@ -10,7 +10,7 @@ import type {
 } from './types.js';
 
 const provider = new AwsStandaloneCloudProvider();
-const crd = loadCrdValidator(`${CRD_DIRECTORY}openshift/config.openshift.io_clusteroperators.yaml`);
+const crd = loadCrdValidator(`${CRDS_DIR}openshift/config.openshift.io_clusteroperators.yaml`);
 const T0 = new Date('2026-11-20T10:00:00.123Z');
 const T1 = new Date('2026-11-20T10:05:00.000Z');
 

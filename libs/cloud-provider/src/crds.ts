@@ -7,7 +7,7 @@ import type { CustomResourceDefinitionSource, KubeObject, TargetedObject } from 
 /**
  * Reads the CRD manifests a provider lists. The only I/O in this library, kept apart from
  * rendering: the sidecar calls it once at start-up with the directory its image ships the
- * upstream CRDs in (laid out like shared/fixtures/crds). A file that is not the CRD the source
+ * upstream CRDs in (laid out like libs/crd-schema/upstream). A file that is not the CRD the source
  * names is an error, so a mispackaged image fails at start-up rather than installing junk.
  */
 export async function loadCustomResourceDefinitions(

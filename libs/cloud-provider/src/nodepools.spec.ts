@@ -2,10 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { AwsStandaloneCloudProvider } from './aws/provider.js';
 import { InvalidDesiredStateError } from './errors.js';
 import { loadCrdValidator } from './testing/crd-validator.js';
-import { CRD_DIRECTORY, desiredState } from './testing/fixtures.js';
+import { CRDS_DIR, desiredState } from '@fleet/testing';
 
 const provider = new AwsStandaloneCloudProvider();
-const crd = loadCrdValidator(`${CRD_DIRECTORY}karpenter/karpenter.sh_nodepools.yaml`);
+const crd = loadCrdValidator(`${CRDS_DIR}karpenter/karpenter.sh_nodepools.yaml`);
 
 const general = {
   name: 'general',

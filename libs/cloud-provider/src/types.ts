@@ -55,7 +55,7 @@ export interface OwnedKind extends ResourceIdentity {
 
 /**
  * A CRD the operand needs. `upstream` CRDs ship with Karpenter and are read from the CRD
- * directory the sidecar is given (same layout as shared/fixtures/crds); `bundled` ones are
+ * directory the sidecar is given (same layout as libs/crd-schema/upstream); `bundled` ones are
  * written by this project and live beside the provider's code.
  */
 export interface CustomResourceDefinitionSource {

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { EC2Client } from '@aws-sdk/client-ec2';
 
-import { Ec2Emulator, loadWorld } from '@fleet/testing';
+import { Ec2Emulator, fixtureObjects, fixtureWorldPath, loadWorld } from '@fleet/testing';
 import { discoverAwsStandalone } from './aws-standalone.js';
 import { InMemoryClusterObjectReader, type ClusterObjectReader } from './cluster-reader.js';
-import { fixtureObjects, fixtureWorldPath } from './spec-fixtures.js';
 import type { AwsStandaloneInfrastructure, DiscoveryResult } from './types.js';
 
 type KubeObject = Record<string, unknown> & {

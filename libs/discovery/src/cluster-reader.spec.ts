@@ -1,15 +1,20 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { KubeConfig } from '@kubernetes/client-node';
 
-import { Ec2Emulator, KubeApiServerEmulator, loadWorld } from '@fleet/testing';
+import {
+  CRDS_DIR,
+  Ec2Emulator,
+  fixtureWorldPath,
+  KubeApiServerEmulator,
+  loadWorld,
+  OCP_AWS_STANDALONE,
+} from '@fleet/testing';
 import { discoverAwsStandalone } from './aws-standalone.js';
 import { KubeClusterObjectReader } from './cluster-reader.js';
-import { fixtureWorldPath, OCP_AWS_STANDALONE } from './spec-fixtures.js';
-
-const CRDS = new URL('../../../../shared/fixtures/crds/openshift/', import.meta.url);
 
 describe('KubeClusterObjectReader against the Kubernetes API-server emulator', () => {
   const apiServer = new KubeApiServerEmulator();
@@ -17,7 +22,7 @@ describe('KubeClusterObjectReader against the Kubernetes API-server emulator', (
 
   beforeAll(async () => {
     await apiServer.start();
-    apiServer.loadCrdsFromDir(fileURLToPath(CRDS));
+    apiServer.loadCrdsFromDir(join(CRDS_DIR, 'openshift'));
     apiServer.seedFromDir(fileURLToPath(OCP_AWS_STANDALONE));
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(apiServer.kubeconfigYaml());

@@ -2,12 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { parseAwsInfrastructure } from './infrastructure.js';
 import { parseWorkerMachineSet, selectWorkerMachineSet } from './machinesets.js';
-import {
-  fixtureObject,
-  renamed,
-  workerMachineSet,
-  type MachineSetFixture,
-} from './spec-fixtures.js';
+import { fixtureObject, renamed, workerMachineSet, type MachineSetFixture } from '@fleet/testing';
 import type { WorkerMachineSet } from './types.js';
 
 const infraMachineSet = () => fixtureObject<MachineSetFixture>('machineset-infra-us-east-1a.yaml');

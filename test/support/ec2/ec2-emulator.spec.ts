@@ -12,12 +12,12 @@ import {
   type Instance,
 } from '@aws-sdk/client-ec2';
 
+import { join } from 'node:path';
+
+import { fixtureClusterDir } from '../fixtures.js';
 import { Ec2Emulator, loadWorld, type Ec2World } from './index.js';
 
-const WORLD_PATH = new URL(
-  '../../../../shared/fixtures/clusters/ocp-aws-standalone/ec2-world.json',
-  import.meta.url,
-);
+const WORLD_PATH = join(fixtureClusterDir('ocp-aws-standalone'), 'ec2-world.json');
 
 interface SdkError {
   name: string;

@@ -14,9 +14,8 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 
+import { CRDS_DIR, FIXTURES_DIR } from '../fixtures.js';
 import { KubeApiServerEmulator, KubeObject, readYamlDir } from './index.js';
-
-const FIXTURES = '/work/shared/fixtures';
 
 interface StatusBody {
   kind: string;
@@ -77,7 +76,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
 
   beforeAll(async () => {
     await em.start();
-    em.loadCrdsFromDir(`${FIXTURES}/crds`);
+    em.loadCrdsFromDir(CRDS_DIR);
     kc.loadFromString(em.kubeconfigYaml());
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
@@ -121,7 +120,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
   });
 
   it('accepts every fixture cluster object via server-side apply', async () => {
-    const fixtures = readYamlDir(`${FIXTURES}/clusters`);
+    const fixtures = readYamlDir(`${FIXTURES_DIR}/clusters`);
     expect(fixtures.length).toBeGreaterThan(10);
     for (const ns of new Set(
       fixtures.map((o) => o.metadata?.namespace).filter((n): n is string => !!n),

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidDesiredStateError } from '../errors.js';
 import { loadCrdValidator } from '../testing/crd-validator.js';
-import { CRD_DIRECTORY, fixtureInfrastructure } from '../testing/fixtures.js';
+import { CRDS_DIR, fixtureInfrastructure } from '@fleet/testing';
 import type { KubeObject } from '../types.js';
 import { enforceEC2NodeClass, renderDefaultEC2NodeClass } from './nodeclass.js';
 
 const ec2NodeClassCrd = loadCrdValidator(
-  `${CRD_DIRECTORY}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`,
+  `${CRDS_DIR}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`,
 );
 
 const expectValid = (object: unknown) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { loadCrdValidator } from '../testing/crd-validator.js';
-import { desiredState, fixtureInfrastructure } from '../testing/fixtures.js';
+import { desiredState, fixtureInfrastructure } from '@fleet/testing';
 import type { KubeObject } from '../types.js';
 import { DEFAULT_KARPENTER_IMAGE } from './constants.js';
 import { renderAwsOperand, renderFeatureGates } from './operand.js';

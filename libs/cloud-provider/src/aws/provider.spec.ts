@@ -5,7 +5,7 @@ import { InvalidDesiredStateError } from '../errors.js';
 import { NODECLASS_ENFORCER_FIELD_MANAGER, OWNED_BY_SELECTOR } from '../labels.js';
 import { renderDesiredObjects } from '../render.js';
 import { loadCrdValidator } from '../testing/crd-validator.js';
-import { CRD_DIRECTORY, desiredState, fixtureInfrastructure } from '../testing/fixtures.js';
+import { CRDS_DIR, desiredState, fixtureInfrastructure } from '@fleet/testing';
 import { AwsStandaloneCloudProvider } from './provider.js';
 
 const provider = new AwsStandaloneCloudProvider();
@@ -39,7 +39,7 @@ describe('AwsStandaloneCloudProvider', () => {
   it('loads the CRDs its operand needs from the upstream directory and its own', async () => {
     const crds = await loadCustomResourceDefinitions(
       provider.customResourceDefinitions(),
-      CRD_DIRECTORY,
+      CRDS_DIR,
     );
     expect(crds.map((c) => `${c.target}:${c.object.metadata.name}`)).toEqual([
       'workload:nodepools.karpenter.sh',
@@ -54,7 +54,7 @@ describe('AwsStandaloneCloudProvider', () => {
     await expect(
       loadCustomResourceDefinitions(
         [{ ...nodePoolSource!, path: 'karpenter/karpenter.sh_nodeclaims.yaml' }],
-        CRD_DIRECTORY,
+        CRDS_DIR,
       ),
     ).rejects.toThrow('not the CustomResourceDefinition nodepools.karpenter.sh');
   });
@@ -106,7 +106,7 @@ describe('AwsStandaloneCloudProvider', () => {
         'karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml',
         'karpenter/karpenter.sh_nodepools.yaml',
       ].map((file) => {
-        const v = loadCrdValidator(`${CRD_DIRECTORY}${file}`);
+        const v = loadCrdValidator(`${CRDS_DIR}${file}`);
         return [v.kind, v] as const;
       }),
     );

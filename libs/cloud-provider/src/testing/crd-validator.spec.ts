@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { loadCrdValidator } from './crd-validator.js';
-import { CRD_DIRECTORY } from './fixtures.js';
+import { CRDS_DIR } from '@fleet/testing';
 
 const validator = loadCrdValidator(
-  `${CRD_DIRECTORY}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`,
+  `${CRDS_DIR}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`,
 );
 const valid = {
   apiVersion: 'karpenter.k8s.aws/v1',

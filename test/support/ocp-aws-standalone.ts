@@ -1,24 +1,63 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// The standalone OpenShift-on-AWS fixture cluster (test/fixtures/clusters/ocp-aws-standalone):
+// its objects, its EC2 world, and what discovery and the desired state look like for it.
 import type { KarpenterDesiredState } from '@fleet/contracts';
 import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
+import { readdirSync, readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
+import { fixtureClusterDir } from './fixtures.js';
 
-/** shared/fixtures, beside the project root. */
-export const FIXTURES_DIRECTORY = fileURLToPath(
-  new URL('../../../../../shared/fixtures/', import.meta.url),
-);
-export const CRD_DIRECTORY = `${FIXTURES_DIRECTORY}crds/`;
-export const STANDALONE_CLUSTER_DIRECTORY = `${FIXTURES_DIRECTORY}clusters/ocp-aws-standalone/`;
+export const OCP_AWS_STANDALONE = pathToFileURL(`${fixtureClusterDir('ocp-aws-standalone')}/`);
 
-function fixtureUserData(): string {
-  const secret = parse(
-    readFileSync(`${STANDALONE_CLUSTER_DIRECTORY}secret-worker-user-data.yaml`, 'utf8'),
-  ) as { stringData: { userData: string } };
-  return secret.stringData.userData;
+export function fixtureObject<T = Record<string, unknown>>(file: string): T {
+  return parse(readFileSync(new URL(file, OCP_AWS_STANDALONE), 'utf8')) as T;
 }
 
-/** What discovery yields for shared/fixtures/clusters/ocp-aws-standalone. */
+/** Every Kubernetes object in the fixture directory. */
+export function fixtureObjects(): Record<string, unknown>[] {
+  return readdirSync(OCP_AWS_STANDALONE)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => fixtureObject(f));
+}
+
+export function fixtureWorldPath(): URL {
+  return new URL('ec2-world.json', OCP_AWS_STANDALONE);
+}
+
+/** A mutable MachineSet shape for building variants in tests. */
+export interface MachineSetFixture {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; annotations?: Record<string, string> };
+  spec: {
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        metadata?: { labels?: Record<string, string> };
+        taints?: { key: string; effect: string }[];
+        providerSpec: { value: Record<string, unknown> };
+      };
+    };
+  };
+}
+
+export function workerMachineSet(zone: 'a' | 'b' | 'c' = 'a'): MachineSetFixture {
+  return fixtureObject<MachineSetFixture>(`machineset-worker-us-east-1${zone}.yaml`);
+}
+
+export function renamed(ms: MachineSetFixture, name: string): MachineSetFixture {
+  const copy = structuredClone(ms);
+  copy.metadata.name = name;
+  return copy;
+}
+
+function fixtureUserData(): string {
+  return fixtureObject<{ stringData: { userData: string } }>('secret-worker-user-data.yaml')
+    .stringData.userData;
+}
+
+/** What discovery yields for test/fixtures/clusters/ocp-aws-standalone. */
 export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
   return {
     platform: 'AWS',
