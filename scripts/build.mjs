@@ -15,7 +15,11 @@ execFileSync(bin('tsc-alias'), ['-p', 'tsconfig.build.json', '--resolve-full-pat
 });
 // Non-TypeScript assets read at run time, found by the compiled code beside itself: the upstream
 // CRDs, the CRDs the CloudProviders write, and the fixtures the demo and benchmarks seed.
-for (const dir of ['libs/crd-schema/upstream', 'libs/cloud-provider/src/aws/crds', 'test/fixtures']) {
+for (const dir of [
+  'libs/crd-schema/upstream',
+  'libs/cloud-provider/src/aws/crds',
+  'test/fixtures',
+]) {
   rmSync(join(root, 'dist', dir), { recursive: true, force: true });
   mkdirSync(dirname(join(root, 'dist', dir)), { recursive: true });
   cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });

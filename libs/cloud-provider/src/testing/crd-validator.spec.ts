@@ -2,9 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { loadCrdValidator } from './crd-validator.js';
 import { CRDS_DIR } from '@fleet/testing';
 
-const validator = loadCrdValidator(
-  `${CRDS_DIR}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`,
-);
+const validator = loadCrdValidator(`${CRDS_DIR}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`);
 const valid = {
   apiVersion: 'karpenter.k8s.aws/v1',
   kind: 'EC2NodeClass',
