@@ -32,16 +32,33 @@ const shared = {
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
 };
 
+// A test that fails and leaks a handle, run only by test/jest-guard/jest-exits.spec.ts to prove
+// that this configuration still exits.
+const jestGuard = process.env.FLEET_JEST_GUARD === '1';
+
 export default {
-  projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'] },
-    {
-      ...shared,
-      displayName: 'e2e',
-      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      slowTestThreshold: 30,
-    },
-  ],
+  projects: jestGuard
+    ? [
+        {
+          ...shared,
+          displayName: 'jest-guard',
+          testMatch: ['<rootDir>/test/jest-guard/*.fixture.ts'],
+        },
+      ]
+    : [
+        { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'] },
+        {
+          ...shared,
+          displayName: 'e2e',
+          testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+          slowTestThreshold: 30,
+        },
+      ],
+  // Every test and hook is bounded (suites that build or start processes raise it for their own
+  // beforeAll, never unbounded), so a stuck suite fails instead of hanging.
   testTimeout: 60_000,
+  // Suites close what they open; this is the last guard, so that a suite that failed half-way
+  // through its set-up cannot keep Jest (and CI) waiting on a handle it never got to close.
+  forceExit: true,
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.mjs'],
 };

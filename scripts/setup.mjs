@@ -3,7 +3,8 @@
 // dependencies, PostgreSQL, Redis, databases, migrations, the generated Prisma client.
 // Every step checks first and acts only when something is missing.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,12 +56,18 @@ function aptInstall(...pkgs) {
   });
 }
 
+// node_modules is current when it was installed, completely, from this very lock file: the
+// lock's hash is written beside it after a successful `npm ci` (mtimes lie after a checkout or an
+// interrupted install).
 function ensureDependencies() {
-  const marker = join(root, 'node_modules', '.package-lock.json');
-  const lock = join(root, 'package-lock.json');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  const marker = join(root, 'node_modules', '.karpenter-fleet-lock-sha256');
+  const lockHash = createHash('sha256')
+    .update(readFileSync(join(root, 'package-lock.json')))
+    .digest('hex');
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === lockHash) return;
   log('installing npm dependencies (npm ci)');
   run('npm', ['ci', '--no-audit', '--no-fund']);
+  writeFileSync(marker, lockHash);
 }
 
 async function ensurePostgres() {

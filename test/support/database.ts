@@ -28,10 +28,15 @@ export interface TestDatabase {
 
 /**
  * A fresh, migrated database for one suite: a copy of the template that `npm test`'s set-up
- * migrates, so suites run in parallel without seeing each other's rows.
+ * migrates, so suites run in parallel without seeing each other's rows. With `empty`, a database
+ * with no tables at all, for what must migrate it itself.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase({ empty = false } = {}): Promise<TestDatabase> {
   const name = `fleet_test_${randomBytes(5).toString('hex')}`;
+  if (empty) {
+    await admin((c) => c.query(`CREATE DATABASE "${name}"`));
+    return testDatabase(name);
+  }
   // CREATE DATABASE ... TEMPLATE fails while another session is connected to the template.
   for (let attempt = 0; ; attempt++) {
     try {
@@ -42,13 +47,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
     }
   }
-  return {
-    name,
-    url: withDatabase(baseUrl, name),
-    drop: () =>
-      admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
-  };
+  return testDatabase(name);
 }
+
+const testDatabase = (name: string): TestDatabase => ({
+  name,
+  url: withDatabase(baseUrl, name),
+  drop: () =>
+    admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+});
 
 /** A BullMQ key prefix of its own per suite, so suites share one Redis without interfering. */
 export const testQueuePrefix = (): string => `test-${randomBytes(4).toString('hex')}`;

@@ -1,10 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 export interface RunningProcess {
   child: ChildProcess;
   /** Everything the process printed, for failure messages. */
   output(): string;
+  /** Resolves when the process has exited, with its exit code or signal. */
+  exited: Promise<ProcessExit>;
   /** SIGTERM, then SIGKILL after a grace period; resolves when the process is gone. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -15,8 +22,40 @@ export function startProcess(
   env: Record<string, string>,
   name = entry,
 ): RunningProcess {
-  const child = spawn(process.execPath, [join(process.cwd(), entry)], {
+  return spawnProcess({
+    command: process.execPath,
+    args: [join(process.cwd(), entry)],
     env: { ...process.env, NODE_OPTIONS: '', ...env },
+    name,
+  });
+}
+
+export interface ProcessSpec {
+  command: string;
+  args: string[];
+  /** The whole environment: nothing is inherited. */
+  env: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Run as this user and group (the caller must be root), as a container runtime would. */
+  uid?: number;
+  gid?: number;
+  name: string;
+}
+
+export function spawnProcess({
+  command,
+  args,
+  env,
+  cwd,
+  uid,
+  gid,
+  name,
+}: ProcessSpec): RunningProcess {
+  const child = spawn(command, args, {
+    env,
+    cwd,
+    ...(uid === undefined ? {} : { uid }),
+    ...(gid === undefined ? {} : { gid }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -26,10 +65,13 @@ export function startProcess(
   };
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<ProcessExit>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     output: () => `--- ${name} ---\n${output}`,
+    exited,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill(signal);

@@ -1,0 +1,246 @@
+// No container engine runs on these machines, so the Containerfile is checked by doing what a
+// builder would: its instructions are parsed and carried out in a scratch directory, each stage's
+// file system a folder, RUN lines run by the shell with the stage's working directory and ENV.
+// Only the instruction forms the project's Containerfile uses are understood; anything else is an
+// error, so the file cannot drift into something this reading silently gets wrong.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, matchesGlob, posix, relative } from 'node:path';
+
+export type Instruction =
+  | { op: 'WORKDIR'; path: string }
+  | { op: 'COPY'; from?: string; sources: string[]; destination: string }
+  | { op: 'RUN'; command: string }
+  | { op: 'USER'; user: string }
+  | { op: 'ENV'; name: string; value: string }
+  | { op: 'CMD'; argv: string[] };
+
+export interface Stage {
+  name: string;
+  /** Another stage's name, or an external image. */
+  base: string;
+  instructions: Instruction[];
+}
+
+export interface Containerfile {
+  stages: Stage[];
+  stage(name: string): Stage;
+  /** The stage's settings as its image has them, inherited through `FROM <stage>`. */
+  image(name: string): {
+    workdir: string;
+    user?: string;
+    env: Record<string, string>;
+    cmd?: string[];
+  };
+}
+
+function logicalLines(text: string): string[] {
+  const lines: string[] = [];
+  let current = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trimEnd();
+    if (current === '' && (line.trim() === '' || line.trimStart().startsWith('#'))) continue;
+    if (line.endsWith('\\')) {
+      current += `${line.slice(0, -1)} `;
+      continue;
+    }
+    lines.push((current + line).trim());
+    current = '';
+  }
+  if (current !== '') throw new Error('Containerfile ends inside a continued line');
+  return lines;
+}
+
+export function parseContainerfile(text: string): Containerfile {
+  const args = new Map<string, string>();
+  const stages: Stage[] = [];
+  const expand = (s: string) =>
+    s.replace(/\$\{(\w+)\}/g, (_, name: string) => {
+      const value = args.get(name);
+      if (value === undefined) throw new Error(`ARG ${name} is used but not declared`);
+      return value;
+    });
+  for (const line of logicalLines(text)) {
+    const [, keyword = '', rest = ''] = /^(\w+)\s+(.*)$/.exec(line) ?? [];
+    const current = stages.at(-1);
+    if (keyword === 'ARG') {
+      const [name = '', value = ''] = rest.split('=', 2);
+      args.set(name, value);
+      continue;
+    }
+    if (keyword === 'FROM') {
+      const match = /^(\S+)\s+AS\s+(\S+)$/i.exec(expand(rest));
+      if (!match) throw new Error(`FROM must name its stage: ${line}`);
+      stages.push({ base: match[1]!, name: match[2]!, instructions: [] });
+      continue;
+    }
+    if (!current) throw new Error(`${keyword} before the first FROM`);
+    const words = rest.split(/\s+/);
+    switch (keyword) {
+      case 'WORKDIR':
+        current.instructions.push({ op: 'WORKDIR', path: rest });
+        break;
+      case 'COPY': {
+        const flags = words.filter((w) => w.startsWith('--'));
+        const paths = words.filter((w) => !w.startsWith('--'));
+        const from = flags.find((f) => f.startsWith('--from='))?.slice('--from='.length);
+        const unknown = flags.filter((f) => !f.startsWith('--from='));
+        if (unknown.length > 0 || paths.length < 2) throw new Error(`unsupported COPY: ${line}`);
+        current.instructions.push({
+          op: 'COPY',
+          ...(from ? { from } : {}),
+          sources: paths.slice(0, -1),
+          destination: paths.at(-1)!,
+        });
+        break;
+      }
+      case 'RUN':
+        if (rest.startsWith('[')) throw new Error(`RUN must use the shell form: ${line}`);
+        current.instructions.push({ op: 'RUN', command: rest });
+        break;
+      case 'USER':
+        current.instructions.push({ op: 'USER', user: rest });
+        break;
+      case 'ENV': {
+        const [name = '', value = ''] = rest.split('=', 2);
+        current.instructions.push({ op: 'ENV', name, value });
+        break;
+      }
+      case 'CMD':
+        current.instructions.push({ op: 'CMD', argv: JSON.parse(rest) as string[] });
+        break;
+      default:
+        throw new Error(`unsupported instruction: ${line}`);
+    }
+  }
+  const stage = (name: string): Stage => {
+    const found = stages.find((s) => s.name === name);
+    if (!found) throw new Error(`no stage ${name}`);
+    return found;
+  };
+  const image: Containerfile['image'] = (name) => {
+    const s = stage(name);
+    const inherited = stages.some((o) => o.name === s.base)
+      ? image(s.base)
+      : { workdir: '/', env: {} };
+    const result = { ...inherited, env: { ...inherited.env } };
+    for (const i of s.instructions) {
+      if (i.op === 'WORKDIR') result.workdir = posix.resolve(result.workdir, i.path);
+      if (i.op === 'USER') result.user = i.user;
+      if (i.op === 'ENV') result.env[i.name] = i.value;
+      if (i.op === 'CMD') result.cmd = i.argv;
+    }
+    return result;
+  };
+  return { stages, stage, image };
+}
+
+export interface BuildOptions {
+  /** The build context (the repository). */
+  context: string;
+  /** An empty scratch directory; each stage's file system becomes a folder in it. */
+  scratch: string;
+  /** Written to with each RUN's output. */
+  log: (line: string) => void;
+}
+
+/** Reads .containerignore: one glob per line, relative to the context. */
+function ignorePatterns(context: string): string[] {
+  try {
+    return readFileSync(join(context, '.containerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
+  } catch {
+    return [];
+  }
+}
+
+/** Copies a file or a directory's contents as a layer would (modes and symlinks kept). */
+function copyInto(source: string, target: string, keep?: (path: string) => boolean): void {
+  const directory = statSync(source).isDirectory();
+  mkdirSync(directory ? target : dirname(target), { recursive: true });
+  if (!keep) {
+    execFileSync('cp', ['-a', directory ? `${source}/.` : source, target]);
+    return;
+  }
+  if (!directory) {
+    cpSync(source, target, { preserveTimestamps: true });
+    return;
+  }
+  for (const entry of readdirSync(source)) {
+    const from = join(source, entry);
+    if (keep(from)) copyInto(from, join(target, entry), keep);
+  }
+}
+
+/**
+ * Carries out the stages needed for `target` and returns the folder holding its file system.
+ * Stages built on another stage share that stage's folder (they only add metadata here).
+ */
+export function buildStage(file: Containerfile, target: string, options: BuildOptions): string {
+  const roots = new Map<string, string>();
+  const ignored = ignorePatterns(options.context);
+  const inContext = (path: string) => {
+    const rel = relative(options.context, path);
+    return !ignored.some((p) => matchesGlob(rel, p) || matchesGlob(basename(rel), p));
+  };
+  const build = (name: string): string => {
+    const known = roots.get(name);
+    if (known) return known;
+    const stage = file.stage(name);
+    const root = file.stages.some((s) => s.name === stage.base)
+      ? build(stage.base)
+      : join(options.scratch, name);
+    mkdirSync(root, { recursive: true });
+    roots.set(name, root);
+    let workdir = '/';
+    // PATH and HOME as a builder image has them (npm keeps its cache under HOME).
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/root',
+    };
+    const inRoot = (path: string, fsRoot = root) => join(fsRoot, posix.resolve(workdir, path));
+    for (const i of stage.instructions) {
+      switch (i.op) {
+        case 'WORKDIR':
+          workdir = posix.resolve(workdir, i.path);
+          mkdirSync(inRoot('.'), { recursive: true });
+          break;
+        case 'ENV':
+          env[i.name] = i.value;
+          break;
+        case 'COPY': {
+          const fromRoot = i.from ? build(i.from) : options.context;
+          const intoDirectory = i.sources.length > 1 || i.destination.endsWith('/');
+          for (const source of i.sources) {
+            const from = i.from ? join(fromRoot, source) : join(options.context, source);
+            const to =
+              intoDirectory && !statSync(from).isDirectory()
+                ? join(inRoot(i.destination), basename(from))
+                : inRoot(i.destination);
+            copyInto(from, to, i.from ? undefined : inContext);
+          }
+          break;
+        }
+        case 'RUN': {
+          options.log(`[${name}] RUN ${i.command}`);
+          const output = execFileSync('sh', ['-c', i.command], {
+            cwd: inRoot('.'),
+            env,
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'pipe'],
+            maxBuffer: 64 * 1024 * 1024,
+          });
+          options.log(output);
+          break;
+        }
+        case 'USER':
+        case 'CMD':
+          break;
+      }
+    }
+    return root;
+  };
+  return build(target);
+}
