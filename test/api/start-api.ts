@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
 import { AppModule } from '../../apps/api/src/app.module.js';
 import { loadApiConfig } from '../../apps/api/src/config.js';
+import { listen } from '../../apps/api/src/http-server.js';
 import { graphqlClient } from '../support/graphql-client.js';
 
 export type Gql = ReturnType<typeof graphqlClient>;
@@ -30,8 +31,7 @@ export async function startApi(env: Record<string, string>): Promise<RunningApi>
     logger: ['error'],
     abortOnError: false,
   });
-  await app.listen(0, '127.0.0.1');
-  const url = await app.getUrl();
+  const url = await listen(app, 0, '127.0.0.1');
   const as = (secret?: string) =>
     graphqlClient(`${url}/graphql`, secret ? { authorization: `Bearer ${secret}` } : {});
   const admin = as(adminToken);

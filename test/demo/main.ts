@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { AppModule } from '../../apps/api/src/app.module.js';
 import { loadApiConfig } from '../../apps/api/src/config.js';
+import { listen } from '../../apps/api/src/http-server.js';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
@@ -49,8 +50,7 @@ async function main(): Promise<void> {
     FLEET_BOOTSTRAP_TOKEN: adminToken,
   });
   const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error', 'warn'] });
-  await app.listen(config.API_PORT, config.API_HOST);
-  const apiUrl = await app.getUrl();
+  const apiUrl = await listen(app, config.API_PORT, config.API_HOST);
   const worker = await startWorker({
     ...process.env,
     DATABASE_URL: databaseUrl,

@@ -2,13 +2,14 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { loadApiConfig } from './config.js';
+import { listen } from './http-server.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadApiConfig();
   const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error', 'warn'] });
   app.enableShutdownHooks();
-  await app.listen(config.API_PORT, config.API_HOST);
-  console.log(`karpenter-fleet api listening on ${await app.getUrl()}/graphql`);
+  const url = await listen(app, config.API_PORT, config.API_HOST);
+  console.log(`karpenter-fleet api listening on ${url}/graphql`);
 }
 
 bootstrap().catch((err: unknown) => {
