@@ -1,21 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { deployDocuments, type ManifestDocument } from '@fleet/testing';
+import { parse } from 'yaml';
 import type { z } from 'zod';
 import { ApiConfigSchema } from '../../apps/api/src/config.js';
 import { bootstrapManifest } from '../../apps/api/src/clusters/bootstrap-manifest.js';
 import { SidecarConfigSchema } from '../../apps/sidecar/src/config.js';
 import { WorkerConfigSchema } from '../../apps/worker/src/config.js';
 
-const DEPLOY = join(process.cwd(), 'deploy');
-
-interface Doc {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string };
-  [key: string]: unknown;
-}
+type Doc = ManifestDocument;
 interface Container {
   name: string;
   env?: { name: string; value?: string }[];
@@ -28,27 +20,7 @@ interface Rule {
   resourceNames?: string[];
 }
 
-const yamlFiles = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory()
-      ? yamlFiles(join(dir, e.name))
-      : /\.ya?ml$/.test(e.name)
-        ? [join(dir, e.name)]
-        : [],
-  );
-
-const documents = (file: string): Doc[] =>
-  parseAllDocuments(readFileSync(file, 'utf8'))
-    .filter((d) => d.contents !== null)
-    .map((d) => {
-      if (d.errors.length) throw new Error(`${file}: ${d.errors[0]!.message}`);
-      return d.toJS() as Doc;
-    });
-
-const all = yamlFiles(DEPLOY).map((file) => ({
-  file: relative(DEPLOY, file),
-  docs: documents(file),
-}));
+const all = deployDocuments();
 const docsUnder = (prefix: string) =>
   all.filter((f) => f.file.startsWith(prefix)).flatMap((f) => f.docs);
 
