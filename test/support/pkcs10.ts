@@ -1,41 +1,9 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 
-/**
- * A tiny DER writer for PKCS#10 certificate requests (RFC 2986), signed with a real key, so tests
- * and the demo hand the sidecar the same bytes a kubelet would. node:crypto cannot create CSRs.
- */
-function tlv(tag: number, content: Buffer): Buffer {
-  const n = content.length;
-  let length: Buffer;
-  if (n < 0x80) length = Buffer.from([n]);
-  else {
-    const bytes: number[] = [];
-    for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v % 256);
-    length = Buffer.from([0x80 | bytes.length, ...bytes]);
-  }
-  return Buffer.concat([Buffer.from([tag]), length, content]);
-}
+import { oid, pem, seq, set, tlv, utf8 } from './der.js';
 
-const seq = (...items: Buffer[]) => tlv(0x30, Buffer.concat(items));
-const set = (...items: Buffer[]) => tlv(0x31, Buffer.concat(items));
-
-function oid(dotted: string): Buffer {
-  const [a, b, ...rest] = dotted.split('.').map(Number);
-  const bytes = [a! * 40 + b!];
-  for (const part of rest) {
-    const chunk: number[] = [];
-    let v = part;
-    do {
-      chunk.unshift(v & 0x7f);
-      v = Math.floor(v / 128);
-    } while (v > 0);
-    for (let i = 0; i < chunk.length - 1; i++) chunk[i]! |= 0x80;
-    bytes.push(...chunk);
-  }
-  return tlv(0x06, Buffer.from(bytes));
-}
-
-const utf8 = (s: string) => tlv(0x0c, Buffer.from(s, 'utf8'));
+// PKCS#10 certificate requests (RFC 2986), signed with a real key, so tests and the demo hand
+// the sidecar the same bytes a kubelet would.
 
 export interface CertificateRequestSubject {
   commonName: string;
@@ -63,8 +31,7 @@ export function createCertificateRequestPem(
     rsa ? seq(oid('1.2.840.113549.1.1.11'), Buffer.from([5, 0])) : seq(oid('1.2.840.10045.4.3.2')),
     tlv(0x03, Buffer.concat([Buffer.from([0]), signature])),
   );
-  const body = der.toString('base64').replace(/(.{64})/g, '$1\n');
-  return `-----BEGIN CERTIFICATE REQUEST-----\n${body.trimEnd()}\n-----END CERTIFICATE REQUEST-----\n`;
+  return pem('CERTIFICATE REQUEST', der);
 }
 
 /** What a kubelet puts in a CSR's spec.request: base64 of the PEM. */

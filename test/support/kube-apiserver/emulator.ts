@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, request as httpsRequest, type Server } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,7 @@ import {
   writeManagers,
   displayPath,
 } from './fieldset.js';
+import { CertificateAuthority } from './certificates.js';
 import { handleHttp } from './http.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { builtinDefs, defsFromCrd, ResourceDef, WriteContext } from './resources.js';
@@ -171,13 +173,16 @@ export class KubeApiServerEmulator {
   private readonly opts: Required<Omit<KubeApiServerEmulatorOptions, 'token' | 'username'>>;
   private server?: Server;
   private baseUrl = '';
+  /** The emulator's own CA; kubeconfigs carry it as certificate-authority-data. */
+  private readonly ca = new CertificateAuthority();
+  private readonly serving = this.ca.issueServing(['127.0.0.1', 'localhost', '::1']);
   private rv = 1;
   private ipCounter = 10;
   private readonly groups = new Map<string, GroupState>();
   /** `group/version` → kind → key */
   private readonly byKind = new Map<string, Map<string, string>>();
   private readonly listeners = new Set<(e: RequestLogEntry) => void>();
-  private readonly sockets = new Set<import('node:net').Socket>();
+  private readonly sockets = new Set<import('node:stream').Duplex>();
   readonly requests: RequestLogEntry[] = [];
 
   constructor(options: KubeApiServerEmulatorOptions = {}) {
@@ -201,7 +206,10 @@ export class KubeApiServerEmulator {
 
   async start(): Promise<void> {
     if (this.server) return;
-    const server = createServer((req, res) => void this.onHttp(req, res));
+    const server = createServer(
+      { cert: this.serving.certPem, key: this.serving.keyPem },
+      (req, res) => void this.onHttp(req, res),
+    );
     server.on('connection', (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
@@ -212,7 +220,7 @@ export class KubeApiServerEmulator {
     });
     this.server = server;
     const addr = server.address() as AddressInfo;
-    this.baseUrl = `http://${this.opts.host}:${addr.port}`;
+    this.baseUrl = `https://${this.opts.host}:${addr.port}`;
   }
 
   async stop(): Promise<void> {
@@ -231,6 +239,47 @@ export class KubeApiServerEmulator {
     return this.baseUrl;
   }
 
+  /** PEM of the CA that signed the serving certificate (what a client must trust). */
+  get caPem(): string {
+    return this.ca.certPem;
+  }
+
+  /**
+   * `fetch` against the emulator that trusts its CA (Node's global fetch cannot be given one).
+   * Buffers the whole answer, so not for watches.
+   */
+  async fetch(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  ): Promise<Response> {
+    const url = new URL(path, this.url);
+    return new Promise<Response>((resolve, reject) => {
+      const req = httpsRequest(
+        url,
+        { method: init.method ?? 'GET', headers: init.headers ?? {}, ca: this.ca.certPem },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const headers = new Headers();
+            for (const [k, v] of Object.entries(res.headers))
+              for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v])
+                headers.append(k, one);
+            resolve(
+              new Response(chunks.length ? Buffer.concat(chunks) : null, {
+                status: res.statusCode ?? 0,
+                headers,
+              }),
+            );
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(init.body);
+    });
+  }
+
   get gitVersion(): string {
     return this.opts.gitVersion;
   }
@@ -243,7 +292,7 @@ export class KubeApiServerEmulator {
       '- name: emulator',
       '  cluster:',
       `    server: ${this.url}`,
-      '    insecure-skip-tls-verify: true',
+      `    certificate-authority-data: ${Buffer.from(this.ca.certPem).toString('base64')}`,
       'users:',
       '- name: emulator-admin',
       '  user:',

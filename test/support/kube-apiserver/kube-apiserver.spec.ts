@@ -91,7 +91,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
   });
 
   it('serves discovery and rejects a missing token with 401', async () => {
-    const res = await fetch(`${em.url}/apis/certificates.k8s.io/v1`, {
+    const res = await em.fetch(`/apis/certificates.k8s.io/v1`, {
       headers: { authorization: `Bearer ${em.token}` },
     });
     const list = (await res.json()) as { resources: { name: string; verbs: string[] }[] };
@@ -103,7 +103,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
       ]),
     );
     const karp = (await (
-      await fetch(`${em.url}/apis/karpenter.sh/v1`, {
+      await em.fetch(`/apis/karpenter.sh/v1`, {
         headers: { authorization: `Bearer ${em.token}` },
       })
     ).json()) as {
@@ -114,7 +114,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
         expect.objectContaining({ name: 'nodepools', namespaced: false, kind: 'NodePool' }),
       ]),
     );
-    const anon = await fetch(`${em.url}/api/v1/namespaces`);
+    const anon = await em.fetch(`/api/v1/namespaces`);
     expect(anon.status).toBe(401);
     expect(((await anon.json()) as StatusBody).reason).toBe('Unauthorized');
   });
@@ -209,7 +209,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
   it('applies schema defaults, prunes unknown fields with a warning, rejects them when Strict', async () => {
     const body = nodePool('defaults');
     (body.spec as any).bogus = true;
-    const res = await fetch(`${em.url}/apis/karpenter.sh/v1/nodepools`, {
+    const res = await em.fetch(`/apis/karpenter.sh/v1/nodepools`, {
       method: 'POST',
       headers: { authorization: `Bearer ${em.token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -414,7 +414,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     )) as any;
     expect(forced.data.a).toBe('bob');
     expect(forced.metadata.managedFields.find((m: any) => m.manager === 'alice')).toBeUndefined();
-    const missingManager = await fetch(`${em.url}/api/v1/namespaces/default/configmaps/ssa`, {
+    const missingManager = await em.fetch(`/api/v1/namespaces/default/configmaps/ssa`, {
       method: 'PATCH',
       headers: {
         authorization: `Bearer ${em.token}`,
@@ -556,7 +556,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
       'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper',
     );
     expect(csr.spec.groups).toEqual(['system:serviceaccounts', 'system:authenticated']);
-    const stranger = await fetch(`${em.url}/api/v1/namespaces`, {
+    const stranger = await em.fetch(`/api/v1/namespaces`, {
       headers: { authorization: 'Bearer not-a-token' },
     });
     expect(stranger.status).toBe(401);

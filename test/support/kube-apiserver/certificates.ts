@@ -1,0 +1,157 @@
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { isIP } from 'node:net';
+
+import {
+  bits,
+  bool,
+  explicit,
+  octets,
+  oid,
+  pem,
+  seq,
+  set,
+  tlv,
+  unsigned,
+  utcTime,
+  utf8,
+} from '../der.js';
+
+// X.509 v3 certificates (RFC 5280) for the emulator's own CA and serving certificate, built with
+// node:crypto's keys and signatures. Clients verify them for real: Go's crypto/x509 (kubectl)
+// requires the CA's basicConstraints and keyCertSign usage and the leaf's subjectAltName.
+
+const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
+const EXT = {
+  subjectKeyIdentifier: '2.5.29.14',
+  keyUsage: '2.5.29.15',
+  subjectAltName: '2.5.29.17',
+  basicConstraints: '2.5.29.19',
+  authorityKeyIdentifier: '2.5.29.35',
+  extKeyUsage: '2.5.29.37',
+};
+
+const extension = (id: string, critical: boolean, value: Buffer): Buffer =>
+  critical ? seq(oid(id), bool(true), octets(value)) : seq(oid(id), octets(value));
+
+const name = (commonName: string, organization?: string): Buffer =>
+  seq(
+    ...(organization ? [set(seq(oid('2.5.4.10'), utf8(organization)))] : []),
+    set(seq(oid('2.5.4.3'), utf8(commonName))),
+  );
+
+/** RFC 5280 §4.2.1.2 method (1): SHA-1 of the subjectPublicKey bits. */
+function keyIdentifier(publicKey: KeyObject): Buffer {
+  const spki = publicKey.export({ type: 'spki', format: 'der' });
+  // The EC P-256 SPKI is a fixed 26-byte header followed by the 66-byte BIT STRING content
+  // (one unused-bits byte, then the 65-byte point).
+  return createHash('sha1')
+    .update(spki.subarray(spki.length - 65))
+    .digest();
+}
+
+function ipBytes(ip: string): Buffer {
+  if (isIP(ip) === 4) return Buffer.from(ip.split('.').map(Number));
+  const [head = '', tail = ''] = ip.split('::');
+  const groups = (s: string) => (s ? s.split(':') : []);
+  const h = groups(head);
+  const t = groups(tail);
+  const all = ip.includes('::')
+    ? [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t]
+    : h;
+  return Buffer.concat(all.map((g) => Buffer.from(g.padStart(4, '0'), 'hex')));
+}
+
+interface Issued {
+  certPem: string;
+  keyPem: string;
+  publicKey: KeyObject;
+  privateKey: KeyObject;
+}
+
+function issue(options: {
+  subject: Buffer;
+  issuer: Buffer;
+  publicKey: KeyObject;
+  signer: KeyObject;
+  extensions: Buffer[];
+  days: number;
+}): string {
+  const now = Date.now();
+  const serial = randomBytes(16);
+  serial[0]! &= 0x7f;
+  serial[0]! |= 0x01;
+  const tbs = seq(
+    explicit(0, unsigned(Buffer.from([2]))),
+    unsigned(serial),
+    ECDSA_SHA256,
+    options.issuer,
+    // Backdated an hour: a client whose clock is a little behind still accepts it.
+    seq(utcTime(new Date(now - 3_600_000)), utcTime(new Date(now + options.days * 86_400_000))),
+    options.subject,
+    options.publicKey.export({ type: 'spki', format: 'der' }),
+    explicit(3, seq(...options.extensions)),
+  );
+  const signature = sign('sha256', tbs, options.signer);
+  return pem('CERTIFICATE', seq(tbs, ECDSA_SHA256, bits(signature)));
+}
+
+const ecKeys = () => generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+
+/** A self-signed CA (one per emulator) that signs the emulator's serving certificate. */
+export class CertificateAuthority {
+  readonly certPem: string;
+  private readonly keys = ecKeys();
+  private readonly subject: Buffer;
+
+  constructor(commonName = `kube-apiserver-emulator-ca@${Math.floor(Date.now() / 1000)}`) {
+    this.subject = name(commonName, 'kube-apiserver-emulator');
+    this.certPem = issue({
+      subject: this.subject,
+      issuer: this.subject,
+      publicKey: this.keys.publicKey,
+      signer: this.keys.privateKey,
+      days: 3650,
+      extensions: [
+        extension(EXT.basicConstraints, true, seq(bool(true))),
+        // digitalSignature, keyCertSign, cRLSign
+        extension(EXT.keyUsage, true, bits(Buffer.from([0x86]), 1)),
+        extension(EXT.subjectKeyIdentifier, false, octets(keyIdentifier(this.keys.publicKey))),
+      ],
+    });
+  }
+
+  /** A serving certificate for `hosts` (DNS names and IP addresses), as kube-apiserver has. */
+  issueServing(hosts: string[], commonName = hosts[0] ?? 'localhost'): Issued {
+    const keys = ecKeys();
+    const san = hosts.map((h) => (isIP(h) ? tlv(0x87, ipBytes(h)) : tlv(0x82, Buffer.from(h))));
+    const certPem = issue({
+      subject: name(commonName),
+      issuer: this.subject,
+      publicKey: keys.publicKey,
+      signer: this.keys.privateKey,
+      days: 365,
+      extensions: [
+        extension(EXT.basicConstraints, true, seq()),
+        // digitalSignature, keyEncipherment
+        extension(EXT.keyUsage, true, bits(Buffer.from([0xa0]), 5)),
+        extension(EXT.extKeyUsage, false, seq(oid('1.3.6.1.5.5.7.3.1'))),
+        extension(EXT.subjectAltName, false, seq(...san)),
+        extension(
+          EXT.authorityKeyIdentifier,
+          false,
+          seq(tlv(0x80, keyIdentifier(this.keys.publicKey))),
+        ),
+      ],
+    });
+    return {
+      certPem,
+      keyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      publicKey: keys.publicKey,
+      privateKey: keys.privateKey,
+    };
+  }
+
+  get publicKey(): KeyObject {
+    return this.keys.publicKey;
+  }
+}
