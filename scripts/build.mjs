@@ -14,8 +14,10 @@ execFileSync(bin('tsc-alias'), ['-p', 'tsconfig.build.json', '--resolve-full-pat
   stdio: 'inherit',
 });
 // Non-TypeScript assets read at run time, found by the compiled code beside itself: the upstream
-// CRDs, the CRDs the CloudProviders write, and the fixtures the demo and benchmarks seed.
+// CRDs, the CRDs the CloudProviders write, the fixtures the demo and benchmarks seed, and the
+// sidecar's RBAC manifest, which emulated clusters grant it.
 for (const dir of [
+  'deploy',
   'libs/crd-schema/upstream',
   'libs/cloud-provider/src/aws/crds',
   'test/fixtures',

@@ -53,7 +53,7 @@ export const GENERAL_NODEPOOL = {
 
 /**
  * The sidecar's runtime in this process against an emulated OpenShift-on-AWS cluster: real
- * client-node and EC2 SDK over HTTP, so every watch, apply and approval crosses the wire.
+ * client-node (HTTPS) and EC2 SDK (HTTP), so every watch, apply and approval crosses the wire.
  */
 export async function startHarness(
   options: { approvalsPerMinute?: number; requeueMs?: number } = {},
@@ -62,7 +62,8 @@ export async function startHarness(
   crds ??= loadCustomResourceDefinitions(provider.customResourceDefinitions(), CRDS_DIR);
   const cluster = await startEmulatedCluster();
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(cluster.kube.kubeconfigYaml());
+  // As the sidecar's service account: exactly the RBAC deploy/sidecar/standalone grants.
+  kubeConfig.loadFromFile(cluster.kubeconfigPath);
   const ec2Client = new EC2Client({
     region: cluster.ec2.region,
     endpoint: cluster.ec2.url,

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { Ec2Emulator, loadWorld } from './ec2/index.js';
-import { fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
-import { KubeApiServerEmulator } from './kube-apiserver/index.js';
+import { fixtureClusterDir, fixtureCrdFiles, SIDECAR_RBAC_FILE } from './fixtures.js';
+import { KubeApiServerEmulator, readYamlFile } from './kube-apiserver/index.js';
 
 /** Namespaces a real OpenShift cluster has before anyone installs Karpenter. */
 const OPENSHIFT_NAMESPACES = [
@@ -18,7 +18,10 @@ const OPENSHIFT_NAMESPACES = [
 export interface EmulatedCluster {
   kube: KubeApiServerEmulator;
   ec2: Ec2Emulator;
+  /** the sidecar's kubeconfig: its service account's token, so exactly deploy/'s RBAC applies */
   kubeconfigPath: string;
+  /** the service account the sidecar runs as */
+  sidecarUser: string;
   /** Environment a sidecar process needs to reach this cluster and its cloud. */
   sidecarEnv: Record<string, string>;
   stop(): Promise<void>;
@@ -45,17 +48,22 @@ export async function startEmulatedCluster(
     })),
   );
   kube.seedFromDir(dir);
+  // The sidecar gets the ServiceAccount and RBAC that deploy/sidecar/standalone grants it, and
+  // nothing else: a permission the code needs but the manifest lacks fails a test.
+  kube.seed(readYamlFile(SIDECAR_RBAC_FILE));
+  const sidecarToken = kube.addServiceAccount('karpenter-fleet', 'karpenter-fleet-sidecar');
 
   const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));
   await ec2.start();
 
   const tmp = mkdtempSync(join(tmpdir(), 'fleet-cluster-'));
   const kubeconfigPath = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfigPath, kube.kubeconfigYaml());
+  writeFileSync(kubeconfigPath, kube.kubeconfigYaml('default', sidecarToken));
   return {
     kube,
     ec2,
     kubeconfigPath,
+    sidecarUser: 'system:serviceaccount:karpenter-fleet:karpenter-fleet-sidecar',
     sidecarEnv: {
       KUBECONFIG: kubeconfigPath,
       AWS_ENDPOINT_URL_EC2: ec2.url,

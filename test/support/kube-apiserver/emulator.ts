@@ -30,6 +30,14 @@ import {
   writeManagers,
   displayPath,
 } from './fieldset.js';
+import {
+  bootstrapRbac,
+  compactRule,
+  forbiddenError,
+  RbacAuthorizer,
+  type Attributes,
+  type PolicyRule,
+} from './authorization.js';
 import { CertificateAuthority } from './certificates.js';
 import { handleHttp } from './http.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
@@ -72,6 +80,11 @@ export interface KubeApiServerEmulatorOptions {
   defaultNamespaces?: boolean;
   /** reported by /version */
   gitVersion?: string;
+  /**
+   * create the ClusterRoles and bindings kube-apiserver bootstraps (cluster-admin for
+   * system:masters, discovery and self-reviews for every authenticated user); default true
+   */
+  bootstrapRbac?: boolean;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
@@ -170,7 +183,16 @@ export class KubeApiServerEmulator {
   readonly token: string;
   readonly username: string;
   private readonly users = new Map<string, EmulatorUser>();
-  private readonly opts: Required<Omit<KubeApiServerEmulatorOptions, 'token' | 'username'>>;
+  private readonly opts: Required<
+    Omit<KubeApiServerEmulatorOptions, 'token' | 'username' | 'bootstrapRbac'>
+  >;
+  /** RBAC over the Roles, ClusterRoles and bindings stored here. */
+  readonly authorizer = new RbacAuthorizer({
+    clusterRoles: () => this.storedObjects('rbac.authorization.k8s.io/clusterroles'),
+    clusterRoleBindings: () => this.storedObjects('rbac.authorization.k8s.io/clusterrolebindings'),
+    roles: (ns) => this.storedObjects('rbac.authorization.k8s.io/roles', ns),
+    roleBindings: (ns) => this.storedObjects('rbac.authorization.k8s.io/rolebindings', ns),
+  });
   private server?: Server;
   private baseUrl = '';
   /** The emulator's own CA; kubeconfigs carry it as certificate-authority-data. */
@@ -200,6 +222,101 @@ export class KubeApiServerEmulator {
     if (this.opts.defaultNamespaces)
       for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
         this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    if (options.bootstrapRbac ?? true) for (const o of bootstrapRbac()) this.create(o);
+  }
+
+  private storedObjects(key: string, namespace?: string): KubeObject[] {
+    const objects = [...(this.groups.get(key)?.objects.values() ?? [])];
+    return namespace === undefined
+      ? objects
+      : objects.filter((o) => o.metadata?.namespace === namespace);
+  }
+
+  /**
+   * Answers a SelfSubjectAccessReview, SubjectAccessReview or LocalSubjectAccessReview as the
+   * authorization.k8s.io registry does: evaluated, never stored.
+   */
+  accessReview(
+    def: ResourceDef,
+    ns: string | undefined,
+    input: KubeObject,
+    user: EmulatorUser,
+  ): KubeObject {
+    if (!isObject(input)) throw badRequest('the body of the request was in an unknown format');
+    this.checkTypeMeta(def, input);
+    const spec = isObject(input.spec) ? input.spec : {};
+    const ra = isObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
+    const nra = isObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
+    const causes: StatusCause[] = [];
+    if (!ra && !nra)
+      causes.push(
+        cause.required(
+          'spec.resourceAttributes',
+          'exactly one of nonResourceAttributes or resourceAttributes must be specified',
+        ),
+      );
+    if (ra && nra)
+      causes.push(
+        cause.invalid(
+          'spec.nonResourceAttributes',
+          nra,
+          'cannot be specified in combination with resourceAttributes',
+        ),
+      );
+    let subject: EmulatorUser = user;
+    if (def.kind !== 'SelfSubjectAccessReview') {
+      const groups = Array.isArray(spec.groups) ? spec.groups.map(String) : [];
+      if (!spec.user && !groups.length)
+        causes.push(
+          cause.invalid('spec.user', '', '`spec.user` or `spec.groups` must be specified'),
+        );
+      subject = { username: str(spec.user), groups };
+    }
+    if (def.kind === 'LocalSubjectAccessReview' && ra && (ra.namespace ?? '') !== ns)
+      causes.push(
+        cause.invalid(
+          'spec.resourceAttributes.namespace',
+          ra.namespace ?? '',
+          'must match metadata.namespace',
+        ),
+      );
+    if (causes.length) throw invalid(def.kind, def.group, '', causes);
+    const a: Attributes = ra
+      ? {
+          user: subject,
+          verb: str(ra.verb),
+          resourceRequest: true,
+          apiGroup: str(ra.group),
+          resource: str(ra.resource),
+          ...(ra.subresource ? { subresource: str(ra.subresource) } : {}),
+          ...(ra.name ? { name: str(ra.name) } : {}),
+          ...(ra.namespace ? { namespace: str(ra.namespace) } : {}),
+        }
+      : {
+          user: subject,
+          verb: str(nra?.verb),
+          resourceRequest: false,
+          path: str(nra?.path),
+        };
+    const decision = this.authorizer.authorize(a);
+    const status: JsonObject = { allowed: decision.allowed };
+    if (decision.reason) status.reason = decision.reason;
+    const outSpec: JsonObject = { ...spec };
+    if (def.kind === 'SelfSubjectAccessReview') delete outSpec.user;
+    const metadata: JsonObject = { creationTimestamp: null };
+    if (def.namespaced && ns) metadata.namespace = ns;
+    return {
+      apiVersion: `${def.group}/${def.version}`,
+      kind: def.kind,
+      metadata,
+      spec: outSpec,
+      status,
+    };
+  }
+
+  /** Throws the 403 kube-apiserver answers when RBAC does not allow the request. */
+  authorize(a: Attributes): void {
+    if (!this.authorizer.authorize(a).allowed) throw forbiddenError(a);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -431,6 +548,15 @@ export class KubeApiServerEmulator {
     return token;
   }
 
+  /** A token for a service account, with the groups kube-apiserver gives service accounts. */
+  addServiceAccount(namespace: string, name: string): string {
+    return this.addUser(`system:serviceaccount:${namespace}:${name}`, [
+      'system:serviceaccounts',
+      `system:serviceaccounts:${namespace}`,
+      'system:authenticated',
+    ]);
+  }
+
   /** The user a bearer token authenticates as; undefined when the token is unknown. */
   authenticate(authorization: string | undefined): EmulatorUser | undefined {
     if (!authorization?.startsWith('Bearer ')) return undefined;
@@ -458,6 +584,10 @@ export class KubeApiServerEmulator {
     const obj = this.state(def).objects.get(objKey(def.namespaced ? ns : undefined, name));
     if (!obj) throw notFound(def.plural, def.group, name);
     return this.present(def, obj);
+  }
+
+  exists(def: ResourceDef, ns: string | undefined, name: string): boolean {
+    return this.state(def).objects.has(objKey(def.namespaced ? ns : undefined, name));
   }
 
   listObjects(def: ResourceDef, ns: string | undefined, opts: ListOptions = {}): JsonObject {
@@ -675,6 +805,7 @@ export class KubeApiServerEmulator {
       if (body.status !== undefined) next.status = body.status;
       else delete next.status;
     } else if (subresource === 'approval') {
+      if (opts.user) this.checkSignerApproval(def, old, opts.user);
       next = clone(old);
       const st = isObject(next.status) ? next.status : (next.status = {});
       const conds = isObject(body.status) ? body.status.conditions : undefined;
@@ -873,6 +1004,91 @@ export class KubeApiServerEmulator {
     return r;
   }
 
+  /**
+   * RBAC's escalation prevention: writing a role needs `escalate` on it or every permission it
+   * grants; writing a binding needs `bind` on the role it refers to or every permission in it.
+   */
+  private checkRbacEscalation(
+    def: ResourceDef,
+    old: KubeObject | undefined,
+    next: KubeObject,
+    user: EmulatorUser,
+  ): void {
+    const ns = def.namespaced ? next.metadata?.namespace : undefined;
+    const name = next.metadata?.name ?? '';
+    const binding = def.kind === 'ClusterRoleBinding' || def.kind === 'RoleBinding';
+    let requested: PolicyRule[];
+    if (binding) {
+      const ref = isObject(next.roleRef) ? next.roleRef : {};
+      if (old && deepEqual(old.roleRef, next.roleRef)) return;
+      const plural = ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles';
+      const bind: Attributes = {
+        user,
+        verb: 'bind',
+        resourceRequest: true,
+        apiGroup: 'rbac.authorization.k8s.io',
+        resource: plural,
+        name: str(ref.name),
+        ...(ns ? { namespace: ns } : {}),
+      };
+      if (this.authorizer.authorize(bind).allowed) return;
+      requested = this.authorizer.roleRefRules(ref, ns);
+    } else {
+      if (
+        old &&
+        deepEqual(old.rules, next.rules) &&
+        deepEqual(old.aggregationRule, next.aggregationRule)
+      )
+        return;
+      const escalate: Attributes = {
+        user,
+        verb: 'escalate',
+        resourceRequest: true,
+        apiGroup: 'rbac.authorization.k8s.io',
+        resource: def.plural,
+        name,
+        ...(ns ? { namespace: ns } : {}),
+      };
+      if (this.authorizer.authorize(escalate).allowed) return;
+      requested = Array.isArray(next.rules) ? (next.rules as PolicyRule[]) : [];
+    }
+    const missing = this.authorizer.uncovered(user, ns, requested);
+    if (!missing.length) return;
+    throw forbidden(
+      def.plural,
+      def.group,
+      name,
+      `user "${user.username}" (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${missing.map(compactRule).join('\n')}`,
+    );
+  }
+
+  /**
+   * The CertificateApproval admission plugin: updating /approval needs `approve` on the signer
+   * (`signers`, named by signerName or by its domain `example.com/*`).
+   */
+  private checkSignerApproval(def: ResourceDef, csr: KubeObject, user: EmulatorUser): void {
+    const signer = str(isObject(csr.spec) ? csr.spec.signerName : undefined);
+    const names = [signer, `${signer.split('/')[0] ?? ''}/*`];
+    const allowed = names.some(
+      (name) =>
+        this.authorizer.authorize({
+          user,
+          verb: 'approve',
+          resourceRequest: true,
+          apiGroup: 'certificates.k8s.io',
+          resource: 'signers',
+          name,
+        }).allowed,
+    );
+    if (!allowed)
+      throw forbidden(
+        def.plural,
+        def.group,
+        csr.metadata?.name ?? '',
+        `user not permitted to approve requests with signerName "${signer}"`,
+      );
+  }
+
   private handleUnknown(unknown: string[], opts: WriteOptions, warnings: string[]): void {
     if (!unknown.length) return;
     const mode = opts.fieldValidation ?? 'Warn';
@@ -892,6 +1108,8 @@ export class KubeApiServerEmulator {
     opts: WriteOptions,
     how: { manager: string; subresource?: string; managers?: ManagerState[] },
   ): WriteResult {
+    if (opts.user && def.group === 'rbac.authorization.k8s.io')
+      this.checkRbacEscalation(def, old, next, opts.user);
     const warnings: string[] = [];
     if (def.schema) this.handleUnknown(def.schema.pruneAndDefault(next), opts, warnings);
     def.defaults?.(next);
@@ -1569,26 +1787,32 @@ function parseYamlFile(p: string): unknown[] {
 }
 const yamlCache = new Map<string, unknown[]>();
 
+/** Kubernetes objects in one YAML or JSON file (Lists flattened). */
+export function readYamlFile(file: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (const v of parseYamlFile(file)) {
+    if (isObject(v) && typeof v.kind === 'string' && typeof v.apiVersion === 'string') {
+      if (v.kind.endsWith('List') && Array.isArray(v.items)) out.push(...(v.items as KubeObject[]));
+      else out.push(v);
+    }
+  }
+  return out;
+}
+
 export function readYamlDir(dir: string): KubeObject[] {
   const out: KubeObject[] = [];
   const walk = (d: string): void => {
     for (const f of readdirSync(d).sort()) {
       const p = join(d, f);
       if (statSync(p).isDirectory()) walk(p);
-      else if (/\.(ya?ml|json)$/.test(f)) {
-        for (const v of parseYamlFile(p)) {
-          if (isObject(v) && typeof v.kind === 'string' && typeof v.apiVersion === 'string') {
-            if (v.kind.endsWith('List') && Array.isArray(v.items))
-              out.push(...(v.items as KubeObject[]));
-            else out.push(v);
-          }
-        }
-      }
+      else if (/\.(ya?ml|json)$/.test(f)) out.push(...readYamlFile(p));
     }
   };
   walk(dir);
   return out;
 }
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function untimed(mf: ManagedFieldsEntry[] | undefined): unknown {
   return (mf ?? []).map((m) => ({ ...m, time: undefined }));

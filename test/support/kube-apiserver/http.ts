@@ -9,6 +9,7 @@ import type {
   RequestLogEntry,
   WriteOptions,
 } from './emulator.js';
+import type { Attributes } from './authorization.js';
 import { ApiError, badRequest, internalError, methodNotSupported, unauthorized } from './errors.js';
 import { ResourceDef, VERBS } from './resources.js';
 import { compareVersions, isObject, JsonObject, KubeObject } from './util.js';
@@ -78,7 +79,7 @@ function resourceList(
       singularName: d.singular,
       namespaced: d.namespaced,
       kind: d.kind,
-      verbs: VERBS,
+      verbs: d.verbs ?? VERBS,
     };
     if (d.shortNames?.length) r.shortNames = d.shortNames;
     if (d.categories?.length) r.categories = d.categories;
@@ -180,8 +181,11 @@ export async function handleHttp(
     }
     const user = em.authenticate(req.headers.authorization);
     if (!user) throw unauthorized();
+    const nonResource = (): void =>
+      em.authorize({ user, verb: method.toLowerCase(), resourceRequest: false, path: u.pathname });
 
     if (path === '/api') {
+      nonResource();
       entry.verb = 'get';
       sendJson(res, 200, {
         kind: 'APIVersions',
@@ -191,6 +195,7 @@ export async function handleHttp(
       return;
     }
     if (path === '/apis') {
+      nonResource();
       entry.verb = 'get';
       const groups = [...new Set(em.allDefs().map((d) => d.group))].filter((g) => g !== '').sort();
       sendJson(res, 200, {
@@ -211,6 +216,7 @@ export async function handleHttp(
     } else if (segs[0] === 'apis' && segs[1]) {
       group = segs[1];
       if (segs.length === 2) {
+        nonResource();
         const g = apiGroup(em, group);
         if (!g)
           throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -224,6 +230,7 @@ export async function handleHttp(
     if (!version)
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (rest.length === 0) {
+      nonResource();
       const list = resourceList(em, group, version);
       if (!list)
         throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -258,6 +265,59 @@ export async function handleHttp(
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (!def.namespaced && ns)
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+
+    const verb =
+      method === 'GET'
+        ? watch
+          ? 'watch'
+          : name
+            ? 'get'
+            : 'list'
+        : method === 'POST'
+          ? 'create'
+          : method === 'PUT'
+            ? 'update'
+            : method === 'PATCH'
+              ? 'patch'
+              : method === 'DELETE'
+                ? name
+                  ? 'delete'
+                  : 'deletecollection'
+                : method.toLowerCase();
+    // As kube-apiserver's request-info resolver: a list or watch narrowed to one name by
+    // `metadata.name=` is authorized as a request for that name (resourceNames rules apply).
+    let authzName = name;
+    if (!authzName && (verb === 'list' || verb === 'watch')) {
+      const m = /(?:^|,)metadata\.name==?([^,]*)/.exec(q.get('fieldSelector') ?? '');
+      if (m) authzName = m[1];
+    }
+    const attributes: Attributes = {
+      user,
+      verb,
+      resourceRequest: true,
+      apiGroup: group,
+      apiVersion: version,
+      resource: def.plural,
+      ...(sub ? { subresource: sub } : {}),
+      ...(authzName ? { name: authzName } : {}),
+      ...(ns ? { namespace: ns } : {}),
+    };
+    em.authorize(attributes);
+    if (def.review) {
+      if (method !== 'POST' || name)
+        throw new ApiError(
+          405,
+          'MethodNotAllowed',
+          'the server does not allow this method on the requested resource',
+        );
+      entry.verb = 'create';
+      const body = parseBody(
+        await readBody(req),
+        req.headers['content-type'] ?? 'application/json',
+      );
+      sendJson(res, 201, em.accessReview(def, ns, body as KubeObject, user));
+      return;
+    }
 
     switch (method) {
       case 'GET': {
@@ -334,6 +394,9 @@ export async function handleHttp(
             `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
           );
         const body = parseBody(await readBody(req), type === 'apply' ? 'yaml' : 'json');
+        // A patch that creates (server-side apply of a new object) also needs `create`.
+        if (type === 'apply' && !em.exists(def, ns, name))
+          em.authorize({ ...attributes, verb: 'create' });
         const subres = sub === 'status' ? 'status' : undefined;
         if (sub && sub !== 'status') throw methodNotSupported(def.plural, def.group, 'patch');
         const r = em.patchObject(

@@ -1,6 +1,7 @@
 export {
   KubeApiServerEmulator,
   readYamlDir,
+  readYamlFile,
   type DeleteOptions,
   type EmulatorUser,
   type FieldValidation,

@@ -533,6 +533,23 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
       'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper',
       ['system:serviceaccounts', 'system:authenticated'],
     );
+    em.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'system-bootstrap-node-bootstrapper' },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'system:node-bootstrapper',
+      },
+      subjects: [
+        {
+          kind: 'ServiceAccount',
+          name: 'node-bootstrapper',
+          namespace: 'openshift-machine-config-operator',
+        },
+      ],
+    });
     const bootstrapper = new KubeConfig();
     bootstrapper.loadFromString(em.kubeconfigYaml('default', token));
     const request = Buffer.from(

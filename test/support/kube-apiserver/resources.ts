@@ -34,7 +34,7 @@ export interface ResourceDef {
   custom: boolean;
   /** metadata.generation is maintained */
   generation: boolean;
-  nameRule: 'subdomain' | 'label';
+  nameRule: 'subdomain' | 'label' | 'path';
   /** PUT without metadata.resourceVersion is refused (CRs and CRDs) */
   requireResourceVersionOnUpdate: boolean;
   /** DELETE answers with the object instead of a Success Status */
@@ -46,6 +46,10 @@ export interface ResourceDef {
   defaults?(obj: KubeObject): void;
   validate?(obj: KubeObject, old: KubeObject | undefined): StatusCause[];
   fieldSelectors?: Record<string, (o: KubeObject) => string | undefined>;
+  /** verbs served (discovery); every verb when undefined */
+  verbs?: string[];
+  /** create-only review kinds answered by the server and never stored (access reviews) */
+  review?: boolean;
   /** storage key: `group/plural` */
   readonly key: string;
   crdName?: string;
@@ -555,6 +559,7 @@ export function builtinDefs(): ResourceDef[] {
       group: 'rbac.authorization.k8s.io',
       version: 'v1',
       kind: 'ClusterRole',
+      nameRule: 'path',
       plural: 'clusterroles',
       namespaced: false,
       validate: validateRules,
@@ -563,6 +568,7 @@ export function builtinDefs(): ResourceDef[] {
       group: 'rbac.authorization.k8s.io',
       version: 'v1',
       kind: 'Role',
+      nameRule: 'path',
       plural: 'roles',
       namespaced: true,
       validate: validateRules,
@@ -571,6 +577,7 @@ export function builtinDefs(): ResourceDef[] {
       group: 'rbac.authorization.k8s.io',
       version: 'v1',
       kind: 'ClusterRoleBinding',
+      nameRule: 'path',
       plural: 'clusterrolebindings',
       namespaced: false,
       validate: (o, old) => validateBinding(o, old, false),
@@ -579,9 +586,37 @@ export function builtinDefs(): ResourceDef[] {
       group: 'rbac.authorization.k8s.io',
       version: 'v1',
       kind: 'RoleBinding',
+      nameRule: 'path',
       plural: 'rolebindings',
       namespaced: true,
       validate: (o, old) => validateBinding(o, old, true),
+    }),
+    builtin({
+      group: 'authorization.k8s.io',
+      version: 'v1',
+      kind: 'SelfSubjectAccessReview',
+      plural: 'selfsubjectaccessreviews',
+      namespaced: false,
+      verbs: ['create'],
+      review: true,
+    }),
+    builtin({
+      group: 'authorization.k8s.io',
+      version: 'v1',
+      kind: 'SubjectAccessReview',
+      plural: 'subjectaccessreviews',
+      namespaced: false,
+      verbs: ['create'],
+      review: true,
+    }),
+    builtin({
+      group: 'authorization.k8s.io',
+      version: 'v1',
+      kind: 'LocalSubjectAccessReview',
+      plural: 'localsubjectaccessreviews',
+      namespaced: true,
+      verbs: ['create'],
+      review: true,
     }),
     builtin({
       group: 'certificates.k8s.io',

@@ -81,3 +81,24 @@ export function parseFieldSelector(s: string | null | undefined): FieldRequireme
     return { field: m[1]!, op: m[2] === '!=' ? '!=' : '=', value: m[3]! };
   });
 }
+
+/** A metav1.LabelSelector object (matchLabels, matchExpressions) as requirements. */
+export function labelSelectorRequirements(selector: unknown): LabelRequirement[] {
+  const sel = (selector ?? {}) as {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: { key: string; operator: string; values?: string[] }[];
+  };
+  const reqs: LabelRequirement[] = Object.entries(sel.matchLabels ?? {}).map(([key, v]) => ({
+    key,
+    op: 'in' as const,
+    values: [v],
+  }));
+  for (const e of sel.matchExpressions ?? []) {
+    if (e.operator === 'In' || e.operator === 'NotIn')
+      reqs.push({ key: e.key, op: e.operator === 'In' ? 'in' : 'notin', values: e.values ?? [] });
+    else if (e.operator === 'Exists') reqs.push({ key: e.key, op: 'exists' });
+    else if (e.operator === 'DoesNotExist') reqs.push({ key: e.key, op: '!' });
+    else throw badRequest(`"${e.operator}" is not a valid label selector operator`);
+  }
+  return reqs;
+}

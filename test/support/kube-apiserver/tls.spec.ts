@@ -106,6 +106,10 @@ describe('the emulator serves HTTPS with its own CA', () => {
       const client = new ClusterClient(kc);
       const ns = await client.read({ apiVersion: 'v1', kind: 'Namespace', name: 'default' });
       expect(ns?.metadata?.name).toBe('default');
+      // The token names the service account, so what it may do is what RBAC grants it.
+      await expect(client.list('v1', 'ConfigMap', { namespace: 'default' })).rejects.toMatchObject({
+        code: 403,
+      });
     } finally {
       process.env = saved;
     }

@@ -83,17 +83,30 @@ export function labelValueErrors(v: string): string[] {
   return errs;
 }
 
+/** path.IsValidPathSegmentName: RBAC object names such as `system:discovery`. */
+function pathSegmentNameErrors(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  const errs: string[] = [];
+  for (const bad of ['/', '%']) if (name.includes(bad)) errs.push(`may not contain '${bad}'`);
+  return errs;
+}
+
 /** ObjectMeta validation shared by every resource (ValidateObjectMeta). */
 export function validateObjectMeta(
   meta: ObjectMeta,
-  nameRule: 'subdomain' | 'label',
+  nameRule: 'subdomain' | 'label' | 'path',
 ): StatusCause[] {
   const causes: StatusCause[] = [];
   const name = meta.name;
   if (!name) {
     causes.push(cause.required('metadata.name', 'name or generateName is required'));
   } else {
-    const errs = nameRule === 'label' ? dns1123LabelErrors(name) : dns1123SubdomainErrors(name);
+    const errs =
+      nameRule === 'label'
+        ? dns1123LabelErrors(name)
+        : nameRule === 'path'
+          ? pathSegmentNameErrors(name)
+          : dns1123SubdomainErrors(name);
     for (const e of errs) causes.push(cause.invalid('metadata.name', name, e));
   }
   if (meta.labels !== undefined) {
