@@ -1202,8 +1202,17 @@ export class KubeApiServerEmulator {
         name,
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata?.resourceVersion ?? ''}`,
       );
-    if (opts.dryRun) return this.present(def, old);
     const hasFinalizers = (old.metadata?.finalizers ?? []).length > 0;
+    if (opts.dryRun) {
+      // What a real delete would answer: an object that finalizers keep comes back marked for
+      // deletion; nothing is stored either way.
+      if (!hasFinalizers || old.metadata?.deletionTimestamp) return this.present(def, old);
+      const marked = clone(old);
+      marked.metadata!.deletionTimestamp = nowIso();
+      marked.metadata!.deletionGracePeriodSeconds = 0;
+      if (def.generation) marked.metadata!.generation = (marked.metadata!.generation ?? 1) + 1;
+      return this.present(def, marked);
+    }
     if (def.kind === 'Namespace' && !def.group) return this.deleteNamespace(def, g, old);
     if (hasFinalizers || opts.propagationPolicy === 'Foreground') {
       if (old.metadata?.deletionTimestamp) return this.present(def, old);

@@ -10,7 +10,15 @@ import type {
   WriteOptions,
 } from './emulator.js';
 import type { Attributes } from './authorization.js';
-import { ApiError, badRequest, internalError, methodNotSupported, unauthorized } from './errors.js';
+import {
+  ApiError,
+  badRequest,
+  cause,
+  invalid,
+  internalError,
+  methodNotSupported,
+  unauthorized,
+} from './errors.js';
 import { ResourceDef, VERBS } from './resources.js';
 import { compareVersions, isObject, JsonObject, KubeObject } from './util.js';
 
@@ -124,13 +132,31 @@ function boolParam(v: string | null): boolean {
   return v === 'true' || v === '1';
 }
 
+/**
+ * `dryRun` must be `All` (the only value kube-apiserver knows); anything else fails validation of
+ * the request's options object, as ValidateCreateOptions and friends do.
+ */
+function dryRunParam(values: unknown[], optionsKind: string): boolean {
+  const bad = values.find((v) => v !== 'All');
+  if (bad !== undefined)
+    throw invalid(optionsKind, 'meta.k8s.io', '', [cause.notSupported('dryRun', bad, ['All'])]);
+  return values.length > 0;
+}
+
+const OPTIONS_KIND: Record<string, string> = {
+  POST: 'CreateOptions',
+  PUT: 'UpdateOptions',
+  PATCH: 'PatchOptions',
+  DELETE: 'DeleteOptions',
+};
+
 function writeOptions(q: URLSearchParams, req: IncomingMessage): WriteOptions {
+  const optionsKind = OPTIONS_KIND[req.method ?? ''] ?? 'CreateOptions';
   const o: WriteOptions = {};
   const fm = q.get('fieldManager');
   if (fm) o.fieldManager = fm;
-  if (q.getAll('dryRun').includes('All')) o.dryRun = true;
-  else if (q.get('dryRun'))
-    throw badRequest(`dryRun: Unsupported value: "${q.get('dryRun')}": supported values: "All"`);
+  o.dryRun = dryRunParam(q.getAll('dryRun'), optionsKind);
+  if (!o.dryRun) delete o.dryRun;
   const fv = q.get('fieldValidation');
   if (fv) {
     if (fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore')
@@ -424,8 +450,10 @@ export async function handleHttp(
           opts.propagationPolicy = pp;
         }
         if (
-          q.getAll('dryRun').includes('All') ||
-          (Array.isArray(bodyOpts.dryRun) && bodyOpts.dryRun.includes('All'))
+          dryRunParam(
+            [...q.getAll('dryRun'), ...(Array.isArray(bodyOpts.dryRun) ? bodyOpts.dryRun : [])],
+            'DeleteOptions',
+          )
         )
           opts.dryRun = true;
         if (isObject(bodyOpts.preconditions)) opts.preconditions = bodyOpts.preconditions;
