@@ -451,7 +451,10 @@ export async function handleHttp(
         }
         if (
           dryRunParam(
-            [...q.getAll('dryRun'), ...(Array.isArray(bodyOpts.dryRun) ? bodyOpts.dryRun : [])],
+            [
+              ...q.getAll('dryRun'),
+              ...(Array.isArray(bodyOpts.dryRun) ? (bodyOpts.dryRun as unknown[]) : []),
+            ],
             'DeleteOptions',
           )
         )
