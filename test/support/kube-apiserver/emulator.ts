@@ -548,6 +548,47 @@ export class KubeApiServerEmulator {
     return token;
   }
 
+  /**
+   * Impersonation (`Impersonate-User`, `Impersonate-Group`; `kubectl --as/--as-group`): the
+   * caller needs `impersonate` on the user (or service account) and on each group, as
+   * kube-apiserver's impersonation filter checks. Returns the user the request then acts as.
+   */
+  impersonate(
+    user: EmulatorUser,
+    headers: Record<string, string | string[] | undefined>,
+  ): EmulatorUser {
+    const list = (v: string | string[] | undefined): string[] =>
+      v === undefined ? [] : Array.isArray(v) ? v : [v];
+    const target = list(headers['impersonate-user'])[0];
+    const groups = list(headers['impersonate-group']);
+    if (!target) {
+      if (groups.length)
+        throw badRequest(
+          `requested [${groups.map((g) => `{Group ${g}}`).join(' ')}] without impersonating a user`,
+        );
+      return user;
+    }
+    const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(target);
+    const check = (resource: string, name: string, namespace?: string) =>
+      this.authorize({
+        user,
+        verb: 'impersonate',
+        resourceRequest: true,
+        apiGroup: '',
+        resource,
+        name,
+        ...(namespace ? { namespace } : {}),
+      });
+    if (sa) check('serviceaccounts', sa[2]!, sa[1]);
+    else check('users', target);
+    for (const g of groups) check('groups', g);
+    const result = sa
+      ? ['system:serviceaccounts', `system:serviceaccounts:${sa[1]!}`, ...groups]
+      : [...groups];
+    if (!result.includes('system:authenticated')) result.push('system:authenticated');
+    return { username: target, groups: result };
+  }
+
   /** A token for a service account, with the groups kube-apiserver gives service accounts. */
   addServiceAccount(namespace: string, name: string): string {
     return this.addUser(`system:serviceaccount:${namespace}:${name}`, [
@@ -810,7 +851,7 @@ export class KubeApiServerEmulator {
       const st = isObject(next.status) ? next.status : (next.status = {});
       const conds = isObject(body.status) ? body.status.conditions : undefined;
       if (conds === undefined) delete st.conditions;
-      else st.conditions = conds;
+      else st.conditions = populateConditionTimestamps(conds, old);
     } else {
       next = body;
       const nm = next.metadata!;
@@ -1819,6 +1860,28 @@ export function readYamlDir(dir: string): KubeObject[] {
   };
   walk(dir);
   return out;
+}
+
+/**
+ * The CSR registry's populateConditionTimestamps: lastUpdateTime defaults to now;
+ * lastTransitionTime is kept from the same condition type with the same status, else now.
+ */
+function populateConditionTimestamps(conditions: unknown, old: KubeObject): unknown {
+  if (!Array.isArray(conditions)) return conditions;
+  const before =
+    isObject(old.status) && Array.isArray(old.status.conditions) ? old.status.conditions : [];
+  const now = nowIso();
+  return conditions.map((c: unknown) => {
+    if (!isObject(c)) return c;
+    const prev = before.find((p: unknown) => isObject(p) && p.type === c.type) as
+      JsonObject | undefined;
+    const out: JsonObject = { ...c };
+    out.lastUpdateTime ??= now;
+    if (out.lastTransitionTime === undefined || out.lastTransitionTime === null)
+      out.lastTransitionTime =
+        prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : now;
+    return out;
+  });
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');

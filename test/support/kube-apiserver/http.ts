@@ -19,7 +19,10 @@ import {
   methodNotSupported,
   unauthorized,
 } from './errors.js';
+import { groupVersionDocument, openApiRoot } from './openapi.js';
+import { decodeProtobuf } from './protobuf.js';
 import { ResourceDef, VERBS } from './resources.js';
+import { toTable, wantsTable } from './table.js';
 import { compareVersions, isObject, JsonObject, KubeObject } from './util.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -42,7 +45,7 @@ function sendError(res: ServerResponse, e: unknown): void {
   sendJson(res, err.code, err.toStatus());
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
@@ -56,10 +59,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
       );
     chunks.push(b);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
-function parseBody(text: string, contentType: string): unknown {
+function parseBody(body: Buffer, contentType: string): unknown {
+  if (/protobuf/.test(contentType)) return decodeProtobuf(body);
+  const text = body.toString('utf8');
   if (!text.trim()) return undefined;
   try {
     if (/yaml/.test(contentType)) return parseYaml(text) as unknown;
@@ -205,8 +210,9 @@ export async function handleHttp(
       });
       return;
     }
-    const user = em.authenticate(req.headers.authorization);
-    if (!user) throw unauthorized();
+    const authenticated = em.authenticate(req.headers.authorization);
+    if (!authenticated) throw unauthorized();
+    const user = em.impersonate(authenticated, req.headers);
     const nonResource = (): void =>
       em.authorize({ user, verb: method.toLowerCase(), resourceRequest: false, path: u.pathname });
 
@@ -229,6 +235,22 @@ export async function handleHttp(
         apiVersion: 'v1',
         groups: groups.map((g) => apiGroup(em, g)),
       });
+      return;
+    }
+    if (path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
+      nonResource();
+      entry.verb = 'get';
+      if (path === '/openapi/v3') {
+        sendJson(res, 200, openApiRoot(em.allDefs(), em.gitVersion));
+        return;
+      }
+      const m = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
+      const doc = m
+        ? groupVersionDocument(em.allDefs(), m[2] ?? '', m[1] ?? m[3] ?? '', em.gitVersion)
+        : undefined;
+      if (!doc)
+        throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+      sendJson(res, 200, doc);
       return;
     }
     const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -347,27 +369,43 @@ export async function handleHttp(
 
     switch (method) {
       case 'GET': {
+        const table = wantsTable(req.headers.accept);
         if (name && !watch) {
           entry.verb = 'get';
-          sendJson(res, 200, em.getObject(def, ns, name));
+          const o = em.getObject(def, ns, name);
+          sendJson(
+            res,
+            200,
+            table
+              ? toTable(def, [o], { resourceVersion: em.resourceVersion }, q.get('includeObject'))
+              : o,
+          );
           return;
         }
         if (watch) {
           entry.verb = 'watch';
-          serveWatch(em, def, ns, name, q, req, res);
+          serveWatch(em, def, ns, name, q, req, res, table);
           return;
         }
         entry.verb = 'list';
         const limit = q.get('limit');
+        const list = em.listObjects(def, ns, {
+          ...(q.get('labelSelector') ? { labelSelector: q.get('labelSelector')! } : {}),
+          ...(q.get('fieldSelector') ? { fieldSelector: q.get('fieldSelector')! } : {}),
+          ...(limit ? { limit: Number(limit) } : {}),
+          ...(q.get('continue') ? { continue: q.get('continue')! } : {}),
+        });
         sendJson(
           res,
           200,
-          em.listObjects(def, ns, {
-            ...(q.get('labelSelector') ? { labelSelector: q.get('labelSelector')! } : {}),
-            ...(q.get('fieldSelector') ? { fieldSelector: q.get('fieldSelector')! } : {}),
-            ...(limit ? { limit: Number(limit) } : {}),
-            ...(q.get('continue') ? { continue: q.get('continue')! } : {}),
-          }),
+          table
+            ? toTable(
+                def,
+                list.items as KubeObject[],
+                list.metadata as JsonObject,
+                q.get('includeObject'),
+              )
+            : list,
         );
         return;
       }
@@ -518,6 +556,7 @@ function serveWatch(
   q: URLSearchParams,
   req: IncomingMessage,
   res: ServerResponse,
+  table = false,
 ): void {
   let fieldSelector = q.get('fieldSelector') ?? undefined;
   if (name) fieldSelector = [fieldSelector, `metadata.name=${name}`].filter(Boolean).join(',');
@@ -525,10 +564,22 @@ function serveWatch(
   const rv = q.get('resourceVersion');
   const sie = q.get('sendInitialEvents');
   let open = true;
+  let sentHeaders = 0;
   const write = (type: string, object: unknown): void => {
     if (!open) return;
     if (!res.headersSent) startStream();
-    res.write(`${JSON.stringify({ type, object })}\n`);
+    // Table watches (kubectl get -w) get each object as a one-row Table; headers come first only.
+    const out =
+      table && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')
+        ? toTable(
+            def,
+            [object as KubeObject],
+            { resourceVersion: (object as KubeObject).metadata?.resourceVersion ?? '' },
+            q.get('includeObject'),
+            sentHeaders++ > 0,
+          )
+        : object;
+    res.write(`${JSON.stringify({ type, object: out })}\n`);
   };
   const startStream = (): void => {
     res.writeHead(200, {

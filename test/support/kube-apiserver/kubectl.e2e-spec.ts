@@ -3,35 +3,76 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 
-import { KubeApiServerEmulator } from './index.js';
+import { CRDS_DIR } from '../fixtures.js';
+import { KubeApiServerEmulator, type KubeObject } from './index.js';
 
 // The real kubectl (v1.32 on these machines) as the client: where it and the emulator disagree,
-// the emulator is wrong.
+// the emulator is wrong. kubectl runs as a child process (asynchronously: the emulator answers
+// from this process's event loop).
 interface Run {
   code: number;
   stdout: string;
   stderr: string;
 }
 
+const NODEPOOL = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: general
+spec:
+  template:
+    spec:
+      requirements:
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: [on-demand]
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+`;
+
+const until = async (check: () => boolean, what: string): Promise<void> => {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
 describe('kubectl against the emulator', () => {
   const em = new KubeApiServerEmulator();
   const dir = mkdtempSync(join(tmpdir(), 'emulator-kubectl-'));
   const kubeconfig = join(dir, 'kubeconfig');
 
-  const kubectl = (args: string[], input?: string): Promise<Run> =>
-    new Promise((resolve) => {
-      const child = execFile(
-        'kubectl',
-        [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(dir, 'cache')}`, ...args],
-        { timeout: 20_000, env: { PATH: process.env.PATH ?? '', HOME: dir } },
-        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-      );
-      if (input !== undefined) child.stdin?.end(input);
-    });
+  const start = (args: string[], input?: string, config = kubeconfig) => {
+    let resolve!: (r: Run) => void;
+    const done = new Promise<Run>((r) => (resolve = r));
+    const child = execFile(
+      'kubectl',
+      [`--kubeconfig=${config}`, `--cache-dir=${join(dir, 'cache')}`, ...args],
+      { timeout: 20_000, env: { PATH: process.env.PATH ?? '', HOME: dir } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input);
+    return { child, done };
+  };
+  const kubectl = (args: string[], input?: string, config?: string): Promise<Run> =>
+    start(args, input, config).done;
+  const ok = async (args: string[], input?: string): Promise<string> => {
+    const r = await kubectl(args, input);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const rows = (table: string): string[][] =>
+    table
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s{2,}/));
 
   beforeAll(async () => {
     await em.start();
+    em.loadCrdsFromDir(CRDS_DIR);
     writeFileSync(kubeconfig, em.kubeconfigYaml());
   });
   afterAll(async () => {
@@ -48,5 +89,226 @@ describe('kubectl against the emulator', () => {
       kind: 'Namespace',
       metadata: { name: 'kube-system' },
     });
+  });
+
+  it('apply --server-side: creates, refuses a conflict, takes it with --force-conflicts', async () => {
+    expect(await ok(['apply', '--server-side', '-f', '-'], NODEPOOL)).toBe(
+      'nodepool.karpenter.sh/general serverside-applied\n',
+    );
+    const changed = NODEPOOL.replace('on-demand', 'spot');
+    const conflict = await kubectl(
+      ['apply', '--server-side', '--field-manager=other', '-f', '-'],
+      changed,
+    );
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toContain(
+      'error: Apply failed with 1 conflict: conflict with "kubectl" using karpenter.sh/v1: .spec.template.spec.requirements',
+    );
+    expect(
+      await ok(
+        ['apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', '-'],
+        changed,
+      ),
+    ).toBe('nodepool.karpenter.sh/general serverside-applied\n');
+    const np = em.get('karpenter.sh/v1', 'NodePool', 'general')!;
+    expect(JSON.stringify(np.spec)).toContain('spot');
+    expect(np.metadata?.managedFields?.map((m) => m.manager)).toContain('other');
+  });
+
+  it('apply --dry-run=server answers without storing', async () => {
+    const rv = em.resourceVersion;
+    const out = await ok(
+      ['apply', '--server-side', '--dry-run=server', '-o', 'json', '-f', '-'],
+      NODEPOOL.replace('general', 'dry'),
+    );
+    expect(JSON.parse(out)).toMatchObject({ metadata: { name: 'dry', generation: 1 } });
+    expect(em.get('karpenter.sh/v1', 'NodePool', 'dry')).toBeUndefined();
+    expect(em.resourceVersion).toBe(rv);
+  });
+
+  it('get prints the server-side Table: built-in printers and CRD printer columns', async () => {
+    const ns = rows(await ok(['get', 'namespaces']));
+    expect(ns[0]).toEqual(['NAME', 'STATUS', 'AGE']);
+    expect(ns).toContainEqual(['kube-system', 'Active', expect.stringMatching(/^\d+s$/)]);
+    const pools = rows(await ok(['get', 'nodepools.karpenter.sh']));
+    expect(pools[0]).toEqual(['NAME', 'NODECLASS', 'NODES', 'READY', 'AGE']);
+    expect(pools[1]?.slice(0, 2)).toEqual(['general', 'default']);
+    const wide = rows(await ok(['get', 'nodepools.karpenter.sh', '-o', 'wide']));
+    expect(wide[0]).toEqual([
+      'NAME',
+      'NODECLASS',
+      'NODES',
+      'READY',
+      'AGE',
+      'WEIGHT',
+      'CPU',
+      'MEMORY',
+    ]);
+  });
+
+  it('-o json and -o yaml for built-in and custom kinds', async () => {
+    await ok(['create', 'configmap', 'settings', '--from-literal=mode=fast']);
+    const cm = JSON.parse(await ok(['get', 'configmap', 'settings', '-o', 'json'])) as KubeObject;
+    expect(cm).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap', data: { mode: 'fast' } });
+    const np = parse(
+      await ok(['get', 'nodepools.karpenter.sh', 'general', '-o', 'yaml']),
+    ) as KubeObject;
+    expect(np).toMatchObject({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'general', generation: 2 },
+      spec: { disruption: { budgets: [{ nodes: '10%' }] } },
+    });
+    const list = JSON.parse(await ok(['get', 'nodepools.karpenter.sh', '-o', 'json'])) as {
+      kind: string;
+      items: KubeObject[];
+    };
+    expect(list.kind).toBe('List');
+    expect(list.items.map((i) => i.metadata?.name)).toEqual(['general']);
+  });
+
+  it('get -w sees an update', async () => {
+    const watch = start(['get', 'configmap', 'settings', '-w', '--output-watch-events']);
+    let out = '';
+    watch.child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    await until(() => out.includes('ADDED'), 'the initial event');
+    em.patch('v1', 'ConfigMap', 'settings', 'default', { data: { mode: 'slow', extra: 'x' } });
+    await until(() => out.includes('MODIFIED'), 'the update');
+    watch.child.kill();
+    await watch.done;
+    expect(rows(out).map((r) => r.slice(0, 3))).toEqual([
+      ['EVENT', 'NAME', 'DATA'],
+      ['ADDED', 'settings', '1'],
+      ['MODIFIED', 'settings', '2'],
+    ]);
+  });
+
+  it('wait --for=condition returns once the condition is true', async () => {
+    const waiting = kubectl([
+      'wait',
+      '--for=condition=Ready',
+      'nodepools.karpenter.sh/general',
+      '--timeout=15s',
+    ]);
+    await new Promise((r) => setTimeout(r, 300));
+    em.patchStatus('karpenter.sh/v1', 'NodePool', 'general', undefined, {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+          message: '',
+          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      ],
+    });
+    const r = await waiting;
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('nodepool.karpenter.sh/general condition met\n');
+  });
+
+  it('certificate approve goes through /approval', async () => {
+    em.create({
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequest',
+      metadata: { name: 'node-csr-1' },
+      spec: {
+        request: Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\n').toString('base64'),
+        signerName: 'kubernetes.io/kubelet-serving',
+        usages: ['server auth'],
+      },
+    });
+    expect(await ok(['certificate', 'approve', 'node-csr-1'])).toBe(
+      'certificatesigningrequest.certificates.k8s.io/node-csr-1 approved\n',
+    );
+    const csr = em.get('certificates.k8s.io/v1', 'CertificateSigningRequest', 'node-csr-1')!;
+    expect((csr.status as { conditions: unknown[] }).conditions).toEqual([
+      expect.objectContaining({
+        type: 'Approved',
+        status: 'True',
+        reason: 'KubectlApprove',
+        lastTransitionTime: expect.stringMatching(/^20\d\d-/),
+      }),
+    ]);
+    const table = rows(await ok(['get', 'csr', 'node-csr-1']));
+    expect(table[0]).toEqual([
+      'NAME',
+      'AGE',
+      'SIGNERNAME',
+      'REQUESTOR',
+      'REQUESTEDDURATION',
+      'CONDITION',
+    ]);
+    expect(table[1]?.[5]).toBe('Approved');
+  });
+
+  it('delete of an object with a finalizer waits until the finalizer is gone', async () => {
+    em.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'held', namespace: 'default', finalizers: ['example.com/hold'] },
+    });
+    const deleting = kubectl(['delete', 'configmap', 'held', '--timeout=15s']);
+    await until(
+      () => !!em.get('v1', 'ConfigMap', 'held', 'default')?.metadata?.deletionTimestamp,
+      'the deletionTimestamp',
+    );
+    em.patch(
+      'v1',
+      'ConfigMap',
+      'held',
+      'default',
+      [{ op: 'remove', path: '/metadata/finalizers' }],
+      'json',
+    );
+    const r = await deleting;
+    expect(r.stdout).toBe('configmap "held" deleted\n');
+    expect(r.code).toBe(0);
+    expect(em.get('v1', 'ConfigMap', 'held', 'default')).toBeUndefined();
+  });
+
+  it('auth can-i asks SelfSubjectAccessReview, with impersonation', async () => {
+    expect(await kubectl(['auth', 'can-i', 'delete', 'nodes'])).toMatchObject({
+      code: 0,
+      stdout: 'yes\n',
+    });
+    const bob = await kubectl(['auth', 'can-i', 'list', 'pods', '-n', 'team', '--as=bob']);
+    expect(bob).toMatchObject({ code: 1, stdout: 'no\n' });
+    em.seed([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'bob-view', namespace: 'team' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'pod-reader' },
+        subjects: [{ kind: 'User', name: 'bob' }],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'pod-reader' },
+        rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }],
+      },
+    ]);
+    expect(
+      await kubectl(['auth', 'can-i', 'list', 'pods', '-n', 'team', '--as=bob']),
+    ).toMatchObject({ code: 0, stdout: 'yes\n' });
+    expect(
+      await kubectl(['auth', 'can-i', 'list', 'pods', '-n', 'default', '--as=bob']),
+    ).toMatchObject({ code: 1, stdout: 'no\n' });
+  });
+
+  it('a user without the permission gets the real Forbidden error', async () => {
+    const config = join(dir, 'bob');
+    writeFileSync(
+      config,
+      em.kubeconfigYaml('default', em.addUser('bob', ['system:authenticated'])),
+    );
+    const r = await kubectl(['get', 'pods', '-n', 'default'], undefined, config);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      'Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+    const allowed = await kubectl(['get', 'pods', '-n', 'team'], undefined, config);
+    expect(allowed).toMatchObject({ code: 0, stderr: 'No resources found in team namespace.\n' });
   });
 });

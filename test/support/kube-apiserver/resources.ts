@@ -53,6 +53,8 @@ export interface ResourceDef {
   /** storage key: `group/plural` */
   readonly key: string;
   crdName?: string;
+  /** a CRD version's additionalPrinterColumns (Table output) */
+  printerColumns?: JsonObject[];
 }
 
 export const VERBS = [
@@ -810,6 +812,8 @@ export function defsFromCrd(crd: KubeObject): ResourceDef[] {
     if (Array.isArray(names.shortNames)) def.shortNames = names.shortNames as string[];
     if (Array.isArray(names.categories)) def.categories = names.categories as string[];
     if (schema) def.schema = new StructuralSchema(schema, `${plural}.${group}/${def.version}`);
+    if (Array.isArray(v.additionalPrinterColumns))
+      def.printerColumns = v.additionalPrinterColumns as JsonObject[];
     out.push(def);
   }
   return out;
