@@ -31,6 +31,12 @@ import {
   displayPath,
 } from './fieldset.js';
 import {
+  enforceOwnerReferences,
+  validatingAdmissionPolicies,
+  type AdmissionAttributes,
+  type AdmissionContext,
+} from './admission.js';
+import {
   bootstrapRbac,
   compactRule,
   forbiddenError,
@@ -108,6 +114,8 @@ export interface EmulatorUser {
 
 export interface DeleteOptions {
   dryRun?: boolean;
+  /** who deletes (admission sees it); default: the emulator's own user */
+  user?: EmulatorUser;
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   preconditions?: { uid?: string; resourceVersion?: string };
 }
@@ -223,6 +231,36 @@ export class KubeApiServerEmulator {
       for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
         this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     if (options.bootstrapRbac ?? true) for (const o of bootstrapRbac()) this.create(o);
+  }
+
+  private readonly admission: AdmissionContext = {
+    authorizer: this.authorizer,
+    list: (apiVersion, kind) => {
+      const def = this.defForKindOrUndefined(apiVersion, kind);
+      return def ? [...this.state(def).objects.values()] : [];
+    },
+    get: (apiVersion, kind, name, namespace) => {
+      const def = this.defForKindOrUndefined(apiVersion, kind);
+      return def ? this.get(apiVersion, kind, name, namespace) : undefined;
+    },
+    defsForKind: (apiVersion, kind) => {
+      const def = this.defForKindOrUndefined(apiVersion, kind);
+      return def ? [def] : [];
+    },
+  };
+
+  private defForKindOrUndefined(apiVersion: string, kind: string): ResourceDef | undefined {
+    try {
+      return this.defForKind(apiVersion, kind);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Validating admission: owner-reference enforcement (for callers), then policies. */
+  private admit(a: AdmissionAttributes, enforceOwners: boolean): string[] {
+    if (enforceOwners) enforceOwnerReferences(this.admission, a);
+    return validatingAdmissionPolicies(this.admission, a).warnings;
   }
 
   private storedObjects(key: string, namespace?: string): KubeObject[] {
@@ -606,6 +644,10 @@ export class KubeApiServerEmulator {
       return { username: this.username, groups: ['system:masters', 'system:authenticated'] };
     const user = this.users.get(token);
     return user && { username: user.username, groups: [...user.groups] };
+  }
+
+  private adminUser(): EmulatorUser {
+    return { username: this.username, groups: ['system:masters', 'system:authenticated'] };
   }
 
   private writeContext(user?: EmulatorUser): WriteContext {
@@ -1171,6 +1213,22 @@ export class KubeApiServerEmulator {
     if (def.schema) causes.push(...def.schema.validate(next, old ? { old } : {}));
     if (def.validate) causes.push(...def.validate(next, old));
     if (causes.length) throw invalid(def.kind, def.group, name, causes);
+    warnings.push(
+      ...this.admit(
+        {
+          operation: old ? 'UPDATE' : 'CREATE',
+          def,
+          ...(how.subresource ? { subresource: how.subresource } : {}),
+          name,
+          ...(meta.namespace ? { namespace: meta.namespace } : {}),
+          object: next,
+          ...(old ? { oldObject: old } : {}),
+          user: opts.user ?? this.adminUser(),
+          dryRun: opts.dryRun === true,
+        },
+        opts.user !== undefined,
+      ),
+    );
 
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     const managers =
@@ -1243,6 +1301,18 @@ export class KubeApiServerEmulator {
         name,
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata?.resourceVersion ?? ''}`,
       );
+    this.admit(
+      {
+        operation: 'DELETE',
+        def,
+        name,
+        ...(def.namespaced && ns ? { namespace: ns } : {}),
+        oldObject: old,
+        user: opts.user ?? this.adminUser(),
+        dryRun: opts.dryRun === true,
+      },
+      false,
+    );
     const hasFinalizers = (old.metadata?.finalizers ?? []).length > 0;
     if (opts.dryRun) {
       // What a real delete would answer: an object that finalizers keep comes back marked for

@@ -477,7 +477,7 @@ export async function handleHttp(
       }
       case 'DELETE': {
         const raw = parseBody(await readBody(req), 'json');
-        const opts: DeleteOptions = {};
+        const opts: DeleteOptions = { user };
         const bodyOpts = isObject(raw) ? raw : {};
         const pp = q.get('propagationPolicy') ?? (bodyOpts.propagationPolicy as string | undefined);
         if (pp) {

@@ -594,6 +594,46 @@ export function builtinDefs(): ResourceDef[] {
       validate: (o, old) => validateBinding(o, old, true),
     }),
     builtin({
+      group: 'admissionregistration.k8s.io',
+      version: 'v1',
+      kind: 'ValidatingAdmissionPolicy',
+      plural: 'validatingadmissionpolicies',
+      namespaced: false,
+      status: true,
+      generation: true,
+      validate: (o) =>
+        Array.isArray(get(o, 'spec', 'validations')) || get(o, 'spec', 'auditAnnotations')
+          ? []
+          : [
+              cause.required(
+                'spec.validations',
+                'validations or auditAnnotations must contain at least one item',
+              ),
+            ],
+    }),
+    builtin({
+      group: 'admissionregistration.k8s.io',
+      version: 'v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      plural: 'validatingadmissionpolicybindings',
+      namespaced: false,
+      generation: true,
+      validate: (o) => {
+        const causes: StatusCause[] = [];
+        if (!get(o, 'spec', 'policyName')) causes.push(cause.required('spec.policyName'));
+        const actions = get(o, 'spec', 'validationActions');
+        if (!Array.isArray(actions) || actions.length === 0)
+          causes.push(cause.required('spec.validationActions'));
+        else
+          for (const [i, v] of actions.entries())
+            if (!['Deny', 'Warn', 'Audit'].includes(String(v)))
+              causes.push(
+                cause.notSupported(`spec.validationActions[${i}]`, v, ['Audit', 'Deny', 'Warn']),
+              );
+        return causes;
+      },
+    }),
+    builtin({
       group: 'authorization.k8s.io',
       version: 'v1',
       kind: 'SelfSubjectAccessReview',
