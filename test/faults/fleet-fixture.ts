@@ -11,10 +11,10 @@ import pg from 'pg';
 import type { RunningApi } from '../api/start-api.js';
 
 /**
- * Shared pieces of the fault suites. Each suite owns a database, a BullMQ prefix and a Redis
- * logical database (REDIS_URL .../<n>), so flushing or crashing one touches no other suite.
+ * Shared pieces of the fault suites. Each suite owns a database, a BullMQ prefix and its own
+ * redis-server (startPrivateRedis), and the PostgreSQL suite its own PostgreSQL
+ * (startPrivatePostgres), so flushing, cutting or crashing one touches no other suite.
  */
-export const faultRedisUrl = (db: number): string => `redis://127.0.0.1:6379/${db}`;
 
 export interface RegisteredCluster {
   id: string;

@@ -1,42 +1,48 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  createTestDatabase,
   eventually,
+  startPrivatePostgres,
+  startPrivateRedis,
   startProcess,
   testQueuePrefix,
+  type PrivatePostgres,
+  type PrivateRedis,
   type RunningProcess,
-  type TestDatabase,
 } from '@fleet/testing';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import {
   condition,
   enqueueReports,
-  faultRedisUrl,
-  flushRedisDb,
   query,
   registerClusters,
   type RegisteredCluster,
 } from './fleet-fixture.js';
 
-const REDIS_URL = faultRedisUrl(13);
+// This suite restarts PostgreSQL and cuts its sessions: it runs its own PostgreSQL and Redis,
+// never the shared ones other suites use.
+let redis: PrivateRedis;
+let REDIS_URL: string;
+let postgres: PrivatePostgres;
+const DATABASE = 'fleet_outage';
 const APP = 'fleet-worker-outage';
 
 /**
- * PostgreSQL "restarts" under the ingest: every connection of the worker is terminated, again and
- * again, while it writes. To the client this is what a server restart looks like (its sessions
- * end with an admin-shutdown error and new ones are accepted) without stopping the server other
- * suites share. Reports are retried; none is lost or recorded twice; the worker stays up.
+ * PostgreSQL restarts under the ingest (`pg_ctl restart -m fast`: every session ends, the server
+ * is away for a moment), then every connection of the worker is terminated, again and again,
+ * while it writes. Reports are retried; none is lost or recorded twice; the worker stays up.
  */
 describe('PostgreSQL connections cut during ingest', () => {
-  let db: TestDatabase;
+  let db: { url: string; name: string };
   let api: RunningApi;
   let prefix: string;
   let clusters: RegisteredCluster[];
   let worker: RunningProcess;
 
   beforeAll(async () => {
-    await flushRedisDb(REDIS_URL);
-    db = await createTestDatabase();
+    redis = await startPrivateRedis();
+    REDIS_URL = redis.url;
+    postgres = await startPrivatePostgres(DATABASE);
+    db = { url: postgres.databaseUrl(DATABASE), name: DATABASE };
     prefix = testQueuePrefix();
     api = await startApi({
       DATABASE_URL: db.url,
@@ -50,8 +56,8 @@ describe('PostgreSQL connections cut during ingest', () => {
   afterAll(async () => {
     await worker?.stop('SIGKILL');
     await api?.app.close();
-    await db?.drop();
-    await flushRedisDb(REDIS_URL);
+    await postgres?.stop();
+    await redis?.stop();
   });
 
   it('records every report exactly once', async () => {
@@ -97,6 +103,7 @@ describe('PostgreSQL connections cut during ingest', () => {
         )
       )[0]?.n ?? 0;
 
+    await postgres.restart();
     let cuts = 0;
     let terminated = 0;
     const deadline = Date.now() + 4000;

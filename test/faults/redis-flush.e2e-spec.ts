@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import {
+  createTestDatabase,
+  eventually,
+  startPrivateRedis,
+  testQueuePrefix,
+  type PrivateRedis,
+  type TestDatabase,
+} from '@fleet/testing';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import {
-  faultRedisUrl,
   flushRedisDb,
   OrderRecorder,
   query,
@@ -12,7 +18,9 @@ import {
   type RegisteredCluster,
 } from './fleet-fixture.js';
 
-const REDIS_URL = faultRedisUrl(12);
+// This suite flushes Redis: it runs its own redis-server, never the shared one.
+let redis: PrivateRedis;
+let REDIS_URL: string;
 
 /**
  * Redis loses everything (FLUSHDB of this suite's own logical database): queued orders, reconcile
@@ -27,7 +35,8 @@ describe('Redis flushed', () => {
   let clusters: RegisteredCluster[];
 
   beforeAll(async () => {
-    await flushRedisDb(REDIS_URL);
+    redis = await startPrivateRedis();
+    REDIS_URL = redis.url;
     db = await createTestDatabase();
     prefix = testQueuePrefix();
     const env = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: prefix };
@@ -45,7 +54,7 @@ describe('Redis flushed', () => {
     await worker?.close();
     await api?.app.close();
     await db?.drop();
-    await flushRedisDb(REDIS_URL);
+    await redis?.stop();
   });
 
   it('rebuilds every pending order from PostgreSQL', async () => {

@@ -7,20 +7,17 @@ import {
   testQueuePrefix,
   type RunningProcess,
   type TestDatabase,
+  startPrivateRedis,
+  type PrivateRedis,
 } from '@fleet/testing';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
-import {
-  faultRedisUrl,
-  flushRedisDb,
-  query,
-  registerClusters,
-  setEnabled,
-  type RegisteredCluster,
-} from './fleet-fixture.js';
+import { query, registerClusters, setEnabled, type RegisteredCluster } from './fleet-fixture.js';
 
-const REDIS_URL = faultRedisUrl(14);
+// This suite flushes Redis: it runs its own redis-server, never the shared one.
+let redis: PrivateRedis;
+let REDIS_URL: string;
 
 /**
  * A real sidecar process dies (SIGKILL): with no heartbeat its cluster becomes Stale; a change
@@ -74,7 +71,8 @@ describe('sidecar killed with SIGKILL', () => {
   };
 
   beforeAll(async () => {
-    await flushRedisDb(REDIS_URL);
+    redis = await startPrivateRedis();
+    REDIS_URL = redis.url;
     db = await createTestDatabase();
     prefix = testQueuePrefix();
     const env = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: prefix };
@@ -96,7 +94,7 @@ describe('sidecar killed with SIGKILL', () => {
     await api?.app.close();
     await kube?.stop();
     await db?.drop();
-    await flushRedisDb(REDIS_URL);
+    await redis?.stop();
   });
 
   it('goes Stale while its sidecar is dead, then recovers and catches up', async () => {

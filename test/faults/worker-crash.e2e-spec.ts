@@ -6,13 +6,13 @@ import {
   testQueuePrefix,
   type RunningProcess,
   type TestDatabase,
+  startPrivateRedis,
+  type PrivateRedis,
 } from '@fleet/testing';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import {
   condition,
   enqueueReports,
-  faultRedisUrl,
-  flushRedisDb,
   OrderRecorder,
   query,
   registerClusters,
@@ -20,7 +20,9 @@ import {
   type RegisteredCluster,
 } from './fleet-fixture.js';
 
-const REDIS_URL = faultRedisUrl(11);
+// This suite flushes Redis: it runs its own redis-server, never the shared one.
+let redis: PrivateRedis;
+let REDIS_URL: string;
 
 /**
  * The worker, run as a real process from dist, dies with SIGKILL in the middle of dispatching and
@@ -53,7 +55,8 @@ describe('worker killed with SIGKILL', () => {
   };
 
   beforeAll(async () => {
-    await flushRedisDb(REDIS_URL);
+    redis = await startPrivateRedis();
+    REDIS_URL = redis.url;
     db = await createTestDatabase();
     prefix = testQueuePrefix();
     api = await startApi({
@@ -69,7 +72,7 @@ describe('worker killed with SIGKILL', () => {
     for (const w of workers) await w.stop('SIGKILL');
     await api?.app.close();
     await db?.drop();
-    await flushRedisDb(REDIS_URL);
+    await redis?.stop();
   });
 
   it('in the middle of dispatch: after a restart every cluster gets its newest order exactly once', async () => {

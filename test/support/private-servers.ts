@@ -1,0 +1,167 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import pg from 'pg';
+import { Redis } from 'ioredis';
+
+// Fault suites stop, restart or flush their servers; they get instances of their own on their
+// own ports, so the shared PostgreSQL and Redis every other suite uses are never touched.
+
+const run = promisify(execFile);
+const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  /** SIGTERM (nothing to save), then wait for the process */
+  stop(): Promise<void>;
+}
+
+/** A redis-server of its own (no persistence) on a free port. */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `redis://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  await until(async () => {
+    const r = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    try {
+      await r.connect();
+      return (await r.ping()) === 'PONG';
+    } finally {
+      r.disconnect();
+    }
+  }, `redis-server on ${port}`).catch(async (err: unknown) => {
+    await stop();
+    throw err;
+  });
+  return { url, port, stop };
+}
+
+/** `database` on the private server, holding the shared template's schema and migrations. */
+async function copyTemplate(
+  databaseUrl: (name: string) => string,
+  database: string,
+): Promise<void> {
+  const shared = new URL(
+    process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet',
+  );
+  shared.pathname = `/${process.env.FLEET_TEST_TEMPLATE_DB ?? 'karpenter_fleet_template'}`;
+  // The migrated schema (and migration history) of the shared template, copied, not re-migrated.
+  const { stdout: dump } = await run(
+    join(PG_BIN, 'pg_dump'),
+    ['--no-owner', '--no-acl', '--inserts', shared.toString()],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await admin.end();
+  }
+  const target = new pg.Client({ connectionString: databaseUrl(database) });
+  await target.connect();
+  try {
+    // psql meta-commands (`\restrict` in current pg_dump releases) are not SQL.
+    await target.query(dump.replace(/^\\.*$/gm, ''));
+  } finally {
+    await target.end();
+  }
+}
+
+export interface PrivatePostgres {
+  /** base URL (database `postgres`); `databaseUrl(name)` for another database */
+  url: string;
+  port: number;
+  databaseUrl(name: string): string;
+  /** `pg_ctl restart -m fast`: every session ends, the server comes back on the same port */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A PostgreSQL cluster of its own (initdb in a temporary directory, trust auth, fsync off) with
+ * `database` copied from the shared server's migrated template, so it holds the current schema.
+ * As root the server runs as the `postgres` user, which initdb requires.
+ */
+export async function startPrivatePostgres(database = 'karpenter_fleet'): Promise<PrivatePostgres> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-pg-'));
+  const data = join(dir, 'data');
+  const asRoot = userInfo().uid === 0;
+  const pgUser = asRoot ? 'postgres' : userInfo().username;
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    const { stdout: gid } = await run('id', ['-g', 'postgres']);
+    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+  }
+  const as = async (bin: string, args: string[]) =>
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', join(PG_BIN, bin), ...args])
+      : run(join(PG_BIN, bin), args);
+  await as('initdb', ['-D', data, '-A', 'trust', '-U', pgUser, '--no-sync', '-E', 'UTF8']);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off`;
+  const pgCtl = (action: string, ...extra: string[]) =>
+    as('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-s', ...extra, action]);
+  await pgCtl('start');
+  const stop = async () => {
+    await pgCtl('stop', '-m', 'immediate').catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const base = `postgresql://${pgUser}@127.0.0.1:${port}`;
+  const databaseUrl = (name: string) => `${base}/${name}`;
+  try {
+    await copyTemplate(databaseUrl, database);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    url: databaseUrl('postgres'),
+    port,
+    databaseUrl,
+    async restart() {
+      await pgCtl('restart', '-m', 'fast');
+    },
+    stop,
+  };
+}
