@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Ec2Emulator } from './ec2/index.js';
-import type { KubeApiServerEmulator, KubeObject } from './kube-apiserver/index.js';
+import type { InProcessClient, KubeApiServerEmulator, KubeObject } from './kube-apiserver/index.js';
 import { kubeletCsrRequest } from './pkcs10.js';
 import { eventually } from './processes.js';
 
@@ -10,6 +10,15 @@ const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 const TERMINATION_FINALIZER = 'karpenter.sh/termination';
 const NODECLAIM = 'karpenter.sh/v1';
+/** The operand's service account (libs/cloud-provider's OPERAND_NAMESPACE/SERVICE_ACCOUNT_NAME). */
+export const KARPENTER_USER = {
+  username: 'system:serviceaccount:openshift-karpenter:karpenter',
+  groups: [
+    'system:serviceaccounts',
+    'system:serviceaccounts:openshift-karpenter',
+    'system:authenticated',
+  ],
+};
 
 export interface LaunchedNode {
   nodeClaim: string;
@@ -49,8 +58,16 @@ const suffix = () => randomBytes(3).toString('hex').slice(0, 5);
 export class NodeLaunchSimulator {
   private stopWatch?: () => void;
   readonly terminated: string[] = [];
+  /**
+   * What Karpenter does goes through RBAC as its service account, so the operand needs exactly
+   * the permissions the provider grants it (the kubelet's writes stay in-process: a real server
+   * authorizes those with the Node authorizer, which the emulator does not have).
+   */
+  private readonly karpenter: InProcessClient;
 
-  constructor(private readonly options: NodeLaunchSimulatorOptions) {}
+  constructor(private readonly options: NodeLaunchSimulatorOptions) {
+    this.karpenter = options.kube.as(KARPENTER_USER);
+  }
 
   start(): this {
     this.stopWatch = this.options.kube.watch(NODECLAIM, 'NodeClaim', (type, claim) => {
@@ -70,7 +87,8 @@ export class NodeLaunchSimulator {
   }
 
   private terminate(claim: KubeObject): void {
-    const { kube, ec2 } = this.options;
+    const { ec2 } = this.options;
+    const kube = this.karpenter;
     const name = claim.metadata?.name ?? '';
     const live = kube.get(NODECLAIM, 'NodeClaim', name);
     if (!live?.metadata?.finalizers?.includes(TERMINATION_FINALIZER)) return;
@@ -92,7 +110,8 @@ export class NodeLaunchSimulator {
 
   /** Creates a NodeClaim of the NodePool with a running instance behind it (Launched). */
   createNodeClaim(nodePool: string, options: { instance?: { PrivateDnsName?: string } } = {}) {
-    const { kube, ec2 } = this.options;
+    const { ec2 } = this.options;
+    const kube = this.karpenter;
     const zone = this.options.zone ?? 'us-east-1a';
     const instanceType = this.options.instanceType ?? 'm6i.xlarge';
     const name = `${nodePool}-${suffix()}`;
@@ -243,7 +262,7 @@ export class NodeLaunchSimulator {
       status: { capacity: { cpu: vcpus, memory: '16Gi', pods: '110' } },
     });
     const t = now();
-    kube.patchStatus(NODECLAIM, 'NodeClaim', claim.name, undefined, {
+    this.karpenter.patchStatus(NODECLAIM, 'NodeClaim', claim.name, undefined, {
       nodeName: claim.nodeName,
       conditions: ['Launched', 'Registered', 'Initialized', 'Ready'].map((type) => ({
         type,

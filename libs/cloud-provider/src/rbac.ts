@@ -75,6 +75,10 @@ export const KARPENTER_CORE_CLUSTER_RULES: readonly V1PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['delete', 'patch', 'update'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
+  // Not in the upstream chart: OpenShift enables OwnerReferencesPermissionEnforcement, and a
+  // NodeClaim's ownerReference to its NodePool sets blockOwnerDeletion, which that admission
+  // plugin allows only to whoever may update the owner's finalizers.
+  { apiGroups: ['karpenter.sh'], resources: ['nodepools/finalizers'], verbs: ['update'] },
 ];
 
 /** Leader election and config in the operand's own namespace (upstream role.yaml). */

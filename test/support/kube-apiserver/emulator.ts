@@ -112,6 +112,36 @@ export interface EmulatorUser {
   groups: string[];
 }
 
+/** The in-process calls of `em.as(user)`, authorized and admitted as that user. */
+export interface InProcessClient {
+  get(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined;
+  create(obj: KubeObject, opts?: WriteOptions): KubeObject;
+  patch(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type?: Exclude<PatchType, 'apply'>,
+    opts?: WriteOptions,
+  ): KubeObject;
+  patchStatus(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    status: JsonObject,
+    opts?: WriteOptions,
+  ): KubeObject;
+  delete(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+    opts?: DeleteOptions,
+  ): KubeObject | undefined;
+}
+
 export interface DeleteOptions {
   dryRun?: boolean;
   /** who deletes (admission sees it); default: the emulator's own user */
@@ -1726,6 +1756,50 @@ export class KubeApiServerEmulator {
       if (e instanceof ApiError && e.code === 404) return undefined;
       throw e;
     }
+  }
+
+  /**
+   * The in-process API acting as `user`: every call is authorized (RBAC, as over HTTP) and
+   * admitted as that user, so a test playing a controller (Karpenter, say) needs exactly the
+   * permissions that controller is granted.
+   */
+  as(user: EmulatorUser): InProcessClient {
+    const check = (verb: string, def: ResourceDef, name?: string, ns?: string, sub?: string) =>
+      this.authorize({
+        user,
+        verb,
+        resourceRequest: true,
+        apiGroup: def.group,
+        apiVersion: def.version,
+        resource: def.plural,
+        ...(sub ? { subresource: sub } : {}),
+        ...(name ? { name } : {}),
+        ...(def.namespaced && ns ? { namespace: ns } : {}),
+      });
+    return {
+      get: (apiVersion, kind, name, namespace) => {
+        check('get', this.defForKind(apiVersion, kind), name, namespace);
+        return this.get(apiVersion, kind, name, namespace);
+      },
+      create: (obj, opts = {}) => {
+        const def = this.defForKind(String(obj.apiVersion), String(obj.kind));
+        check('create', def, undefined, obj.metadata?.namespace);
+        return this.create(obj, { ...opts, user });
+      },
+      patch: (apiVersion, kind, name, namespace, patch, type = 'merge', opts = {}) => {
+        check('patch', this.defForKind(apiVersion, kind), name, namespace);
+        return this.patch(apiVersion, kind, name, namespace, patch, type, { ...opts, user });
+      },
+      patchStatus: (apiVersion, kind, name, namespace, status, opts = {}) => {
+        const def = this.defForKind(apiVersion, kind);
+        check('patch', def, name, namespace, def.status ? 'status' : undefined);
+        return this.patchStatus(apiVersion, kind, name, namespace, status, { ...opts, user });
+      },
+      delete: (apiVersion, kind, name, namespace, opts = {}) => {
+        check('delete', this.defForKind(apiVersion, kind), name, namespace);
+        return this.delete(apiVersion, kind, name, namespace, { ...opts, user });
+      },
+    };
   }
 
   /** In-process watch; the handler sees the same events an HTTP watcher would. */

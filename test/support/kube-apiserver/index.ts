@@ -5,6 +5,7 @@ export {
   type DeleteOptions,
   type EmulatorUser,
   type FieldValidation,
+  type InProcessClient,
   type KubeApiServerEmulatorOptions,
   type KubeObject,
   type ListOptions,
