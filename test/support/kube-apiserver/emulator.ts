@@ -313,6 +313,7 @@ export class KubeApiServerEmulator {
     if (!isObject(input)) throw badRequest('the body of the request was in an unknown format');
     this.checkTypeMeta(def, input);
     const spec = isObject(input.spec) ? input.spec : {};
+    if (def.kind === 'SelfSubjectRulesReview') return this.rulesReview(def, spec, user);
     const ra = isObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
     const nra = isObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
     const causes: StatusCause[] = [];
@@ -380,6 +381,38 @@ export class KubeApiServerEmulator {
       spec: outSpec,
       status,
     };
+  }
+
+  /**
+   * SelfSubjectRulesReview (`kubectl auth can-i --list`): the RBAC rules that apply to the caller
+   * in a namespace, split into resource and non-resource rules, as the RBAC rule resolver lists
+   * them (system:masters sees the rules of what it is bound to, cluster-admin).
+   */
+  private rulesReview(def: ResourceDef, spec: JsonObject, user: EmulatorUser): KubeObject {
+    const namespace = str(spec.namespace);
+    if (!namespace)
+      throw invalid(def.kind, def.group, '', [
+        cause.required('spec.namespace', 'must be specified'),
+      ]);
+    const rules = this.authorizer.rulesFor(user, namespace);
+    const resourceRules = rules
+      .filter((r) => !r.nonResourceURLs?.length)
+      .map((r) => ({
+        verbs: r.verbs ?? [],
+        apiGroups: r.apiGroups ?? [],
+        resources: r.resources ?? [],
+        ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}),
+      }));
+    const nonResourceRules = rules
+      .filter((r) => r.nonResourceURLs?.length)
+      .map((r) => ({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs ?? [] }));
+    return {
+      apiVersion: `${def.group}/${def.version}`,
+      kind: def.kind,
+      metadata: { creationTimestamp: null },
+      spec: { namespace },
+      status: { resourceRules, nonResourceRules, incomplete: false },
+    } as unknown as KubeObject;
   }
 
   /** Throws the 403 kube-apiserver answers when RBAC does not allow the request. */

@@ -295,6 +295,10 @@ describe('kubectl against the emulator', () => {
     expect(
       await kubectl(['auth', 'can-i', 'list', 'pods', '-n', 'default', '--as=bob']),
     ).toMatchObject({ code: 1, stdout: 'no\n' });
+    const list = rows(await ok(['auth', 'can-i', '--list', '-n', 'team', '--as=bob']));
+    expect(list[0]).toEqual(['Resources', 'Non-Resource URLs', 'Resource Names', 'Verbs']);
+    expect(list).toContainEqual(['pods', '[]', '[]', '[list]']);
+    expect(list).toContainEqual(['[/apis/*]', '[]', '[get]']);
   });
 
   it('a user without the permission gets the real Forbidden error', async () => {

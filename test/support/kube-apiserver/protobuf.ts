@@ -112,7 +112,12 @@ const NAMESPACE: Message = {
   1: { name: 'metadata', type: OBJECT_META },
   2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } },
 };
+const SSRR: Message = {
+  1: { name: 'metadata', type: OBJECT_META },
+  2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } },
+};
 const MESSAGES: Record<string, Message> = {
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': SSRR,
   'v1/ConfigMap': CONFIG_MAP,
   'v1/Secret': SECRET,
   'v1/Namespace': NAMESPACE,

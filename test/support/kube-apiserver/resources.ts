@@ -645,6 +645,15 @@ export function builtinDefs(): ResourceDef[] {
     builtin({
       group: 'authorization.k8s.io',
       version: 'v1',
+      kind: 'SelfSubjectRulesReview',
+      plural: 'selfsubjectrulesreviews',
+      namespaced: false,
+      verbs: ['create'],
+      review: true,
+    }),
+    builtin({
+      group: 'authorization.k8s.io',
+      version: 'v1',
       kind: 'SubjectAccessReview',
       plural: 'subjectaccessreviews',
       namespaced: false,
