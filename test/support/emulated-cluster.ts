@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { Ec2Emulator, loadWorld } from './ec2/index.js';
-import { fixtureClusterDir, fixtureCrdFiles, SIDECAR_RBAC_FILE } from './fixtures.js';
-import { KubeApiServerEmulator, readYamlFile } from './kube-apiserver/index.js';
+import { deployDocuments } from './deploy-manifests.js';
+import { fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
+import { KubeApiServerEmulator, type KubeObject } from './kube-apiserver/index.js';
 
 /** Namespaces a real OpenShift cluster has before anyone installs Karpenter. */
 const OPENSHIFT_NAMESPACES = [
@@ -50,7 +51,11 @@ export async function startEmulatedCluster(
   kube.seedFromDir(dir);
   // The sidecar gets the ServiceAccount and RBAC that deploy/sidecar/standalone grants it, and
   // nothing else: a permission the code needs but the manifest lacks fails a test.
-  kube.seed(readYamlFile(SIDECAR_RBAC_FILE));
+  kube.seed(
+    deployDocuments()
+      .filter((f) => f.file === 'sidecar/standalone/rbac.yaml')
+      .flatMap((f) => f.docs as KubeObject[]),
+  );
   const sidecarToken = kube.addServiceAccount('karpenter-fleet', 'karpenter-fleet-sidecar');
 
   const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));

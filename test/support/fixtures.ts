@@ -6,10 +6,6 @@ import { fileURLToPath } from 'node:url';
 /** test/fixtures, from this module's location (the build copies it into dist/test/fixtures). */
 export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/', import.meta.url));
 export const CRDS_DIR = UPSTREAM_CRD_DIRECTORY;
-/** The standalone sidecar's ServiceAccount and RBAC as shipped (the build copies deploy/). */
-export const SIDECAR_RBAC_FILE = fileURLToPath(
-  new URL('../../deploy/sidecar/standalone/rbac.yaml', import.meta.url),
-);
 export const fixtureClusterDir = (name: string): string => join(FIXTURES_DIR, 'clusters', name);
 
 /** Every upstream CRD file the project ships, in a stable order. */
