@@ -11,3 +11,4 @@ export * from './node-launch-simulator.js';
 export * from './ocp-aws-standalone.js';
 export * from './containerfile.js';
 export * from './deploy-manifests.js';
+export * from './crd-validation.js';

@@ -1,5 +1,14 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
-import type { Condition, ReconcileOrder, StatusReport } from '@fleet/contracts';
+import {
+  CERTIFICATE_SIGNING_REQUEST,
+  DEPLOYMENT,
+  KARPENTER_CR,
+  NODECLAIM,
+  type Condition,
+  type ReconcileOrder,
+  type ResourceIdentity,
+  type StatusReport,
+} from '@fleet/contracts';
 import {
   OPERAND_NAME,
   OPERAND_NAMESPACE,
@@ -13,7 +22,6 @@ import { ClusterAutoscalerSwitch } from './cluster-autoscaler/cluster-autoscaler
 import { ClusterOperatorController } from './cluster-operator/cluster-operator-controller.js';
 import { CsrApprover, type CsrObject, type NodeClaimObject } from './csr/csr-approver.js';
 import { ClusterClient } from './kube/cluster-client.js';
-import { CSR, DEPLOYMENT, EC2_NODE_CLASS, KARPENTER, NODE_CLAIM, type Kind } from './kube/kinds.js';
 import { ResourceWatch, type ResourceWatchOptions } from './kube/resource-watch.js';
 import { collectMetrics } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
@@ -70,7 +78,7 @@ export class SidecarRuntime {
     this.cluster = new ClusterClient(kubeConfig);
     const watch = new Watch(kubeConfig);
     const make = <T extends CsrObject | NodeClaimObject>(
-      kind: Kind,
+      kind: ResourceIdentity,
       opts: ResourceWatchOptions = {},
     ) =>
       new ResourceWatch<T>(this.cluster.objects, watch, kind, log, {
@@ -81,10 +89,10 @@ export class SidecarRuntime {
       namespace: OPERAND_NAMESPACE,
       fieldSelector: `metadata.name=${OPERAND_NAME}`,
     });
-    this.karpenters = make(KARPENTER);
-    this.nodeClassWatch = make(EC2_NODE_CLASS);
-    this.nodeClaims = make<NodeClaimObject>(NODE_CLAIM);
-    this.csrs = make<CsrObject>(CSR);
+    this.karpenters = make(KARPENTER_CR);
+    this.nodeClassWatch = make(provider.nodeClass);
+    this.nodeClaims = make<NodeClaimObject>(NODECLAIM);
+    this.csrs = make<CsrObject>(CERTIFICATE_SIGNING_REQUEST);
     this.operator = new ClusterOperatorController({
       cluster: this.cluster,
       provider,

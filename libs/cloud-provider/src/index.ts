@@ -4,9 +4,8 @@ export * from './labels.js';
 export { canonical } from './canonical.js';
 export { loadCustomResourceDefinitions } from './crds.js';
 export { renderDesiredObjects } from './render.js';
-export { NODEPOOL, NODECLAIM, renderNodePools, type NodeClassRef } from './nodepools.js';
+export { renderNodePools, type NodeClassRef } from './nodepools.js';
 export {
-  CLUSTER_OPERATOR,
   CLUSTER_OPERATOR_NAME,
   clusterOperatorConditions,
   renderClusterOperator,

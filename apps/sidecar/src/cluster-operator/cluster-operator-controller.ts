@@ -1,5 +1,5 @@
+import { CLUSTER_OPERATOR, DEPLOYMENT, KARPENTER_CR } from '@fleet/contracts';
 import {
-  CLUSTER_OPERATOR,
   KARPENTER_CR_NAME,
   OPERAND_NAME,
   OPERAND_NAMESPACE,
@@ -12,7 +12,6 @@ import {
 import type { Logger } from 'pino';
 import { CoalescingLoop } from '../kube/coalescing-loop.js';
 import { describeKubeError, isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
-import { DEPLOYMENT, KARPENTER } from '../kube/kinds.js';
 import type { ResourceWatch } from '../kube/resource-watch.js';
 
 interface DeploymentStatus {
@@ -99,8 +98,8 @@ export class ClusterOperatorController {
   private async observeKarpenter(): Promise<KarpenterObservation> {
     try {
       const cr = await this.deps.cluster.read({
-        apiVersion: KARPENTER.apiVersion,
-        kind: KARPENTER.kind,
+        apiVersion: KARPENTER_CR.apiVersion,
+        kind: KARPENTER_CR.kind,
         name: KARPENTER_CR_NAME,
       });
       return cr ? { state: 'present' } : { state: 'missing' };

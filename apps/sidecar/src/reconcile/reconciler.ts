@@ -1,4 +1,10 @@
-import type { ClusterAutoscalerState, Condition, ReconcileOrder } from '@fleet/contracts';
+import {
+  NODECLAIM,
+  NODEPOOL,
+  type ClusterAutoscalerState,
+  type Condition,
+  type ReconcileOrder,
+} from '@fleet/contracts';
 import {
   InvalidDesiredStateError,
   OWNED_BY_SELECTOR,
@@ -16,7 +22,6 @@ import { describeInstancesLookup } from '../aws/describe-instances.js';
 import type { ClusterAutoscalerSwitch } from '../cluster-autoscaler/cluster-autoscaler.js';
 import type { CsrApprover } from '../csr/csr-approver.js';
 import { describeKubeError, isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
-import { NODE_CLAIM } from '../kube/kinds.js';
 import type { CrdValidator } from '../nodeclass/crd-validation.js';
 import type { NodeClassController } from '../nodeclass/nodeclass-controller.js';
 import { ConditionSet } from './conditions.js';
@@ -50,8 +55,6 @@ export interface ReconcileResult {
 
 type Outcome = Omit<ReconcileResult, 'conditions'>;
 
-const apiVersionOf = (kind: OwnedKind) =>
-  kind.group ? `${kind.group}/${kind.version}` : kind.version;
 const keyOf = (o: {
   apiVersion: string;
   kind: string;
@@ -200,7 +203,7 @@ export class Reconciler {
   private async disable(order: ReconcileOrder, conditions: ConditionSet): Promise<Outcome> {
     this.deps.nodeClasses?.setTarget(undefined);
     const kinds = this.deps.provider.ownedKinds();
-    const nodePoolKind = kinds.find((k) => k.kind === 'NodePool');
+    const nodePoolKind = kinds.find((k) => k.kind === NODEPOOL.kind);
     const nodeClassKind = kinds.find((k) => k.kind === this.deps.provider.nodeClass.kind);
     const step = (reason: string, message: string) => {
       conditions.set('Progressing', 'True', reason, message);
@@ -331,11 +334,11 @@ export class Reconciler {
     const out: KubeObject[] = [];
     for (const namespace of namespaces) {
       try {
-        const live = await this.deps.cluster.list<KubeObject>(apiVersionOf(kind), kind.kind, {
+        const live = await this.deps.cluster.list<KubeObject>(kind.apiVersion, kind.kind, {
           ...(namespace ? { namespace } : {}),
           labelSelector: OWNED_BY_SELECTOR,
         });
-        out.push(...live.map((o) => ({ ...o, apiVersion: apiVersionOf(kind), kind: kind.kind })));
+        out.push(...live.map((o) => ({ ...o, apiVersion: kind.apiVersion, kind: kind.kind })));
       } catch (err) {
         // A kind whose CRD is not installed (yet) has nothing of ours.
         if (!isUnknownKind(err)) throw err;
@@ -352,10 +355,7 @@ export class Reconciler {
 
   private async listNodeClaims(): Promise<string[]> {
     try {
-      const claims = await this.deps.cluster.list<KubeObject>(
-        NODE_CLAIM.apiVersion,
-        NODE_CLAIM.kind,
-      );
+      const claims = await this.deps.cluster.list<KubeObject>(NODECLAIM.apiVersion, NODECLAIM.kind);
       return claims.map((c) => c.metadata.name).sort();
     } catch (err) {
       if (isUnknownKind(err)) return [];
@@ -366,7 +366,7 @@ export class Reconciler {
   private async deleteAll(kind: OwnedKind, objects: KubeObject[]): Promise<number> {
     for (const object of objects) {
       await this.deps.cluster.delete({
-        apiVersion: apiVersionOf(kind),
+        apiVersion: kind.apiVersion,
         kind: kind.kind,
         name: object.metadata.name,
         ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),

@@ -3,7 +3,6 @@ export {
   AwsStandaloneCloudProvider,
   AWS_BUNDLED_CRD_DIRECTORY,
   KARPENTER_CR_CRD_PATH,
-  CREDENTIALS_REQUEST_CRD_PATH,
   type AwsCloudProviderOptions,
 } from './provider.js';
 export {
