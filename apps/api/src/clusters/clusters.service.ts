@@ -20,6 +20,7 @@ import {
 } from '../credentials/sidecar-credentials.service.js';
 import { FleetEventsService } from '../events/fleet-events.service.js';
 import { deleteSidecarAcl } from '@fleet/contracts';
+import { DRIVER_REGISTRY, findDriver, supportedPairs } from '@fleet/cloud-provider';
 import { QueuesService } from '../queues/queues.service.js';
 import { bootstrapManifest } from './bootstrap-manifest.js';
 import {
@@ -158,6 +159,15 @@ export class ClustersService {
     input: RegisterClusterInput,
   ): Promise<RegisterClusterPayload> {
     const valid = parseInput(RegisterClusterSchema, input, 'input');
+    if (!findDriver(valid.platform, valid.topology)) {
+      // Name the field that makes the pair unsupported: the platform, unless it has a driver
+      // for another topology.
+      const platformServed = DRIVER_REGISTRY.some((d) => d.platform === valid.platform);
+      throw userInputError(
+        platformServed ? 'input.topology' : 'input.platform',
+        `no driver for platform ${valid.platform} with topology ${valid.topology} yet; supported platform/topology pairs: ${supportedPairs()}`,
+      );
+    }
     if (!inScope(principal, valid.labels ?? {})) {
       throw forbiddenError(
         `token ${principal.name} may only register clusters whose labels match its selector`,
@@ -399,13 +409,7 @@ export class ClustersService {
           where: { id: uid },
           select: { platform: true },
         });
-        if (cluster.platform !== 'AWS') {
-          throw userInputError(
-            'input',
-            `NodeClass overrides are supported for AWS clusters; this one is ${cluster.platform}`,
-          );
-        }
-        const violation = this.specs.validateAwsNodeClassOverrides(overrides)[0];
+        const violation = this.specs.validateNodeClassOverrides(cluster.platform, overrides)[0];
         if (violation)
           throw userInputError(
             `input${violation.field ? `.${violation.field}` : ''}`,

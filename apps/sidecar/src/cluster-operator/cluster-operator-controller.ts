@@ -2,8 +2,7 @@ import { CLUSTER_OPERATOR, DEPLOYMENT, KARPENTER_CR } from '@fleet/contracts';
 import {
   KARPENTER_CR_NAME,
   OPERAND_NAME,
-  OPERAND_NAMESPACE,
-  type AwsStandaloneCloudProvider,
+  type CloudProvider,
   type KarpenterObservation,
   type KubeObject,
   type OperandObservation,
@@ -30,7 +29,7 @@ export interface OperandState {
 
 export interface ClusterOperatorControllerDeps {
   cluster: ClusterClient;
-  provider: AwsStandaloneCloudProvider;
+  provider: CloudProvider<unknown, unknown>;
   /** The operand Deployment and the Karpenter CRs; each event re-evaluates the ClusterOperator. */
   deployments: ResourceWatch;
   karpenters: ResourceWatch;
@@ -66,7 +65,8 @@ export class ClusterOperatorController {
 
   start(): void {
     const isOperand = (o: { metadata?: { name?: string; namespace?: string } }) =>
-      o.metadata?.name === OPERAND_NAME && o.metadata.namespace === OPERAND_NAMESPACE;
+      o.metadata?.name === OPERAND_NAME &&
+      o.metadata.namespace === this.deps.provider.operandNamespace;
     this.unsubscribe.push(
       this.deps.deployments.on((_, o) => {
         if (isOperand(o)) this.kick();
@@ -116,7 +116,7 @@ export class ClusterOperatorController {
         apiVersion: DEPLOYMENT.apiVersion,
         kind: DEPLOYMENT.kind,
         name: OPERAND_NAME,
-        namespace: OPERAND_NAMESPACE,
+        namespace: this.deps.provider.operandNamespace,
       });
       if (!deployment) return { state: 'missing' };
       return {

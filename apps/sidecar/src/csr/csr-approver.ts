@@ -1,7 +1,6 @@
 import type { CsrDecision } from '@fleet/contracts';
 import type {
-  AwsStandaloneCloudProvider,
-  DescribeInstancesLookup,
+  NodeIdentityCheck,
   NodeIdentityClaim,
   NodeIdentityVerdict,
 } from '@fleet/cloud-provider';
@@ -42,7 +41,6 @@ export interface NodeClaimObject extends KubernetesObject {
 
 export interface CsrApproverDeps {
   cluster: ClusterClient;
-  provider: AwsStandaloneCloudProvider;
   csrs: ResourceWatch<CsrObject>;
   nodeClaims: ResourceWatch<NodeClaimObject>;
   /** At most this many approvals in any 60 s; the rest wait (recorded RateLimited). */
@@ -90,14 +88,14 @@ const stamp = (o: KubernetesObject) => new Date(createdAt(o)).toISOString();
 
 /**
  * The CSR approver of karpenter-operator (`karpenter-machine-approver`), watch-driven: every
- * pending CSR is judged as soon as it (or a NodeClaim) changes, instances are checked in EC2 in
+ * pending CSR is judged as soon as it (or a NodeClaim) changes, instances are checked with the cloud in
  * batches, and legitimate ones are approved through `/approval`. Beyond upstream: a CSR created
  * before its NodeClaim is never approved, approvals are capped per minute, and every decision is
  * recorded for the fleet. The sidecar never writes `Denied` on a CSR: another approver (the
  * cluster-machine-approver for MachineSet nodes) or an administrator may still act on it.
  */
 export class CsrApprover {
-  private lookup?: DescribeInstancesLookup;
+  private check?: NodeIdentityCheck;
   private readonly pending = new Set<string>();
   private readonly settled = new Set<string>();
   private readonly lastOutcome = new Map<string, string>();
@@ -146,10 +144,10 @@ export class CsrApprover {
     for (const off of this.unsubscribe.splice(0)) off();
   }
 
-  /** How instances are looked up in EC2; known once discovery has found the region. */
-  setInstanceLookup(lookup: DescribeInstancesLookup | undefined): void {
-    this.lookup = lookup;
-    if (lookup && this.pending.size > 0) this.kick();
+  /** The driver's cloud check; known once discovery has found the cluster's infrastructure. */
+  setNodeIdentityCheck(check: NodeIdentityCheck | undefined): void {
+    this.check = check;
+    if (check && this.pending.size > 0) this.kick();
   }
 
   /** Decisions not yet carried by an accepted report, oldest first. */
@@ -331,17 +329,17 @@ export class CsrApprover {
       else work.push({ csr, plan });
     }
     if (work.length === 0) return;
-    const lookup = this.lookup;
-    if (!lookup) return; // setInstanceLookup kicks again once discovery knows the region
+    const check = this.check;
+    if (!check) return; // setNodeIdentityCheck kicks again once discovery has run
 
-    // One identity check for every CSR of the pass: EC2 sees each instance id once.
+    // One identity check for every CSR of the pass: the cloud sees each instance once.
     const claims: NodeIdentityClaim[] = [];
     for (const { plan } of work) {
       const list = plan.kind === 'client' ? plan.candidates : [plan.nodeClaim];
       for (const c of list)
         claims.push({ nodeName: plan.nodeName, providerID: c.status?.providerID ?? '' });
     }
-    const verdicts = await this.deps.provider.verifyNodeIdentity(claims, lookup);
+    const verdicts = await check(claims);
     let at = 0;
     const approvals: Promise<void>[] = [];
     for (const { csr, plan } of work) {

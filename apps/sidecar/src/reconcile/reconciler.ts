@@ -9,16 +9,14 @@ import {
   InvalidDesiredStateError,
   OWNED_BY_SELECTOR,
   renderDesiredObjects,
-  type AwsStandaloneCloudProvider,
+  type ClusterDriver,
+  type ClusterTarget,
   type FieldCause,
   type KubeObject,
   type OwnedKind,
   type TargetedObject,
 } from '@fleet/cloud-provider';
-import { discoverAwsStandalone, type ClusterObjectReader } from '@fleet/discovery';
-import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Logger } from 'pino';
-import { describeInstancesLookup } from '../aws/describe-instances.js';
 import type { ClusterAutoscalerSwitch } from '../cluster-autoscaler/cluster-autoscaler.js';
 import type { CsrApprover } from '../csr/csr-approver.js';
 import { describeKubeError, isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
@@ -27,10 +25,8 @@ import type { NodeClassController } from '../nodeclass/nodeclass-controller.js';
 import { ConditionSet } from './conditions.js';
 
 export interface ReconcilerDeps {
-  cluster: ClusterClient;
-  reader: ClusterObjectReader;
-  ec2: (region: string) => EC2Client;
-  provider: AwsStandaloneCloudProvider;
+  apiServers: { client(target: ClusterTarget): ClusterClient };
+  driver: ClusterDriver;
   /** CRD manifests the operand needs, loaded once at start-up. */
   crds: readonly TargetedObject[];
   validator: CrdValidator;
@@ -76,6 +72,14 @@ export class Reconciler {
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
+  private get provider() {
+    return this.deps.driver.provider;
+  }
+
+  private client(target: ClusterTarget): ClusterClient {
+    return this.deps.apiServers.client(target);
+  }
+
   async reconcile(order: ReconcileOrder): Promise<ReconcileResult> {
     const conditions = new ConditionSet(this.previous);
     const result = await this.run(order, conditions);
@@ -107,14 +111,14 @@ export class Reconciler {
     }
     if (!spec.enabled) return this.disable(order, conditions);
 
-    const discovery = await discoverAwsStandalone({ reader: this.deps.reader, ec2: this.deps.ec2 });
+    const discovery = await this.deps.driver.discover();
     if (!discovery.ok) return this.degraded(conditions, discovery.reason, discovery.message);
     const infra = discovery.infrastructure;
-    this.deps.approver?.setInstanceLookup(describeInstancesLookup(this.deps.ec2(infra.region)));
+    this.deps.approver?.setNodeIdentityCheck(this.deps.driver.nodeIdentity(infra));
 
     let desired: TargetedObject[];
     try {
-      desired = renderDesiredObjects(this.deps.provider, infra, spec);
+      desired = renderDesiredObjects(this.provider, infra, spec);
     } catch (err) {
       if (err instanceof InvalidDesiredStateError) {
         const overrides = err.causes.some((c) => c.field.startsWith('nodeClassOverrides'));
@@ -133,7 +137,7 @@ export class Reconciler {
     for (const { object } of desired) {
       const causes = this.deps.validator.validate(object);
       if (causes.length === 0) continue;
-      if (object.kind === this.deps.provider.nodeClass.kind) invalidNodeClass = true;
+      if (object.kind === this.provider.nodeClass.kind) invalidNodeClass = true;
       invalid.push(
         ...causes.map((c) => ({
           field: `${describeObject(object)}: ${c.field}`,
@@ -152,9 +156,9 @@ export class Reconciler {
     let applied = 0;
     let current = '';
     try {
-      for (const { object } of desired) {
+      for (const { target, object } of desired) {
         current = describeObject(object);
-        await this.deps.cluster.apply(object);
+        await this.client(target).apply(object);
         applied++;
       }
     } catch (err) {
@@ -167,8 +171,8 @@ export class Reconciler {
     }
     const defaultNodeClass = desired.find(
       ({ object }) =>
-        object.kind === this.deps.provider.nodeClass.kind &&
-        object.metadata.name === this.deps.provider.defaultNodeClassName,
+        object.kind === this.provider.nodeClass.kind &&
+        object.metadata.name === this.provider.defaultNodeClassName,
     );
     if (defaultNodeClass)
       this.deps.nodeClasses?.setTarget({ infra, defaultNodeClass: defaultNodeClass.object });
@@ -202,9 +206,9 @@ export class Reconciler {
    */
   private async disable(order: ReconcileOrder, conditions: ConditionSet): Promise<Outcome> {
     this.deps.nodeClasses?.setTarget(undefined);
-    const kinds = this.deps.provider.ownedKinds();
+    const kinds = this.provider.ownedKinds();
     const nodePoolKind = kinds.find((k) => k.kind === NODEPOOL.kind);
-    const nodeClassKind = kinds.find((k) => k.kind === this.deps.provider.nodeClass.kind);
+    const nodeClassKind = kinds.find((k) => k.kind === this.provider.nodeClass.kind);
     const step = (reason: string, message: string) => {
       conditions.set('Progressing', 'True', reason, message);
       conditions.set('Available', 'False', reason, 'Karpenter is being disabled');
@@ -324,7 +328,7 @@ export class Reconciler {
 
   private async installCrds(): Promise<void> {
     if (this.crdsInstalled) return;
-    for (const { object } of this.deps.crds) await this.deps.cluster.apply(object);
+    for (const { target, object } of this.deps.crds) await this.client(target).apply(object);
     this.crdsInstalled = true;
     this.deps.onCrdsInstalled?.();
   }
@@ -334,7 +338,7 @@ export class Reconciler {
     const out: KubeObject[] = [];
     for (const namespace of namespaces) {
       try {
-        const live = await this.deps.cluster.list<KubeObject>(kind.apiVersion, kind.kind, {
+        const live = await this.client(kind.target).list<KubeObject>(kind.apiVersion, kind.kind, {
           ...(namespace ? { namespace } : {}),
           labelSelector: OWNED_BY_SELECTOR,
         });
@@ -349,13 +353,16 @@ export class Reconciler {
 
   private async countOwned(): Promise<number> {
     let n = 0;
-    for (const kind of this.deps.provider.ownedKinds()) n += (await this.listOwned(kind)).length;
+    for (const kind of this.provider.ownedKinds()) n += (await this.listOwned(kind)).length;
     return n;
   }
 
   private async listNodeClaims(): Promise<string[]> {
     try {
-      const claims = await this.deps.cluster.list<KubeObject>(NODECLAIM.apiVersion, NODECLAIM.kind);
+      const claims = await this.client('workload').list<KubeObject>(
+        NODECLAIM.apiVersion,
+        NODECLAIM.kind,
+      );
       return claims.map((c) => c.metadata.name).sort();
     } catch (err) {
       if (isUnknownKind(err)) return [];
@@ -365,7 +372,7 @@ export class Reconciler {
 
   private async deleteAll(kind: OwnedKind, objects: KubeObject[]): Promise<number> {
     for (const object of objects) {
-      await this.deps.cluster.delete({
+      await this.client(kind.target).delete({
         apiVersion: kind.apiVersion,
         kind: kind.kind,
         name: object.metadata.name,
@@ -379,7 +386,7 @@ export class Reconciler {
   private async prune(desired: readonly TargetedObject[]): Promise<number> {
     const wanted = new Set(desired.map(({ object }) => keyOf(object)));
     let pruned = 0;
-    for (const kind of [...this.deps.provider.ownedKinds()].reverse()) {
+    for (const kind of [...this.provider.ownedKinds()].reverse()) {
       const stale = (await this.listOwned(kind)).filter((o) => !wanted.has(keyOf(o)));
       pruned += await this.deleteAll(kind, stale);
     }

@@ -31,3 +31,6 @@ export {
   type DescribeInstancesLookup,
   type Ec2InstanceIdentity,
 } from './node-identity.js';
+export { describeInstancesLookup } from './describe-instances.js';
+export { awsClientConfig } from './credentials.js';
+export { AWS_PLATFORM_RULES, AWS_STANDALONE_DRIVER } from './driver.js';
