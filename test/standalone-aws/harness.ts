@@ -1,5 +1,9 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
-import type { KarpenterDesiredState, ReconcileOrder } from '@fleet/contracts';
+import {
+  CONTRACT_VERSION,
+  type KarpenterDesiredState,
+  type ReconcileOrder,
+} from '@fleet/contracts';
 import {
   findDriver,
   loadCustomResourceDefinitions,
@@ -93,6 +97,7 @@ export async function startHarness(
     runtime,
     ec2Client,
     order: (spec = {}) => ({
+      contractVersion: CONTRACT_VERSION,
       clusterId: CLUSTER_ID,
       generation: ++generation,
       platform: 'AWS',

@@ -31,7 +31,7 @@ export const SidecarConfigSchema = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
     .default('openshift-config'),
-  /** Reported as the ClusterOperator's operator version. */
+  /** Reported to the fleet and as the ClusterOperator's operator version. */
   SIDECAR_VERSION: z.string().min(1).default('0.1.0'),
   LOG_LEVEL: logLevel,
 });

@@ -22,6 +22,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   // The driver, and with it the API servers and the cloud, is known from the first order.
   const host = new SidecarHost({
     log,
+    version: config.SIDECAR_VERSION,
     async createRuntime(registration) {
       const apiServers = apiServersFor(registration.targets, config);
       const driver = registration.create({

@@ -1,4 +1,9 @@
-import type { Condition, CsrDecision, ReconcileOrder } from '@fleet/contracts';
+import {
+  CONTRACT_VERSION,
+  type Condition,
+  type CsrDecision,
+  type ReconcileOrder,
+} from '@fleet/contracts';
 import { findDriver, supportedPairs, type DriverRegistration } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
 import { ConditionSet } from './reconcile/conditions.js';
@@ -9,6 +14,8 @@ export interface SidecarHostOptions {
   /** Builds the runtime for the driver the registry chose (API servers, CRDs, watches). */
   createRuntime(registration: DriverRegistration): Promise<SidecarRuntime>;
   log: Logger;
+  /** The sidecar's release, reported with the contract it speaks. */
+  version: string;
 }
 
 /**
@@ -33,6 +40,13 @@ export class SidecarHost {
   }
 
   async apply(order: ReconcileOrder): Promise<ReconcileResult> {
+    if (order.contractVersion > CONTRACT_VERSION) {
+      return this.refuse(
+        order,
+        'UnsupportedContract',
+        `the order is of contract ${order.contractVersion}; this sidecar (${this.options.version}) speaks contract ${CONTRACT_VERSION} and older`,
+      );
+    }
     const registration = findDriver(order.platform, order.topology);
     const pair = `${order.platform}/${order.topology}`;
     if (!registration) {
@@ -91,16 +105,20 @@ export class SidecarHost {
     for (const l of this.listeners) l(urgent);
   }
 
+  /** What a report says now, and which sidecar says it. */
   async snapshot(): Promise<StatusSnapshot | undefined> {
+    const sidecar = { version: this.options.version, contractVersion: CONTRACT_VERSION };
     if (this.refused) {
       return {
         observedGeneration: this.refused.generation,
         conditions: this.refused.conditions,
         metrics: {},
         csrDecisions: [],
+        sidecar,
       };
     }
-    return this.runtime?.snapshot();
+    const snapshot = await this.runtime?.snapshot();
+    return snapshot && { ...snapshot, sidecar };
   }
 
   /** A report carrying these decisions was accepted. */

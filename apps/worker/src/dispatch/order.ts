@@ -1,4 +1,4 @@
-import { KarpenterDesiredState, type ReconcileOrder } from '@fleet/contracts';
+import { CONTRACT_VERSION, KarpenterDesiredState, type ReconcileOrder } from '@fleet/contracts';
 
 export interface DesiredRow {
   clusterId: string;
@@ -18,6 +18,7 @@ export interface DesiredRow {
 /** The order for a cluster's desired state as stored: the same whether dispatched or resynced. */
 export function buildOrder(row: DesiredRow): ReconcileOrder {
   return {
+    contractVersion: CONTRACT_VERSION,
     clusterId: row.clusterId,
     generation: row.generation,
     platform: row.platform as ReconcileOrder['platform'],

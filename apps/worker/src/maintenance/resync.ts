@@ -1,3 +1,4 @@
+import { CONTRACT_VERSION } from '@fleet/contracts';
 import type pg from 'pg';
 import { buildOrder, type DesiredRow } from '../dispatch/order.js';
 import type { SidecarQueues } from '../dispatch/sidecar-queues.js';
@@ -32,9 +33,11 @@ export async function resyncPendingOrders(
          JOIN "ClusterStatus" s ON s."clusterId" = d."clusterId"
          JOIN "Cluster" c ON c.id = d."clusterId"
         WHERE d.generation > s."observedGeneration" AND d."clusterId" > $1::uuid
+          -- the dispatcher refused these (SidecarOutdated) until the sidecar reports a newer contract
+          AND (s."sidecarContractVersion" IS NULL OR s."sidecarContractVersion" >= $3)
         ORDER BY d."clusterId"
         LIMIT $2`,
-      [after, pageSize],
+      [after, pageSize, CONTRACT_VERSION],
     );
     if (!rows.length) break;
     pages++;
