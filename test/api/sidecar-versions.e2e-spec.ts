@@ -3,6 +3,7 @@ import { CONTRACT_VERSION, sidecarQueueName } from '@fleet/contracts';
 import { createPrismaClient, type PrismaClient } from '@fleet/database';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi, type RunningApi } from './start-api.js';
@@ -102,7 +103,33 @@ describe('sidecar versions and the order contract', () => {
     expect(c.status.sidecar).toEqual({ version: null, contractVersion: 1 });
   });
 
-  it('does not send a newer order to that sidecar, and says so on the cluster and the run', async () => {
+  it('still sends it the orders contract 1 reads (standalone AWS)', async () => {
+    const res = await api.admin(`mutation($id: ID!) { reconcileCluster(clusterId: $id) { id } }`, {
+      id: legacy.cluster.id,
+    });
+    expect(res.errors).toBeUndefined();
+    const [job] = await eventually(
+      async () => {
+        const jobs = (await ordersOf(1)).filter((j) => j.id?.includes('forced'));
+        return jobs.length ? jobs : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the re-sent generation-1 order' },
+    );
+    expect(job?.data).toMatchObject({ contractVersion: 1, platform: 'AWS' });
+  });
+
+  it('does not send it an order only contract 2 reads, and says so on the cluster and the run', async () => {
+    // As if registered before registerCluster checked the pair: an order for a platform a
+    // contract-1 sidecar would silently treat as standalone AWS.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(`UPDATE "Cluster" SET platform = 'AZURE' WHERE id = $1`, [
+        legacy.cluster.uid,
+      ]);
+    } finally {
+      await client.end();
+    }
     const res = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(
       `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true }) { karpenter { generation } } }`,
       { id: legacy.cluster.id },
@@ -115,7 +142,8 @@ describe('sidecar versions and the order contract', () => {
       },
       { timeoutMs: 15_000, what: 'SidecarOutdated' },
     );
-    const message = `the sidecar speaks order contract 1; this order needs contract ${CONTRACT_VERSION}: upgrade the sidecar`;
+    const message =
+      'the sidecar speaks order contract 1; this order needs contract 2: upgrade the sidecar';
     expect(condition(c, 'SidecarOutdated')).toEqual({
       type: 'SidecarOutdated',
       status: 'True',
@@ -152,7 +180,7 @@ describe('sidecar versions and the order contract', () => {
       },
       { timeoutMs: 15_000, what: 'the generation-2 order on the queue' },
     );
-    expect(job?.data).toMatchObject({ contractVersion: CONTRACT_VERSION, generation: 2 });
+    expect(job?.data).toMatchObject({ contractVersion: 2, platform: 'AZURE', generation: 2 });
   });
 
   it('shows which clusters run which sidecar release', async () => {

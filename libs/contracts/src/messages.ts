@@ -27,6 +27,14 @@ export type Condition = z.infer<typeof Condition>;
  */
 export const CONTRACT_VERSION = 2;
 
+/**
+ * The oldest contract that reads an order correctly, which the order carries. A contract-1
+ * sidecar applies the standalone AWS logic to every order, which is right only for that pair.
+ */
+export function orderContractVersion(order: { platform: Platform; topology: Topology }): number {
+  return order.platform === 'AWS' && order.topology === 'STANDALONE' ? 1 : 2;
+}
+
 /** What the worker pushes onto `sidecar.<clusterId>`: the whole desired state at one generation. */
 export const ReconcileOrder = z.object({
   /** Absent in contract 1. */

@@ -1,7 +1,7 @@
 import type { Condition, ReconcileRequest } from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
 import { conditionChanges, withCondition } from '../conditions/fleet-conditions.js';
-import { buildOrder } from './order.js';
+import { buildOrder, sidecarReads } from './order.js';
 import type { SidecarQueues } from './sidecar-queues.js';
 
 export type DispatchOutcome = 'dispatched' | 'in-sync' | 'unknown-cluster' | 'sidecar-outdated';
@@ -36,7 +36,7 @@ export class ReconcileDispatcher {
     // A sidecar that reported an older contract would misread the order (a contract-1 sidecar
     // runs the standalone AWS logic whatever the platform), so the order is not sent.
     const speaks = cluster.status.sidecarContractVersion;
-    if (speaks !== null && speaks < order.contractVersion) {
+    if (speaks !== null && !sidecarReads(speaks, order)) {
       await this.refuseOutdated(cluster.id, desired.generation, speaks, order.contractVersion);
       return 'sidecar-outdated';
     }
