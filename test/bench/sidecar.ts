@@ -3,7 +3,7 @@
  * after they appear, and what the process costs at rest (RSS, API-server requests per minute:
  * watch-driven means close to none).
  */
-import { sidecarQueueName, type ReconcileOrder } from '@fleet/contracts';
+import { CONTRACT_VERSION, sidecarQueueName, type ReconcileOrder } from '@fleet/contracts';
 import { OPERAND_NAME, OPERAND_NAMESPACE } from '@fleet/cloud-provider';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -86,6 +86,7 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
     await queue.add(
       'order',
       {
+        contractVersion: CONTRACT_VERSION,
         clusterId,
         generation: 1,
         platform: 'AWS',

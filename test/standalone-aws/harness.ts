@@ -1,13 +1,18 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
-import type { KarpenterDesiredState, ReconcileOrder } from '@fleet/contracts';
 import {
-  AwsStandaloneCloudProvider,
+  CONTRACT_VERSION,
+  type KarpenterDesiredState,
+  type ReconcileOrder,
+} from '@fleet/contracts';
+import {
+  findDriver,
   loadCustomResourceDefinitions,
   type TargetedObject,
 } from '@fleet/cloud-provider';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClusterObjectReader } from '@fleet/discovery';
 import { pino } from 'pino';
 
+import { apiServersFor } from '../../apps/sidecar/src/kube/api-servers.js';
 import { SidecarRuntime } from '../../apps/sidecar/src/runtime.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { CRDS_DIR } from '../support/fixtures.js';
@@ -58,12 +63,16 @@ export const GENERAL_NODEPOOL = {
 export async function startHarness(
   options: { approvalsPerMinute?: number; requeueMs?: number } = {},
 ): Promise<Harness> {
-  const provider = new AwsStandaloneCloudProvider();
-  crds ??= loadCustomResourceDefinitions(provider.customResourceDefinitions(), CRDS_DIR);
+  const registration = findDriver('AWS', 'STANDALONE');
+  if (!registration) throw new Error('no AWS/STANDALONE driver registered');
   const cluster = await startEmulatedCluster();
-  const kubeConfig = new KubeConfig();
   // As the sidecar's service account: exactly the RBAC deploy/sidecar/standalone grants.
-  kubeConfig.loadFromFile(cluster.kubeconfigPath);
+  const apiServers = apiServersFor(registration.targets, { KUBECONFIG: cluster.kubeconfigPath });
+  const driver = registration.create({
+    reader: (target) => new KubeClusterObjectReader(apiServers.kubeConfig(target)),
+    env: cluster.sidecarEnv,
+  });
+  crds ??= loadCustomResourceDefinitions(driver.provider.customResourceDefinitions(), CRDS_DIR);
   const ec2Client = new EC2Client({
     region: cluster.ec2.region,
     endpoint: cluster.ec2.url,
@@ -73,9 +82,8 @@ export async function startHarness(
     },
   });
   const runtime = new SidecarRuntime({
-    kubeConfig,
-    ec2: () => ec2Client,
-    provider,
+    apiServers,
+    driver,
     crds: await crds,
     log: pino({ level: process.env.HARNESS_LOG_LEVEL ?? 'silent' }),
     version: '0.1.0-test',
@@ -90,6 +98,7 @@ export async function startHarness(
     runtime,
     ec2Client,
     order: (spec = {}) => ({
+      contractVersion: CONTRACT_VERSION,
       clusterId: CLUSTER_ID,
       generation: ++generation,
       platform: 'AWS',

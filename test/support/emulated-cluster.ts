@@ -1,11 +1,10 @@
-import { CREDENTIALS_REQUEST_CRD_PATH } from '@fleet/cloud-provider';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { Ec2Emulator, loadWorld } from './ec2/index.js';
 import { deployDocuments } from './deploy-manifests.js';
-import { fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
+import { CREDENTIALS_REQUEST_CRD_PATH, fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
 import { KubeApiServerEmulator, type KubeObject } from './kube-apiserver/index.js';
 
 /** Namespaces a real OpenShift cluster has before anyone installs Karpenter. */

@@ -6,6 +6,16 @@ import { fileURLToPath } from 'node:url';
 /** test/fixtures, from this module's location (the build copies it into dist/test/fixtures). */
 export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/', import.meta.url));
 export const CRDS_DIR = UPSTREAM_CRD_DIRECTORY;
+/**
+ * A subset of the cloud-credential-operator's CredentialsRequest CRD, for the emulated clusters.
+ * Real clusters already have the full CRD; applying this subset over it would replace its schema,
+ * so no provider installs it.
+ */
+export const CREDENTIALS_REQUEST_CRD_PATH = join(
+  FIXTURES_DIR,
+  'crds',
+  'cloudcredential.openshift.io_credentialsrequests.yaml',
+);
 export const fixtureClusterDir = (name: string): string => join(FIXTURES_DIR, 'clusters', name);
 
 /** Every upstream CRD file the project ships, in a stable order. */

@@ -12,3 +12,4 @@ export * from './ocp-aws-standalone.js';
 export * from './containerfile.js';
 export * from './deploy-manifests.js';
 export * from './private-servers.js';
+export * from './crd-validation.js';

@@ -11,13 +11,15 @@ export const SidecarConfigSchema = z.object({
     .string()
     .regex(/^[a-z0-9-]+$/)
     .default('bull'),
-  /** Kubeconfig of the cluster; in a pod, leave unset to use the service account. */
+  /** Kubeconfig of the sidecar's own cluster; in a pod, leave unset to use the service account. */
   KUBECONFIG: z.string().optional(),
+  /**
+   * Kubeconfig of the workload cluster, for topologies where it is not the sidecar's own
+   * (hosted, Cluster API): typically the kubeconfig Secret mounted as a file.
+   */
+  WORKLOAD_KUBECONFIG: z.string().optional(),
   /** The upstream CRDs the sidecar installs; the ones shipped with it unless overridden. */
   CRD_DIR: z.string().default(UPSTREAM_CRD_DIRECTORY),
-  /** Region and endpoint of the EC2 API; credentials come from the AWS SDK's default chain. */
-  AWS_REGION: z.string().optional(),
-  AWS_ENDPOINT_URL_EC2: z.url().optional(),
   /** /healthz, /readyz and /metrics are served only when a port is given (deployments do). */
   OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   OPS_HOST: z.string().default('127.0.0.1'),
@@ -29,7 +31,7 @@ export const SidecarConfigSchema = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
     .default('openshift-config'),
-  /** Reported as the ClusterOperator's operator version. */
+  /** Reported to the fleet and as the ClusterOperator's operator version. */
   SIDECAR_VERSION: z.string().min(1).default('0.1.0'),
   LOG_LEVEL: logLevel,
 });

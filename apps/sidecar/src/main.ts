@@ -1,14 +1,16 @@
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { AwsStandaloneCloudProvider, loadCustomResourceDefinitions } from '@fleet/cloud-provider';
+import { loadCustomResourceDefinitions } from '@fleet/cloud-provider';
+import { KubeClusterObjectReader } from '@fleet/discovery';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { loadSidecarConfig } from './config.js';
+import { apiServersFor } from './kube/api-servers.js';
 import { OrderConsumer } from './orders/order-consumer.js';
 import { ReportPublisher } from './report/report-publisher.js';
 import { StatusReporter } from './report/status-reporter.js';
 import { SidecarRuntime } from './runtime.js';
+import { SidecarHost } from './sidecar-host.js';
 
 export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   const config = loadSidecarConfig(env);
@@ -17,39 +19,33 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     level: config.LOG_LEVEL,
     base: { cluster: config.CLUSTER_ID },
   });
-  const kubeConfig = new KubeConfig();
-  if (config.KUBECONFIG) kubeConfig.loadFromFile(config.KUBECONFIG);
-  else kubeConfig.loadFromDefault();
-  const provider = new AwsStandaloneCloudProvider();
-  const crds = await loadCustomResourceDefinitions(
-    provider.customResourceDefinitions(),
-    config.CRD_DIR,
-  );
-  const ec2Clients = new Map<string, EC2Client>();
-  const ec2 = (region: string) => {
-    let client = ec2Clients.get(region);
-    if (!client) {
-      client = new EC2Client({
-        region: config.AWS_REGION ?? region,
-        ...(config.AWS_ENDPOINT_URL_EC2 ? { endpoint: config.AWS_ENDPOINT_URL_EC2 } : {}),
-      });
-      ec2Clients.set(region, client);
-    }
-    return client;
-  };
-  const runtime = new SidecarRuntime({
-    kubeConfig,
-    ec2,
-    provider,
-    crds,
+  // The driver, and with it the API servers and the cloud, is known from the first order.
+  const host = new SidecarHost({
     log,
     version: config.SIDECAR_VERSION,
-    csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
-    backupNamespace: config.CLUSTER_AUTOSCALER_BACKUP_NAMESPACE,
+    async createRuntime(registration) {
+      const apiServers = apiServersFor(registration.targets, config);
+      const driver = registration.create({
+        reader: (target) => new KubeClusterObjectReader(apiServers.kubeConfig(target)),
+        env,
+      });
+      const crds = await loadCustomResourceDefinitions(
+        driver.provider.customResourceDefinitions(),
+        config.CRD_DIR,
+      );
+      return new SidecarRuntime({
+        apiServers,
+        driver,
+        crds,
+        log,
+        version: config.SIDECAR_VERSION,
+        csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
+        backupNamespace: config.CLUSTER_AUTOSCALER_BACKUP_NAMESPACE,
+      });
+    },
   });
-  runtime.start();
   const reporter = new StatusReporter(config.API_URL, config.CLUSTER_ID, config.REPORT_TOKEN);
-  const publisher = new ReportPublisher(runtime, config.CLUSTER_ID, (r) => reporter.send(r), log);
+  const publisher = new ReportPublisher(host, config.CLUSTER_ID, (r) => reporter.send(r), log);
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const registry = createRegistry('sidecar');
   const reconcileSeconds = fleetMetrics.reconcileSeconds(registry);
@@ -60,7 +56,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     apply: async (order) => {
       const stop = reconcileSeconds.startTimer();
       try {
-        const result = await runtime.apply(order);
+        const result = await host.apply(order);
         stop({ outcome: 'applied' });
         return result;
       } catch (err) {
@@ -76,7 +72,11 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   // Heartbeat: the current state again, so the fleet can tell a quiet cluster from a dead sidecar.
   const heartbeat = setInterval(() => void publisher.publish(), config.HEARTBEAT_SECONDS * 1000);
   heartbeat.unref();
-  const versionApi = kubeConfig.makeApiClient(VersionApi);
+  // Readiness checks the sidecar's own API server, which every topology has.
+  const ownKubeConfig = new KubeConfig();
+  if (config.KUBECONFIG) ownKubeConfig.loadFromFile(config.KUBECONFIG);
+  else ownKubeConfig.loadFromDefault();
+  const versionApi = ownKubeConfig.makeApiClient(VersionApi);
   const ops =
     config.OPS_PORT === undefined
       ? undefined
@@ -95,9 +95,8 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
       await ops?.close();
       publisher.stop();
       await consumer.close();
-      await runtime.stop();
+      await host.stop();
       connection.disconnect();
-      for (const client of ec2Clients.values()) client.destroy();
     },
   };
 }

@@ -1,19 +1,26 @@
-import type { EC2Client } from '@aws-sdk/client-ec2';
-import type { Condition, ReconcileOrder, StatusReport } from '@fleet/contracts';
+import {
+  CERTIFICATE_SIGNING_REQUEST,
+  DEPLOYMENT,
+  KARPENTER_CR,
+  NODECLAIM,
+  type Condition,
+  type ReconcileOrder,
+  type ResourceIdentity,
+  type StatusReport,
+} from '@fleet/contracts';
 import {
   OPERAND_NAME,
-  OPERAND_NAMESPACE,
-  type AwsStandaloneCloudProvider,
+  type ClusterDriver,
+  type ClusterTarget,
   type TargetedObject,
 } from '@fleet/cloud-provider';
-import { KubeClusterObjectReader } from '@fleet/discovery';
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ClusterAutoscalerSwitch } from './cluster-autoscaler/cluster-autoscaler.js';
 import { ClusterOperatorController } from './cluster-operator/cluster-operator-controller.js';
 import { CsrApprover, type CsrObject, type NodeClaimObject } from './csr/csr-approver.js';
-import { ClusterClient } from './kube/cluster-client.js';
-import { CSR, DEPLOYMENT, EC2_NODE_CLASS, KARPENTER, NODE_CLAIM, type Kind } from './kube/kinds.js';
+import type { ApiServers } from './kube/api-servers.js';
+import type { ClusterClient } from './kube/cluster-client.js';
 import { ResourceWatch, type ResourceWatchOptions } from './kube/resource-watch.js';
 import { collectMetrics } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
@@ -22,9 +29,9 @@ import { ConditionSet } from './reconcile/conditions.js';
 import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
 
 export interface SidecarRuntimeOptions {
-  kubeConfig: KubeConfig;
-  ec2: (region: string) => EC2Client;
-  provider: AwsStandaloneCloudProvider;
+  apiServers: ApiServers;
+  /** The platform and topology's driver, chosen by the registry from the order. */
+  driver: ClusterDriver;
   crds: readonly TargetedObject[];
   log: Logger;
   /** Reported as the ClusterOperator's versions[name=operator]. */
@@ -51,7 +58,8 @@ export class SidecarRuntime {
   readonly nodeClassWatch: ResourceWatch;
   readonly nodeClaims: ResourceWatch<NodeClaimObject>;
   readonly csrs: ResourceWatch<CsrObject>;
-  readonly operator: ClusterOperatorController;
+  /** Only where the driver owns a ClusterOperator (standalone OpenShift). */
+  readonly operator?: ClusterOperatorController;
   readonly nodeClasses: NodeClassController;
   readonly approver: CsrApprover;
   readonly clusterAutoscaler: ClusterAutoscalerSwitch;
@@ -66,34 +74,44 @@ export class SidecarRuntime {
   private readonly offs: (() => void)[] = [];
 
   constructor(private readonly options: SidecarRuntimeOptions) {
-    const { kubeConfig, log, provider } = options;
-    this.cluster = new ClusterClient(kubeConfig);
-    const watch = new Watch(kubeConfig);
+    const { apiServers, driver, log } = options;
+    const { provider } = driver;
+    this.cluster = apiServers.client('workload');
+    const watches = new Map<ClusterTarget, Watch>();
     const make = <T extends CsrObject | NodeClaimObject>(
-      kind: Kind,
+      kind: ResourceIdentity,
       opts: ResourceWatchOptions = {},
-    ) =>
-      new ResourceWatch<T>(this.cluster.objects, watch, kind, log, {
+      target: ClusterTarget = 'workload',
+    ) => {
+      let watch = watches.get(target);
+      if (!watch) {
+        watch = new Watch(apiServers.kubeConfig(target));
+        watches.set(target, watch);
+      }
+      return new ResourceWatch<T>(apiServers.client(target).objects, watch, kind, log, {
         maxBackoffMs: 5_000,
         ...opts,
       });
-    this.deployments = make(DEPLOYMENT, {
-      namespace: OPERAND_NAMESPACE,
-      fieldSelector: `metadata.name=${OPERAND_NAME}`,
-    });
-    this.karpenters = make(KARPENTER);
-    this.nodeClassWatch = make(EC2_NODE_CLASS);
-    this.nodeClaims = make<NodeClaimObject>(NODE_CLAIM);
-    this.csrs = make<CsrObject>(CSR);
-    this.operator = new ClusterOperatorController({
-      cluster: this.cluster,
-      provider,
-      deployments: this.deployments,
-      karpenters: this.karpenters,
-      version: options.version,
-      log: log.child({ controller: 'cluster-operator' }),
-      onChange: () => this.changed(false),
-    });
+    };
+    this.deployments = make(
+      DEPLOYMENT,
+      { namespace: provider.operandNamespace, fieldSelector: `metadata.name=${OPERAND_NAME}` },
+      'management',
+    );
+    this.karpenters = make(KARPENTER_CR, {}, 'management');
+    this.nodeClassWatch = make(provider.nodeClass);
+    this.nodeClaims = make<NodeClaimObject>(NODECLAIM);
+    this.csrs = make<CsrObject>(CERTIFICATE_SIGNING_REQUEST);
+    if (driver.statusSurfaces.includes('ClusterOperator'))
+      this.operator = new ClusterOperatorController({
+        cluster: this.cluster,
+        provider,
+        deployments: this.deployments,
+        karpenters: this.karpenters,
+        version: options.version,
+        log: log.child({ controller: 'cluster-operator' }),
+        onChange: () => this.changed(false),
+      });
     this.nodeClasses = new NodeClassController({
       cluster: this.cluster,
       provider,
@@ -102,7 +120,6 @@ export class SidecarRuntime {
     });
     this.approver = new CsrApprover({
       cluster: this.cluster,
-      provider,
       csrs: this.csrs,
       nodeClaims: this.nodeClaims,
       approvalsPerMinute: options.csrApprovalsPerMinute,
@@ -115,10 +132,8 @@ export class SidecarRuntime {
       options.backupNamespace,
     );
     this.reconciler = new Reconciler({
-      cluster: this.cluster,
-      reader: new KubeClusterObjectReader(kubeConfig),
-      ec2: options.ec2,
-      provider,
+      apiServers,
+      driver,
       crds: options.crds,
       validator: new CrdValidator(options.crds),
       nodeClasses: this.nodeClasses,
@@ -139,7 +154,7 @@ export class SidecarRuntime {
 
   start(): void {
     for (const w of this.watches()) w.start();
-    this.operator.start();
+    this.operator?.start();
     this.nodeClasses.start();
     this.approver.start();
     // While a disable waits for NodeClaims, their deletion is the signal to look again.
@@ -156,7 +171,8 @@ export class SidecarRuntime {
     clearTimeout(this.requeueDebounce);
     this.requeueTimer = undefined;
     for (const off of this.offs.splice(0)) off();
-    this.operator.stop();
+    this.operator?.stop();
+    this.options.driver.close();
     this.nodeClasses.stop();
     this.approver.stop();
     for (const w of this.watches()) w.stop();
@@ -218,7 +234,7 @@ export class SidecarRuntime {
   /** Resolves when orders, re-checks in flight and controllers have settled (for tests). */
   async idle(): Promise<void> {
     await this.chain;
-    await Promise.all([this.operator.idle(), this.nodeClasses.idle(), this.approver.idle()]);
+    await Promise.all([this.operator?.idle(), this.nodeClasses.idle(), this.approver.idle()]);
   }
 
   /** What a report says now; undefined before the first order (nothing to observe against). */
@@ -226,13 +242,15 @@ export class SidecarRuntime {
     const last = this.last;
     const order = this.order;
     if (!last || !order) return undefined;
-    const operand = this.operator.operandState();
-    this.extra.set(
-      'OperandReady',
-      operand.status,
-      operand.reason,
-      operand.message || 'operand state',
-    );
+    const operand = this.operator?.operandState();
+    if (operand) {
+      this.extra.set(
+        'OperandReady',
+        operand.status,
+        operand.reason,
+        operand.message || 'operand state',
+      );
+    }
     const conditions: Condition[] = [
       ...last.result.conditions.filter((c) => c.type !== 'OperandReady'),
       ...this.extra.list(),

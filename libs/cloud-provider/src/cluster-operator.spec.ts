@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { AwsStandaloneCloudProvider } from './aws/provider.js';
-import { loadCrdValidator } from './testing/crd-validator.js';
-import { CRDS_DIR } from '@fleet/testing';
+import { CRDS_DIR, loadCrdValidator } from '@fleet/testing';
 import type {
   KarpenterObservation,
   OperandObservation,

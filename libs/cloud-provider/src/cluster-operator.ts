@@ -1,14 +1,7 @@
+import { CLUSTER_OPERATOR } from '@fleet/contracts';
 import { canonical, kubeTime } from './canonical.js';
 import { ownedLabels } from './labels.js';
 import type { KubeObject, OperatorCondition, OperatorStatusInput, RelatedObject } from './types.js';
-
-export const CLUSTER_OPERATOR = {
-  group: 'config.openshift.io',
-  version: 'v1',
-  kind: 'ClusterOperator',
-  plural: 'clusteroperators',
-  namespaced: false,
-} as const;
 
 export const CLUSTER_OPERATOR_NAME = 'karpenter';
 
@@ -120,7 +113,7 @@ export function renderClusterOperator(
   relatedObjects: RelatedObject[],
 ): KubeObject {
   return canonical({
-    apiVersion: `${CLUSTER_OPERATOR.group}/${CLUSTER_OPERATOR.version}`,
+    apiVersion: CLUSTER_OPERATOR.apiVersion,
     kind: CLUSTER_OPERATOR.kind,
     metadata: { name: CLUSTER_OPERATOR_NAME, labels: ownedLabels() },
     spec: {},

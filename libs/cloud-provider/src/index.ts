@@ -1,12 +1,13 @@
 export * from './types.js';
+export * from './driver.js';
+export { DRIVER_REGISTRY, findDriver, platformRules, supportedPairs } from './registry.js';
 export * from './errors.js';
 export * from './labels.js';
 export { canonical } from './canonical.js';
 export { loadCustomResourceDefinitions } from './crds.js';
 export { renderDesiredObjects } from './render.js';
-export { NODEPOOL, NODECLAIM, renderNodePools, type NodeClassRef } from './nodepools.js';
+export { renderNodePools, type NodeClassRef } from './nodepools.js';
 export {
-  CLUSTER_OPERATOR,
   CLUSTER_OPERATOR_NAME,
   clusterOperatorConditions,
   renderClusterOperator,

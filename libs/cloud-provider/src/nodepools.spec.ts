@@ -1,8 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AwsStandaloneCloudProvider } from './aws/provider.js';
 import { InvalidDesiredStateError } from './errors.js';
-import { loadCrdValidator } from './testing/crd-validator.js';
-import { CRDS_DIR, desiredState } from '@fleet/testing';
+import { CRDS_DIR, desiredState, loadCrdValidator } from '@fleet/testing';
 
 const provider = new AwsStandaloneCloudProvider();
 const crd = loadCrdValidator(`${CRDS_DIR}karpenter/karpenter.sh_nodepools.yaml`);

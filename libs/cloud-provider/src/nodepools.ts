@@ -1,24 +1,8 @@
-import type { DesiredNodePool } from '@fleet/contracts';
+import { NODEPOOL, type DesiredNodePool } from '@fleet/contracts';
 import { canonical, isRecord } from './canonical.js';
 import { InvalidDesiredStateError, type FieldCause } from './errors.js';
 import { ownedLabels } from './labels.js';
 import type { KubeObject } from './types.js';
-
-export const NODEPOOL = {
-  group: 'karpenter.sh',
-  version: 'v1',
-  kind: 'NodePool',
-  plural: 'nodepools',
-  namespaced: false,
-} as const;
-
-export const NODECLAIM = {
-  group: 'karpenter.sh',
-  version: 'v1',
-  kind: 'NodeClaim',
-  plural: 'nodeclaims',
-  namespaced: false,
-} as const;
 
 export interface NodeClassRef {
   group: string;
@@ -60,7 +44,7 @@ export function renderNodePools(
     const template = isRecord(pool.spec.template) ? pool.spec.template : {};
     const templateSpec = isRecord(template.spec) ? template.spec : {};
     return canonical({
-      apiVersion: `${NODEPOOL.group}/${NODEPOOL.version}`,
+      apiVersion: NODEPOOL.apiVersion,
       kind: NODEPOOL.kind,
       metadata: { name: pool.name, labels: ownedLabels() },
       spec: {

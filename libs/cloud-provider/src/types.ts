@@ -1,4 +1,11 @@
-import type { KarpenterDesiredState, NodeClassOverrides, Topology } from '@fleet/contracts';
+import type {
+  KarpenterDesiredState,
+  NodeClassOverrides,
+  ResourceIdentity,
+  Topology,
+} from '@fleet/contracts';
+
+export type { ResourceIdentity } from '@fleet/contracts';
 
 export type CloudProviderName = 'aws' | 'capi' | 'azure';
 
@@ -10,16 +17,6 @@ export type CloudProviderName = 'aws' | 'capi' | 'azure';
  * (NodePools, NodeClaims, NodeClasses, CSRs, the Karpenter CRDs).
  */
 export type ClusterTarget = 'management' | 'workload';
-
-/** group/version/kind plus the REST resource name, as discovery and RBAC need it. */
-export interface ResourceIdentity {
-  /** '' for the core group. */
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-}
 
 export interface ObjectMeta {
   name: string;

@@ -4,3 +4,4 @@ export * from './env.js';
 export * from './label-selector.js';
 export * from './sidecar-credentials.js';
 export * from './dead-letters.js';
+export * from './kinds.js';

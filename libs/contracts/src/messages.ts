@@ -16,8 +16,29 @@ export const Condition = z.object({
 });
 export type Condition = z.infer<typeof Condition>;
 
+/**
+ * The version of the order and report contract this code speaks.
+ * 1: orders without `contractVersion`, reports without `sidecar` (sidecars that ignore the
+ *    order's platform and topology and run the standalone AWS logic on every order).
+ * 2: orders carry `contractVersion`; the sidecar chooses its driver from platform and topology,
+ *    refuses what it has no driver for, and reports `sidecar {version, contractVersion}`.
+ * A sidecar refuses an order of a newer contract; the fleet does not send one to a sidecar that
+ * reported an older contract.
+ */
+export const CONTRACT_VERSION = 2;
+
+/**
+ * The oldest contract that reads an order correctly, which the order carries. A contract-1
+ * sidecar applies the standalone AWS logic to every order, which is right only for that pair.
+ */
+export function orderContractVersion(order: { platform: Platform; topology: Topology }): number {
+  return order.platform === 'AWS' && order.topology === 'STANDALONE' ? 1 : 2;
+}
+
 /** What the worker pushes onto `sidecar.<clusterId>`: the whole desired state at one generation. */
 export const ReconcileOrder = z.object({
+  /** Absent in contract 1. */
+  contractVersion: z.number().int().positive().default(1),
   clusterId: z.uuid(),
   generation: z.number().int().positive(),
   platform: Platform,
@@ -74,6 +95,13 @@ export const StatusReport = z.object({
   /** Decisions since the previous report (each is sent until a report carrying it is accepted). */
   csrDecisions: z.array(CsrDecision).max(1000).default([]),
   clusterAutoscaler: ClusterAutoscalerState.optional(),
+  /** The sidecar's release and the newest contract it speaks; absent from contract-1 sidecars. */
+  sidecar: z
+    .object({
+      version: z.string().min(1).max(64),
+      contractVersion: z.number().int().positive(),
+    })
+    .optional(),
   reportedAt: z.iso.datetime(),
 });
 export type StatusReport = z.infer<typeof StatusReport>;

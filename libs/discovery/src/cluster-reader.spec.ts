@@ -13,7 +13,7 @@ import {
   loadWorld,
   OCP_AWS_STANDALONE,
 } from '@fleet/testing';
-import { discoverAwsStandalone } from './aws-standalone.js';
+import { discoverAwsStandalone } from './aws/standalone.js';
 import { KubeClusterObjectReader } from './cluster-reader.js';
 
 describe('KubeClusterObjectReader against the Kubernetes API-server emulator', () => {

@@ -1,3 +1,4 @@
+import { INFRASTRUCTURE, MACHINE_SET } from '@fleet/contracts';
 import {
   ApiException,
   CoreV1Api,
@@ -37,9 +38,9 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
   async getInfrastructure(): Promise<unknown> {
     return notFoundAsUndefined(
       this.customObjects.getClusterCustomObject({
-        group: 'config.openshift.io',
-        version: 'v1',
-        plural: 'infrastructures',
+        group: INFRASTRUCTURE.group,
+        version: INFRASTRUCTURE.version,
+        plural: INFRASTRUCTURE.plural,
         name: 'cluster',
       }) as Promise<unknown>,
     );
@@ -51,10 +52,10 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
     do {
       const page = (await notFoundAsUndefined(
         this.customObjects.listNamespacedCustomObject({
-          group: 'machine.openshift.io',
-          version: 'v1beta1',
+          group: MACHINE_SET.group,
+          version: MACHINE_SET.version,
           namespace,
-          plural: 'machinesets',
+          plural: MACHINE_SET.plural,
           limit: LIST_PAGE_SIZE,
           ...(continueToken ? { _continue: continueToken } : {}),
         }) as Promise<{ items?: unknown[]; metadata?: { continue?: string } }>,
@@ -98,9 +99,9 @@ export class InMemoryClusterObjectReader implements ClusterObjectReader {
     return Promise.resolve(
       this.objects.find(
         (o) =>
-          o.kind === 'Infrastructure' &&
+          o.kind === INFRASTRUCTURE.kind &&
           o.metadata?.name === 'cluster' &&
-          isGroup(o, 'config.openshift.io'),
+          isGroup(o, INFRASTRUCTURE.group),
       ),
     );
   }
@@ -109,8 +110,8 @@ export class InMemoryClusterObjectReader implements ClusterObjectReader {
     return Promise.resolve(
       this.objects.filter(
         (o) =>
-          o.kind === 'MachineSet' &&
-          isGroup(o, 'machine.openshift.io') &&
+          o.kind === MACHINE_SET.kind &&
+          isGroup(o, MACHINE_SET.group) &&
           (o.metadata?.namespace ?? 'default') === namespace,
       ),
     );

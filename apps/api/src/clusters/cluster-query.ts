@@ -134,6 +134,8 @@ export interface PageRow {
   metrics: Prisma.JsonValue;
   lastReportAt: Date | null;
   clusterAutoscaler: Prisma.JsonValue;
+  sidecarVersion: string | null;
+  sidecarContractVersion: number | null;
   nodePools: { name: string; spec: Prisma.JsonValue; updatedAt: string }[];
   sort: string;
 }
@@ -156,6 +158,7 @@ export function pageSql(q: PageQuery): Prisma.Sql {
            d.generation, d.enabled, d.paused, d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode",
            d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides",
            s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler",
+           s."sidecarVersion", s."sidecarContractVersion",
            COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec, 'updatedAt', p."updatedAt") ORDER BY p.name)
                        FROM "NodePool" p WHERE p."clusterId" = c.id), '[]'::jsonb) AS "nodePools",
            ${q.order.field === ClusterOrderField.NAME ? key : Prisma.sql`to_char(${key} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`} AS sort
@@ -214,6 +217,8 @@ export function fromPageRow(r: PageRow): ClusterView {
       metrics: r.metrics,
       lastReportAt: r.lastReportAt,
       clusterAutoscaler: r.clusterAutoscaler,
+      sidecarVersion: r.sidecarVersion,
+      sidecarContractVersion: r.sidecarContractVersion,
     },
     nodePools: r.nodePools.map((p) => ({
       name: p.name,

@@ -25,7 +25,13 @@ type DesiredView = Pick<
 >;
 type StatusView = Pick<
   NonNullable<ClusterRow['status']>,
-  'observedGeneration' | 'conditions' | 'metrics' | 'lastReportAt' | 'clusterAutoscaler'
+  | 'observedGeneration'
+  | 'conditions'
+  | 'metrics'
+  | 'lastReportAt'
+  | 'clusterAutoscaler'
+  | 'sidecarVersion'
+  | 'sidecarContractVersion'
 >;
 
 /** What a Cluster is built from: a Prisma row with relations, or one row of the page SQL. */
@@ -92,6 +98,10 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       stale: !status.lastReportAt || now - status.lastReportAt.getTime() > staleAfterSeconds * 1000,
       metrics: status.metrics,
       clusterAutoscaler: (status.clusterAutoscaler as ClusterAutoscalerStatus | null) ?? null,
+      sidecar:
+        status.sidecarContractVersion === null
+          ? null
+          : { version: status.sidecarVersion, contractVersion: status.sidecarContractVersion },
     },
     inSync: status.observedGeneration === desired.generation,
     nodePools: row.nodePools.map((p) => ({ name: p.name, spec: p.spec, updatedAt: p.updatedAt })),

@@ -2,7 +2,9 @@ import { Module } from '@nestjs/common';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { ClusterActivityResolver } from './cluster-activity.resolver.js';
 import { ClustersResolver } from './clusters.resolver.js';
-import { ClustersService } from './clusters.service.js';
+import { ClusterQueries } from './cluster-queries.service.js';
+import { ClusterRegistration } from './cluster-registration.service.js';
+import { DesiredStateChanges } from './desired-state-changes.service.js';
 import { SidecarCredentialsService } from '../credentials/sidecar-credentials.service.js';
 import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
 
@@ -10,7 +12,9 @@ import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
   providers: [
     ClustersResolver,
     ClusterActivityResolver,
-    ClustersService,
+    ClusterQueries,
+    ClusterRegistration,
+    DesiredStateChanges,
     SidecarCredentialsService,
     {
       provide: KarpenterSpecValidator,
@@ -19,6 +23,6 @@ import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
         KarpenterSpecValidator.fromDirectory(config.KARPENTER_CRD_DIR),
     },
   ],
-  exports: [ClustersService, KarpenterSpecValidator],
+  exports: [ClusterQueries, KarpenterSpecValidator],
 })
 export class ClustersModule {}

@@ -14,7 +14,9 @@ import {
   SetKarpenterInput,
   UpsertNodePoolInput,
 } from './dto/cluster.inputs.js';
-import { ClustersService } from './clusters.service.js';
+import { ClusterQueries } from './cluster-queries.service.js';
+import { ClusterRegistration } from './cluster-registration.service.js';
+import { DesiredStateChanges } from './desired-state-changes.service.js';
 import {
   Cluster,
   ClusterConnection,
@@ -26,7 +28,11 @@ const clusterUid = (id: string) => uidOf('Cluster', id, 'clusterId');
 
 @Resolver(() => Cluster)
 export class ClustersResolver {
-  constructor(private readonly service: ClustersService) {}
+  constructor(
+    private readonly queries: ClusterQueries,
+    private readonly registration: ClusterRegistration,
+    private readonly changes: DesiredStateChanges,
+  ) {}
 
   @Query(() => Cluster)
   @RequireRole('VIEWER')
@@ -34,7 +40,7 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('id', { type: () => ID }) id: string,
   ): Promise<Cluster> {
-    return this.service.get(principal, uidOf('Cluster', id, 'id'));
+    return this.queries.get(principal, uidOf('Cluster', id, 'id'));
   }
 
   @Query(() => ClusterConnection, {
@@ -52,7 +58,7 @@ export class ClustersResolver {
     @Info() info: GraphQLResolveInfo,
   ): Promise<ClusterConnection> {
     // Counting every match costs a scan; only pay it when the client asks for totalCount.
-    return this.service.list(
+    return this.queries.list(
       principal,
       { first, after, last, before },
       filter,
@@ -69,7 +75,7 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('input') input: RegisterClusterInput,
   ): Promise<RegisterClusterPayload> {
-    return this.service.register(principal, input);
+    return this.registration.register(principal, input);
   }
 
   @Mutation(() => RotateClusterCredentialsPayload, {
@@ -80,7 +86,7 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
   ): Promise<RotateClusterCredentialsPayload> {
-    return this.service.rotateCredentials(principal, clusterUid(clusterId));
+    return this.registration.rotateCredentials(principal, clusterUid(clusterId));
   }
 
   @Mutation(() => Cluster)
@@ -89,7 +95,7 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
   ): Promise<Cluster> {
-    return this.service.deregister(principal, clusterUid(clusterId));
+    return this.registration.deregister(principal, clusterUid(clusterId));
   }
 
   @Mutation(() => Cluster)
@@ -99,7 +105,7 @@ export class ClustersResolver {
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('labels', { type: () => JSONScalar }) labels: unknown,
   ): Promise<Cluster> {
-    return this.service.updateLabels(principal, clusterUid(clusterId), labels);
+    return this.changes.updateLabels(principal, clusterUid(clusterId), labels);
   }
 
   @Mutation(() => Cluster)
@@ -109,7 +115,7 @@ export class ClustersResolver {
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('input') input: SetKarpenterInput,
   ): Promise<Cluster> {
-    return this.service.setKarpenter(principal, clusterUid(clusterId), input);
+    return this.changes.setKarpenter(principal, clusterUid(clusterId), input);
   }
 
   @Mutation(() => Cluster)
@@ -119,7 +125,7 @@ export class ClustersResolver {
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('input') input: UpsertNodePoolInput,
   ): Promise<Cluster> {
-    return this.service.upsertNodePool(principal, clusterUid(clusterId), input);
+    return this.changes.upsertNodePool(principal, clusterUid(clusterId), input);
   }
 
   @Mutation(() => Cluster)
@@ -131,7 +137,7 @@ export class ClustersResolver {
     @Args('expectedGeneration', { type: () => Int, nullable: true })
     expectedGeneration: number | null,
   ): Promise<Cluster> {
-    return this.service.deleteNodePool(principal, clusterUid(clusterId), name, expectedGeneration);
+    return this.changes.deleteNodePool(principal, clusterUid(clusterId), name, expectedGeneration);
   }
 
   @Mutation(() => Cluster)
@@ -141,7 +147,7 @@ export class ClustersResolver {
     @Args('clusterId', { type: () => ID }) clusterId: string,
     @Args('input') input: NodeClassOverridesInput,
   ): Promise<Cluster> {
-    return this.service.setNodeClassOverrides(principal, clusterUid(clusterId), input);
+    return this.changes.setNodeClassOverrides(principal, clusterUid(clusterId), input);
   }
 
   @Mutation(() => Cluster, {
@@ -152,7 +158,7 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
   ): Promise<Cluster> {
-    return this.service.setKarpenter(
+    return this.changes.setKarpenter(
       principal,
       clusterUid(clusterId),
       { paused: true },
@@ -166,7 +172,7 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
   ): Promise<Cluster> {
-    return this.service.setKarpenter(
+    return this.changes.setKarpenter(
       principal,
       clusterUid(clusterId),
       { paused: false },
@@ -182,6 +188,6 @@ export class ClustersResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
   ): Promise<Cluster> {
-    return this.service.forceReconcile(principal, clusterUid(clusterId));
+    return this.changes.forceReconcile(principal, clusterUid(clusterId));
   }
 }

@@ -1,5 +1,10 @@
-import { InvalidDesiredStateError, validateNodeClassOverrides } from '@fleet/cloud-provider';
-import { NodeClassOverrides } from '@fleet/contracts';
+import {
+  DRIVER_REGISTRY,
+  InvalidDesiredStateError,
+  supportedPairs,
+  type PlatformRules,
+} from '@fleet/cloud-provider';
+import { NODEPOOL, NodeClassOverrides, type Platform } from '@fleet/contracts';
 import { clone, loadCrdSchema, type StructuralSchema } from '@fleet/crd-schema';
 import { join } from 'node:path';
 
@@ -21,13 +26,23 @@ const relative = (field: string, prefix: string) =>
 export class KarpenterSpecValidator {
   constructor(
     private readonly nodePool: StructuralSchema,
-    private readonly ec2NodeClass: StructuralSchema,
+    private readonly nodeClasses: ReadonlyMap<
+      Platform,
+      { rules: PlatformRules; schema: StructuralSchema }
+    >,
   ) {}
 
+  /** The NodePool CRD, and the NodeClass CRD of every platform a registered driver serves. */
   static fromDirectory(dir: string): KarpenterSpecValidator {
+    const nodeClasses = new Map<Platform, { rules: PlatformRules; schema: StructuralSchema }>();
+    for (const { rules } of DRIVER_REGISTRY) {
+      if (nodeClasses.has(rules.platform)) continue;
+      const schema = loadCrdSchema(join(dir, rules.nodeClassCrdFile), rules.nodeClass.version);
+      nodeClasses.set(rules.platform, { rules, schema });
+    }
     return new KarpenterSpecValidator(
-      loadCrdSchema(join(dir, 'karpenter.sh_nodepools.yaml'), 'v1'),
-      loadCrdSchema(join(dir, 'karpenter.k8s.aws_ec2nodeclasses.yaml'), 'v1'),
+      loadCrdSchema(join(dir, 'karpenter.sh_nodepools.yaml'), NODEPOOL.version),
+      nodeClasses,
     );
   }
 
@@ -36,45 +51,44 @@ export class KarpenterSpecValidator {
       return [{ field: '', reason: 'must be an object (a karpenter.sh/v1 NodePool spec)' }];
     }
     const object = {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
+      apiVersion: NODEPOOL.apiVersion,
+      kind: NODEPOOL.kind,
       metadata: { name },
       spec: clone(spec),
     };
     return this.check(this.nodePool, object, 'spec', 'karpenter.sh/v1 NodePool');
   }
 
-  /** Overrides are checked as part of an EC2NodeClass, then by the provider's own rules. */
-  validateAwsNodeClassOverrides(input: unknown): SpecViolation[] {
+  /**
+   * Overrides are checked by the provider of the cluster's platform: as part of a complete
+   * NodeClass against its CRD, then by the provider's own rules.
+   */
+  validateNodeClassOverrides(platform: Platform, input: unknown): SpecViolation[] {
+    const nodeClass = this.nodeClasses.get(platform);
+    if (!nodeClass) {
+      return [
+        {
+          field: '',
+          reason: `NodeClass overrides need a driver for platform ${platform}; the fleet has drivers for ${supportedPairs()}`,
+        },
+      ];
+    }
     const parsed = NodeClassOverrides.safeParse(input);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       return [{ field: issue.path.join('.'), reason: issue.message }];
     }
     const overrides = parsed.data;
-    // Placeholders for what discovery fills in; they satisfy the CRD and stay out of the answer.
-    const object = {
-      apiVersion: 'karpenter.k8s.aws/v1',
-      kind: 'EC2NodeClass',
-      metadata: { name: 'default' },
-      spec: {
-        amiFamily: 'Custom',
-        amiSelectorTerms: [{ id: 'ami-00000000000000000' }],
-        subnetSelectorTerms: [{ id: 'subnet-00000000000000000' }],
-        securityGroupSelectorTerms: [{ id: 'sg-00000000000000000' }],
-        instanceProfile: 'placeholder',
-        ...clone(overrides),
-      },
-    };
+    const { rules, schema } = nodeClass;
     const violations = this.check(
-      this.ec2NodeClass,
-      object,
+      schema,
+      rules.nodeClassForValidation(overrides),
       'spec',
-      'karpenter.k8s.aws/v1 EC2NodeClass',
+      `${rules.nodeClass.apiVersion} ${rules.nodeClass.kind}`,
     );
     if (violations.length) return violations;
     try {
-      validateNodeClassOverrides(overrides);
+      rules.validateNodeClassOverrides(overrides);
     } catch (err) {
       if (err instanceof InvalidDesiredStateError) {
         return err.causes.map((c) => ({

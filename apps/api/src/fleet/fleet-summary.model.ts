@@ -50,6 +50,12 @@ export class FleetSummary {
   @Field(() => [CountByValue])
   byTopology!: CountByValue[];
 
+  @Field(() => [CountByValue], {
+    description:
+      'Clusters by the sidecar release they last reported ("unreported" before a report or from a contract-1 sidecar).',
+  })
+  bySidecarVersion!: CountByValue[];
+
   @Field(() => [ConditionCount])
   byCondition!: ConditionCount[];
 }

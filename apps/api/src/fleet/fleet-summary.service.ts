@@ -20,7 +20,7 @@ export class FleetSummaryService {
     const from = Prisma.sql`"Cluster" c JOIN "DesiredState" d ON d."clusterId" = c.id JOIN "ClusterStatus" s ON s."clusterId" = c.id`;
     const staleAfter = this.config.STALE_AFTER_SECONDS;
     // One scan for every count (grouping sets), one for the conditions inside the JSON.
-    const [groups, conditions] = await Promise.all([
+    const [groups, conditions, sidecarVersions] = await Promise.all([
       db.$queryRaw<
         {
           platform: string | null;
@@ -48,6 +48,10 @@ export class FleetSummaryService {
         SELECT cond->>'type' AS type, cond->>'status' AS status, cond->>'reason' AS reason, count(*)::int AS count
           FROM ${from} CROSS JOIN LATERAL jsonb_array_elements(s.conditions) cond ${where}
          GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+      db.$queryRaw<{ value: string; count: number }[]>`
+        SELECT COALESCE(s."sidecarVersion", 'unreported') AS value, count(*)::int AS count
+          FROM ${from} ${where}
+         GROUP BY 1 ORDER BY 1`,
     ]);
     const totals = groups.find((r) => r.g === 3) ?? {
       clusters: 0,
@@ -74,6 +78,7 @@ export class FleetSummaryService {
       paused: totals.paused,
       byPlatform: platforms,
       byTopology: topologies,
+      bySidecarVersion: sidecarVersions,
       byCondition: conditions,
     };
   }

@@ -5,7 +5,7 @@ import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
 import type { Principal } from '../auth/principal.js';
 import { RequireRole } from '../auth/roles.decorator.js';
 import { clusterWhere } from '../clusters/cluster-query.js';
-import { ClustersService } from '../clusters/clusters.service.js';
+import { ClusterQueries } from '../clusters/cluster-queries.service.js';
 import { ClusterFilter } from '../clusters/dto/cluster.inputs.js';
 import { Cluster } from '../clusters/models/cluster.model.js';
 import { notFoundError } from '../common/errors.js';
@@ -29,7 +29,7 @@ const SUMMARY_INTERVAL_MS = 1000;
 export class FleetResolver {
   constructor(
     private readonly summaries: FleetSummaryService,
-    private readonly clusters: ClustersService,
+    private readonly clusters: ClusterQueries,
     private readonly rollouts: RolloutsService,
     private readonly events: FleetEventsService,
     private readonly prisma: PrismaService,

@@ -2,7 +2,7 @@ import type { ClusterAutoscalerMode, ClusterAutoscalerState } from '@fleet/contr
 import type { KubeObject } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
-import { CLUSTER_AUTOSCALER, CONFIG_MAP, MACHINE_AUTOSCALER } from '../kube/kinds.js';
+import { CLUSTER_AUTOSCALER, CONFIG_MAP, MACHINE_AUTOSCALER } from '@fleet/contracts';
 
 export const CLUSTER_AUTOSCALER_NAME = 'default';
 export const MACHINE_API_NAMESPACE = 'openshift-machine-api';

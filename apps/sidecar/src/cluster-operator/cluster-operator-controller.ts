@@ -1,9 +1,8 @@
+import { CLUSTER_OPERATOR, DEPLOYMENT, KARPENTER_CR } from '@fleet/contracts';
 import {
-  CLUSTER_OPERATOR,
   KARPENTER_CR_NAME,
   OPERAND_NAME,
-  OPERAND_NAMESPACE,
-  type AwsStandaloneCloudProvider,
+  type CloudProvider,
   type KarpenterObservation,
   type KubeObject,
   type OperandObservation,
@@ -12,7 +11,6 @@ import {
 import type { Logger } from 'pino';
 import { CoalescingLoop } from '../kube/coalescing-loop.js';
 import { describeKubeError, isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
-import { DEPLOYMENT, KARPENTER } from '../kube/kinds.js';
 import type { ResourceWatch } from '../kube/resource-watch.js';
 
 interface DeploymentStatus {
@@ -31,7 +29,7 @@ export interface OperandState {
 
 export interface ClusterOperatorControllerDeps {
   cluster: ClusterClient;
-  provider: AwsStandaloneCloudProvider;
+  provider: CloudProvider<unknown, unknown>;
   /** The operand Deployment and the Karpenter CRs; each event re-evaluates the ClusterOperator. */
   deployments: ResourceWatch;
   karpenters: ResourceWatch;
@@ -67,7 +65,8 @@ export class ClusterOperatorController {
 
   start(): void {
     const isOperand = (o: { metadata?: { name?: string; namespace?: string } }) =>
-      o.metadata?.name === OPERAND_NAME && o.metadata.namespace === OPERAND_NAMESPACE;
+      o.metadata?.name === OPERAND_NAME &&
+      o.metadata.namespace === this.deps.provider.operandNamespace;
     this.unsubscribe.push(
       this.deps.deployments.on((_, o) => {
         if (isOperand(o)) this.kick();
@@ -99,8 +98,8 @@ export class ClusterOperatorController {
   private async observeKarpenter(): Promise<KarpenterObservation> {
     try {
       const cr = await this.deps.cluster.read({
-        apiVersion: KARPENTER.apiVersion,
-        kind: KARPENTER.kind,
+        apiVersion: KARPENTER_CR.apiVersion,
+        kind: KARPENTER_CR.kind,
         name: KARPENTER_CR_NAME,
       });
       return cr ? { state: 'present' } : { state: 'missing' };
@@ -117,7 +116,7 @@ export class ClusterOperatorController {
         apiVersion: DEPLOYMENT.apiVersion,
         kind: DEPLOYMENT.kind,
         name: OPERAND_NAME,
-        namespace: OPERAND_NAMESPACE,
+        namespace: this.deps.provider.operandNamespace,
       });
       if (!deployment) return { state: 'missing' };
       return {

@@ -1,7 +1,7 @@
 import { Watch, type KubernetesObject, type KubernetesObjectApi } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeKubeError } from './cluster-client.js';
-import { collectionPath, type Kind } from './kinds.js';
+import { collectionPath, type ResourceIdentity } from '@fleet/contracts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export type WatchHandler<T> = (type: WatchEventType, object: T) => void;
@@ -38,7 +38,7 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
   constructor(
     private readonly objects: KubernetesObjectApi,
     private readonly watch: Watch,
-    readonly kind: Kind,
+    readonly kind: ResourceIdentity,
     private readonly log: Logger,
     private readonly options: ResourceWatchOptions = {},
   ) {}

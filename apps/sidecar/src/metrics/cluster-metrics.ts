@@ -1,7 +1,7 @@
 import type { ClusterMetrics } from '@fleet/contracts';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
-import { NODE, NODE_POOL, POD } from '../kube/kinds.js';
+import { NODE, NODEPOOL, POD } from '@fleet/contracts';
 import type { ResourceWatch } from '../kube/resource-watch.js';
 
 /** Karpenter labels every node it launches with its NodePool. */
@@ -49,7 +49,7 @@ export async function collectMetrics(
 ): Promise<ClusterMetrics> {
   const [nodes, nodePools, pendingPods, claims] = await Promise.all([
     listOrEmpty(cluster, NODE.apiVersion, NODE.kind),
-    listOrEmpty(cluster, NODE_POOL.apiVersion, NODE_POOL.kind),
+    listOrEmpty(cluster, NODEPOOL.apiVersion, NODEPOOL.kind),
     listOrEmpty(cluster, POD.apiVersion, POD.kind, { fieldSelector: 'status.phase=Pending' }),
     nodeClaims.synced
       ? Promise.resolve(nodeClaims.items() as Conditioned[])

@@ -1,30 +1,30 @@
 import {
   NODECLASS_ENFORCER_FIELD_MANAGER,
-  type AwsStandaloneCloudProvider,
+  type CloudProvider,
   type KubeObject,
 } from '@fleet/cloud-provider';
-import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
 import type { Logger } from 'pino';
 import { describeKubeError, type ClusterClient } from '../kube/cluster-client.js';
 import type { ResourceWatch, WatchEventType } from '../kube/resource-watch.js';
 
 /** What the controller keeps while Karpenter is enabled: the cluster's facts and the default. */
 export interface NodeClassTarget {
-  infra: AwsStandaloneInfrastructure;
-  /** The default EC2NodeClass as the last order rendered it (overrides merged, validated). */
+  /** What the driver's discovery found, as the provider reads it. */
+  infra: unknown;
+  /** The default NodeClass as the last order rendered it (overrides merged, validated). */
   defaultNodeClass: KubeObject;
 }
 
 export interface NodeClassControllerDeps {
   cluster: ClusterClient;
-  provider: AwsStandaloneCloudProvider;
+  provider: CloudProvider<unknown, unknown>;
   nodeClasses: ResourceWatch;
   log: Logger;
 }
 
 /**
- * Watch-driven NodeClass upkeep, as karpenter-operator does it: the default EC2NodeClass comes
- * back when deleted, and amiFamily/amiSelectorTerms/userData are put back on every EC2NodeClass
+ * Watch-driven NodeClass upkeep, as karpenter-operator does it: the default NodeClass comes
+ * back when deleted, and amiFamily/amiSelectorTerms/userData are put back on every NodeClass
  * that drifts from the cluster (RHCOS boots only with the cluster's AMI and Ignition). Idle while
  * Karpenter is disabled or being disabled (target undefined).
  */
@@ -96,7 +96,7 @@ export class NodeClassController {
       if (name !== this.deps.provider.defaultNodeClassName) return;
       await this.deps.cluster.apply(target.defaultNodeClass);
       this.recreated++;
-      this.deps.log.info({ nodeClass: name }, 'default EC2NodeClass recreated');
+      this.deps.log.info({ nodeClass: name }, 'default NodeClass recreated');
       return;
     }
     // A NodeClass on its way out keeps its spec; Karpenter's finalizer is draining it.
@@ -107,7 +107,7 @@ export class NodeClassController {
     this.enforced++;
     this.deps.log.info(
       { nodeClass: name, drifted },
-      'EC2NodeClass fields put back in line with the cluster',
+      'NodeClass fields put back in line with the cluster',
     );
   }
 }

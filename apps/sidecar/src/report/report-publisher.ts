@@ -1,6 +1,13 @@
-import type { StatusReport } from '@fleet/contracts';
+import type { CsrDecision, StatusReport } from '@fleet/contracts';
 import type { Logger } from 'pino';
-import type { SidecarRuntime } from '../runtime.js';
+import type { StatusSnapshot } from '../runtime.js';
+
+/** What is reported: the sidecar host, or a runtime in tests. */
+export interface ReportSource {
+  onChange(listener: (urgent: boolean) => void): () => void;
+  snapshot(): Promise<StatusSnapshot | undefined>;
+  acknowledge(decisions: readonly CsrDecision[]): void;
+}
 
 /**
  * Sends what the runtime observes to the fleet: after each order, on each heartbeat, and soon
@@ -13,7 +20,7 @@ export class ReportPublisher {
   private debounce?: NodeJS.Timeout;
 
   constructor(
-    private readonly runtime: SidecarRuntime,
+    private readonly runtime: ReportSource,
     private readonly clusterId: string,
     private readonly send: (report: StatusReport) => Promise<void>,
     private readonly log: Logger,
@@ -44,7 +51,7 @@ export class ReportPublisher {
         reportedAt: new Date().toISOString(),
       };
       await this.send(report);
-      this.runtime.approver.acknowledge(report.csrDecisions);
+      this.runtime.acknowledge(report.csrDecisions);
     });
     this.chain = next.catch((err: unknown) => {
       this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'report failed');

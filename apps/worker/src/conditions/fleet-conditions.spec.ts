@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Condition } from '@fleet/contracts';
+import { CONTRACT_VERSION, type Condition } from '@fleet/contracts';
 import { conditionChanges, conditionsAfterReport, withCondition } from './fleet-conditions.js';
 
 const c = (type: string, status: Condition['status'], reason: string): Condition => ({
@@ -42,6 +42,24 @@ describe('fleet-side conditions', () => {
     expect(cleared).toContainEqual(
       expect.objectContaining({ type: 'OrderNotTaken', status: 'False', reason: 'OrderTaken' }),
     );
+  });
+
+  it('SidecarOutdated clears only with a report of the current contract', () => {
+    const before = [c('SidecarOutdated', 'True', 'ContractTooOld')];
+    const old = conditionsAfterReport(before, [], { at, advancedGeneration: false });
+    expect(old).toEqual(before);
+    const current = conditionsAfterReport(before, [], {
+      at,
+      advancedGeneration: false,
+      contractVersion: CONTRACT_VERSION,
+    });
+    expect(current).toEqual([
+      expect.objectContaining({
+        type: 'SidecarOutdated',
+        status: 'False',
+        reason: 'ContractSupported',
+      }),
+    ]);
   });
 
   it('a message-only change is not a transition and keeps lastTransitionTime', () => {

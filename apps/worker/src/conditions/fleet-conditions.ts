@@ -1,10 +1,10 @@
-import type { Condition } from '@fleet/contracts';
+import { CONTRACT_VERSION, type Condition } from '@fleet/contracts';
 
 /**
  * Conditions the fleet itself sets about a cluster, next to the ones its sidecar reports. A
  * sidecar cannot set these: its report replaces the reported ones, the fleet-side ones carry over.
  */
-export const FLEET_CONDITION_TYPES = ['Stale', 'OrderNotTaken'] as const;
+export const FLEET_CONDITION_TYPES = ['Stale', 'OrderNotTaken', 'SidecarOutdated'] as const;
 export type FleetConditionType = (typeof FLEET_CONDITION_TYPES)[number];
 const isFleetType = (type: string): boolean =>
   (FLEET_CONDITION_TYPES as readonly string[]).includes(type);
@@ -46,12 +46,16 @@ export function conditionChanges(
 /**
  * The conditions after a report: the sidecar's own, plus the fleet-side ones carried over. A report
  * proves the sidecar alive (Stale clears); a report that advanced the generation proves it takes
- * orders (OrderNotTaken clears).
+ * orders (OrderNotTaken clears); a report of the current contract clears SidecarOutdated.
  */
 export function conditionsAfterReport(
   before: readonly Condition[],
   reported: readonly Condition[],
-  { at, advancedGeneration }: { at: string; advancedGeneration: boolean },
+  {
+    at,
+    advancedGeneration,
+    contractVersion = 1,
+  }: { at: string; advancedGeneration: boolean; contractVersion?: number },
 ): Condition[] {
   const next: Condition[] = reported.filter((c) => !isFleetType(c.type));
   for (const c of before) {
@@ -70,6 +74,18 @@ export function conditionsAfterReport(
         status: 'False',
         reason: 'OrderTaken',
         message: 'the sidecar applied a newer order',
+        lastTransitionTime: at,
+      });
+    } else if (
+      c.type === 'SidecarOutdated' &&
+      c.status === 'True' &&
+      contractVersion >= CONTRACT_VERSION
+    ) {
+      next.push({
+        type: 'SidecarOutdated',
+        status: 'False',
+        reason: 'ContractSupported',
+        message: `the sidecar speaks order contract ${contractVersion}`,
         lastTransitionTime: at,
       });
     } else {

@@ -1,4 +1,4 @@
-import { KarpenterDesiredState, type ReconcileOrder } from '@fleet/contracts';
+import { KarpenterDesiredState, orderContractVersion, type ReconcileOrder } from '@fleet/contracts';
 
 export interface DesiredRow {
   clusterId: string;
@@ -17,11 +17,14 @@ export interface DesiredRow {
 
 /** The order for a cluster's desired state as stored: the same whether dispatched or resynced. */
 export function buildOrder(row: DesiredRow): ReconcileOrder {
+  const platform = row.platform as ReconcileOrder['platform'];
+  const topology = row.topology as ReconcileOrder['topology'];
   return {
+    contractVersion: orderContractVersion({ platform, topology }),
     clusterId: row.clusterId,
     generation: row.generation,
-    platform: row.platform as ReconcileOrder['platform'],
-    topology: row.topology as ReconcileOrder['topology'],
+    platform,
+    topology,
     spec: KarpenterDesiredState.parse({
       enabled: row.enabled,
       paused: row.paused,
@@ -33,3 +36,10 @@ export function buildOrder(row: DesiredRow): ReconcileOrder {
     }),
   };
 }
+
+/**
+ * Whether a sidecar that last reported contract `speaks` (null: it never reported, so it must
+ * get its first order) can read the order.
+ */
+export const sidecarReads = (speaks: number | null, order: ReconcileOrder): boolean =>
+  speaks === null || speaks >= order.contractVersion;

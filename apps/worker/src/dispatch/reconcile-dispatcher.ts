@@ -1,9 +1,10 @@
-import type { ReconcileRequest } from '@fleet/contracts';
+import type { Condition, ReconcileRequest } from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
-import { buildOrder } from './order.js';
+import { conditionChanges, withCondition } from '../conditions/fleet-conditions.js';
+import { buildOrder, sidecarReads } from './order.js';
 import type { SidecarQueues } from './sidecar-queues.js';
 
-export type DispatchOutcome = 'dispatched' | 'in-sync' | 'unknown-cluster';
+export type DispatchOutcome = 'dispatched' | 'in-sync' | 'unknown-cluster' | 'sidecar-outdated';
 
 /**
  * Turns "bring cluster X to generation N" into an order carrying the whole desired state as it
@@ -32,6 +33,13 @@ export class ReconcileDispatcher {
       topology: cluster.topology,
       nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
     });
+    // A sidecar that reported an older contract would misread the order (a contract-1 sidecar
+    // runs the standalone AWS logic whatever the platform), so the order is not sent.
+    const speaks = cluster.status.sidecarContractVersion;
+    if (speaks !== null && !sidecarReads(speaks, order)) {
+      await this.refuseOutdated(cluster.id, desired.generation, speaks, order.contractVersion);
+      return 'sidecar-outdated';
+    }
     await this.sidecarQueues.push(order, { force: request.force ?? false });
     // Only an open run becomes DISPATCHED: a report may have made it APPLIED since we looked.
     await this.db.$transaction([
@@ -51,6 +59,54 @@ export class ReconcileDispatcher {
          WHERE "ReconcileRun".state IN ('QUEUED', 'DISPATCHED')`,
     ]);
     return 'dispatched';
+  }
+
+  /**
+   * The run of the generation is FAILED with the reason, and the cluster carries the fleet-side
+   * condition SidecarOutdated until its sidecar reports a contract new enough (then the resync
+   * sends the order).
+   */
+  private async refuseOutdated(
+    clusterId: string,
+    generation: number,
+    speaks: number,
+    needs: number,
+  ): Promise<void> {
+    const message = `the sidecar speaks order contract ${speaks}; this order needs contract ${needs}: upgrade the sidecar`;
+    const at = new Date();
+    await this.db.$transaction(async (tx) => {
+      await tx.reconcileRun.updateMany({
+        where: {
+          clusterId,
+          generation: { lt: generation },
+          state: { in: ['QUEUED', 'DISPATCHED'] },
+        },
+        data: { state: 'SUPERSEDED', finishedAt: at },
+      });
+      await tx.$executeRaw`
+        INSERT INTO "ReconcileRun" (id, "clusterId", generation, state, error, "finishedAt")
+        VALUES (gen_random_uuid(), ${clusterId}::uuid, ${generation}, 'FAILED', ${message}, ${at})
+        ON CONFLICT ("clusterId", generation) DO UPDATE
+           SET state = 'FAILED', error = EXCLUDED.error, "finishedAt" = EXCLUDED."finishedAt"
+         WHERE "ReconcileRun".state IN ('QUEUED', 'DISPATCHED')`;
+      const status = await tx.clusterStatus.findUniqueOrThrow({ where: { clusterId } });
+      const before = status.conditions as unknown as Condition[];
+      const after = withCondition(
+        before,
+        { type: 'SidecarOutdated', status: 'True', reason: 'ContractTooOld', message },
+        at.toISOString(),
+      );
+      await tx.clusterStatus.update({
+        where: { clusterId },
+        data: { conditions: after },
+      });
+      const changes = conditionChanges(before, after, at.toISOString());
+      if (changes.length) {
+        await tx.conditionTransition.createMany({
+          data: changes.map((c) => ({ ...c, clusterId, at: new Date(c.at) })),
+        });
+      }
+    });
   }
 
   /** Dispatch gave up (attempts exhausted): the run is FAILED, with the reason, in PostgreSQL. */

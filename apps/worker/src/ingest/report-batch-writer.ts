@@ -68,6 +68,7 @@ export async function writeReportBatch(
       const conditions = conditionsAfterReport(status.conditions, report.conditions, {
         at: report.reportedAt,
         advancedGeneration: report.observedGeneration > status.observedGeneration,
+        contractVersion: report.sidecar?.contractVersion ?? 1,
       });
       for (const t of conditionChanges(status.conditions, conditions, report.reportedAt))
         transitions.push({ ...t, clusterId: report.clusterId });
@@ -88,9 +89,11 @@ export async function writeReportBatch(
         `UPDATE "ClusterStatus" s
             SET "observedGeneration" = u."observedGeneration", conditions = u.conditions, metrics = u.metrics,
                 "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
+                "sidecarVersion" = u."sidecarVersion", "sidecarContractVersion" = u."sidecarContractVersion",
                 "updatedAt" = now()
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, "observedGeneration" int, conditions jsonb,
-                metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb)
+                metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb,
+                "sidecarVersion" text, "sidecarContractVersion" int)
           WHERE s."clusterId" = u."clusterId"`,
         [
           JSON.stringify(
@@ -101,6 +104,9 @@ export async function writeReportBatch(
               metrics: report.metrics,
               lastReportAt: report.reportedAt,
               clusterAutoscaler: report.clusterAutoscaler ?? null,
+              // A report without `sidecar` comes from a contract-1 sidecar.
+              sidecarVersion: report.sidecar?.version ?? null,
+              sidecarContractVersion: report.sidecar?.contractVersion ?? 1,
             })),
           ),
         ],

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { buildOrder, type DesiredRow } from '../dispatch/order.js';
+import { buildOrder, sidecarReads, type DesiredRow } from '../dispatch/order.js';
 import type { SidecarQueues } from '../dispatch/sidecar-queues.js';
 
 export interface ResyncResult {
@@ -22,10 +22,10 @@ export async function resyncPendingOrders(
   let pending = 0;
   let pages = 0;
   for (;;) {
-    const { rows } = await pool.query<DesiredRow>(
+    const { rows } = await pool.query<DesiredRow & { sidecarContractVersion: number | null }>(
       `SELECT d."clusterId", d.generation, c.platform::text, c.topology::text, d.enabled, d.paused,
               d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode", d."logLevel"::text AS "logLevel",
-              d."featureGates", d."nodeClassOverrides",
+              d."featureGates", d."nodeClassOverrides", s."sidecarContractVersion",
               COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec) ORDER BY p.name)
                           FROM "NodePool" p WHERE p."clusterId" = d."clusterId"), '[]'::jsonb) AS "nodePools"
          FROM "DesiredState" d
@@ -40,11 +40,15 @@ export async function resyncPendingOrders(
     pages++;
     pending += rows.length;
     after = rows.at(-1)!.clusterId;
-    await queues.pushMany(rows.map(buildOrder));
+    // The dispatcher refused orders their sidecar cannot read (SidecarOutdated); so does the resync.
+    const orders = rows
+      .map(buildOrder)
+      .filter((o, i) => sidecarReads(rows[i]!.sidecarContractVersion, o));
+    await queues.pushMany(orders);
     // The runs say what is on the queues: the current generation DISPATCHED (its first dispatch
     // time kept, so OrderNotTaken can tell how long it waits), older open ones SUPERSEDED.
     const pairs = JSON.stringify(
-      rows.map((r) => ({ clusterId: r.clusterId, generation: r.generation })),
+      orders.map((o) => ({ clusterId: o.clusterId, generation: o.generation })),
     );
     await pool.query(
       `WITH pending AS (

@@ -1,10 +1,12 @@
-export const EC2_NODE_CLASS = {
-  group: 'karpenter.k8s.aws',
-  version: 'v1',
-  kind: 'EC2NodeClass',
-  plural: 'ec2nodeclasses',
-  namespaced: false,
-} as const;
+import { defineKind } from '@fleet/contracts';
+
+export const EC2_NODE_CLASS = defineKind(
+  'karpenter.k8s.aws',
+  'v1',
+  'EC2NodeClass',
+  'ec2nodeclasses',
+  false,
+);
 
 export const DEFAULT_NODE_CLASS_NAME = 'default';
 
@@ -19,22 +21,7 @@ export const CREDENTIALS_MOUNT_PATH = '/etc/provider';
 export const CREDENTIALS_REQUEST_NAME = 'openshift-karpenter';
 export const CLOUD_CREDENTIAL_OPERATOR_NAMESPACE = 'openshift-cloud-credential-operator';
 
-export const KARPENTER_CR = {
-  group: 'autoscaling.openshift.io',
-  version: 'v1alpha1',
-  kind: 'Karpenter',
-  plural: 'karpenters',
-  namespaced: false,
-} as const;
 export const KARPENTER_CR_NAME = 'default';
-
-export const CREDENTIALS_REQUEST = {
-  group: 'cloudcredential.openshift.io',
-  version: 'v1',
-  kind: 'CredentialsRequest',
-  plural: 'credentialsrequests',
-  namespaced: true,
-} as const;
 
 /**
  * Karpenter v1.14.1, the release whose CRDs the fleet validates against. Pinned so a fleet-wide

@@ -3,7 +3,6 @@ export {
   AwsStandaloneCloudProvider,
   AWS_BUNDLED_CRD_DIRECTORY,
   KARPENTER_CR_CRD_PATH,
-  CREDENTIALS_REQUEST_CRD_PATH,
   type AwsCloudProviderOptions,
 } from './provider.js';
 export {
@@ -32,3 +31,6 @@ export {
   type DescribeInstancesLookup,
   type Ec2InstanceIdentity,
 } from './node-identity.js';
+export { describeInstancesLookup } from './describe-instances.js';
+export { awsClientConfig } from './credentials.js';
+export { AWS_PLATFORM_RULES, AWS_STANDALONE_DRIVER } from './driver.js';

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidDesiredStateError } from '../errors.js';
-import { loadCrdValidator } from '../testing/crd-validator.js';
-import { CRDS_DIR, fixtureInfrastructure } from '@fleet/testing';
+import { CRDS_DIR, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
 import type { KubeObject } from '../types.js';
 import { enforceEC2NodeClass, renderDefaultEC2NodeClass } from './nodeclass.js';
 

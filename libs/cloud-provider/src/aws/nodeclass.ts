@@ -11,7 +11,7 @@ import {
   RESTRICTED_TAG_PREFIX,
 } from './constants.js';
 
-const API_VERSION = `${EC2_NODE_CLASS.group}/${EC2_NODE_CLASS.version}`;
+const API_VERSION = EC2_NODE_CLASS.apiVersion;
 /** What OpenShift installs when the MachineSet leaves the root volume unspecified. */
 const DEFAULT_ROOT_DEVICE = '/dev/xvda';
 const DEFAULT_VOLUME_SIZE_GIB = 120;

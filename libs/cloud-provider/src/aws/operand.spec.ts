@@ -1,11 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Deployment } from '@kubernetes/client-node';
-import { loadCrdValidator } from '../testing/crd-validator.js';
-import { desiredState, fixtureInfrastructure } from '@fleet/testing';
+import {
+  CREDENTIALS_REQUEST_CRD_PATH,
+  desiredState,
+  fixtureInfrastructure,
+  loadCrdValidator,
+} from '@fleet/testing';
 import type { KubeObject } from '../types.js';
 import { DEFAULT_KARPENTER_IMAGE } from './constants.js';
 import { renderAwsOperand, renderFeatureGates } from './operand.js';
-import { CREDENTIALS_REQUEST_CRD_PATH, KARPENTER_CR_CRD_PATH } from './provider.js';
+import { KARPENTER_CR_CRD_PATH } from './provider.js';
 
 const infra = fixtureInfrastructure();
 const render = (desired = desiredState(), image = DEFAULT_KARPENTER_IMAGE) =>
@@ -209,7 +213,7 @@ describe('operand', () => {
     expect(crd.validate(cr).errors).toEqual([]);
     expect(crd.validate({ ...cr, spec: { logLevel: 'trace' } }).valid).toBe(false);
     expect(crd.validate({ ...cr, metadata: { name: 'other' } }).errors).toEqual([
-      "<root>: the only Karpenter object is named 'default'",
+      `<root>: Invalid value: "object": the only Karpenter object is named 'default'`,
     ]);
   });
 

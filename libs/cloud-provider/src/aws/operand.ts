@@ -1,4 +1,10 @@
-import type { FeatureGates, KarpenterDesiredState, LogLevel } from '@fleet/contracts';
+import {
+  CREDENTIALS_REQUEST,
+  KARPENTER_CR,
+  type FeatureGates,
+  type KarpenterDesiredState,
+  type LogLevel,
+} from '@fleet/contracts';
 import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
 import type {
   V1ClusterRole,
@@ -25,12 +31,10 @@ import {
   CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
   CLUSTER_ROLE_NAME,
   CREDENTIALS_MOUNT_PATH,
-  CREDENTIALS_REQUEST,
   CREDENTIALS_REQUEST_NAME,
   CREDENTIALS_SECRET_NAME,
   EC2_NODE_CLASS,
   HEALTH_PROBE_PORT,
-  KARPENTER_CR,
   KARPENTER_CR_NAME,
   METRICS_PORT,
   OPERAND_NAME,
@@ -206,7 +210,7 @@ function rbac(): KubeObject[] {
 /** Asks the cloud-credential-operator for the Secret the operand mounts at /etc/provider. */
 export function credentialsRequest(): KubeObject {
   return {
-    apiVersion: `${CREDENTIALS_REQUEST.group}/${CREDENTIALS_REQUEST.version}`,
+    apiVersion: CREDENTIALS_REQUEST.apiVersion,
     kind: CREDENTIALS_REQUEST.kind,
     metadata: {
       name: CREDENTIALS_REQUEST_NAME,
@@ -228,7 +232,7 @@ export function credentialsRequest(): KubeObject {
 
 export function karpenterCR(desired: KarpenterDesiredState): KubeObject {
   return {
-    apiVersion: `${KARPENTER_CR.group}/${KARPENTER_CR.version}`,
+    apiVersion: KARPENTER_CR.apiVersion,
     kind: KARPENTER_CR.kind,
     metadata: { name: KARPENTER_CR_NAME, labels: ownedLabels() },
     spec: { logLevel: desired.logLevel },

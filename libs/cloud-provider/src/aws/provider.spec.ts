@@ -4,8 +4,7 @@ import { loadCustomResourceDefinitions } from '../crds.js';
 import { InvalidDesiredStateError } from '../errors.js';
 import { NODECLASS_ENFORCER_FIELD_MANAGER, OWNED_BY_SELECTOR } from '../labels.js';
 import { renderDesiredObjects } from '../render.js';
-import { loadCrdValidator } from '../testing/crd-validator.js';
-import { CRDS_DIR, desiredState, fixtureInfrastructure } from '@fleet/testing';
+import { CRDS_DIR, desiredState, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
 import { AwsStandaloneCloudProvider } from './provider.js';
 
 const provider = new AwsStandaloneCloudProvider();
@@ -26,6 +25,7 @@ describe('AwsStandaloneCloudProvider', () => {
     expect(provider.name).toBe('aws');
     expect(provider.topology).toBe('STANDALONE');
     expect(provider.nodeClass).toEqual({
+      apiVersion: 'karpenter.k8s.aws/v1',
       group: 'karpenter.k8s.aws',
       version: 'v1',
       kind: 'EC2NodeClass',

@@ -1,9 +1,24 @@
 import { fileURLToPath } from 'node:url';
-import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
+import {
+  CLUSTER_ROLE,
+  CLUSTER_ROLE_BINDING,
+  CREDENTIALS_REQUEST,
+  DEPLOYMENT,
+  KARPENTER_CR,
+  NAMESPACE,
+  NODECLAIM,
+  NODEPOOL,
+  POD_DISRUPTION_BUDGET,
+  ROLE,
+  ROLE_BINDING,
+  SERVICE_ACCOUNT,
+  type KarpenterDesiredState,
+  type NodeClassOverrides,
+} from '@fleet/contracts';
 import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
 import { renderClusterOperator } from '../cluster-operator.js';
 import { NODE_LEASE_NAMESPACE } from '../rbac.js';
-import { NODECLAIM, NODEPOOL, renderNodePools } from '../nodepools.js';
+import { renderNodePools } from '../nodepools.js';
 import type {
   CloudProvider,
   CustomResourceDefinitionSource,
@@ -20,12 +35,10 @@ import type {
 import {
   CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
   CLUSTER_ROLE_NAME,
-  CREDENTIALS_REQUEST,
   CREDENTIALS_REQUEST_NAME,
   DEFAULT_KARPENTER_IMAGE,
   DEFAULT_NODE_CLASS_NAME,
   EC2_NODE_CLASS,
-  KARPENTER_CR,
   KARPENTER_CR_NAME,
   OPERAND_NAME,
   OPERAND_NAMESPACE,
@@ -47,79 +60,25 @@ import { renderAwsOperand } from './operand.js';
 export const AWS_BUNDLED_CRD_DIRECTORY = fileURLToPath(new URL('./crds/', import.meta.url));
 
 export const KARPENTER_CR_CRD_PATH = `${AWS_BUNDLED_CRD_DIRECTORY}autoscaling.openshift.io_karpenters.yaml`;
-/**
- * For tests and the API-server emulator only. Real clusters already have the CCO's full CRD;
- * applying this subset over it would replace its schema, so the provider never installs it.
- */
-export const CREDENTIALS_REQUEST_CRD_PATH = `${AWS_BUNDLED_CRD_DIRECTORY}cloudcredential.openshift.io_credentialsrequests.yaml`;
 
 export interface AwsCloudProviderOptions {
   /** The Karpenter controller image; defaults to DEFAULT_KARPENTER_IMAGE. */
   image?: string;
 }
 
-const rbacGroup = 'rbac.authorization.k8s.io';
-
 const OWNED_KINDS: readonly OwnedKind[] = [
-  { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
-  {
-    group: '',
-    version: 'v1',
-    kind: 'ServiceAccount',
-    plural: 'serviceaccounts',
-    namespaced: true,
-    namespaces: [OPERAND_NAMESPACE],
-  },
-  {
-    group: rbacGroup,
-    version: 'v1',
-    kind: 'ClusterRole',
-    plural: 'clusterroles',
-    namespaced: false,
-  },
-  {
-    group: rbacGroup,
-    version: 'v1',
-    kind: 'ClusterRoleBinding',
-    plural: 'clusterrolebindings',
-    namespaced: false,
-  },
-  {
-    group: rbacGroup,
-    version: 'v1',
-    kind: 'Role',
-    plural: 'roles',
-    namespaced: true,
-    namespaces: [NODE_LEASE_NAMESPACE, OPERAND_NAMESPACE],
-  },
-  {
-    group: rbacGroup,
-    version: 'v1',
-    kind: 'RoleBinding',
-    plural: 'rolebindings',
-    namespaced: true,
-    namespaces: [NODE_LEASE_NAMESPACE, OPERAND_NAMESPACE],
-  },
+  NAMESPACE,
+  { ...SERVICE_ACCOUNT, namespaces: [OPERAND_NAMESPACE] },
+  CLUSTER_ROLE,
+  CLUSTER_ROLE_BINDING,
+  { ...ROLE, namespaces: [NODE_LEASE_NAMESPACE, OPERAND_NAMESPACE] },
+  { ...ROLE_BINDING, namespaces: [NODE_LEASE_NAMESPACE, OPERAND_NAMESPACE] },
   { ...CREDENTIALS_REQUEST, namespaces: [CLOUD_CREDENTIAL_OPERATOR_NAMESPACE] },
-  { ...KARPENTER_CR },
-  {
-    group: 'apps',
-    version: 'v1',
-    kind: 'Deployment',
-    plural: 'deployments',
-    namespaced: true,
-    namespaces: [OPERAND_NAMESPACE],
-  },
-  {
-    group: 'policy',
-    version: 'v1',
-    kind: 'PodDisruptionBudget',
-    plural: 'poddisruptionbudgets',
-    namespaced: true,
-    namespaces: [OPERAND_NAMESPACE],
-  },
-  { ...EC2_NODE_CLASS },
-  { ...NODEPOOL },
+  KARPENTER_CR,
+  { ...DEPLOYMENT, namespaces: [OPERAND_NAMESPACE] },
+  { ...POD_DISRUPTION_BUDGET, namespaces: [OPERAND_NAMESPACE] },
+  EC2_NODE_CLASS,
+  NODEPOOL,
 ].map((kind) => ({ ...kind, target: 'workload' as const }));
 
 /**
@@ -215,16 +174,16 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
         namespace: OPERAND_NAMESPACE,
         name: SERVICE_ACCOUNT_NAME,
       },
-      { group: rbacGroup, resource: 'clusterroles', name: CLUSTER_ROLE_NAME },
-      { group: rbacGroup, resource: 'clusterrolebindings', name: CLUSTER_ROLE_NAME },
+      { group: CLUSTER_ROLE.group, resource: 'clusterroles', name: CLUSTER_ROLE_NAME },
+      { group: CLUSTER_ROLE.group, resource: 'clusterrolebindings', name: CLUSTER_ROLE_NAME },
       {
-        group: rbacGroup,
+        group: CLUSTER_ROLE.group,
         resource: 'roles',
         namespace: OPERAND_NAMESPACE,
         name: CLUSTER_ROLE_NAME,
       },
       {
-        group: rbacGroup,
+        group: CLUSTER_ROLE.group,
         resource: 'rolebindings',
         namespace: OPERAND_NAMESPACE,
         name: CLUSTER_ROLE_NAME,

@@ -85,6 +85,21 @@ export class Condition {
   lastTransitionTime!: Date;
 }
 
+@ObjectType({ description: 'The sidecar as its last report described itself.' })
+export class SidecarInfo {
+  @Field(() => String, {
+    nullable: true,
+    description: 'Its release; null for a contract-1 sidecar, whose reports did not say.',
+  })
+  version!: string | null;
+
+  @Field(() => Int, {
+    description:
+      'The newest order contract it speaks; the fleet sends it no order of a newer contract.',
+  })
+  contractVersion!: number;
+}
+
 @ObjectType({ description: 'What the sidecar found of the Cluster Autoscaler.' })
 export class ClusterAutoscalerStatus {
   @Field(() => ClusterAutoscalerMode, { description: 'The mode the sidecar last applied.' })
@@ -118,6 +133,9 @@ export class ClusterStatus {
 
   @Field(() => ClusterAutoscalerStatus, { nullable: true })
   clusterAutoscaler!: ClusterAutoscalerStatus | null;
+
+  @Field(() => SidecarInfo, { nullable: true, description: 'Null until the sidecar reports.' })
+  sidecar!: SidecarInfo | null;
 }
 
 @ObjectType({ implements: () => [Node] })

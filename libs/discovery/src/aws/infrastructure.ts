@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import type { DiscoveryFailure } from './types.js';
-import { describeIssues } from './zod-issues.js';
+import type { DiscoveryFailure } from '../types.js';
+import { describeIssues } from '../zod-issues.js';
 
 export const INFRASTRUCTURE_NAME = 'cluster';
 

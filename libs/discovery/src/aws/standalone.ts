@@ -8,19 +8,15 @@ import {
   type Subnet,
 } from '@aws-sdk/client-ec2';
 
-import type { ClusterObjectReader } from './cluster-reader.js';
+import type { ClusterObjectReader } from '../cluster-reader.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
 import {
   MACHINE_API_NAMESPACE,
   parseWorkerMachineSet,
   selectWorkerMachineSet,
 } from './machinesets.js';
-import type {
-  AwsStandaloneInfrastructure,
-  DiscoveryFailure,
-  DiscoveryResult,
-  WorkerMachineSet,
-} from './types.js';
+import type { DiscoveryFailure, DiscoveryResult } from '../types.js';
+import type { AwsStandaloneInfrastructure, WorkerMachineSet } from './types.js';
 
 export const INTERNAL_ELB_ROLE_TAG = 'kubernetes.io/role/internal-elb';
 export const USER_DATA_KEY = 'userData';

@@ -1,5 +1,5 @@
 import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
-import type { DescribeInstancesLookup, Ec2InstanceIdentity } from '@fleet/cloud-provider';
+import type { DescribeInstancesLookup, Ec2InstanceIdentity } from './node-identity.js';
 
 const NOT_FOUND = 'InvalidInstanceID.NotFound';
 

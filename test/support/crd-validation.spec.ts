@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { loadCrdValidator } from './crd-validator.js';
-import { CRDS_DIR } from '@fleet/testing';
+import { loadCrdValidator } from './crd-validation.js';
+import { CRDS_DIR } from './fixtures.js';
 
 const validator = loadCrdValidator(`${CRDS_DIR}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`);
 const valid = {
@@ -16,7 +16,7 @@ const valid = {
   },
 };
 
-describe('CRD validator (test support)', () => {
+describe('CRD validation (test support over @fleet/crd-schema)', () => {
   it('accepts a valid object', () => {
     expect(validator.validate(valid).errors).toEqual([]);
   });
@@ -34,10 +34,10 @@ describe('CRD validator (test support)', () => {
     });
     expect(errors).toEqual(
       expect.arrayContaining([
-        'spec: must NOT have additional properties (unknownField)',
-        "spec: must have required property 'subnetSelectorTerms'",
-        'spec.amiFamily: must be equal to one of the allowed values',
-        'spec.amiSelectorTerms.0.id: must match pattern "ami-[0-9a-z]+"',
+        'spec.unknownField: unknown field "spec.unknownField"',
+        'spec.subnetSelectorTerms: Required value',
+        expect.stringMatching(/^spec\.amiFamily: Unsupported value: "RHCOS": supported values: /),
+        `spec.amiSelectorTerms[0].id: Invalid value: "not-an-ami": spec.amiSelectorTerms[0].id in body should match 'ami-[0-9a-z]+'`,
       ]),
     );
   });
@@ -48,8 +48,8 @@ describe('CRD validator (test support)', () => {
       spec: { ...valid.spec, role: 'r', tags: { 'kubernetes.io/cluster/x': 'owned' } },
     });
     expect(errors).toEqual([
-      "spec: must specify exactly one of ['role', 'instanceProfile']",
-      'spec.tags: tag contains a restricted tag matching kubernetes.io/cluster/',
+      `spec: Invalid value: "object": must specify exactly one of ['role', 'instanceProfile']`,
+      'spec.tags: Invalid value: "object": tag contains a restricted tag matching kubernetes.io/cluster/',
     ]);
   });
 });

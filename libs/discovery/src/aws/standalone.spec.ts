@@ -2,9 +2,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { EC2Client } from '@aws-sdk/client-ec2';
 
 import { Ec2Emulator, fixtureObjects, fixtureWorldPath, loadWorld } from '@fleet/testing';
-import { discoverAwsStandalone } from './aws-standalone.js';
-import { InMemoryClusterObjectReader, type ClusterObjectReader } from './cluster-reader.js';
-import type { AwsStandaloneInfrastructure, DiscoveryResult } from './types.js';
+import { discoverAwsStandalone } from './standalone.js';
+import { InMemoryClusterObjectReader, type ClusterObjectReader } from '../cluster-reader.js';
+import type { DiscoveryResult } from '../types.js';
+import type { AwsStandaloneInfrastructure } from './types.js';
 
 type KubeObject = Record<string, unknown> & {
   kind?: string;

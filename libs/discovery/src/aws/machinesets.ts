@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
-import type { DiscoveryFailure, WorkerMachineSet } from './types.js';
-import { describeIssues } from './zod-issues.js';
+import type { DiscoveryFailure } from '../types.js';
+import type { WorkerMachineSet } from './types.js';
+import { describeIssues } from '../zod-issues.js';
 
 export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
 export const MACHINE_ROLE_LABEL = 'machine.openshift.io/cluster-api-machine-role';

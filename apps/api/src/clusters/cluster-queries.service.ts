@@ -1,0 +1,103 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type PrismaClient } from '@fleet/database';
+import { inScope, type Principal } from '../auth/principal.js';
+import { decodeCursor, encodeCursor, pageWindow, type PageArgs } from '../common/connection.js';
+import { notFoundError, userInputError } from '../common/errors.js';
+import { toGlobalId } from '../common/global-id.js';
+import { API_CONFIG, type ApiConfig } from '../config.js';
+import { PrismaService } from '../database/prisma.service.js';
+import { toCluster, type ClusterView } from './cluster.mapper.js';
+import { clusterWhere, countSql, fromPageRow, pageSql, type PageRow } from './cluster-query.js';
+import {
+  ClusterOrderField,
+  OrderDirection,
+  type ClusterFilter,
+  type ClusterOrder,
+} from './dto/cluster.inputs.js';
+import type { Cluster, ClusterConnection } from './models/cluster.model.js';
+import { withEverything } from './cluster-access.js';
+
+const DEFAULT_ORDER: ClusterOrder = {
+  field: ClusterOrderField.NAME,
+  direction: OrderDirection.ASC,
+};
+
+/** Reads: one cluster, and pages of clusters (keyset, filtered, scoped). */
+@Injectable()
+export class ClusterQueries {
+  private readonly db: PrismaClient;
+
+  constructor(
+    prisma: PrismaService,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+  ) {
+    this.db = prisma.client;
+  }
+
+  /** A cluster the caller may see; NOT_FOUND otherwise (a scoped token learns nothing else). */
+  async get(principal: Principal, uid: string): Promise<Cluster> {
+    const row = await this.db.cluster.findUnique({ where: { id: uid }, include: withEverything });
+    if (!row || !inScope(principal, row.labels))
+      throw notFoundError('cluster', toGlobalId('Cluster', uid));
+    return this.toModel(row);
+  }
+
+  async list(
+    principal: Principal,
+    page: PageArgs,
+    filter: ClusterFilter | null | undefined,
+    orderBy: ClusterOrder | null | undefined,
+    wantsTotal = true,
+  ): Promise<ClusterConnection> {
+    const { size, backward } = pageWindow(page);
+    const order = orderBy ?? DEFAULT_ORDER;
+    const where = clusterWhere(filter, principal, this.config.STALE_AFTER_SECONDS);
+    const cursorArg = backward ? page.before : page.after;
+    let cursor: [string, string] | undefined;
+    if (cursorArg) {
+      const parts = decodeCursor(cursorArg, backward ? 'before' : 'after');
+      if (
+        parts.length !== 3 ||
+        parts[0] !== order.field ||
+        typeof parts[1] !== 'string' ||
+        typeof parts[2] !== 'string'
+      ) {
+        throw userInputError(
+          backward ? 'before' : 'after',
+          'is a cursor of another ordering; start again without it',
+        );
+      }
+      cursor = [parts[1], parts[2]];
+    }
+    const [rows, [{ count }]] = await Promise.all([
+      this.db.$queryRaw<PageRow[]>(
+        pageSql({ where, order, size, backward, ...(cursor ? { cursor } : {}) }),
+      ),
+      wantsTotal
+        ? this.db.$queryRaw<[{ count: number }]>(countSql(where))
+        : Promise.resolve([{ count: 0 }] as [{ count: number }]),
+    ]);
+    const more = rows.length > size;
+    const pageRows = rows.slice(0, size);
+    if (backward) pageRows.reverse();
+    const edges = pageRows.map((r) => ({
+      cursor: encodeCursor([order.field, r.sort, r.id]),
+      node: this.toModel(fromPageRow(r)),
+    }));
+    return {
+      edges,
+      nodes: edges.map((e) => e.node),
+      pageInfo: {
+        hasNextPage: backward ? Boolean(page.before) : more,
+        hasPreviousPage: backward ? more : Boolean(page.after),
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges.at(-1)?.cursor ?? null,
+      },
+      totalCount: count,
+    };
+  }
+
+  toModel(row: ClusterView): Cluster {
+    return toCluster(row, this.config.STALE_AFTER_SECONDS);
+  }
+}

@@ -1,0 +1,188 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Prisma, type PrismaClient } from '@fleet/database';
+import { AuditService } from '../audit/audit.service.js';
+import { inScope, type Principal } from '../auth/principal.js';
+import { forbiddenError, parseInput, userInputError } from '../common/errors.js';
+import { API_CONFIG, type ApiConfig } from '../config.js';
+import { PrismaService } from '../database/prisma.service.js';
+import {
+  SidecarCredentialsService,
+  type IssuedCredentials,
+} from '../credentials/sidecar-credentials.service.js';
+import { FleetEventsService } from '../events/fleet-events.service.js';
+import { deleteSidecarAcl } from '@fleet/contracts';
+import { DRIVER_REGISTRY, findDriver, supportedPairs } from '@fleet/cloud-provider';
+import { QueuesService } from '../queues/queues.service.js';
+import { bootstrapManifest } from './bootstrap-manifest.js';
+import { RegisterClusterSchema } from './cluster-input.schemas.js';
+import { type ClusterRow } from './cluster.mapper.js';
+import { clusterSnapshot } from '@fleet/desired-state';
+import { type RegisterClusterInput } from './dto/cluster.inputs.js';
+import type { Cluster, RegisterClusterPayload } from './models/cluster.model.js';
+import { withEverything, lockInScope, clusterChanged } from './cluster-access.js';
+import { ClusterQueries } from './cluster-queries.service.js';
+
+/** A cluster enters and leaves the fleet, and its sidecar credentials are issued and rotated. */
+@Injectable()
+export class ClusterRegistration {
+  private readonly db: PrismaClient;
+
+  constructor(
+    prisma: PrismaService,
+    private readonly queries: ClusterQueries,
+    private readonly queues: QueuesService,
+    private readonly audit: AuditService,
+    private readonly events: FleetEventsService,
+    private readonly credentials: SidecarCredentialsService,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+  ) {
+    this.db = prisma.client;
+  }
+
+  async register(
+    principal: Principal,
+    input: RegisterClusterInput,
+  ): Promise<RegisterClusterPayload> {
+    const valid = parseInput(RegisterClusterSchema, input, 'input');
+    if (!findDriver(valid.platform, valid.topology)) {
+      // Name the field that makes the pair unsupported: the platform, unless it has a driver
+      // for another topology.
+      const platformServed = DRIVER_REGISTRY.some((d) => d.platform === valid.platform);
+      throw userInputError(
+        platformServed ? 'input.topology' : 'input.platform',
+        `no driver for platform ${valid.platform} with topology ${valid.topology} yet; supported platform/topology pairs: ${supportedPairs()}`,
+      );
+    }
+    if (!inScope(principal, valid.labels ?? {})) {
+      throw forbiddenError(
+        `token ${principal.name} may only register clusters whose labels match its selector`,
+      );
+    }
+    const credentials = this.credentials.issue();
+    let row: ClusterRow;
+    try {
+      row = await this.db.$transaction(async (tx) => {
+        const created = await tx.cluster.create({
+          data: {
+            name: valid.name,
+            topology: valid.topology,
+            platform: valid.platform,
+            region: valid.region,
+            infraID: valid.infraID ?? null,
+            labels: valid.labels ?? {},
+            managementCluster: valid.managementCluster ?? null,
+            hcpNamespace: valid.hcpNamespace ?? null,
+            reportTokenHash: credentials.reportTokenHash,
+            redisPasswordHash: credentials.redisPasswordHash,
+            desired: { create: {} },
+            status: { create: {} },
+            reconcileRuns: { create: { generation: 1 } },
+          },
+          include: withEverything,
+        });
+        await this.audit.record(
+          tx,
+          principal,
+          'registerCluster',
+          created.id,
+          null,
+          await clusterSnapshot(tx, created.id),
+        );
+        return created;
+      });
+    } catch (err) {
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+        throw userInputError('input.name', `a cluster named "${valid.name}" is already registered`);
+      }
+      throw err;
+    }
+    // If Redis refuses now, the worker's credential sync recreates the user from the stored hash.
+    await this.credentials.applyAcl(row.id, [credentials.redisPasswordHash]).catch(() => undefined);
+    // The first order tells the sidecar what "nothing enabled yet" means for this cluster.
+    await this.queues.requestReconcile({ clusterId: row.id, generation: 1 });
+    await clusterChanged(this.events, row.id);
+    return { cluster: this.queries.toModel(row), ...this.credentialsPayload(row, credentials) };
+  }
+
+  /** The one-time secrets of a (re)issue, and the manifest that hands them to the sidecar. */
+  credentialsPayload(
+    row: { id: string; name: string; topology: string; hcpNamespace: string | null },
+    issued: IssuedCredentials,
+  ) {
+    const redisUrl = this.credentials.redisUrl(row.id, issued.redisPassword);
+    return {
+      reportToken: issued.reportToken,
+      redisPassword: issued.redisPassword,
+      redisUrl,
+      bootstrapManifest: bootstrapManifest({
+        clusterUid: row.id,
+        clusterName: row.name,
+        reportToken: issued.reportToken,
+        apiUrl: this.config.FLEET_PUBLIC_URL,
+        redisUrl,
+        queuePrefix: this.config.QUEUE_PREFIX,
+        image: this.config.SIDECAR_IMAGE,
+        namespace:
+          row.topology === 'HOSTED' ? (row.hcpNamespace ?? 'karpenter-fleet') : 'karpenter-fleet',
+      }),
+    };
+  }
+
+  async deregister(principal: Principal, uid: string): Promise<Cluster> {
+    return this.db
+      .$transaction(async (tx) => {
+        await lockInScope(tx, principal, uid);
+        const row = await tx.cluster.findUniqueOrThrow({
+          where: { id: uid },
+          include: withEverything,
+        });
+        await this.audit.record(
+          tx,
+          principal,
+          'deregisterCluster',
+          uid,
+          await clusterSnapshot(tx, uid),
+          null,
+        );
+        await tx.cluster.delete({ where: { id: uid } });
+        return this.queries.toModel(row);
+      })
+      .then(async (cluster) => {
+        await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
+        return cluster;
+      });
+  }
+
+  /**
+   * New report token and Redis password; the previous ones keep working for the grace period so
+   * the sidecar can be re-configured without a gap.
+   */
+  async rotateCredentials(principal: Principal, uid: string) {
+    const issued = this.credentials.issue();
+    const previousValidUntil = new Date(Date.now() + this.config.CREDENTIAL_GRACE_SECONDS * 1000);
+    const { row, previousRedisPasswordHash } = await this.db.$transaction(async (tx) => {
+      await lockInScope(tx, principal, uid);
+      const current = await tx.cluster.findUniqueOrThrow({ where: { id: uid } });
+      const updated = await tx.cluster.update({
+        where: { id: uid },
+        data: {
+          reportTokenHash: issued.reportTokenHash,
+          redisPasswordHash: issued.redisPasswordHash,
+          previousReportTokenHash: current.reportTokenHash,
+          previousRedisPasswordHash: current.redisPasswordHash,
+          previousCredentialsExpireAt: previousValidUntil,
+        },
+        include: withEverything,
+      });
+      const snapshot = await clusterSnapshot(tx, uid);
+      await this.audit.record(tx, principal, 'rotateClusterCredentials', uid, snapshot, snapshot);
+      return { row: updated, previousRedisPasswordHash: current.redisPasswordHash };
+    });
+    await this.credentials.applyAcl(uid, [issued.redisPasswordHash, previousRedisPasswordHash]);
+    return {
+      cluster: this.queries.toModel(row),
+      ...this.credentialsPayload(row, issued),
+      previousValidUntil,
+    };
+  }
+}

@@ -1,0 +1,212 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma, type PrismaClient } from '@fleet/database';
+import { AuditService } from '../audit/audit.service.js';
+import { inScope, type Principal } from '../auth/principal.js';
+import {
+  conflictError,
+  forbiddenError,
+  notFoundError,
+  parseInput,
+  userInputError,
+} from '../common/errors.js';
+import { PrismaService } from '../database/prisma.service.js';
+import { FleetEventsService } from '../events/fleet-events.service.js';
+import { QueuesService } from '../queues/queues.service.js';
+import {
+  Labels,
+  NodePoolNameSchema,
+  ExpectedGeneration,
+  SetKarpenterSchema,
+} from './cluster-input.schemas.js';
+import {
+  applyDesiredStateChange,
+  clusterSnapshot,
+  commitDesiredStateChange,
+  type DesiredStateChange,
+} from '@fleet/desired-state';
+import {
+  type NodeClassOverridesInput,
+  type SetKarpenterInput,
+  type UpsertNodePoolInput,
+} from './dto/cluster.inputs.js';
+import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
+import type { Cluster } from './models/cluster.model.js';
+import { withEverything, lockInScope, clusterChanged, type Tx } from './cluster-access.js';
+import { ClusterQueries } from './cluster-queries.service.js';
+
+/** Every change to a cluster's labels and desired state, each in one audited transaction. */
+@Injectable()
+export class DesiredStateChanges {
+  private readonly db: PrismaClient;
+
+  constructor(
+    prisma: PrismaService,
+    private readonly queries: ClusterQueries,
+    private readonly queues: QueuesService,
+    private readonly audit: AuditService,
+    private readonly specs: KarpenterSpecValidator,
+    private readonly events: FleetEventsService,
+  ) {
+    this.db = prisma.client;
+  }
+
+  /** Labels are fleet metadata, not desired cluster state: no generation bump, no reconcile. */
+  async updateLabels(principal: Principal, uid: string, labels: unknown): Promise<Cluster> {
+    const valid = parseInput(Labels, labels, 'labels');
+    if (!inScope(principal, valid)) {
+      throw forbiddenError(`token ${principal.name} cannot move a cluster outside its selector`);
+    }
+    const row = await this.db.$transaction(async (tx) => {
+      await lockInScope(tx, principal, uid);
+      const before = await clusterSnapshot(tx, uid);
+      await tx.cluster.update({ where: { id: uid }, data: { labels: valid } });
+      await this.audit.record(
+        tx,
+        principal,
+        'updateClusterLabels',
+        uid,
+        before,
+        await clusterSnapshot(tx, uid),
+      );
+      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+    });
+    await clusterChanged(this.events, uid);
+    return this.queries.toModel(row);
+  }
+
+  async setKarpenter(
+    principal: Principal,
+    uid: string,
+    input: SetKarpenterInput,
+    action = 'setKarpenter',
+  ): Promise<Cluster> {
+    const { expectedGeneration, ...fields } = parseInput(SetKarpenterSchema, input, 'input');
+    const change = Object.fromEntries(
+      Object.entries(fields).filter(([, v]) => v != null),
+    ) as DesiredStateChange;
+    return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
+      await applyDesiredStateChange(tx, uid, change);
+    });
+  }
+
+  async upsertNodePool(
+    principal: Principal,
+    uid: string,
+    input: UpsertNodePoolInput,
+  ): Promise<Cluster> {
+    const name = parseInput(NodePoolNameSchema, input.name, 'input.name');
+    const expected = parseInput(
+      ExpectedGeneration,
+      input.expectedGeneration,
+      'input.expectedGeneration',
+    );
+    const violation = this.specs.validateNodePool(name, input.spec)[0];
+    if (violation)
+      throw userInputError(
+        `input.spec${violation.field ? `.${violation.field}` : ''}`,
+        violation.reason,
+      );
+    const spec = input.spec as Record<string, unknown>;
+    return this.changeDesiredState(principal, uid, 'upsertNodePool', expected, async (tx) => {
+      await applyDesiredStateChange(tx, uid, { upsertNodePool: { name, spec } });
+    });
+  }
+
+  async deleteNodePool(
+    principal: Principal,
+    uid: string,
+    name: string,
+    expectedGeneration?: number | null,
+  ): Promise<Cluster> {
+    const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
+    return this.changeDesiredState(principal, uid, 'deleteNodePool', expected, async (tx) => {
+      if (
+        (await applyDesiredStateChange(tx, uid, { deleteNodePool: name })) === 'no-such-nodepool'
+      ) {
+        throw notFoundError('NodePool', name);
+      }
+    });
+  }
+
+  async setNodeClassOverrides(
+    principal: Principal,
+    uid: string,
+    input: NodeClassOverridesInput,
+  ): Promise<Cluster> {
+    const expected = parseInput(
+      ExpectedGeneration,
+      input.expectedGeneration,
+      'input.expectedGeneration',
+    );
+    const overrides = Object.fromEntries(
+      (['blockDeviceMappings', 'tags', 'metadataOptions', 'kubelet'] as const)
+        .filter((k) => input[k] != null)
+        .map((k) => [k, input[k]]),
+    );
+    return this.changeDesiredState(
+      principal,
+      uid,
+      'setNodeClassOverrides',
+      expected,
+      async (tx) => {
+        const cluster = await tx.cluster.findUniqueOrThrow({
+          where: { id: uid },
+          select: { platform: true },
+        });
+        const violation = this.specs.validateNodeClassOverrides(cluster.platform, overrides)[0];
+        if (violation)
+          throw userInputError(
+            `input${violation.field ? `.${violation.field}` : ''}`,
+            violation.reason,
+          );
+        await tx.desiredState.update({
+          where: { clusterId: uid },
+          data: { nodeClassOverrides: overrides as Prisma.InputJsonObject },
+        });
+      },
+    );
+  }
+
+  /** Re-sends the current desired state even if the cluster reports it applied. */
+  async forceReconcile(principal: Principal, uid: string): Promise<Cluster> {
+    const row = await this.db.$transaction(async (tx) => {
+      await lockInScope(tx, principal, uid);
+      const snapshot = await clusterSnapshot(tx, uid);
+      await this.audit.record(tx, principal, 'reconcileCluster', uid, snapshot, snapshot);
+      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+    });
+    await this.queues.requestReconcile({
+      clusterId: uid,
+      generation: row.desired!.generation,
+      force: true,
+    });
+    return this.queries.toModel(row);
+  }
+
+  /**
+   * The one path by which desired state changes: the change, the generation bump, the reconcile
+   * run and the audit event commit together, then the worker is asked to reconcile. If Redis is
+   * down at that moment the resync finds `generation > observedGeneration` and dispatches anyway.
+   */
+  private async changeDesiredState(
+    principal: Principal,
+    uid: string,
+    action: string,
+    expectedGeneration: number | null | undefined,
+    change: (tx: Tx) => Promise<void>,
+  ): Promise<Cluster> {
+    const row = await this.db.$transaction(async (tx) => {
+      const current = await lockInScope(tx, principal, uid);
+      if (expectedGeneration != null && current !== expectedGeneration) {
+        throw conflictError(
+          `cluster is at generation ${current}, not the expected ${expectedGeneration}`,
+        );
+      }
+      await commitDesiredStateChange(tx, { clusterId: uid, actor: principal, action, change });
+      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+    });
+    await this.queues.requestReconcile({ clusterId: uid, generation: row.desired!.generation });
+    await clusterChanged(this.events, uid);
+    return this.queries.toModel(row);
+  }
+}

@@ -1,0 +1,123 @@
+import type { ReconcileOrder } from '@fleet/contracts';
+import {
+  InvalidDesiredStateError,
+  renderDesiredObjects,
+  type FieldCause,
+  type TargetedObject,
+} from '@fleet/cloud-provider';
+import { describeKubeError } from '../kube/cluster-client.js';
+import type { ClusterAutoscalerPhase } from './cluster-autoscaler-phase.js';
+import type { ConditionSet } from './conditions.js';
+import { degraded, describeObject, type Outcome } from './outcome.js';
+import type { OwnedObjects } from './owned-objects.js';
+import type { ReconcilerDeps } from './reconciler.js';
+
+/**
+ * The apply phase of an enabled order: an order is applied whole or not at all, since every
+ * rendered object is checked against the real CRDs before the first write.
+ */
+export class ApplyPhase {
+  constructor(
+    private readonly deps: ReconcilerDeps,
+    private readonly owned: OwnedObjects,
+    private readonly clusterAutoscaler: ClusterAutoscalerPhase,
+  ) {}
+
+  private get provider() {
+    return this.deps.driver.provider;
+  }
+
+  /** Discover, render, check against the CRDs, apply, prune, then the Cluster Autoscaler. */
+  async run(order: ReconcileOrder, conditions: ConditionSet): Promise<Outcome> {
+    const { spec } = order;
+    const discovery = await this.deps.driver.discover();
+    if (!discovery.ok)
+      return degraded(this.deps.log, conditions, discovery.reason, discovery.message);
+    const infra = discovery.infrastructure;
+    this.deps.approver?.setNodeIdentityCheck(this.deps.driver.nodeIdentity(infra));
+
+    let desired: TargetedObject[];
+    try {
+      desired = renderDesiredObjects(this.provider, infra, spec);
+    } catch (err) {
+      if (err instanceof InvalidDesiredStateError) {
+        const overrides = err.causes.some((c) => c.field.startsWith('nodeClassOverrides'));
+        return degraded(
+          this.deps.log,
+          conditions,
+          overrides ? 'InvalidNodeClassOverrides' : 'InvalidDesiredState',
+          err.message,
+        );
+      }
+      throw err;
+    }
+    // Everything is checked against the real CRDs before the first write: an order is applied
+    // whole or not at all.
+    const invalid: FieldCause[] = [];
+    let invalidNodeClass = false;
+    for (const { object } of desired) {
+      const causes = this.deps.validator.validate(object);
+      if (causes.length === 0) continue;
+      if (object.kind === this.provider.nodeClass.kind) invalidNodeClass = true;
+      invalid.push(
+        ...causes.map((c) => ({
+          field: `${describeObject(object)}: ${c.field}`,
+          message: c.message,
+        })),
+      );
+    }
+    if (invalid.length > 0) {
+      return degraded(
+        this.deps.log,
+        conditions,
+        invalidNodeClass ? 'InvalidNodeClassOverrides' : 'InvalidDesiredState',
+        invalid.map((c) => `${c.field}: ${c.message}`).join('; '),
+      );
+    }
+
+    let applied = 0;
+    let current = '';
+    try {
+      for (const { target, object } of desired) {
+        current = describeObject(object);
+        await this.deps.apiServers.client(target).apply(object);
+        applied++;
+      }
+    } catch (err) {
+      return degraded(
+        this.deps.log,
+        conditions,
+        'ApplyFailed',
+        `applying ${current}: ${describeKubeError(err)}`,
+        applied,
+      );
+    }
+    const defaultNodeClass = desired.find(
+      ({ object }) =>
+        object.kind === this.provider.nodeClass.kind &&
+        object.metadata.name === this.provider.defaultNodeClassName,
+    );
+    if (defaultNodeClass)
+      this.deps.nodeClasses?.setTarget({ infra, defaultNodeClass: defaultNodeClass.object });
+
+    let pruned: number;
+    try {
+      pruned = await this.owned.prune(desired);
+    } catch (err) {
+      return degraded(this.deps.log, conditions, 'PruneFailed', describeKubeError(err), applied);
+    }
+
+    const cas = await this.clusterAutoscaler.reconcile(order, conditions);
+    if (cas === 'failed') return { applied, pruned, requeue: false };
+
+    conditions.set('Degraded', 'False', 'AsExpected', 'the desired state is applied');
+    conditions.set(
+      'Available',
+      'True',
+      'AsExpected',
+      `Karpenter is deployed with ${spec.nodePools.length} NodePool(s)`,
+    );
+    conditions.set('Progressing', 'False', 'AsExpected', `generation ${order.generation} applied`);
+    return { applied, pruned, requeue: false, ...(cas ? { clusterAutoscaler: cas } : {}) };
+  }
+}

@@ -1,0 +1,39 @@
+import type { ClusterAutoscalerState, Condition } from '@fleet/contracts';
+import type { KubeObject } from '@fleet/cloud-provider';
+import type { Logger } from 'pino';
+import type { ConditionSet } from './conditions.js';
+
+export interface ReconcileResult {
+  conditions: Condition[];
+  applied: number;
+  pruned: number;
+  /** The order is not done (NodeClaims draining): reconcile it again on change or soon. */
+  requeue: boolean;
+  clusterAutoscaler?: ClusterAutoscalerState;
+}
+
+/** What a phase returns; the reconciler adds the conditions. */
+export type Outcome = Omit<ReconcileResult, 'conditions'>;
+
+export const describeObject = (o: KubeObject) =>
+  `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+
+/** Degraded, not Progressing and not Available, all with the same reason. */
+export function degraded(
+  log: Logger,
+  conditions: ConditionSet,
+  reason: string,
+  message: string,
+  applied = 0,
+): Outcome {
+  log.warn({ reason, message }, 'reconcile degraded');
+  conditions.set('Degraded', 'True', reason, message);
+  conditions.set(
+    'Progressing',
+    'False',
+    reason,
+    'waiting for the problem to be fixed or a new order',
+  );
+  conditions.set('Available', 'False', reason, message);
+  return { applied, pruned: 0, requeue: false };
+}

@@ -1,0 +1,45 @@
+import type { EC2ClientConfig } from '@aws-sdk/client-ec2';
+import { z } from 'zod';
+
+const AwsEnv = z.object({
+  AWS_REGION: z.string().min(1).optional(),
+  AWS_ENDPOINT_URL_EC2: z.url({ error: 'must be the URL of an EC2 endpoint' }).optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
+});
+
+/**
+ * The one place AWS drivers take their endpoint and credentials from. Credentials come, in
+ * order: keys in the environment (the sidecar Deployment's `envFrom` of the cloud-credentials
+ * Secret that the CredentialsRequest provisions on standalone OpenShift), else the SDK's default
+ * chain, which covers STS web identity (AWS_ROLE_ARN + AWS_WEB_IDENTITY_TOKEN_FILE, projected
+ * service-account tokens on STS clusters and hosted control planes). `region` is the cluster's,
+ * as discovery found it; AWS_REGION overrides it (a proxy or an emulator in one region).
+ */
+export function awsClientConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  region: string,
+): EC2ClientConfig {
+  const parsed = AwsEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(
+      `${issue?.path.join('.') ?? 'AWS environment'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  const e = parsed.data;
+  return {
+    region: e.AWS_REGION ?? region,
+    ...(e.AWS_ENDPOINT_URL_EC2 ? { endpoint: e.AWS_ENDPOINT_URL_EC2 } : {}),
+    ...(e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+      ? {
+          credentials: {
+            accessKeyId: e.AWS_ACCESS_KEY_ID,
+            secretAccessKey: e.AWS_SECRET_ACCESS_KEY,
+            ...(e.AWS_SESSION_TOKEN ? { sessionToken: e.AWS_SESSION_TOKEN } : {}),
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,84 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
+import type { NodeClassOverrides } from '@fleet/contracts';
+import { discoverAwsStandalone, type AwsStandaloneInfrastructure } from '@fleet/discovery';
+import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
+import type { KubeObject } from '../types.js';
+import { DEFAULT_NODE_CLASS_NAME, EC2_NODE_CLASS } from './constants.js';
+import { awsClientConfig } from './credentials.js';
+import { describeInstancesLookup } from './describe-instances.js';
+import { validateNodeClassOverrides } from './nodeclass.js';
+import { AwsStandaloneCloudProvider } from './provider.js';
+
+/** The fleet API's checks for AWS: the EC2NodeClass CRD, then the provider's own rules. */
+export const AWS_PLATFORM_RULES: PlatformRules = {
+  platform: 'AWS',
+  nodeClass: EC2_NODE_CLASS,
+  nodeClassCrdFile: 'karpenter.k8s.aws_ec2nodeclasses.yaml',
+  nodeClassForValidation(overrides: NodeClassOverrides): KubeObject {
+    // Placeholders for what discovery fills in; they satisfy the CRD and stay out of the answer.
+    return {
+      apiVersion: EC2_NODE_CLASS.apiVersion,
+      kind: EC2_NODE_CLASS.kind,
+      metadata: { name: DEFAULT_NODE_CLASS_NAME },
+      spec: {
+        amiFamily: 'Custom',
+        amiSelectorTerms: [{ id: 'ami-00000000000000000' }],
+        subnetSelectorTerms: [{ id: 'subnet-00000000000000000' }],
+        securityGroupSelectorTerms: [{ id: 'sg-00000000000000000' }],
+        instanceProfile: 'placeholder',
+        ...structuredClone(overrides),
+      },
+    };
+  },
+  validateNodeClassOverrides,
+};
+
+/**
+ * Standalone OpenShift on AWS: discovery through the Infrastructure, the worker MachineSet and
+ * EC2; CSR approval checked with DescribeInstances; one EC2 client per region, built from
+ * aws/credentials.ts.
+ */
+class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> {
+  readonly platform = 'AWS';
+  readonly topology = 'STANDALONE';
+  readonly provider = new AwsStandaloneCloudProvider();
+  readonly statusSurfaces = ['ClusterOperator'] as const;
+  private readonly clients = new Map<string, EC2Client>();
+
+  constructor(private readonly context: DriverContext) {}
+
+  private ec2(region: string): EC2Client {
+    let client = this.clients.get(region);
+    if (!client) {
+      client = new EC2Client(awsClientConfig(this.context.env, region));
+      this.clients.set(region, client);
+    }
+    return client;
+  }
+
+  discover() {
+    return discoverAwsStandalone({
+      reader: this.context.reader('workload'),
+      ec2: (region) => this.ec2(region),
+    });
+  }
+
+  nodeIdentity(infra: AwsStandaloneInfrastructure) {
+    const lookup = describeInstancesLookup(this.ec2(infra.region));
+    return (claims: Parameters<AwsStandaloneCloudProvider['verifyNodeIdentity']>[0]) =>
+      this.provider.verifyNodeIdentity(claims, lookup);
+  }
+
+  close(): void {
+    for (const client of this.clients.values()) client.destroy();
+    this.clients.clear();
+  }
+}
+
+export const AWS_STANDALONE_DRIVER: DriverRegistration = {
+  platform: 'AWS',
+  topology: 'STANDALONE',
+  rules: AWS_PLATFORM_RULES,
+  targets: ['workload'],
+  create: (context) => new AwsStandaloneDriver(context),
+};

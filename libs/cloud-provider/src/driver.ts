@@ -1,0 +1,84 @@
+import type { NodeClassOverrides, Platform, Topology } from '@fleet/contracts';
+import type { ClusterObjectReader, DiscoveryResult } from '@fleet/discovery';
+import type {
+  CloudProvider,
+  ClusterTarget,
+  KubeObject,
+  NodeIdentityClaim,
+  NodeIdentityVerdict,
+  ResourceIdentity,
+} from './types.js';
+
+/**
+ * Status objects a driver keeps up to date for the cluster's own administrators, besides the
+ * fleet's report. Only standalone OpenShift has a ClusterOperator; a hosted control plane's
+ * driver will add `HostedControlPlaneAutoNode` (HostedControlPlane.status.autoNode) when it
+ * exists — see docs/DESIGN.md § Drivers.
+ */
+export type StatusSurface = 'ClusterOperator';
+
+/** What the sidecar hands a driver when it creates it. */
+export interface DriverContext {
+  /** Reads for discovery, on the API server of the given target. */
+  reader(target: ClusterTarget): ClusterObjectReader;
+  /**
+   * The process environment. Each driver reads its cloud's endpoint and credentials from it in
+   * one place of its own folder (aws/credentials.ts), so the sidecar never names a cloud.
+   */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** The cloud check behind CSR approval, bound to the infrastructure discovery found. */
+export type NodeIdentityCheck = (
+  claims: readonly NodeIdentityClaim[],
+) => Promise<NodeIdentityVerdict[]>;
+
+/**
+ * Everything the sidecar needs for one platform and topology: the CloudProvider that renders,
+ * the discovery that feeds it, the node-identity lookup behind CSR approval, which API servers
+ * the topology has and which status surfaces it owns. The sidecar only ever holds a
+ * `ClusterDriver`; which one is decided by the registry from the order.
+ */
+export interface ClusterDriver<TInfra = unknown> {
+  readonly platform: Platform;
+  readonly topology: Topology;
+  readonly provider: CloudProvider<TInfra, unknown>;
+  readonly statusSurfaces: readonly StatusSurface[];
+  /** Never throws: a missing piece is a Degraded reason. */
+  discover(): Promise<DiscoveryResult<TInfra>>;
+  nodeIdentity(infra: TInfra): NodeIdentityCheck;
+  /** Releases the cloud clients. */
+  close(): void;
+}
+
+/**
+ * What the fleet API checks for a platform before it stores desired state, so that what a
+ * cluster would refuse is refused at the API. Each platform defines it in its own folder.
+ */
+export interface PlatformRules {
+  readonly platform: Platform;
+  readonly nodeClass: ResourceIdentity;
+  /** The NodeClass CRD, relative to the Karpenter CRD directory (libs/crd-schema/upstream/karpenter). */
+  readonly nodeClassCrdFile: string;
+  /**
+   * A complete NodeClass: the overrides over placeholders for what discovery fills in, so the
+   * CRD can judge the overrides alone.
+   */
+  nodeClassForValidation(overrides: NodeClassOverrides): KubeObject;
+  /** The provider's own rules beyond the CRD; throws InvalidDesiredStateError. */
+  validateNodeClassOverrides(overrides: NodeClassOverrides): void;
+}
+
+/** One entry of the registry: a platform and topology pair the fleet supports. */
+export interface DriverRegistration {
+  readonly platform: Platform;
+  readonly topology: Topology;
+  readonly rules: PlatformRules;
+  /**
+   * The API servers the topology has, known before the driver is created (the sidecar connects
+   * them first). Standalone: `workload` only, and `management` is the same server. Hosted and
+   * Cluster API: `management` and `workload`.
+   */
+  readonly targets: readonly ClusterTarget[];
+  create(context: DriverContext): ClusterDriver;
+}

@@ -1,0 +1,24 @@
+import type { Platform, Topology } from '@fleet/contracts';
+import { AWS_STANDALONE_DRIVER } from './aws/driver.js';
+import type { DriverRegistration, PlatformRules } from './driver.js';
+
+/**
+ * Every platform and topology the fleet can run. The API refuses to register any other pair,
+ * and a sidecar handed one anyway reports UnsupportedPlatform and writes nothing. A new driver
+ * is one entry here (and one fixture in the conformance test, which runs every entry).
+ */
+export const DRIVER_REGISTRY: readonly DriverRegistration[] = [AWS_STANDALONE_DRIVER];
+
+export function findDriver(platform: Platform, topology: Topology): DriverRegistration | undefined {
+  return DRIVER_REGISTRY.find((d) => d.platform === platform && d.topology === topology);
+}
+
+/** `AWS/STANDALONE, …`, for error messages. */
+export function supportedPairs(): string {
+  return DRIVER_REGISTRY.map((d) => `${d.platform}/${d.topology}`).join(', ');
+}
+
+/** The API's checks for a platform; undefined when no driver of that platform exists. */
+export function platformRules(platform: Platform): PlatformRules | undefined {
+  return DRIVER_REGISTRY.find((d) => d.platform === platform)?.rules;
+}

@@ -1,0 +1,201 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  DRIVER_REGISTRY,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  findDriver,
+  loadCustomResourceDefinitions,
+  renderDesiredObjects,
+  type DriverRegistration,
+  type KubeObject,
+} from '@fleet/cloud-provider';
+import { CLUSTER_OPERATOR, NODEPOOL, type KarpenterDesiredState } from '@fleet/contracts';
+import {
+  KARPENTER_CRD_DIRECTORY,
+  StructuralSchema,
+  UPSTREAM_CRD_DIRECTORY,
+  clone,
+  type JSONSchemaProps,
+} from '@fleet/crd-schema';
+import { InMemoryClusterObjectReader } from '@fleet/discovery';
+import { join } from 'node:path';
+import { desiredState, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
+
+/**
+ * What each driver must bring to the conformance run: the infrastructure its discovery would
+ * find on a fixture cluster. A driver added to the registry without an entry here fails below.
+ */
+const FIXTURES: Record<string, { infra: () => unknown }> = {
+  'AWS/STANDALONE': { infra: fixtureInfrastructure },
+};
+
+const nodePools: KarpenterDesiredState['nodePools'] = [
+  { name: 'general', spec: { template: { spec: { requirements: [] } } } },
+];
+
+interface CrdShape {
+  spec: {
+    group: string;
+    names: { kind: string };
+    versions: { name: string; schema?: { openAPIV3Schema?: JSONSchemaProps } }[];
+  };
+}
+
+/** Strict validation of every rendered custom resource against the CRDs the driver installs. */
+function crdCauses(crds: readonly KubeObject[], object: KubeObject): string[] {
+  for (const crd of crds as unknown as CrdShape[]) {
+    for (const version of crd.spec.versions) {
+      if (`${crd.spec.group}/${version.name}` !== object.apiVersion) continue;
+      if (crd.spec.names.kind !== object.kind || !version.schema?.openAPIV3Schema) continue;
+      const schema = new StructuralSchema(version.schema.openAPIV3Schema, crd.spec.names.kind);
+      const candidate = clone(object) as Record<string, unknown>;
+      const unknown = schema.prune(candidate);
+      return [
+        ...unknown.map((f) => `${f}: unknown field`),
+        ...schema.validate(candidate).map((c) => `${c.field ?? ''}: ${c.message}`),
+      ];
+    }
+  }
+  return [];
+}
+
+/**
+ * Every registered driver against the same contract, as karpenter's fake provider runs every
+ * CloudProvider through one suite: what the sidecar relies on without knowing which cloud it is.
+ */
+describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as const))(
+  'driver %s',
+  (pair: string, registration: DriverRegistration) => {
+    const fixture = FIXTURES[pair];
+    const driver = registration.create({
+      reader: () => new InMemoryClusterObjectReader([]),
+      env: {},
+    });
+    const { provider } = driver;
+    const infra = fixture?.infra();
+
+    it('has a conformance fixture', () => {
+      expect(fixture).toBeDefined();
+    });
+
+    it('is the registry entry for its pair, and names its NodeClass the same way everywhere', () => {
+      expect(findDriver(registration.platform, registration.topology)).toBe(registration);
+      expect([driver.platform, driver.topology]).toEqual([
+        registration.platform,
+        registration.topology,
+      ]);
+      expect(provider.topology).toBe(registration.topology);
+      expect(registration.rules.platform).toBe(registration.platform);
+      expect(registration.rules.nodeClass).toEqual(provider.nodeClass);
+      expect(registration.targets).toContain('workload');
+    });
+
+    it('reports an empty cluster as a discovery failure instead of throwing', async () => {
+      const result = await driver.discover();
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.reason).toMatch(/^[A-Z][A-Za-z]+$/);
+    });
+
+    it('renders nothing when Karpenter is disabled, so pruning removes everything it owns', () => {
+      expect(renderDesiredObjects(provider, infra, desiredState({ enabled: false }))).toEqual([]);
+    });
+
+    it('renders owned, labelled objects for its own API servers, in a stable order', () => {
+      const render = () => renderDesiredObjects(provider, infra, desiredState({ nodePools }));
+      const objects = render();
+      expect(JSON.stringify(render())).toBe(JSON.stringify(objects));
+      const owned = provider.ownedKinds();
+      for (const { target, object } of objects) {
+        const what = `${object.kind} ${object.metadata.name}`;
+        expect([what, registration.targets.includes(target)]).toEqual([what, true]);
+        expect([what, object.metadata.labels?.[MANAGED_BY_LABEL]]).toEqual([
+          what,
+          MANAGED_BY_VALUE,
+        ]);
+        const kind = owned.find(
+          (k) => k.apiVersion === object.apiVersion && k.kind === object.kind,
+        );
+        expect([what, kind?.target]).toEqual([what, target]);
+      }
+    });
+
+    it('renders what the CRDs it installs accept', async () => {
+      const crds = await loadCustomResourceDefinitions(
+        provider.customResourceDefinitions(),
+        UPSTREAM_CRD_DIRECTORY,
+      );
+      for (const { target } of crds) expect(registration.targets).toContain(target);
+      const objects = renderDesiredObjects(provider, infra, desiredState({ nodePools }));
+      const kinds = new Set(objects.map(({ object }) => object.kind));
+      expect(kinds.has(provider.nodeClass.kind)).toBe(true);
+      expect(kinds.has(NODEPOOL.kind)).toBe(true);
+      const crdObjects = crds.map((c) => c.object);
+      for (const { object } of objects) {
+        expect([object.kind, crdCauses(crdObjects, object)]).toEqual([object.kind, []]);
+      }
+    });
+
+    it('keeps its default NodeClass, which NodePools without a reference point at', () => {
+      const objects = renderDesiredObjects(provider, infra, desiredState({ nodePools }));
+      const defaults = objects.filter(
+        ({ object }) =>
+          object.kind === provider.nodeClass.kind &&
+          object.metadata.name === provider.defaultNodeClassName,
+      );
+      expect(defaults).toHaveLength(1);
+      expect(provider.enforceNodeClass(defaults[0]!.object, infra).drifted).toEqual([]);
+      const pool = objects.find(({ object }) => object.kind === NODEPOOL.kind)?.object as
+        { spec: { template: { spec: { nodeClassRef: unknown } } } } | undefined;
+      expect(pool?.spec.template.spec.nodeClassRef).toEqual({
+        group: provider.nodeClass.group,
+        kind: provider.nodeClass.kind,
+        name: provider.defaultNodeClassName,
+      });
+    });
+
+    it('gives the API a complete NodeClass to check overrides against', () => {
+      const validator = loadCrdValidator(
+        join(KARPENTER_CRD_DIRECTORY, registration.rules.nodeClassCrdFile),
+        registration.rules.nodeClass.version,
+      );
+      expect(validator.kind).toBe(provider.nodeClass.kind);
+      expect(validator.validate(registration.rules.nodeClassForValidation({})).errors).toEqual([]);
+      expect(() => registration.rules.validateNodeClassOverrides({})).not.toThrow();
+    });
+
+    it('never verifies a node whose providerID names no instance of its cloud', async () => {
+      expect(provider.parseProviderID('')).toBeUndefined();
+      const verdicts = await driver.nodeIdentity(infra)([
+        { nodeName: 'node-a', providerID: 'not-a-provider-id' },
+      ]);
+      expect(verdicts).toEqual([
+        expect.objectContaining({
+          nodeName: 'node-a',
+          verified: false,
+          reason: 'InvalidProviderID',
+        }),
+      ]);
+    });
+
+    it('renders the status surfaces it owns so that their CRDs accept them', () => {
+      if (!driver.statusSurfaces.includes('ClusterOperator')) return;
+      expect(driver.topology).toBe('STANDALONE');
+      const { target, object } = provider.renderClusterOperator({
+        karpenter: { state: 'missing' },
+        operand: { state: 'missing' },
+        version: '0.0.0-conformance',
+        now: new Date('2026-01-01T00:00:00Z'),
+      });
+      expect(registration.targets).toContain(target);
+      expect(object.apiVersion).toBe(CLUSTER_OPERATOR.apiVersion);
+      const validator = loadCrdValidator(
+        join(UPSTREAM_CRD_DIRECTORY, 'openshift', 'config.openshift.io_clusteroperators.yaml'),
+      );
+      expect(validator.validate(object).errors).toEqual([]);
+    });
+
+    it('releases its cloud clients', () => {
+      expect(() => driver.close()).not.toThrow();
+    });
+  },
+);
