@@ -179,6 +179,14 @@ describe('the web console', () => {
     // Marks this document: if the page reloaded, the mark would be gone.
     await page.evaluate('window.noReload = true');
 
+    // A second tab on the clusters table: its row must follow too.
+    const list = await newPage();
+    await signIn(list, operatorToken);
+    await list.goto(`${api.url}/clusters`);
+    const row = list.getByTestId('cluster-row-prod-east');
+    await textMatches(row, /Disabled/);
+    await list.evaluate('window.noReload = true');
+
     await page.getByRole('button', { name: 'Configure Karpenter' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByText('Enabled', { exact: true }).click();
@@ -215,6 +223,8 @@ describe('the web console', () => {
     expect(
       cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default'),
     ).toBeUndefined();
+    await textMatches(row, new RegExp(`In sync.*Enabled.*DISABLE.*${generation} / ${generation}`));
+    expect(await list.evaluate<boolean | undefined>('window.noReload')).toBe(true);
     await screenshot(page, '07-cluster-in-sync');
   });
 
@@ -313,7 +323,9 @@ describe('the web console', () => {
       id,
     });
     expect(revoked.errors).toBeUndefined();
-    await page.getByRole('link', { name: 'Clusters' }).first().click();
+    // The next request with that token (here, the check a freshly opened page makes) ends the
+    // session; whichever request comes first, the tab lands on the sign-in page, told why.
+    await page.goto(`${api.url}/clusters`);
     await page.getByRole('heading', { name: 'Sign in to Karpenter Fleet' }).waitFor();
     await textMatches(page.locator('.pf-v6-c-alert'), /no longer accepts this token/);
     expect(await page.evaluate<string[]>('Object.values(sessionStorage)')).not.toContain(secret);

@@ -20,7 +20,7 @@ import {
   ToolbarItem,
 } from '@patternfly/react-core';
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { createFleetClient, type FleetClient } from './graphql/client.js';
+import { ApiError, createFleetClient, type FleetClient } from './graphql/client.js';
 import { ViewerDocument, type ViewerQuery } from './graphql/generated.js';
 import { clearToken, readToken, storeToken } from './lib/session.js';
 import { SessionContext, useSession, type Session } from './lib/session-context.js';
@@ -68,7 +68,13 @@ function Console() {
     if (!client || viewer) return;
     client.request(ViewerDocument, {}).then(
       (data) => setViewer(data.viewer),
-      (err: unknown) => signOut(err instanceof Error ? err.message : String(err)),
+      (err: unknown) => {
+        // UNAUTHENTICATED has already ended the session, through the client, with its notice.
+        if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') return;
+        signOut(
+          `Your token could not be checked: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      },
     );
   }, [client, viewer, signOut]);
 

@@ -13,6 +13,7 @@ import {
 } from '@patternfly/react-core';
 import { useState } from 'react';
 import { SetKarpenterDocument, type ClusterDetailFragment } from '../graphql/generated.js';
+import { describeRefusal } from '../graphql/client.js';
 import { useMutation } from '../lib/hooks.js';
 import { describeKarpenterChange, type CasMode } from '../lib/karpenter-change.js';
 
@@ -122,8 +123,7 @@ export function KarpenterModal({
         )}
         {mutation.error ? (
           <Alert variant="danger" isInline title="The API refused the change" className="fleet-gap">
-            {mutation.error.field ? <strong>{mutation.error.field}: </strong> : null}
-            {mutation.error.message}
+            {describeRefusal(mutation.error)}
           </Alert>
         ) : null}
       </ModalBody>

@@ -18,6 +18,7 @@ import {
 import { useState } from 'react';
 import { parse, stringify } from 'yaml';
 import { UpsertNodePoolDocument, type ClusterDetailFragment } from '../graphql/generated.js';
+import { describeRefusal } from '../graphql/client.js';
 import { useMutation } from '../lib/hooks.js';
 import { lineOf, specPath } from '../lib/field-location.js';
 
@@ -178,8 +179,7 @@ export function NodePoolEditor({
             title="The API refused the NodePool"
             className="fleet-gap"
           >
-            {otherError.field ? <strong>{otherError.field}: </strong> : null}
-            {otherError.message}
+            {describeRefusal(otherError)}
           </Alert>
         ) : null}
       </ModalBody>

@@ -13,6 +13,13 @@ export class ApiError extends Error {
   }
 }
 
+/** The refusal for display: the field first when the API's message does not already name it. */
+export function describeRefusal(error: ApiError): string {
+  return error.field && !error.message.startsWith(error.field)
+    ? `${error.field}: ${error.message}`
+    : error.message;
+}
+
 interface GraphQLResponse<T> {
   data?: T | null;
   errors?: readonly { message: string; extensions?: { code?: string; field?: string } }[];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { ApiError, describeRefusal } from '../graphql/client.js';
 import { clusterState } from './cluster-state.js';
 import { lineOf, specPath } from './field-location.js';
 import { describeKarpenterChange } from './karpenter-change.js';
@@ -66,6 +67,17 @@ describe('describeKarpenterChange', () => {
       /saves an exact copy of ClusterAutoscaler\/default and its 3 MachineAutoscalers .* then deletes them/,
     );
     expect(steps.at(-1)).toMatch(/generation goes up by one/);
+  });
+
+  it('says so when there is no NodePool to apply yet', () => {
+    const [install] = describeKarpenterChange(
+      { ...facts, nodePools: 0 },
+      { enabled: false, clusterAutoscalerMode: 'KEEP' },
+      { enabled: true, clusterAutoscalerMode: 'KEEP' },
+    );
+    expect(install).toMatch(
+      /and no NodePool yet \(Karpenter launches no node until one exists\)\.$/,
+    );
   });
 
   it('warns that disabling the autoscaler without Karpenter leaves the cluster without any', () => {
@@ -144,5 +156,25 @@ describe('the clusters page URL', () => {
       platform: '',
       sort: 'NAME',
     });
+  });
+});
+
+describe('describeRefusal', () => {
+  it('names the field once, whether or not the API message already does', () => {
+    expect(
+      describeRefusal(
+        new ApiError(
+          'filter.labelSelector: "a b" is not a label requirement',
+          'BAD_USER_INPUT',
+          'filter.labelSelector',
+        ),
+      ),
+    ).toBe('filter.labelSelector: "a b" is not a label requirement');
+    expect(describeRefusal(new ApiError('is too long', 'BAD_USER_INPUT', 'input.name'))).toBe(
+      'input.name: is too long',
+    );
+    expect(describeRefusal(new ApiError('requires role OPERATOR', 'FORBIDDEN', undefined))).toBe(
+      'requires role OPERATOR',
+    );
   });
 });

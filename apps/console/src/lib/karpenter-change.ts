@@ -27,7 +27,7 @@ export function describeKarpenterChange(
   const pools = `${cluster.nodePools} NodePool${cluster.nodePools === 1 ? '' : 's'}`;
   if (!from.enabled && to.enabled) {
     steps.push(
-      `Installs Karpenter on ${cluster.name}: the openshift-karpenter namespace, its service account, RBAC, cloud credentials request and Deployment, the default EC2NodeClass from the cluster's own infrastructure, and the ${pools} held for this cluster.`,
+      `Installs Karpenter on ${cluster.name}: the openshift-karpenter namespace, its service account, RBAC, cloud credentials request and Deployment, the default EC2NodeClass from the cluster's own infrastructure, and ${cluster.nodePools ? `the ${pools} held for this cluster` : 'no NodePool yet (Karpenter launches no node until one exists)'}.`,
       'Approves the certificate signing requests of the nodes Karpenter launches, after checking each against its NodeClaim and EC2 instance.',
     );
   } else if (from.enabled && !to.enabled) {

@@ -32,6 +32,7 @@ import {
   ResumeClusterDocument,
   type ClusterDetailFragment,
 } from '../graphql/generated.js';
+import { describeRefusal } from '../graphql/client.js';
 import { useMutation, useQuery, useSubscription } from '../lib/hooks.js';
 import { Link } from '../lib/router.js';
 import { useSession } from '../lib/session-context.js';
@@ -192,7 +193,7 @@ export function ClusterPage({ id }: { id: string }) {
                     title="The API refused the change"
                     className="fleet-gap"
                   >
-                    {pauseError.message}
+                    {describeRefusal(pauseError)}
                   </Alert>
                 ) : null}
               </CardBody>

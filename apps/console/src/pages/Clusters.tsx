@@ -23,6 +23,7 @@ import {
   type ClusterFilter,
   type ClustersQueryVariables,
 } from '../graphql/generated.js';
+import { describeRefusal } from '../graphql/client.js';
 import { useQuery, useSubscription } from '../lib/hooks.js';
 import { Link, useRouter } from '../lib/router.js';
 import {
@@ -41,13 +42,13 @@ export function Clusters() {
   const [selectorDraft, setSelectorDraft] = useState(state.selector);
   useEffect(() => setSelectorDraft(state.selector), [state.selector]);
 
-  const update = (change: Partial<ClusterListState>, keepPage = false) => {
+  const update = (change: Partial<ClusterListState>, keepPage = false, replace = false) => {
     const next = { ...state, ...change };
     if (!keepPage) {
       next.after = null;
       next.before = null;
     }
-    navigate(`/clusters${formatClusterListState(next)}`);
+    navigate(`/clusters${formatClusterListState(next)}`, { replace });
   };
 
   const filter: ClusterFilter = {
@@ -125,7 +126,8 @@ export function Clusters() {
                   aria-label="Name contains"
                   placeholder="Name contains"
                   value={state.name}
-                  onChange={(_e, v) => update({ name: v })}
+                  // Typing replaces the history entry: Back leaves the search, not one letter.
+                  onChange={(_e, v) => update({ name: v }, false, true)}
                   onClear={() => update({ name: '' })}
                 />
               </ToolbarItem>
@@ -164,11 +166,10 @@ export function Clusters() {
         </Toolbar>
         {query.error ? (
           <Alert variant="danger" isInline title="Clusters could not be loaded">
-            {query.error.field ? `${query.error.field}: ` : ''}
-            {query.error.message}
+            {describeRefusal(query.error)}
           </Alert>
         ) : null}
-        {liveError ? (
+        {liveError && !query.error ? (
           <Alert variant="warning" isInline title="Live updates are interrupted">
             {liveError.message}
           </Alert>
@@ -176,25 +177,31 @@ export function Clusters() {
         {!connection && !query.error ? (
           <Skeleton height="200px" screenreaderText="Loading clusters" />
         ) : null}
-        {connection && connection.nodes.length === 0 ? (
+        {connection && !query.error && connection.nodes.length === 0 ? (
           <EmptyState titleText="No clusters match" headingLevel="h2">
             <EmptyStateBody>Change or clear the filters.</EmptyStateBody>
           </EmptyState>
         ) : null}
-        {connection && connection.nodes.length > 0 ? (
+        {connection && !query.error && connection.nodes.length > 0 ? (
           <Table aria-label="Clusters" variant="compact">
             <Thead>
               <Tr>
-                <Th sort={sortBy('NAME', 0)}>Name</Th>
-                <Th>State</Th>
-                <Th>Platform</Th>
-                <Th>Topology</Th>
-                <Th>Karpenter</Th>
-                <Th>Cluster Autoscaler</Th>
-                <Th>Generation</Th>
-                <Th>Labels</Th>
-                <Th sort={sortBy('LAST_REPORT', 8)}>Last report</Th>
-                <Th sort={sortBy('CREATED_AT', 9)}>Registered</Th>
+                <Th modifier="wrap" sort={sortBy('NAME', 0)}>
+                  Name
+                </Th>
+                <Th modifier="wrap">State</Th>
+                <Th modifier="wrap">Platform</Th>
+                <Th modifier="wrap">Topology</Th>
+                <Th modifier="wrap">Karpenter</Th>
+                <Th modifier="wrap">Cluster Autoscaler</Th>
+                <Th modifier="wrap">Generation</Th>
+                <Th modifier="wrap">Labels</Th>
+                <Th modifier="wrap" sort={sortBy('LAST_REPORT', 8)}>
+                  Last report
+                </Th>
+                <Th modifier="wrap" sort={sortBy('CREATED_AT', 9)}>
+                  Registered
+                </Th>
               </Tr>
             </Thead>
             <Tbody>
@@ -227,7 +234,7 @@ export function Clusters() {
             </Tbody>
           </Table>
         ) : null}
-        {connection ? (
+        {connection && !query.error ? (
           <div className="fleet-pager">
             <Button
               variant="secondary"
