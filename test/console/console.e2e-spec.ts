@@ -286,6 +286,26 @@ describe('the web console', () => {
     expect((await clusterState()).karpenter.clusterAutoscalerMode).toBe('DISABLE');
   });
 
+  it('sends the desired state again on Reconcile now, recorded as the operator', async () => {
+    const page = await newPage();
+    await signIn(page, operatorToken);
+    await page.goto(clusterUrl());
+    await page.getByRole('button', { name: 'Reconcile now' }).click();
+    await textMatches(page.getByText(/sent again/), /^Info alert:Generation \d+ sent again/);
+    const audit = await api.admin<{
+      cluster: { auditEvents: { nodes: { action: string; actor: string }[] } };
+    }>(
+      `query($id: ID!) { cluster(id: $id) { auditEvents(first: 50) { nodes { action actor } } } }`,
+      {
+        id: prodId,
+      },
+    );
+    expect(audit.data?.cluster.auditEvents.nodes).toContainEqual({
+      action: 'reconcileCluster',
+      actor: 'sre-operator',
+    });
+  });
+
   it('offers a VIEWER no control that would be refused', async () => {
     const operator = await newPage();
     await signIn(operator, operatorToken);
@@ -293,7 +313,7 @@ describe('the web console', () => {
     await operator.getByRole('heading', { name: 'prod-east' }).waitFor();
     await operator.getByTestId('nodepool-general').waitFor();
     // The same page for an operator has them: the check below can fail.
-    expect(await operator.locator('[data-mutates]').count()).toBeGreaterThanOrEqual(4);
+    expect(await operator.locator('[data-mutates]').count()).toBeGreaterThanOrEqual(5);
 
     const page = await newPage();
     await signIn(page, viewerToken);
@@ -302,7 +322,13 @@ describe('the web console', () => {
       await page.getByRole('heading', { level: 1 }).first().waitFor();
       await page.locator('.pf-v6-c-skeleton').first().waitFor({ state: 'detached' });
       expect(await page.locator('[data-mutates]').count()).toBe(0);
-      for (const name of ['Configure Karpenter', 'Add NodePool', 'Edit', 'Pause reconciling']) {
+      for (const name of [
+        'Configure Karpenter',
+        'Add NodePool',
+        'Edit',
+        'Pause reconciling',
+        'Reconcile now',
+      ]) {
         expect(await page.getByRole('button', { name }).count()).toBe(0);
       }
     }

@@ -562,6 +562,51 @@ export type ResumeClusterMutation = {
   };
 };
 
+export type ReconcileClusterMutationVariables = Exact<{
+  clusterId: string | number;
+}>;
+
+export type ReconcileClusterMutation = {
+  reconcileCluster: {
+    uid: string;
+    infraID: string | null;
+    id: string;
+    name: string;
+    createdAt: string;
+    platform: Platform;
+    topology: Topology;
+    region: string;
+    labels: unknown;
+    inSync: boolean;
+    karpenter: {
+      logLevel: KarpenterLogLevel;
+      featureGates: unknown;
+      enabled: boolean;
+      clusterAutoscalerMode: ClusterAutoscalerMode;
+      generation: number;
+      paused: boolean;
+    };
+    status: {
+      observedGeneration: number;
+      stale: boolean;
+      lastReportAt: string | null;
+      clusterAutoscaler: {
+        mode: ClusterAutoscalerMode;
+        observed: string;
+        machineAutoscalers: number;
+      } | null;
+      conditions: Array<{
+        lastTransitionTime: string;
+        type: string;
+        status: string;
+        reason: string;
+        message: string;
+      }>;
+    };
+    nodePools: Array<{ name: string; spec: unknown; updatedAt: string }>;
+  };
+};
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -1253,3 +1298,60 @@ fragment ClusterDetail on Cluster {
     updatedAt
   }
 }`) as unknown as TypedDocumentString<ResumeClusterMutation, ResumeClusterMutationVariables>;
+export const ReconcileClusterDocument = new TypedDocumentString(`
+    mutation ReconcileCluster($clusterId: ID!) {
+  reconcileCluster(clusterId: $clusterId) {
+    ...ClusterDetail
+  }
+}
+    fragment ClusterRow on Cluster {
+  id
+  name
+  createdAt
+  platform
+  topology
+  region
+  labels
+  inSync
+  karpenter {
+    enabled
+    clusterAutoscalerMode
+    generation
+    paused
+  }
+  status {
+    observedGeneration
+    stale
+    lastReportAt
+    conditions {
+      type
+      status
+      reason
+      message
+    }
+  }
+}
+fragment ClusterDetail on Cluster {
+  ...ClusterRow
+  uid
+  infraID
+  karpenter {
+    logLevel
+    featureGates
+  }
+  status {
+    clusterAutoscaler {
+      mode
+      observed
+      machineAutoscalers
+    }
+    conditions {
+      lastTransitionTime
+    }
+  }
+  nodePools {
+    name
+    spec
+    updatedAt
+  }
+}`) as unknown as TypedDocumentString<ReconcileClusterMutation, ReconcileClusterMutationVariables>;

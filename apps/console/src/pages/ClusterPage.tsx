@@ -29,6 +29,7 @@ import {
   ClusterDetailChangedDocument,
   ClusterDocument,
   PauseClusterDocument,
+  ReconcileClusterDocument,
   ResumeClusterDocument,
   type ClusterDetailFragment,
 } from '../graphql/generated.js';
@@ -56,6 +57,8 @@ export function ClusterPage({ id }: { id: string }) {
   const [dialog, setDialog] = useState<Dialog>(null);
   const pause = useMutation(PauseClusterDocument);
   const resume = useMutation(ResumeClusterDocument);
+  const reconcile = useMutation(ReconcileClusterDocument);
+  const [resent, setResent] = useState<number | null>(null);
   const cluster = query.data?.cluster;
 
   if (query.error && !cluster) {
@@ -75,7 +78,7 @@ export function ClusterPage({ id }: { id: string }) {
     );
   }
   const paused = cluster.karpenter.paused;
-  const pauseError = pause.error ?? resume.error;
+  const pauseError = pause.error ?? resume.error ?? reconcile.error;
   return (
     <>
       <PageSection>
@@ -184,7 +187,31 @@ export function ClusterPage({ id }: { id: string }) {
                     >
                       {paused ? 'Resume reconciling' : 'Pause reconciling'}
                     </Button>
+                    <Button
+                      variant="secondary"
+                      data-mutates
+                      isLoading={reconcile.pending}
+                      isDisabled={reconcile.pending}
+                      onClick={() =>
+                        void reconcile.run({ clusterId: cluster.id }).then((r) => {
+                          if (!r) return;
+                          replace(r.reconcileCluster);
+                          setResent(r.reconcileCluster.karpenter.generation);
+                        })
+                      }
+                    >
+                      Reconcile now
+                    </Button>
                   </Flex>
+                ) : null}
+                {resent !== null && !pauseError ? (
+                  <Alert
+                    variant="info"
+                    isInline
+                    isPlain
+                    className="fleet-gap"
+                    title={`Generation ${resent} sent again: the sidecar re-applies it even if it reports it applied.`}
+                  />
                 ) : null}
                 {pauseError ? (
                   <Alert
