@@ -26,3 +26,15 @@ for (const dir of [
   mkdirSync(dirname(join(root, 'dist', dir)), { recursive: true });
   cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
 }
+
+// The web console: operation types regenerated from the committed schema.gql (so a schema change
+// that breaks an operation fails here), then bundled by Vite into dist/apps/console, which the API
+// serves at / and the container image carries with the rest of dist/apps.
+execFileSync(bin('graphql-codegen'), ['--config', 'apps/console/codegen.ts', '--silent'], {
+  cwd: root,
+  stdio: 'inherit',
+});
+execFileSync(bin('vite'), ['build', '--config', 'apps/console/vite.config.ts'], {
+  cwd: root,
+  stdio: 'inherit',
+});

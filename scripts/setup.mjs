@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Idempotent fresh-machine set-up shared by `npm run demo`, `npm test`, `npm run bench` and CI:
-// dependencies, PostgreSQL, Redis, databases, migrations, the generated Prisma client.
+// dependencies, PostgreSQL, Redis, Chromium, databases, migrations, the generated Prisma client.
 // Every step checks first and acts only when something is missing.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -171,6 +171,18 @@ async function migrate(url) {
   });
 }
 
+/**
+ * The console's browser tests drive Debian's Chromium through playwright-core (never a browser
+ * download: `npx playwright install` needs the internet). Where CHROMIUM_PATH names another
+ * Chromium, that one is used and nothing is installed.
+ */
+function ensureChromium() {
+  if (process.env.CHROMIUM_PATH) return;
+  if (existsSync('/usr/lib/chromium/chromium') || has('chromium')) return;
+  log('installing Chromium (for the console browser tests)');
+  aptInstall('chromium');
+}
+
 function generateClient() {
   const generated = join(root, 'libs/database/src/generated/prisma/client.ts');
   const schema = join(root, 'prisma/schema.prisma');
@@ -187,6 +199,7 @@ async function main() {
   ensureDependencies();
   await ensurePostgres();
   await ensureRedis();
+  ensureChromium();
   generateClient();
   const mainDb = new URL(DATABASE_URL).pathname.slice(1);
   await migrate(await ensureDatabase(DATABASE_URL, mainDb));

@@ -27,6 +27,7 @@ const POLICY: Record<string, Role> = {
   deadLetters: 'ADMIN',
   rollout: 'VIEWER',
   rollouts: 'VIEWER',
+  viewer: 'VIEWER',
   // mutations
   registerCluster: 'ADMIN',
   deregisterCluster: 'ADMIN',

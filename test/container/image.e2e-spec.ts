@@ -191,7 +191,8 @@ describe('the images deploy/ runs', () => {
     const present = (name: string) =>
       existsSync(join(runtime, 'node_modules', name, 'package.json'));
     // typescript stays: @nestjs/graphql and Prisma declare it as a peer.
-    const devOnly = ['jest', 'eslint', 'prettier', '@swc/core'];
+    // The console ships as built files: React, PatternFly and Vite are build-time only.
+    const devOnly = ['jest', 'eslint', 'prettier', '@swc/core', 'react', 'vite'];
     for (const name of devOnly) expect(manifest.devDependencies[name]).toBeDefined();
     expect({ devDependenciesShipped: devOnly.filter(present), log: buildLog.slice(-3000) }).toEqual(
       {
@@ -265,6 +266,18 @@ describe('the images deploy/ runs', () => {
     );
     expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(refused.errors?.[0]?.message).toContain('consolidationPolicy');
+
+    // The web console travels in dist/apps and the API serves it, a client route included.
+    const page = await fetch(`${apiUrl}/clusters`);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    const script = /<script type="module" crossorigin src="([^"]+)"/.exec(html)?.[1];
+    expect(script).toMatch(/^\/assets\/.+\.js$/);
+    const bundle = await fetch(`${apiUrl}${script}`);
+    expect({ status: bundle.status, type: bundle.headers.get('content-type') }).toEqual({
+      status: 200,
+      type: 'text/javascript; charset=utf-8',
+    });
   });
 
   it('worker: starts and is ready', async () => {

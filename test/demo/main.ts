@@ -158,7 +158,13 @@ async function main(): Promise<void> {
       `ocp-east-1: node ${node.nodeName} joined (client CSR approved in ${node.clientApprovalMs} ms, serving in ${node.servingApprovalMs} ms)`,
     );
   }
+  // A read-only token too, to see the console as a VIEWER sees it (no mutating controls).
+  const viewer = await gql<{ createApiToken: { secret: string } }>(
+    `mutation { createApiToken(input: { name: "demo-viewer", role: VIEWER }) { secret } }`,
+  );
+  const viewerToken = viewer.data?.createApiToken.secret ?? '(not created)';
   console.log(`
+Console: ${apiUrl}/   (sign in with the admin token, or ${viewerToken} read-only)
 GraphQL: ${apiUrl}/graphql   (admin token: ${adminToken})
 
   curl -s ${apiUrl}/graphql -H 'content-type: application/json' -H 'authorization: Bearer ${adminToken}' -d '{"query":"{ clusters(first: 10) { totalCount edges { node { name inSync karpenter { enabled generation } status { observedGeneration conditions { type status reason } } nodePools { name } } } } }"}'

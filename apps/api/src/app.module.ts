@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ClustersModule } from './clusters/clusters.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
 import { HealthHistoryModule } from './health-history/health-history.module.js';
 import { API_CONFIG, type ApiConfig } from './config.js';
@@ -87,6 +88,7 @@ export class AppModule {
         HealthHistoryModule,
         RolloutsModule,
         FleetModule,
+        ConsoleModule,
       ],
     };
   }

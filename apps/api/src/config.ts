@@ -1,6 +1,17 @@
 import { parseEnv, port, postgresUrl, redisUrl, logLevel } from '@fleet/contracts';
 import { KARPENTER_CRD_DIRECTORY } from '@fleet/crd-schema';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+
+/**
+ * The built console (scripts/build.mjs puts it in dist/apps/console), found from this module's own
+ * location whether the API runs from dist/ (and the image) or from its sources (tests).
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+export const CONSOLE_DIRECTORY = /[/\\]dist[/\\]apps[/\\]api[/\\]src$/.test(here)
+  ? join(here, '..', '..', 'console')
+  : join(here, '..', '..', '..', 'dist', 'apps', 'console');
 
 export const ApiConfigSchema = z.object({
   DATABASE_URL: postgresUrl,
@@ -30,6 +41,8 @@ export const ApiConfigSchema = z.object({
   KARPENTER_CRD_DIR: z.string().default(KARPENTER_CRD_DIRECTORY),
   /** After a rotation the previous sidecar credentials keep working this long. */
   CREDENTIAL_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
+  /** The built web console served at /; without an index.html there, / is not served. */
+  CONSOLE_DIR: z.string().default(CONSOLE_DIRECTORY),
 });
 export type ApiConfig = z.infer<typeof ApiConfigSchema>;
 

@@ -4,6 +4,7 @@ import { ApiTokensResolver } from './api-tokens.resolver.js';
 import { ApiTokensService } from './api-tokens.service.js';
 import { AuthGuard } from './auth.guard.js';
 import { RateLimiterService } from './rate-limiter.service.js';
+import { ViewerResolver } from './viewer.resolver.js';
 
 @Global()
 @Module({
@@ -11,6 +12,7 @@ import { RateLimiterService } from './rate-limiter.service.js';
     ApiTokensService,
     RateLimiterService,
     ApiTokensResolver,
+    ViewerResolver,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
   exports: [ApiTokensService],

@@ -1,0 +1,51 @@
+export type Platform = 'AWS' | 'AZURE' | 'CAPI';
+export type Topology = 'STANDALONE' | 'HOSTED';
+export type SortField = 'NAME' | 'CREATED_AT' | 'LAST_REPORT';
+
+/** The clusters page's filters, sort and page, as they live in the URL (shareable, reloadable). */
+export interface ClusterListState {
+  selector: string;
+  name: string;
+  platform: Platform | '';
+  topology: Topology | '';
+  sort: SortField;
+  desc: boolean;
+  after: string | null;
+  before: string | null;
+}
+
+const PLATFORMS: Platform[] = ['AWS', 'AZURE', 'CAPI'];
+const TOPOLOGIES: Topology[] = ['STANDALONE', 'HOSTED'];
+const SORTS: SortField[] = ['NAME', 'CREATED_AT', 'LAST_REPORT'];
+
+const oneOf = <T extends string>(values: T[], v: string | null): T | '' =>
+  values.includes(v as T) ? (v as T) : '';
+
+export function parseClusterListState(search: string): ClusterListState {
+  const q = new URLSearchParams(search);
+  return {
+    selector: q.get('selector') ?? '',
+    name: q.get('name') ?? '',
+    platform: oneOf(PLATFORMS, q.get('platform')),
+    topology: oneOf(TOPOLOGIES, q.get('topology')),
+    sort: oneOf(SORTS, q.get('sort')) || 'NAME',
+    desc: q.get('dir') === 'desc',
+    after: q.get('after'),
+    before: q.get('before'),
+  };
+}
+
+/** Only what differs from the defaults goes into the URL, so a plain /clusters stays plain. */
+export function formatClusterListState(state: ClusterListState): string {
+  const q = new URLSearchParams();
+  if (state.selector) q.set('selector', state.selector);
+  if (state.name) q.set('name', state.name);
+  if (state.platform) q.set('platform', state.platform);
+  if (state.topology) q.set('topology', state.topology);
+  if (state.sort !== 'NAME') q.set('sort', state.sort);
+  if (state.desc) q.set('dir', 'desc');
+  if (state.after) q.set('after', state.after);
+  else if (state.before) q.set('before', state.before);
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}

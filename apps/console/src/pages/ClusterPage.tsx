@@ -1,0 +1,382 @@
+import {
+  Alert,
+  Breadcrumb,
+  BreadcrumbItem,
+  Button,
+  Card,
+  CardBody,
+  CardTitle,
+  Content,
+  DescriptionList,
+  DescriptionListDescription,
+  DescriptionListGroup,
+  DescriptionListTerm,
+  Flex,
+  Grid,
+  GridItem,
+  Label,
+  Modal,
+  ModalBody,
+  ModalFooter,
+  ModalHeader,
+  PageSection,
+  Skeleton,
+  Title,
+} from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { useState } from 'react';
+import {
+  ClusterDetailChangedDocument,
+  ClusterDocument,
+  PauseClusterDocument,
+  ReconcileClusterDocument,
+  ResumeClusterDocument,
+  type ClusterDetailFragment,
+} from '../graphql/generated.js';
+import { describeRefusal } from '../graphql/client.js';
+import { useMutation, useQuery, useSubscription } from '../lib/hooks.js';
+import { Link } from '../lib/router.js';
+import { useSession } from '../lib/session-context.js';
+import { Labels, StateLabel } from '../components/StateLabel.js';
+import { KarpenterModal } from '../components/KarpenterModal.js';
+import { NodePoolEditor } from '../components/NodePoolEditor.js';
+
+type Dialog =
+  | { kind: 'karpenter' }
+  | { kind: 'pause' }
+  | { kind: 'nodepool'; nodePool: { name: string; spec: unknown } | null }
+  | null;
+
+export function ClusterPage({ id }: { id: string }) {
+  const { canMutate } = useSession();
+  const query = useQuery(ClusterDocument, { id });
+  const replace = (cluster: ClusterDetailFragment) => query.setData(() => ({ cluster }));
+  const liveError = useSubscription(ClusterDetailChangedDocument, {}, (event) => {
+    if (event.clusterChanged.id === id) replace(event.clusterChanged);
+  });
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const pause = useMutation(PauseClusterDocument);
+  const resume = useMutation(ResumeClusterDocument);
+  const reconcile = useMutation(ReconcileClusterDocument);
+  const [resent, setResent] = useState<number | null>(null);
+  const cluster = query.data?.cluster;
+
+  if (query.error && !cluster) {
+    return (
+      <PageSection>
+        <Alert variant="danger" isInline title="The cluster could not be loaded">
+          {query.error.message}
+        </Alert>
+      </PageSection>
+    );
+  }
+  if (!cluster) {
+    return (
+      <PageSection>
+        <Skeleton height="300px" screenreaderText="Loading the cluster" />
+      </PageSection>
+    );
+  }
+  const paused = cluster.karpenter.paused;
+  const pauseError = pause.error ?? resume.error ?? reconcile.error;
+  return (
+    <>
+      <PageSection>
+        <Breadcrumb>
+          <BreadcrumbItem>
+            <Link to="/clusters">Clusters</Link>
+          </BreadcrumbItem>
+          <BreadcrumbItem isActive>{cluster.name}</BreadcrumbItem>
+        </Breadcrumb>
+        <Flex alignItems={{ default: 'alignItemsCenter' }} className="fleet-gap">
+          <Title headingLevel="h1">{cluster.name}</Title>
+          <StateLabel cluster={cluster} />
+        </Flex>
+        {liveError ? (
+          <Alert
+            variant="warning"
+            isInline
+            title="Live updates are interrupted"
+            className="fleet-gap"
+          >
+            {liveError.message}
+          </Alert>
+        ) : null}
+      </PageSection>
+      <PageSection>
+        <Grid hasGutter>
+          <GridItem md={6}>
+            <Card>
+              <CardTitle component="h2">Details</CardTitle>
+              <CardBody>
+                <DescriptionList isCompact isHorizontal>
+                  <Term term="Platform / topology">
+                    {cluster.platform} · {cluster.topology} · {cluster.region}
+                  </Term>
+                  <Term term="Cluster ID">{cluster.uid}</Term>
+                  <Term term="Infrastructure ID">{cluster.infraID ?? '—'}</Term>
+                  <Term term="Desired generation">
+                    <span data-testid="generation">{cluster.karpenter.generation}</span>
+                  </Term>
+                  <Term term="Observed generation">
+                    <span data-testid="observed-generation">
+                      {cluster.status.observedGeneration}
+                    </span>{' '}
+                    {cluster.inSync ? (
+                      <Label color="green" isCompact>
+                        in sync
+                      </Label>
+                    ) : (
+                      <Label color="blue" isCompact>
+                        {cluster.karpenter.generation - cluster.status.observedGeneration} behind
+                      </Label>
+                    )}
+                  </Term>
+                  <Term term="Last report">
+                    {cluster.status.lastReportAt
+                      ? new Date(cluster.status.lastReportAt).toLocaleString()
+                      : 'never'}
+                  </Term>
+                  <Term term="Labels">
+                    <Labels labels={cluster.labels} />
+                  </Term>
+                </DescriptionList>
+              </CardBody>
+            </Card>
+          </GridItem>
+          <GridItem md={6}>
+            <Card>
+              <CardTitle component="h2">Karpenter</CardTitle>
+              <CardBody>
+                <DescriptionList isCompact isHorizontal>
+                  <Term term="Karpenter">
+                    <span data-testid="karpenter-enabled">
+                      {cluster.karpenter.enabled ? 'Enabled' : 'Disabled'}
+                    </span>
+                  </Term>
+                  <Term term="Cluster Autoscaler">
+                    <span data-testid="cas-mode">
+                      {cluster.karpenter.clusterAutoscalerMode}
+                      {cluster.status.clusterAutoscaler
+                        ? ` (observed: ${cluster.status.clusterAutoscaler.observed}, ${cluster.status.clusterAutoscaler.machineAutoscalers} MachineAutoscalers)`
+                        : ''}
+                    </span>
+                  </Term>
+                  <Term term="Reconciling">{paused ? 'Paused' : 'Active'}</Term>
+                  <Term term="Log level">{cluster.karpenter.logLevel}</Term>
+                </DescriptionList>
+                {canMutate ? (
+                  <Flex className="fleet-gap">
+                    <Button
+                      variant="primary"
+                      data-mutates
+                      onClick={() => setDialog({ kind: 'karpenter' })}
+                    >
+                      Configure Karpenter
+                    </Button>
+                    <Button
+                      variant="secondary"
+                      data-mutates
+                      onClick={() =>
+                        paused
+                          ? void resume
+                              .run({ clusterId: cluster.id })
+                              .then((r) => r && replace(r.resumeCluster))
+                          : setDialog({ kind: 'pause' })
+                      }
+                    >
+                      {paused ? 'Resume reconciling' : 'Pause reconciling'}
+                    </Button>
+                    <Button
+                      variant="secondary"
+                      data-mutates
+                      isLoading={reconcile.pending}
+                      isDisabled={reconcile.pending}
+                      onClick={() =>
+                        void reconcile.run({ clusterId: cluster.id }).then((r) => {
+                          if (!r) return;
+                          replace(r.reconcileCluster);
+                          setResent(r.reconcileCluster.karpenter.generation);
+                        })
+                      }
+                    >
+                      Reconcile now
+                    </Button>
+                  </Flex>
+                ) : null}
+                {resent !== null && !pauseError ? (
+                  <Alert
+                    variant="info"
+                    isInline
+                    isPlain
+                    className="fleet-gap"
+                    title={`Generation ${resent} sent again: the sidecar re-applies it even if it reports it applied.`}
+                  />
+                ) : null}
+                {pauseError ? (
+                  <Alert
+                    variant="danger"
+                    isInline
+                    title="The API refused the change"
+                    className="fleet-gap"
+                  >
+                    {describeRefusal(pauseError)}
+                  </Alert>
+                ) : null}
+              </CardBody>
+            </Card>
+          </GridItem>
+          <GridItem span={12}>
+            <Card>
+              <CardTitle component="h2">Conditions</CardTitle>
+              <CardBody>
+                {cluster.status.conditions.length === 0 ? (
+                  <Content component="p">No report yet.</Content>
+                ) : (
+                  <Table aria-label="Conditions" variant="compact">
+                    <Thead>
+                      <Tr>
+                        <Th>Type</Th>
+                        <Th>Status</Th>
+                        <Th>Reason</Th>
+                        <Th>Message</Th>
+                        <Th>Since</Th>
+                      </Tr>
+                    </Thead>
+                    <Tbody>
+                      {cluster.status.conditions.map((c) => (
+                        <Tr key={c.type} data-testid={`condition-${c.type}`}>
+                          <Td dataLabel="Type">{c.type}</Td>
+                          <Td dataLabel="Status">{c.status}</Td>
+                          <Td dataLabel="Reason">{c.reason}</Td>
+                          <Td dataLabel="Message">{c.message}</Td>
+                          <Td dataLabel="Since">
+                            {new Date(c.lastTransitionTime).toLocaleString()}
+                          </Td>
+                        </Tr>
+                      ))}
+                    </Tbody>
+                  </Table>
+                )}
+              </CardBody>
+            </Card>
+          </GridItem>
+          <GridItem span={12}>
+            <Card>
+              <CardTitle component="h2">NodePools</CardTitle>
+              <CardBody>
+                {canMutate ? (
+                  <Button
+                    variant="secondary"
+                    data-mutates
+                    className="fleet-gap-bottom"
+                    onClick={() => setDialog({ kind: 'nodepool', nodePool: null })}
+                  >
+                    Add NodePool
+                  </Button>
+                ) : null}
+                {cluster.nodePools.length === 0 ? (
+                  <Content component="p">
+                    No NodePools: Karpenter launches nothing until one exists.
+                  </Content>
+                ) : (
+                  <Table aria-label="NodePools" variant="compact">
+                    <Thead>
+                      <Tr>
+                        <Th>Name</Th>
+                        <Th>Limits</Th>
+                        <Th>Updated</Th>
+                        {canMutate ? <Th screenReaderText="Actions" /> : null}
+                      </Tr>
+                    </Thead>
+                    <Tbody>
+                      {cluster.nodePools.map((p) => (
+                        <Tr key={p.name} data-testid={`nodepool-${p.name}`}>
+                          <Td dataLabel="Name">{p.name}</Td>
+                          <Td dataLabel="Limits">
+                            {JSON.stringify((p.spec as { limits?: unknown } | null)?.limits ?? {})}
+                          </Td>
+                          <Td dataLabel="Updated">{new Date(p.updatedAt).toLocaleString()}</Td>
+                          {canMutate ? (
+                            <Td dataLabel="Actions">
+                              <Button
+                                variant="link"
+                                data-mutates
+                                aria-label={`Edit NodePool ${p.name}`}
+                                onClick={() => setDialog({ kind: 'nodepool', nodePool: p })}
+                              >
+                                Edit
+                              </Button>
+                            </Td>
+                          ) : null}
+                        </Tr>
+                      ))}
+                    </Tbody>
+                  </Table>
+                )}
+              </CardBody>
+            </Card>
+          </GridItem>
+        </Grid>
+      </PageSection>
+      {dialog?.kind === 'karpenter' ? (
+        <KarpenterModal
+          cluster={cluster}
+          onClose={() => setDialog(null)}
+          onSaved={(c) => {
+            replace(c);
+            setDialog(null);
+          }}
+        />
+      ) : null}
+      {dialog?.kind === 'nodepool' ? (
+        <NodePoolEditor
+          cluster={cluster}
+          nodePool={dialog.nodePool}
+          onClose={() => setDialog(null)}
+          onSaved={(c) => {
+            replace(c);
+            setDialog(null);
+          }}
+        />
+      ) : null}
+      {dialog?.kind === 'pause' ? (
+        <Modal isOpen variant="small" onClose={() => setDialog(null)} aria-labelledby="pause-title">
+          <ModalHeader title={`Pause reconciling ${cluster.name}?`} labelId="pause-title" />
+          <ModalBody>
+            The sidecar acknowledges the next order with Paused=True and changes nothing on the
+            cluster until you resume: no Karpenter, NodePool or Cluster Autoscaler change reaches
+            it, and objects edited on the cluster are not corrected.
+          </ModalBody>
+          <ModalFooter>
+            <Button
+              variant="primary"
+              data-mutates
+              isLoading={pause.pending}
+              onClick={() =>
+                void pause.run({ clusterId: cluster.id }).then((r) => {
+                  if (r) replace(r.pauseCluster);
+                  setDialog(null);
+                })
+              }
+            >
+              Pause
+            </Button>
+            <Button variant="link" onClick={() => setDialog(null)}>
+              Cancel
+            </Button>
+          </ModalFooter>
+        </Modal>
+      ) : null}
+    </>
+  );
+}
+
+function Term({ term, children }: { term: string; children: React.ReactNode }) {
+  return (
+    <DescriptionListGroup>
+      <DescriptionListTerm>{term}</DescriptionListTerm>
+      <DescriptionListDescription>{children}</DescriptionListDescription>
+    </DescriptionListGroup>
+  );
+}

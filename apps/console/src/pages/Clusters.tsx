@@ -1,0 +1,261 @@
+import {
+  Alert,
+  Button,
+  EmptyState,
+  EmptyStateBody,
+  FormSelect,
+  FormSelectOption,
+  PageSection,
+  SearchInput,
+  Skeleton,
+  TextInput,
+  Title,
+  Toolbar,
+  ToolbarContent,
+  ToolbarGroup,
+  ToolbarItem,
+} from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr, type ThProps } from '@patternfly/react-table';
+import { useEffect, useState } from 'react';
+import {
+  ClusterChangedDocument,
+  ClustersDocument,
+  type ClusterFilter,
+  type ClustersQueryVariables,
+} from '../graphql/generated.js';
+import { describeRefusal } from '../graphql/client.js';
+import { useQuery, useSubscription } from '../lib/hooks.js';
+import { Link, useRouter } from '../lib/router.js';
+import {
+  formatClusterListState,
+  parseClusterListState,
+  type ClusterListState,
+  type SortField,
+} from '../lib/url-state.js';
+import { Labels, StateLabel } from '../components/StateLabel.js';
+
+const PAGE_SIZE = 25;
+
+export function Clusters() {
+  const { search, navigate } = useRouter();
+  const state = parseClusterListState(search);
+  const [selectorDraft, setSelectorDraft] = useState(state.selector);
+  useEffect(() => setSelectorDraft(state.selector), [state.selector]);
+
+  const update = (change: Partial<ClusterListState>, keepPage = false, replace = false) => {
+    const next = { ...state, ...change };
+    if (!keepPage) {
+      next.after = null;
+      next.before = null;
+    }
+    navigate(`/clusters${formatClusterListState(next)}`, { replace });
+  };
+
+  const filter: ClusterFilter = {
+    ...(state.selector ? { labelSelector: state.selector } : {}),
+    ...(state.name ? { nameContains: state.name } : {}),
+    ...(state.platform ? { platform: state.platform } : {}),
+    ...(state.topology ? { topology: state.topology } : {}),
+  };
+  const variables: ClustersQueryVariables = {
+    filter,
+    orderBy: { field: state.sort, direction: state.desc ? 'DESC' : 'ASC' },
+    ...(state.before ? { last: PAGE_SIZE, before: state.before } : { first: PAGE_SIZE }),
+    ...(state.after ? { after: state.after } : {}),
+  };
+  const query = useQuery(ClustersDocument, variables);
+  // Rows change in place; a cluster that newly matches shows up on the next page load rather
+  // than shifting the rows the SRE is reading.
+  const liveError = useSubscription(ClusterChangedDocument, { filter }, (event) =>
+    query.setData((data) =>
+      data
+        ? {
+            clusters: {
+              ...data.clusters,
+              nodes: data.clusters.nodes.map((c) =>
+                c.id === event.clusterChanged.id ? event.clusterChanged : c,
+              ),
+            },
+          }
+        : data,
+    ),
+  );
+
+  const sortBy = (field: SortField, index: number): ThProps['sort'] => ({
+    sortBy: {
+      index: state.sort === field ? index : undefined,
+      direction: state.desc ? 'desc' : 'asc',
+    },
+    onSort: (_event, _index, direction) =>
+      update({ sort: field, desc: String(direction) === 'desc' }),
+    columnIndex: index,
+  });
+
+  const connection = query.data?.clusters;
+  return (
+    <>
+      <PageSection>
+        <Title headingLevel="h1">Clusters</Title>
+      </PageSection>
+      <PageSection>
+        <Toolbar>
+          <ToolbarContent>
+            <ToolbarGroup variant="filter-group">
+              <ToolbarItem>
+                <form
+                  className="fleet-inline"
+                  onSubmit={(event) => {
+                    event.preventDefault();
+                    update({ selector: selectorDraft.trim() });
+                  }}
+                >
+                  <TextInput
+                    aria-label="Label selector"
+                    placeholder="Label selector, e.g. env=prod,tier in (gold)"
+                    value={selectorDraft}
+                    onChange={(_e, v) => setSelectorDraft(v)}
+                    className="fleet-selector"
+                  />
+                  <Button type="submit" variant="control">
+                    Filter
+                  </Button>
+                </form>
+              </ToolbarItem>
+              <ToolbarItem>
+                <SearchInput
+                  aria-label="Name contains"
+                  placeholder="Name contains"
+                  value={state.name}
+                  // Typing replaces the history entry: Back leaves the search, not one letter.
+                  onChange={(_e, v) => update({ name: v }, false, true)}
+                  onClear={() => update({ name: '' })}
+                />
+              </ToolbarItem>
+              <ToolbarItem>
+                <FormSelect
+                  aria-label="Platform"
+                  value={state.platform}
+                  onChange={(_e, v) => update({ platform: v as ClusterListState['platform'] })}
+                >
+                  <FormSelectOption value="" label="Any platform" />
+                  <FormSelectOption value="AWS" label="AWS" />
+                  <FormSelectOption value="AZURE" label="Azure" />
+                  <FormSelectOption value="CAPI" label="Cluster API" />
+                </FormSelect>
+              </ToolbarItem>
+              <ToolbarItem>
+                <FormSelect
+                  aria-label="Topology"
+                  value={state.topology}
+                  onChange={(_e, v) => update({ topology: v as ClusterListState['topology'] })}
+                >
+                  <FormSelectOption value="" label="Any topology" />
+                  <FormSelectOption value="STANDALONE" label="Standalone" />
+                  <FormSelectOption value="HOSTED" label="Hosted" />
+                </FormSelect>
+              </ToolbarItem>
+            </ToolbarGroup>
+            <ToolbarItem align={{ default: 'alignEnd' }}>
+              <span data-testid="cluster-total">
+                {connection
+                  ? `${connection.totalCount} cluster${connection.totalCount === 1 ? '' : 's'}`
+                  : ''}
+              </span>
+            </ToolbarItem>
+          </ToolbarContent>
+        </Toolbar>
+        {query.error ? (
+          <Alert variant="danger" isInline title="Clusters could not be loaded">
+            {describeRefusal(query.error)}
+          </Alert>
+        ) : null}
+        {liveError && !query.error ? (
+          <Alert variant="warning" isInline title="Live updates are interrupted">
+            {liveError.message}
+          </Alert>
+        ) : null}
+        {!connection && !query.error ? (
+          <Skeleton height="200px" screenreaderText="Loading clusters" />
+        ) : null}
+        {connection && !query.error && connection.nodes.length === 0 ? (
+          <EmptyState titleText="No clusters match" headingLevel="h2">
+            <EmptyStateBody>Change or clear the filters.</EmptyStateBody>
+          </EmptyState>
+        ) : null}
+        {connection && !query.error && connection.nodes.length > 0 ? (
+          <Table aria-label="Clusters" variant="compact">
+            <Thead>
+              <Tr>
+                <Th modifier="wrap" sort={sortBy('NAME', 0)}>
+                  Name
+                </Th>
+                <Th modifier="wrap">State</Th>
+                <Th modifier="wrap">Platform</Th>
+                <Th modifier="wrap">Topology</Th>
+                <Th modifier="wrap">Karpenter</Th>
+                <Th modifier="wrap">Cluster Autoscaler</Th>
+                <Th modifier="wrap">Generation</Th>
+                <Th modifier="wrap">Labels</Th>
+                <Th modifier="wrap" sort={sortBy('LAST_REPORT', 8)}>
+                  Last report
+                </Th>
+                <Th modifier="wrap" sort={sortBy('CREATED_AT', 9)}>
+                  Registered
+                </Th>
+              </Tr>
+            </Thead>
+            <Tbody>
+              {connection.nodes.map((c) => (
+                <Tr key={c.id} data-testid={`cluster-row-${c.name}`}>
+                  <Td dataLabel="Name">
+                    <Link to={`/clusters/${encodeURIComponent(c.id)}`}>{c.name}</Link>
+                  </Td>
+                  <Td dataLabel="State">
+                    <StateLabel cluster={c} />
+                  </Td>
+                  <Td dataLabel="Platform">{c.platform}</Td>
+                  <Td dataLabel="Topology">{c.topology}</Td>
+                  <Td dataLabel="Karpenter">{c.karpenter.enabled ? 'Enabled' : 'Disabled'}</Td>
+                  <Td dataLabel="Cluster Autoscaler">{c.karpenter.clusterAutoscalerMode}</Td>
+                  <Td dataLabel="Generation">
+                    {c.status.observedGeneration} / {c.karpenter.generation}
+                  </Td>
+                  <Td dataLabel="Labels">
+                    <Labels labels={c.labels} />
+                  </Td>
+                  <Td dataLabel="Last report">
+                    {c.status.lastReportAt
+                      ? new Date(c.status.lastReportAt).toLocaleString()
+                      : 'never'}
+                  </Td>
+                  <Td dataLabel="Registered">{new Date(c.createdAt).toLocaleDateString()}</Td>
+                </Tr>
+              ))}
+            </Tbody>
+          </Table>
+        ) : null}
+        {connection && !query.error ? (
+          <div className="fleet-pager">
+            <Button
+              variant="secondary"
+              isDisabled={
+                !(state.after || state.before) ||
+                (!!state.before && !connection.pageInfo.hasPreviousPage)
+              }
+              onClick={() => update({ before: connection.pageInfo.startCursor, after: null }, true)}
+            >
+              Previous
+            </Button>
+            <Button
+              variant="secondary"
+              isDisabled={!(connection.pageInfo.hasNextPage || state.before)}
+              onClick={() => update({ after: connection.pageInfo.endCursor, before: null }, true)}
+            >
+              Next
+            </Button>
+          </div>
+        ) : null}
+      </PageSection>
+    </>
+  );
+}
