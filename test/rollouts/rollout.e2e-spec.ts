@@ -170,7 +170,7 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
   beforeAll(async () => {
     db = await createTestDatabase();
     prefix = testQueuePrefix();
-    api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, STALE_AFTER_SECONDS: '6' });
+    api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, STALE_AFTER_SECONDS: '30' });
     workerEnv = {
       DATABASE_URL: db.url,
       QUEUE_PREFIX: prefix,
