@@ -62,7 +62,8 @@ async function main(): Promise<void> {
   const clusters: EmulatedCluster[] = [];
   const sidecars: RunningProcess[] = [];
   let stopping = false;
-  const stop = async () => {
+  // Also the way out after a failure: the sidecars are child processes and would outlive us.
+  const stop = async (exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     say('stopping');
@@ -70,106 +71,112 @@ async function main(): Promise<void> {
     await worker.close();
     await app.close();
     await Promise.all(clusters.map((c) => c.stop()));
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
-
-  const ids: string[] = [];
-  for (let i = 1; i <= CLUSTERS; i++) {
-    const cluster = await startEmulatedCluster();
-    clusters.push(cluster);
-    const registered = await registerCluster(gql, {
-      name: `ocp-east-${i}`,
-      labels: { env: i === 1 ? 'staging' : 'prod', region: 'us-east-1' },
-    });
-    ids.push(registered.id);
-    sidecars.push(
-      startSidecarProcess(
-        cluster,
-        registered,
-        { apiUrl, queuePrefix: prefix },
-        { LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
-        `sidecar ocp-east-${i}`,
-      ),
-    );
-    say(`registered ocp-east-${i} (${registered.id}); its sidecar watches ${cluster.kube.url}`);
-  }
-
-  const first = ids[0]!;
-  await gql(
-    `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: DISABLE }) { id } }`,
-    { id: first },
-  );
-  const upsert = await gql<{ upsertNodePool: { karpenter: { generation: number } } }>(
-    `mutation($id: ID!, $spec: JSON!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: $spec }) { karpenter { generation } } }`,
-    {
-      id: first,
-      spec: {
-        template: {
-          spec: {
-            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-            requirements: [
-              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-            ],
-          },
-        },
-        limits: { cpu: '64' },
-      },
-    },
-  );
-  const generation = upsert.data?.upsertNodePool.karpenter.generation;
-  say(`enabled Karpenter on ocp-east-1 with NodePool "general" (generation ${generation})`);
-  await eventually(
-    async () => {
-      const res = await gql<{ cluster: { inSync: boolean } }>(
-        `query($id: ID!) { cluster(id: $id) { inSync } }`,
-        { id: first },
+  try {
+    const ids: string[] = [];
+    for (let i = 1; i <= CLUSTERS; i++) {
+      const cluster = await startEmulatedCluster();
+      clusters.push(cluster);
+      const registered = await registerCluster(gql, {
+        name: `ocp-east-${i}`,
+        labels: { env: i === 1 ? 'staging' : 'prod', region: 'us-east-1' },
+      });
+      ids.push(registered.id);
+      sidecars.push(
+        startSidecarProcess(
+          cluster,
+          registered,
+          { apiUrl, queuePrefix: prefix },
+          { LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
+          `sidecar ocp-east-${i}`,
+        ),
       );
-      return res.data?.cluster.inSync ? true : undefined;
-    },
-    { timeoutMs: 30_000, what: 'ocp-east-1 to apply the change' },
-  );
-  say('ocp-east-1 applied it: operand, default EC2NodeClass and NodePool are on its API server');
+      say(`registered ocp-east-${i} (${registered.id}); its sidecar watches ${cluster.kube.url}`);
+    }
 
-  // ocp-east-1 moves from the Cluster Autoscaler to Karpenter (clusterAutoscalerMode DISABLE).
-  const east1 = clusters[0]!;
-  const kept = east1.kube.get(
-    'v1',
-    'ConfigMap',
-    'karpenter-fleet-cluster-autoscaler-backup',
-    'openshift-config',
-  );
-  say(
-    `ocp-east-1: ClusterAutoscaler/default ${east1.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ? 'still present' : 'removed'}, ` +
-      `${east1.kube.list('autoscaling.openshift.io/v1beta1', 'MachineAutoscaler', 'openshift-machine-api').length} MachineAutoscaler(s) left; ` +
-      `copy kept in ${kept ? 'openshift-config/karpenter-fleet-cluster-autoscaler-backup' : '(none)'}`,
-  );
-  east1.kube.setDeploymentAvailable('openshift-karpenter', 'karpenter');
-  say('ocp-east-1: the Karpenter Deployment is available (ClusterOperator karpenter → AsExpected)');
-  const simulator = new NodeLaunchSimulator({
-    kube: east1.kube,
-    ec2: east1.ec2,
-    log: (message) => say(`ocp-east-1: ${message}`),
-  }).start();
-  for (let n = 0; n < 3; n++) {
-    const node = await simulator.launch('general');
-    say(
-      `ocp-east-1: node ${node.nodeName} joined (client CSR approved in ${node.clientApprovalMs} ms, serving in ${node.servingApprovalMs} ms)`,
+    const first = ids[0]!;
+    await gql(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: DISABLE }) { id } }`,
+      { id: first },
     );
-  }
-  // A read-only token too, to see the console as a VIEWER sees it (no mutating controls).
-  const viewer = await gql<{ createApiToken: { secret: string } }>(
-    `mutation { createApiToken(input: { name: "demo-viewer", role: VIEWER }) { secret } }`,
-  );
-  const viewerToken = viewer.data?.createApiToken.secret ?? '(not created)';
-  console.log(`
+    const upsert = await gql<{ upsertNodePool: { karpenter: { generation: number } } }>(
+      `mutation($id: ID!, $spec: JSON!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: $spec }) { karpenter { generation } } }`,
+      {
+        id: first,
+        spec: {
+          template: {
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+              requirements: [
+                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+              ],
+            },
+          },
+          limits: { cpu: '64' },
+        },
+      },
+    );
+    const generation = upsert.data?.upsertNodePool.karpenter.generation;
+    say(`enabled Karpenter on ocp-east-1 with NodePool "general" (generation ${generation})`);
+    await eventually(
+      async () => {
+        const res = await gql<{ cluster: { inSync: boolean } }>(
+          `query($id: ID!) { cluster(id: $id) { inSync } }`,
+          { id: first },
+        );
+        return res.data?.cluster.inSync ? true : undefined;
+      },
+      { timeoutMs: 30_000, what: 'ocp-east-1 to apply the change' },
+    );
+    say('ocp-east-1 applied it: operand, default EC2NodeClass and NodePool are on its API server');
+
+    // ocp-east-1 moves from the Cluster Autoscaler to Karpenter (clusterAutoscalerMode DISABLE).
+    const east1 = clusters[0]!;
+    const kept = east1.kube.get(
+      'v1',
+      'ConfigMap',
+      'karpenter-fleet-cluster-autoscaler-backup',
+      'openshift-config',
+    );
+    say(
+      `ocp-east-1: ClusterAutoscaler/default ${east1.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ? 'still present' : 'removed'}, ` +
+        `${east1.kube.list('autoscaling.openshift.io/v1beta1', 'MachineAutoscaler', 'openshift-machine-api').length} MachineAutoscaler(s) left; ` +
+        `copy kept in ${kept ? 'openshift-config/karpenter-fleet-cluster-autoscaler-backup' : '(none)'}`,
+    );
+    east1.kube.setDeploymentAvailable('openshift-karpenter', 'karpenter');
+    say(
+      'ocp-east-1: the Karpenter Deployment is available (ClusterOperator karpenter → AsExpected)',
+    );
+    const simulator = new NodeLaunchSimulator({
+      kube: east1.kube,
+      ec2: east1.ec2,
+      log: (message) => say(`ocp-east-1: ${message}`),
+    }).start();
+    for (let n = 0; n < 3; n++) {
+      const node = await simulator.launch('general');
+      say(
+        `ocp-east-1: node ${node.nodeName} joined (client CSR approved in ${node.clientApprovalMs} ms, serving in ${node.servingApprovalMs} ms)`,
+      );
+    }
+    // A read-only token too, to see the console as a VIEWER sees it (no mutating controls).
+    const viewer = await gql<{ createApiToken: { secret: string } }>(
+      `mutation { createApiToken(input: { name: "demo-viewer", role: VIEWER }) { secret } }`,
+    );
+    const viewerToken = viewer.data?.createApiToken.secret ?? '(not created)';
+    console.log(`
 Console: ${apiUrl}/   (sign in with the admin token, or ${viewerToken} read-only)
 GraphQL: ${apiUrl}/graphql   (admin token: ${adminToken})
 
   curl -s ${apiUrl}/graphql -H 'content-type: application/json' -H 'authorization: Bearer ${adminToken}' -d '{"query":"{ clusters(first: 10) { totalCount edges { node { name inSync karpenter { enabled generation } status { observedGeneration conditions { type status reason } } nodePools { name } } } } }"}'
 
 Ctrl-C stops everything.`);
+  } catch (err) {
+    console.error(err);
+    await stop(1);
+  }
 }
 
 main().catch((err: unknown) => {
