@@ -2,25 +2,18 @@ import { describe, expect, it } from '@jest/globals';
 
 import { parseAwsInfrastructure } from './infrastructure.js';
 import { parseWorkerMachineSet, selectWorkerMachineSet } from './machinesets.js';
-import { fixtureObject, renamed, workerMachineSet, type MachineSetFixture } from '@fleet/testing';
+import {
+  fixtureInfrastructure,
+  fixtureObject,
+  renamed,
+  workerMachineSet,
+  type MachineSetFixture,
+} from '@fleet/testing';
 import type { WorkerMachineSet } from './types.js';
 
 const infraMachineSet = () => fixtureObject<MachineSetFixture>('machineset-infra-us-east-1a.yaml');
 
-const EXPECTED_WORKER_1A: WorkerMachineSet = {
-  name: 'prod-east-7xk2p-worker-us-east-1a',
-  providerSpecAPIVersion: 'machine.openshift.io/v1beta1',
-  amiID: 'ami-0c6f2a5e3d1b7a901',
-  instanceProfile: 'prod-east-7xk2p-worker-profile',
-  instanceType: 'm6i.xlarge',
-  securityGroups: [{ name: 'prod-east-7xk2p-node' }, { name: 'prod-east-7xk2p-lb' }],
-  subnet: { name: 'prod-east-7xk2p-subnet-private-us-east-1a' },
-  blockDevice: { deviceName: '/dev/xvda', encrypted: true, volumeSize: 120, volumeType: 'gp3' },
-  userDataSecretName: 'worker-user-data',
-  tags: { 'kubernetes.io/cluster/prod-east-7xk2p': 'owned', 'cost-center': '4411' },
-  region: 'us-east-1',
-  availabilityZone: 'us-east-1a',
-};
+const EXPECTED_WORKER_1A: WorkerMachineSet = fixtureInfrastructure().worker;
 
 function providerSpec(ms: MachineSetFixture): Record<string, unknown> {
   return ms.spec.template.spec.providerSpec.value;

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { EC2Client } from '@aws-sdk/client-ec2';
 
-import { Ec2Emulator, fixtureObjects, fixtureWorldPath, loadWorld } from '@fleet/testing';
+import {
+  Ec2Emulator,
+  fixtureInfrastructure,
+  fixtureObjects,
+  fixtureWorldPath,
+  loadWorld,
+} from '@fleet/testing';
 import { discoverAwsStandalone } from './standalone.js';
 import { InMemoryClusterObjectReader, type ClusterObjectReader } from '../cluster-reader.js';
 import type { DiscoveryResult } from '../types.js';
@@ -17,33 +23,10 @@ type KubeObject = Record<string, unknown> & {
 const EXPECTED_USER_DATA =
   '{"ignition":{"config":{"merge":[{"source":"https://api-int.prod-east.example.com:22623/config/worker"}]},"security":{"tls":{"certificateAuthorities":[{"source":"data:text/plain;charset=utf-8;base64,LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURFRENDQWZpZ0F3SUJBZ0lJVGVzdENBPT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="}]}},"version":"3.2.0"}}';
 
+// What discovery must yield is written once, in test support; the user data is spelled out here
+// so that a decoding slip in the fixture reader could not hide one in discovery.
 const EXPECTED: AwsStandaloneInfrastructure = {
-  platform: 'AWS',
-  infraID: 'prod-east-7xk2p',
-  region: 'us-east-1',
-  apiServerInternalURI: 'https://api-int.prod-east.example.com:6443',
-  controlPlaneTopology: 'HighlyAvailable',
-  resourceTags: { 'cost-center': '4411', team: 'platform' },
-  worker: {
-    name: 'prod-east-7xk2p-worker-us-east-1a',
-    providerSpecAPIVersion: 'machine.openshift.io/v1beta1',
-    amiID: 'ami-0c6f2a5e3d1b7a901',
-    instanceProfile: 'prod-east-7xk2p-worker-profile',
-    instanceType: 'm6i.xlarge',
-    securityGroups: [{ name: 'prod-east-7xk2p-node' }, { name: 'prod-east-7xk2p-lb' }],
-    subnet: { name: 'prod-east-7xk2p-subnet-private-us-east-1a' },
-    blockDevice: { deviceName: '/dev/xvda', encrypted: true, volumeSize: 120, volumeType: 'gp3' },
-    userDataSecretName: 'worker-user-data',
-    tags: { 'kubernetes.io/cluster/prod-east-7xk2p': 'owned', 'cost-center': '4411' },
-    region: 'us-east-1',
-    availabilityZone: 'us-east-1a',
-  },
-  subnets: [
-    { id: 'subnet-0aa11111111111111', zone: 'us-east-1a', zoneID: 'use1-az1' },
-    { id: 'subnet-0bb22222222222222', zone: 'us-east-1b', zoneID: 'use1-az2' },
-    { id: 'subnet-0cc33333333333333', zone: 'us-east-1c', zoneID: 'use1-az4' },
-  ],
-  securityGroupIDs: ['sg-0n0de000000000001', 'sg-0lb00000000000002'],
+  ...fixtureInfrastructure(),
   userData: EXPECTED_USER_DATA,
 };
 
