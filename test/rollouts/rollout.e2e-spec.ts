@@ -177,6 +177,9 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
       LOG_LEVEL: 'warn',
       ROLLOUT_TICK_MS: '150',
       HEARTBEAT_SECONDS: '2',
+      // The worker, not the API, marks clusters Stale (HEARTBEAT_SECONDS × STALE_AFTER_HEARTBEATS):
+      // 30 s, so a late heartbeat on a loaded machine cannot fail a wave; nothing here tests staleness.
+      STALE_AFTER_HEARTBEATS: '15',
     };
     worker = await startWorker(workerEnv);
     sql = new pg.Client({ connectionString: db.url });
