@@ -614,6 +614,31 @@ export class Ec2Emulator {
       subnetId: live ? i.SubnetId : undefined,
       vpcId: live ? i.VpcId : undefined,
       privateIpAddress: live ? i.PrivateIpAddress : undefined,
+      // The primary interface and its addresses, as EC2 lists them (a terminated instance has none).
+      networkInterfaceSet: live
+        ? [
+            {
+              networkInterfaceId: `eni-${i.InstanceId.slice(2)}`,
+              subnetId: i.SubnetId,
+              vpcId: i.VpcId,
+              ownerId: this.accountId,
+              status: 'in-use',
+              privateIpAddress: i.PrivateIpAddress,
+              privateDnsName: i.PrivateDnsName,
+              sourceDestCheck: true,
+              attachment: { deviceIndex: 0, status: 'attached', deleteOnTermination: true },
+              privateIpAddressesSet: [
+                i.PrivateIpAddress,
+                ...(i.SecondaryPrivateIpAddresses ?? []),
+              ].map((ip, n) => ({
+                privateIpAddress: ip,
+                privateDnsName: n === 0 ? i.PrivateDnsName : this.privateDnsName(ip),
+                primary: n === 0,
+              })),
+              ipv6AddressesSet: [],
+            },
+          ]
+        : [],
       sourceDestCheck: true,
       groupSet: groups,
       stateReason:

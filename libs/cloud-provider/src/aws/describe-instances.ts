@@ -1,4 +1,4 @@
-import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand, type EC2Client, type Instance } from '@aws-sdk/client-ec2';
 import type { DescribeInstancesLookup, Ec2InstanceIdentity } from './node-identity.js';
 
 const NOT_FOUND = 'InvalidInstanceID.NotFound';
@@ -29,6 +29,7 @@ export function describeInstancesLookup(ec2: EC2Client): DescribeInstancesLookup
                 instanceId: instance.InstanceId,
                 ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
                 ...(instance.State?.Name ? { state: instance.State.Name } : {}),
+                ...instanceAddresses(instance),
               });
             }
           }
@@ -47,4 +48,23 @@ export function describeInstancesLookup(ec2: EC2Client): DescribeInstancesLookup
     if (ids.length === 0) return [];
     throw new Error(`DescribeInstances kept reporting missing instances among ${ids.length} ids`);
   };
+}
+
+/** Every private name and address EC2 gives the instance: what its serving certificate may name. */
+function instanceAddresses(
+  instance: Instance,
+): Pick<Ec2InstanceIdentity, 'privateDnsNames' | 'privateIpAddresses'> {
+  const dnsNames: string[] = [];
+  const ips: string[] = [];
+  if (instance.PrivateIpAddress) ips.push(instance.PrivateIpAddress);
+  for (const eni of instance.NetworkInterfaces ?? []) {
+    if (eni.PrivateDnsName) dnsNames.push(eni.PrivateDnsName);
+    if (eni.PrivateIpAddress) ips.push(eni.PrivateIpAddress);
+    for (const address of eni.PrivateIpAddresses ?? []) {
+      if (address.PrivateDnsName) dnsNames.push(address.PrivateDnsName);
+      if (address.PrivateIpAddress) ips.push(address.PrivateIpAddress);
+    }
+    for (const v6 of eni.Ipv6Addresses ?? []) if (v6.Ipv6Address) ips.push(v6.Ipv6Address);
+  }
+  return { privateDnsNames: dnsNames, privateIpAddresses: ips };
 }
