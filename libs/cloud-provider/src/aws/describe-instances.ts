@@ -6,10 +6,16 @@ const NOT_FOUND = 'InvalidInstanceID.NotFound';
 /**
  * DescribeInstances by id for the CSR identity check. EC2 fails the whole call when one id does
  * not exist (InvalidInstanceID.NotFound names them); those are dropped and the rest asked again,
- * so one terminated-and-forgotten instance cannot block every other node's approval.
+ * so one terminated-and-forgotten instance cannot block every other node's approval. Every
+ * request has a timeout (awsClientConfig) and the lookup a deadline, so neither can a hung call.
  */
-export function describeInstancesLookup(ec2: EC2Client): DescribeInstancesLookup {
+export function describeInstancesLookup(
+  ec2: EC2Client,
+  deadlineMs: number,
+): DescribeInstancesLookup {
   return async (instanceIds) => {
+    // One deadline for the whole lookup (pages, retries, re-asks): the approval pass waits on it.
+    const abortSignal = AbortSignal.timeout(deadlineMs);
     let ids = [...instanceIds];
     for (let attempt = 0; attempt < 3 && ids.length > 0; attempt++) {
       try {
@@ -21,6 +27,7 @@ export function describeInstancesLookup(ec2: EC2Client): DescribeInstancesLookup
               InstanceIds: ids,
               ...(nextToken ? { NextToken: nextToken } : {}),
             }),
+            { abortSignal },
           );
           for (const reservation of page.Reservations ?? []) {
             for (const instance of reservation.Instances ?? []) {
