@@ -77,7 +77,8 @@ export async function startHarness(
     ...(options.timeouts ? { API_SERVER_TIMEOUT_SECONDS: options.timeouts.apiServerSeconds } : {}),
   });
   const driver = registration.create({
-    reader: (target) => new KubeClusterObjectReader(apiServers.kubeConfig(target)),
+    reader: (target) =>
+      new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
     env: {
       ...cluster.sidecarEnv,
       ...(options.timeouts

@@ -1,6 +1,7 @@
 import type { ClusterTarget } from '@fleet/cloud-provider';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_SERVER_TIMEOUT_MS, ClusterClient } from './cluster-client.js';
+import { API_SERVER_TIMEOUT_MS } from '@fleet/discovery';
+import { ClusterClient } from './cluster-client.js';
 
 /**
  * Where the credentials for one API server come from: the pod's service account, or a
@@ -30,7 +31,7 @@ export class ApiServers {
 
   constructor(
     sources: Readonly<Record<ClusterTarget, ApiServerSource>>,
-    timeoutMs = API_SERVER_TIMEOUT_MS,
+    private readonly timeout = API_SERVER_TIMEOUT_MS,
   ) {
     const built: { source: ApiServerSource; config: KubeConfig; client: ClusterClient }[] = [];
     for (const target of ['management', 'workload'] as const) {
@@ -38,7 +39,7 @@ export class ApiServers {
       let entry = built.find((b) => sameSource(b.source, source));
       if (!entry) {
         const config = load(source);
-        entry = { source, config, client: new ClusterClient(config, timeoutMs) };
+        entry = { source, config, client: new ClusterClient(config, timeout) };
         built.push(entry);
       }
       this.configs.set(target, entry.config);
@@ -52,6 +53,11 @@ export class ApiServers {
 
   kubeConfig(target: ClusterTarget): KubeConfig {
     return this.configs.get(target)!;
+  }
+
+  /** The deadline of every request (not watch) to these API servers. */
+  get timeoutMs(): number {
+    return this.timeout;
   }
 
   /** True when both targets are one API server (standalone). */

@@ -1,17 +1,14 @@
 import { FIELD_MANAGER } from '@fleet/contracts';
+import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from '@fleet/discovery';
 import {
   ApiException,
   CertificatesV1Api,
   CustomObjectsApi,
   KubeConfig,
   KubernetesObjectApi,
-  Observable,
   PatchStrategy,
-  ServerConfiguration,
-  createConfiguration,
   setHeaderOptions,
   type Configuration,
-  type ObservableMiddleware,
   type KubernetesObject,
   type V1CertificateSigningRequest,
   type V1CertificateSigningRequestCondition,
@@ -52,35 +49,6 @@ const safeJson = (text: string): unknown => {
   }
 };
 
-/** Longest an API-server request (not a watch) may take, response body included. */
-export const API_SERVER_TIMEOUT_MS = 30_000;
-
-/**
- * Gives every request its own deadline: without one, an API server that accepts a request and
- * never answers holds the caller forever (client-node sets no timeout). A timed-out request
- * rejects with the signal's TimeoutError.
- */
-function deadline(timeoutMs: number): ObservableMiddleware {
-  return {
-    pre: (request) => {
-      request.setSignal(AbortSignal.timeout(timeoutMs));
-      return new Observable(Promise.resolve(request));
-    },
-    post: (response) => new Observable(Promise.resolve(response)),
-  };
-}
-
-/** What `kubeConfig.makeApiClient` builds, plus the deadline. */
-function configuration(kubeConfig: KubeConfig, timeoutMs: number): Configuration {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig: no current cluster');
-  return createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kubeConfig },
-    middleware: [deadline(timeoutMs)],
-  });
-}
-
 /** KubernetesObjectApi.makeApiClient, on a configuration of our own. */
 class ObjectApi extends KubernetesObjectApi {
   constructor(config: Configuration, kubeConfig: KubeConfig) {
@@ -99,7 +67,7 @@ export class ClusterClient {
     readonly kubeConfig: KubeConfig,
     readonly timeoutMs = API_SERVER_TIMEOUT_MS,
   ) {
-    const config = configuration(kubeConfig, timeoutMs);
+    const config = apiConfigurationWithDeadline(kubeConfig, timeoutMs);
     this.objects = new ObjectApi(config, kubeConfig);
     this.customObjects = new CustomObjectsApi(config);
     this.certificates = new CertificatesV1Api(config);
