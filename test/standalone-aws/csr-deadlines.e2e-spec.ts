@@ -13,7 +13,7 @@ describe('standalone AWS: the approver under calls that never return', () => {
   let sim: NodeLaunchSimulator;
 
   beforeAll(async () => {
-    h = await startHarness({ timeouts: { apiServerSeconds: 1, ec2RequestSeconds: 1 } });
+    h = await startHarness({ timeouts: { apiServerSeconds: 2, ec2RequestSeconds: 2 } });
     await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
     h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
     // Waiting out a deadline (and the 5 s retry after a failed pass) takes longer than a launch.

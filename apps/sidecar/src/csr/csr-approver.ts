@@ -209,10 +209,10 @@ export class CsrApprover {
 
   private async run(): Promise<void> {
     const nodeClaims = this.deps.nodeClaims.items().filter((c) => !c.metadata?.deletionTimestamp);
-    const live = new Set(nodeClaims.map((c) => c.status?.providerID ?? ''));
+    // providerIDs end in the instance id on every platform the drivers serve.
+    const live = new Set(nodeClaims.map((c) => (c.status?.providerID ?? '').split('/').pop()));
     for (const [instance] of this.clientByInstance) {
-      if (![...live].some((p) => p.endsWith(`/${instance}`)))
-        this.clientByInstance.delete(instance);
+      if (!live.has(instance)) this.clientByInstance.delete(instance);
     }
     const issued = { byNode: this.clientByNode, byInstance: this.clientByInstance };
     const planned: { csr: CsrObject; plan: Exclude<Plan, { kind: 'decided' }> }[] = [];
@@ -228,18 +228,21 @@ export class CsrApprover {
     }
     // A client CSR for a node that has joined is never a bootstrap (the Node is read, not
     // watched: the sidecar keeps no cache of every Node for this).
-    const work: typeof planned = [];
-    await Promise.all(
+    const nodes = new Map<string, Promise<unknown>>(); // one read per node name and pass
+    const readNode = (name: string) => {
+      let read = nodes.get(name);
+      if (!read) {
+        read = this.deps.cluster.read({ apiVersion: 'v1', kind: 'Node', name });
+        nodes.set(name, read);
+      }
+      return read;
+    };
+    const kept = await Promise.all(
       planned.map(async (item) => {
-        if (item.plan.kind !== 'client') return work.push(item);
+        if (item.plan.kind !== 'client') return true;
         try {
-          const node = await this.deps.cluster.read({
-            apiVersion: 'v1',
-            kind: 'Node',
-            name: item.plan.nodeName,
-          });
-          if (node) this.record(item.csr, nodeAlreadyExists(item.plan.nodeName));
-          else work.push(item);
+          if (!(await readNode(item.plan.nodeName))) return true;
+          this.record(item.csr, nodeAlreadyExists(item.plan.nodeName));
         } catch (err) {
           this.deps.log.warn(
             { csr: item.csr.metadata?.name, err: describeKubeError(err) },
@@ -247,9 +250,11 @@ export class CsrApprover {
           );
           this.later(CLOUD_RETRY_MS);
         }
-        return undefined;
+        return false;
       }),
     );
+    // Oldest first still, so the rate cap serves CSRs in the order they came.
+    const work = planned.filter((_, i) => kept[i]);
     if (work.length === 0) return;
     const check = this.check;
     if (!check) return; // setNodeIdentityCheck kicks again once discovery has run

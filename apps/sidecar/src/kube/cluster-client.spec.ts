@@ -11,7 +11,8 @@ describe('ClusterClient: every API-server request has a deadline', () => {
     await em.start();
     const kc = new KubeConfig();
     kc.loadFromString(em.kubeconfigYaml());
-    client = new ClusterClient(kc, 500);
+    // Short enough to wait out, long enough for an answered request on a loaded machine.
+    client = new ClusterClient(kc, 2_000);
   });
   afterAll(() => em.stop());
 

@@ -71,10 +71,12 @@ export class ReportPublisher {
   }
 
   private async drain(): Promise<void> {
+    // One observation per publish (metrics list Nodes and Pods); its decisions go out in as
+    // many reports as they need. Decisions made meanwhile go with the next publish.
+    const snapshot = await this.runtime.snapshot();
+    if (!snapshot) return;
+    let waiting = snapshot.csrDecisions;
     for (let sent = 0; sent < REPORTS_PER_PUBLISH; sent++) {
-      const snapshot = await this.runtime.snapshot();
-      if (!snapshot) return;
-      const waiting = snapshot.csrDecisions;
       const carried = waiting.slice(0, this.batch);
       try {
         await this.send(this.report(snapshot, carried));
@@ -91,15 +93,18 @@ export class ReportPublisher {
         // One decision left: is it the decision, or the rest of the report?
         await this.send(this.report(snapshot, []));
         this.runtime.drop(carried);
+        waiting = waiting.slice(1);
         this.log.error(
           { status: err.status, decision: carried[0], refusal: err.message },
           'the fleet refuses this CSR decision on its own; dropped',
         );
+        if (waiting.length === 0) return;
         continue;
       }
       this.runtime.acknowledge(carried);
+      waiting = waiting.slice(carried.length);
       this.batch = Math.min(this.decisionsPerSend, this.batch * 2);
-      if (waiting.length <= carried.length) return;
+      if (waiting.length === 0) return;
     }
     // Still more to send: carry on after whatever else is waiting to report.
     this.soon();
