@@ -73,5 +73,6 @@ function instanceAddresses(
     }
     for (const v6 of eni.Ipv6Addresses ?? []) if (v6.Ipv6Address) ips.push(v6.Ipv6Address);
   }
-  return { privateDnsNames: dnsNames, privateIpAddresses: ips };
+  // EC2 lists the primary address at the instance, the interface and the address level.
+  return { privateDnsNames: [...new Set(dnsNames)], privateIpAddresses: [...new Set(ips)] };
 }
