@@ -5,7 +5,7 @@ import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
 import { GENERAL_NODEPOOL, startHarness, until, type Harness } from './harness.js';
 
 const CSR = ['certificates.k8s.io/v1', 'CertificateSigningRequest'] as const;
-const CAP = 6;
+const CAP = 10;
 
 describe('standalone AWS: the karpenter-machine-approver', () => {
   let h: Harness;
@@ -42,7 +42,7 @@ describe('standalone AWS: the karpenter-machine-approver', () => {
           type: 'Approved',
           status: 'True',
           reason: 'KarpenterCSRApprove',
-          message: 'Auto approved by karpenter-machine-approver',
+          message: 'Auto approved by karpenter_machine_approver',
         }),
       ]);
       // The serving CSR can race the NodeClaim watch (nodeName not seen yet): a waiting
@@ -158,6 +158,64 @@ describe('standalone AWS: the karpenter-machine-approver', () => {
     h.cluster.kube.delete('karpenter.sh/v1', 'NodeClaim', name);
   });
 
+  it('refuses a serving CSR that names another node or anything but DNS names and IPs', async () => {
+    const node = await sim.launch('general');
+    const other = h.cluster.ec2.addInstance({ AvailabilityZone: 'us-east-1a' });
+    const own = h.cluster.ec2.getInstance(node.instanceId)!;
+    const asNode = { username: `system:node:${node.nodeName}`, groups: ['system:nodes'] };
+    const forgedDns = sim.submitCsr(node.nodeName, 'serving', asNode, {
+      subjectAltNames: { dnsNames: [node.nodeName, other.PrivateDnsName] },
+    });
+    const forgedIp = sim.submitCsr(node.nodeName, 'serving', asNode, {
+      subjectAltNames: { dnsNames: [node.nodeName], ipAddresses: [other.PrivateIpAddress] },
+    });
+    const email = sim.submitCsr(node.nodeName, 'serving', asNode, {
+      subjectAltNames: { dnsNames: [node.nodeName], emailAddresses: ['admin@example.com'] },
+    });
+    const usages = sim.submitCsr(node.nodeName, 'serving', asNode, {
+      usages: ['digital signature', 'server auth', 'client auth'],
+    });
+    expect(await decided(forgedDns, 'SubjectAltNameNotOwned')).toMatchObject({
+      decision: 'Denied',
+      message: expect.stringContaining(`DNS name ${other.PrivateDnsName}`) as unknown,
+    });
+    expect(await decided(forgedIp, 'SubjectAltNameNotOwned')).toMatchObject({
+      decision: 'Denied',
+      message: expect.stringContaining(`IP address ${other.PrivateIpAddress}`) as unknown,
+    });
+    expect(await decided(email, 'UnexpectedSubjectAltNames')).toMatchObject({ decision: 'Denied' });
+    expect(await decided(usages, 'UnexpectedUsages')).toMatchObject({ decision: 'Denied' });
+    for (const csr of [forgedDns, forgedIp, email, usages]) expect(conditionsOf(csr)).toEqual([]);
+    // Its own names and addresses, as the kubelet asks for them, are still approved.
+    const honest = sim.submitCsr(node.nodeName, 'serving', asNode, {
+      subjectAltNames: { dnsNames: [node.nodeName], ipAddresses: [own.PrivateIpAddress] },
+    });
+    await sim.approved(honest);
+  });
+
+  it('approves one client CSR per node: never a second, never for a node that has joined', async () => {
+    const claim = sim.createNodeClaim('general');
+    const first = sim.submitCsr(claim.nodeName, 'client');
+    await sim.approved(first);
+    const second = sim.submitCsr(claim.nodeName, 'client');
+    expect(await decided(second, 'ClientCertificateAlreadyIssued')).toMatchObject({
+      decision: 'Denied',
+      nodeName: claim.nodeName,
+      message: expect.stringContaining(first) as unknown,
+    });
+    sim.registerNode(claim, 'general');
+    const joined = claim.nodeName;
+    const third = sim.submitCsr(joined, 'client');
+    // The approved CSR still names the node; once it is gone the Node itself refuses.
+    expect(await decided(third, 'ClientCertificateAlreadyIssued')).toMatchObject({
+      decision: 'Denied',
+    });
+    h.cluster.kube.delete('certificates.k8s.io/v1', 'CertificateSigningRequest', first);
+    const fourth = sim.submitCsr(joined, 'client');
+    expect(await decided(fourth, 'NodeAlreadyExists')).toMatchObject({ decision: 'Denied' });
+    for (const csr of [second, third, fourth]) expect(conditionsOf(csr)).toEqual([]);
+  });
+
   it('caps approvals per minute and records the rest as RateLimited', async () => {
     const approvedSoFar = h.runtime.approver.counts.approved;
     const budget = CAP - approvedSoFar;
@@ -177,10 +235,11 @@ describe('standalone AWS: the karpenter-machine-approver', () => {
   it('reports decisions and counts until a report carrying them is accepted', async () => {
     const snapshot = (await h.runtime.snapshot())!;
     expect(snapshot.csrDecisions.length).toBeGreaterThan(5);
-    expect(snapshot.metrics).toMatchObject({ csrApproved: CAP, nodes: 1, vcpus: 4 });
+    // Three nodes joined: the first test's, the SAN test's and the one-client-CSR test's.
+    expect(snapshot.metrics).toMatchObject({ csrApproved: CAP, nodes: 3, vcpus: 12 });
     expect(snapshot.metrics.csrIgnored).toBeGreaterThan(0);
     expect(snapshot.metrics.csrDenied).toBeGreaterThanOrEqual(2);
-    expect(snapshot.metrics.nodeClaimsByState).toMatchObject({ Ready: 1 });
+    expect(snapshot.metrics.nodeClaimsByState).toMatchObject({ Ready: 3 });
     h.runtime.approver.acknowledge(snapshot.csrDecisions);
     expect(
       h.runtime.approver.unsentDecisions().filter((d) => snapshot.csrDecisions.includes(d)),

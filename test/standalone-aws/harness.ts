@@ -61,16 +61,30 @@ export const GENERAL_NODEPOOL = {
  * client-node (HTTPS) and EC2 SDK (HTTP), so every watch, apply and approval crosses the wire.
  */
 export async function startHarness(
-  options: { approvalsPerMinute?: number; requeueMs?: number } = {},
+  options: {
+    approvalsPerMinute?: number;
+    requeueMs?: number;
+    /** Deadlines short enough for a test to wait them out. */
+    timeouts?: { apiServerSeconds: number; ec2RequestSeconds: number };
+  } = {},
 ): Promise<Harness> {
   const registration = findDriver('AWS', 'STANDALONE');
   if (!registration) throw new Error('no AWS/STANDALONE driver registered');
   const cluster = await startEmulatedCluster();
   // As the sidecar's service account: exactly the RBAC deploy/sidecar/standalone grants.
-  const apiServers = apiServersFor(registration.targets, { KUBECONFIG: cluster.kubeconfigPath });
+  const apiServers = apiServersFor(registration.targets, {
+    KUBECONFIG: cluster.kubeconfigPath,
+    ...(options.timeouts ? { API_SERVER_TIMEOUT_SECONDS: options.timeouts.apiServerSeconds } : {}),
+  });
   const driver = registration.create({
-    reader: (target) => new KubeClusterObjectReader(apiServers.kubeConfig(target)),
-    env: cluster.sidecarEnv,
+    reader: (target) =>
+      new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
+    env: {
+      ...cluster.sidecarEnv,
+      ...(options.timeouts
+        ? { EC2_REQUEST_TIMEOUT_SECONDS: String(options.timeouts.ec2RequestSeconds) }
+        : {}),
+    },
   });
   crds ??= loadCustomResourceDefinitions(driver.provider.customResourceDefinitions(), CRDS_DIR);
   const ec2Client = new EC2Client({

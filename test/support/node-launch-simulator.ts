@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Ec2Emulator } from './ec2/index.js';
 import type { InProcessClient, KubeApiServerEmulator, KubeObject } from './kube-apiserver/index.js';
-import { kubeletCsrRequest } from './pkcs10.js';
+import { kubeletCsrRequest, type CertificateRequestSans } from './pkcs10.js';
 import { eventually } from './processes.js';
 
 export const NODE_BOOTSTRAPPER =
@@ -178,13 +178,26 @@ export class NodeLaunchSimulator {
     return { name, instanceId: instance.InstanceId, providerID, nodeName: instance.PrivateDnsName };
   }
 
-  /** Creates a CSR as the given user, as a kubelet would; returns its name. */
+  /**
+   * Creates a CSR as the given user, as a kubelet would; returns its name. A serving CSR names
+   * the instance's PrivateDnsName and private IP (as the kubelet does from the node's
+   * addresses) unless `request.subjectAltNames` says otherwise.
+   */
   submitCsr(
     nodeName: string,
     kind: 'client' | 'serving',
     as?: { username: string; groups: string[] },
+    request: { subjectAltNames?: CertificateRequestSans; usages?: string[] } = {},
   ): string {
     const name = `csr-${suffix()}${suffix()}`;
+    const instance = this.options.ec2
+      .listInstances()
+      .find((i) => i.PrivateDnsName === nodeName && i.State !== 'terminated');
+    const sans =
+      request.subjectAltNames ??
+      (kind === 'serving'
+        ? { dnsNames: [nodeName], ipAddresses: instance ? [instance.PrivateIpAddress] : [] }
+        : undefined);
     const user =
       as ??
       (kind === 'client'
@@ -206,12 +219,13 @@ export class NodeLaunchSimulator {
         kind: 'CertificateSigningRequest',
         metadata: { name },
         spec: {
-          request: kubeletCsrRequest(nodeName),
+          request: kubeletCsrRequest(nodeName, sans),
           signerName: kind === 'client' ? CLIENT_SIGNER : SERVING_SIGNER,
           usages:
-            kind === 'client'
+            request.usages ??
+            (kind === 'client'
               ? ['digital signature', 'client auth']
-              : ['digital signature', 'server auth'],
+              : ['digital signature', 'server auth']),
         },
       },
       { fieldManager: 'kubelet', user },

@@ -1,5 +1,25 @@
 import type { INestApplication } from '@nestjs/common';
-import type { Server } from 'node:http';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { STATUS_REPORT_BODY_LIMIT_BYTES } from '@fleet/contracts';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+
+/** Where sidecars post status reports (ReportsController). */
+const STATUS_REPORT_PATH = /^\/v1\/clusters\/[^/]+\/status\/?(\?|$)/;
+/** Express' own default, kept for GraphQL and everything but status reports. */
+export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
+
+/** 413 for a declared body over `DEFAULT_BODY_LIMIT_BYTES` anywhere but status reports. */
+function defaultBodyLimit(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (length <= DEFAULT_BODY_LIMIT_BYTES || STATUS_REPORT_PATH.test(req.url ?? '')) return next();
+  res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+  res.end(
+    JSON.stringify({
+      statusCode: 413,
+      message: `request body of ${length} bytes is over the limit of ${DEFAULT_BODY_LIMIT_BYTES}`,
+    }),
+  );
+}
 
 /**
  * Idle keep-alive connections are kept longer than any client keeps its own (undici 4 s, the
@@ -10,6 +30,12 @@ export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** Listens the way every process that serves the API does (main, tests, demo); returns the URL. */
 export async function listen(app: INestApplication, port: number, host: string): Promise<string> {
+  // Express' default JSON limit is 100 kB, which a status report with its CSR decisions can
+  // pass. Bodies get an explicit limit the largest valid status report fits within; every other
+  // route keeps 100 kB for bodies that declare their length (the parser runs before
+  // authentication). Over a limit: 413. Registered before init, replacing Nest's default parser.
+  app.use(defaultBodyLimit);
+  (app as NestExpressApplication).useBodyParser('json', { limit: STATUS_REPORT_BODY_LIMIT_BYTES });
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;

@@ -18,6 +18,16 @@ export const SidecarConfigSchema = z.object({
    * (hosted, Cluster API): typically the kubeconfig Secret mounted as a file.
    */
   WORKLOAD_KUBECONFIG: z.string().optional(),
+  /**
+   * Longest one API-server request (not a watch) may take, response included; past it the call
+   * fails and is retried by whoever made it, so one hung request cannot hold a controller.
+   */
+  API_SERVER_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(30),
+  /**
+   * Longest one EC2 request may take. Read by the AWS driver from the environment
+   * (aws/credentials.ts); named here so a bad value stops the sidecar at start-up.
+   */
+  EC2_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
   /** The upstream CRDs the sidecar installs; the ones shipped with it unless overridden. */
   CRD_DIR: z.string().default(UPSTREAM_CRD_DIRECTORY),
   /** /healthz, /readyz and /metrics are served only when a port is given (deployments do). */

@@ -1,5 +1,5 @@
 import { loadCustomResourceDefinitions } from '@fleet/cloud-provider';
-import { KubeClusterObjectReader } from '@fleet/discovery';
+import { KubeClusterObjectReader, apiConfigurationWithDeadline } from '@fleet/discovery';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
 import { Redis } from 'ioredis';
@@ -26,7 +26,8 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     async createRuntime(registration) {
       const apiServers = apiServersFor(registration.targets, config);
       const driver = registration.create({
-        reader: (target) => new KubeClusterObjectReader(apiServers.kubeConfig(target)),
+        reader: (target) =>
+          new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
         env,
       });
       const crds = await loadCustomResourceDefinitions(
@@ -76,7 +77,9 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   const ownKubeConfig = new KubeConfig();
   if (config.KUBECONFIG) ownKubeConfig.loadFromFile(config.KUBECONFIG);
   else ownKubeConfig.loadFromDefault();
-  const versionApi = ownKubeConfig.makeApiClient(VersionApi);
+  const versionApi = new VersionApi(
+    apiConfigurationWithDeadline(ownKubeConfig, config.API_SERVER_TIMEOUT_SECONDS * 1000),
+  );
   const ops =
     config.OPS_PORT === undefined
       ? undefined

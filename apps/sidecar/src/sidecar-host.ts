@@ -126,6 +126,11 @@ export class SidecarHost {
     this.runtime?.approver.acknowledge(decisions);
   }
 
+  /** The fleet refuses these decisions on their own: they are given up on and counted. */
+  drop(decisions: readonly CsrDecision[]): void {
+    this.runtime?.approver.drop(decisions);
+  }
+
   async stop(): Promise<void> {
     const runtime = this.runtime ?? (await this.starting?.catch(() => undefined));
     await runtime?.stop();

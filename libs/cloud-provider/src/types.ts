@@ -84,8 +84,23 @@ export interface NodeIdentityClaim {
   providerID: string;
 }
 
+/**
+ * The names and addresses the cloud gives a machine: a serving certificate may name these and
+ * nothing else (AWS: PrivateDnsName and the private DNS names and IPs of its interfaces).
+ */
+export interface MachineAddresses {
+  dnsNames: string[];
+  ipAddresses: string[];
+}
+
 export type NodeIdentityVerdict =
-  | { nodeName: string; providerID: string; verified: true; instanceID: string }
+  | {
+      nodeName: string;
+      providerID: string;
+      verified: true;
+      instanceID: string;
+      addresses: MachineAddresses;
+    }
   | {
       nodeName: string;
       providerID: string;

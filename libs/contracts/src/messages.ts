@@ -8,9 +8,17 @@ export type Topology = z.infer<typeof Topology>;
 
 /** Upstream Kubernetes condition shape; reasons are CamelCase. */
 export const Condition = z.object({
-  type: z.string().regex(/^[A-Z][A-Za-z0-9]*$/, 'condition types are CamelCase'),
+  // Bounded by what the fleet stores (ConditionTransition type 64, reason 128), so a valid
+  // report can always be ingested; message ≤ 32768 as metav1.Condition's.
+  type: z
+    .string()
+    .max(64)
+    .regex(/^[A-Z][A-Za-z0-9]*$/, 'condition types are CamelCase'),
   status: z.enum(['True', 'False', 'Unknown']),
-  reason: z.string().regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/, 'reasons are CamelCase'),
+  reason: z
+    .string()
+    .max(128)
+    .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/, 'reasons are CamelCase'),
   message: z.string().max(32768),
   lastTransitionTime: z.iso.datetime(),
 });
@@ -52,7 +60,9 @@ export const ClusterMetrics = z
     nodes: z.number().int().nonnegative(),
     nodeClaims: z.number().int().nonnegative(),
     /** NodeClaims by their most advanced true condition: Launched, Registered, Initialized, Ready. */
-    nodeClaimsByState: z.record(z.string(), z.number().int().nonnegative()),
+    nodeClaimsByState: z
+      .record(z.string().max(64), z.number().int().nonnegative())
+      .refine((o) => Object.keys(o).length <= 16, 'at most 16 states'),
     nodePools: z.number().int().nonnegative(),
     vcpus: z.number().nonnegative(),
     pendingPods: z.number().int().nonnegative(),
@@ -60,6 +70,11 @@ export const ClusterMetrics = z
     csrIgnored: z.number().int().nonnegative(),
     /** CSRs that claimed a Karpenter node and failed its checks (left pending, never approved). */
     csrDenied: z.number().int().nonnegative(),
+    /**
+     * Decisions the sidecar could not deliver and gave up on, since it started: the oldest of a
+     * full outbox, or one the fleet API refused on its own (400/413 for it alone).
+     */
+    csrDecisionsDropped: z.number().int().nonnegative(),
   })
   .partial();
 export type ClusterMetrics = z.infer<typeof ClusterMetrics>;
@@ -86,6 +101,21 @@ export const ClusterAutoscalerState = z.object({
 });
 export type ClusterAutoscalerState = z.infer<typeof ClusterAutoscalerState>;
 
+/** Decisions a report may carry (the outbox of a contract-1 sidecar could send them all). */
+export const REPORT_CSR_DECISIONS_MAX = 1000;
+
+/**
+ * The fleet API's body limit for a status report. The largest valid report — 64 conditions
+ * and 1000 decisions, every string at its maximum length, written by JSON.stringify — is about
+ * 4.3 MB (`largestStatusReport` in test support, checked by reports e2e); this leaves room for
+ * multi-byte UTF-8 in the longest strings. A sidecar of this release sends far less: at most
+ * REPORT_DECISIONS_PER_SEND decisions a report.
+ */
+export const STATUS_REPORT_BODY_LIMIT_BYTES = 6 * 1024 * 1024;
+
+/** Decisions one report of this sidecar carries; the rest follow in the next reports. */
+export const REPORT_DECISIONS_PER_SEND = 100;
+
 /** What a sidecar reports: conditions as of `observedGeneration`, stamped with its own clock. */
 export const StatusReport = z.object({
   clusterId: z.uuid(),
@@ -93,7 +123,7 @@ export const StatusReport = z.object({
   conditions: z.array(Condition).max(64),
   metrics: ClusterMetrics.default({}),
   /** Decisions since the previous report (each is sent until a report carrying it is accepted). */
-  csrDecisions: z.array(CsrDecision).max(1000).default([]),
+  csrDecisions: z.array(CsrDecision).max(REPORT_CSR_DECISIONS_MAX).default([]),
   clusterAutoscaler: ClusterAutoscalerState.optional(),
   /** The sidecar's release and the newest contract it speaks; absent from contract-1 sidecars. */
   sidecar: z

@@ -5,6 +5,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from './api-deadline.js';
 
 /**
  * The handful of cluster reads discovery needs, so that discovery can run against a real
@@ -30,9 +31,10 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
   private readonly customObjects: CustomObjectsApi;
   private readonly core: CoreV1Api;
 
-  constructor(kubeConfig: KubeConfig) {
-    this.customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
+  constructor(kubeConfig: KubeConfig, timeoutMs = API_SERVER_TIMEOUT_MS) {
+    const config = apiConfigurationWithDeadline(kubeConfig, timeoutMs);
+    this.customObjects = new CustomObjectsApi(config);
+    this.core = new CoreV1Api(config);
   }
 
   async getInfrastructure(): Promise<unknown> {

@@ -110,6 +110,7 @@ export class Ec2Emulator {
   private instanceProfiles: Ec2WorldInstanceProfile[] = [];
   private instances: Ec2Instance[] = [];
   private injected: (Ec2InjectedError & { action: string; remaining: number })[] = [];
+  private stalls: { action: string; remaining: number; stalled: number }[] = [];
   private ipCounter = 0;
 
   constructor(world: Ec2World = {}, options: Ec2EmulatorOptions = {}) {
@@ -259,6 +260,16 @@ export class Ec2Emulator {
     this.images = this.images.filter((i) => i.ImageId !== imageId);
   }
 
+  /**
+   * The next `times` requests for `action` are read and never answered, as by an endpoint that
+   * hangs; stop() closes their connections. Returns how many have been held so far.
+   */
+  stall(action: string, times = 1): () => number {
+    const stall = { action, remaining: times, stalled: 0 };
+    this.stalls.push(stall);
+    return () => stall.stalled;
+  }
+
   /** Makes the next `times` requests for `action` fail with the given EC2 error. */
   injectError(action: string, error: Ec2InjectedError): void {
     this.injected.push({ ...error, action, remaining: error.times ?? 1 });
@@ -292,6 +303,12 @@ export class Ec2Emulator {
         throw new Ec2Error('MissingAction', 'The request must contain the parameter Action');
       if (!params.has('Version')) {
         throw new Ec2Error('MissingParameter', 'The request must contain the parameter Version');
+      }
+      const stall = this.stalls.find((s) => s.action === action && s.remaining > 0);
+      if (stall) {
+        stall.remaining -= 1;
+        stall.stalled += 1;
+        return;
       }
       const injected = this.injected.find((e) => e.action === action && e.remaining > 0);
       if (injected) {
@@ -614,6 +631,31 @@ export class Ec2Emulator {
       subnetId: live ? i.SubnetId : undefined,
       vpcId: live ? i.VpcId : undefined,
       privateIpAddress: live ? i.PrivateIpAddress : undefined,
+      // The primary interface and its addresses, as EC2 lists them (a terminated instance has none).
+      networkInterfaceSet: live
+        ? [
+            {
+              networkInterfaceId: `eni-${i.InstanceId.slice(2)}`,
+              subnetId: i.SubnetId,
+              vpcId: i.VpcId,
+              ownerId: this.accountId,
+              status: 'in-use',
+              privateIpAddress: i.PrivateIpAddress,
+              privateDnsName: i.PrivateDnsName,
+              sourceDestCheck: true,
+              attachment: { deviceIndex: 0, status: 'attached', deleteOnTermination: true },
+              privateIpAddressesSet: [
+                i.PrivateIpAddress,
+                ...(i.SecondaryPrivateIpAddresses ?? []),
+              ].map((ip, n) => ({
+                privateIpAddress: ip,
+                privateDnsName: n === 0 ? i.PrivateDnsName : this.privateDnsName(ip),
+                primary: n === 0,
+              })),
+              ipv6AddressesSet: [],
+            },
+          ]
+        : [],
       sourceDestCheck: true,
       groupSet: groups,
       stateReason:

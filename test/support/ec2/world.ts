@@ -74,6 +74,8 @@ export interface Ec2WorldInstance {
   ImageId?: string;
   PrivateDnsName?: string;
   PrivateIpAddress?: string;
+  /** More private IPv4 addresses on the primary interface (each with its own private DNS name). */
+  SecondaryPrivateIpAddresses?: string[];
   SubnetId?: string;
   VpcId?: string;
   AvailabilityZone?: string;

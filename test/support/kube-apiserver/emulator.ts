@@ -243,6 +243,8 @@ export class KubeApiServerEmulator {
   private readonly byKind = new Map<string, Map<string, string>>();
   private readonly listeners = new Set<(e: RequestLogEntry) => void>();
   private readonly sockets = new Set<import('node:stream').Duplex>();
+  private readonly stalls: { method: string; path: string; remaining: number; stalled: number }[] =
+    [];
   readonly requests: RequestLogEntry[] = [];
 
   constructor(options: KubeApiServerEmulatorOptions = {}) {
@@ -537,6 +539,16 @@ export class KubeApiServerEmulator {
       status: 0,
     };
     if (req.headers['user-agent']) entry.userAgent = req.headers['user-agent'];
+    const stall = this.stalls.find(
+      (s) => s.remaining > 0 && s.method === req.method && (req.url ?? '').startsWith(s.path),
+    );
+    if (stall) {
+      // Accepted and never answered, as by an API server stuck behind a dead etcd; stop()
+      // destroys the socket.
+      stall.remaining -= 1;
+      stall.stalled += 1;
+      return;
+    }
     res.on('close', () => {
       entry.status = res.statusCode;
       this.requests.push(entry);
@@ -544,6 +556,16 @@ export class KubeApiServerEmulator {
       for (const l of this.listeners) l(entry);
     });
     await handleHttp(this, req, res, entry);
+  }
+
+  /**
+   * The next `times` requests of `method` whose URL starts with `path` are accepted and never
+   * answered. Returns how many have been held so far.
+   */
+  stallRequests(method: string, path: string, times = 1): () => number {
+    const stall = { method, path, remaining: times, stalled: 0 };
+    this.stalls.push(stall);
+    return () => stall.stalled;
   }
 
   /** Subscribe to every finished HTTP request; returns an unsubscribe function. */

@@ -4,13 +4,16 @@ import type { Logger } from 'pino';
 import { describeKubeError, type ClusterClient } from '../kube/cluster-client.js';
 import { CoalescingLoop } from '../kube/coalescing-loop.js';
 import type { ResourceWatch } from '../kube/resource-watch.js';
+import { parseCsrRequestField } from './pkcs10.js';
 import {
   APPROVE_MESSAGE,
   APPROVE_REASON,
+  CLIENT_SIGNER,
   CLOUD_RETRY_MS,
   approvalWindow,
   isFinished,
   judgeCsr,
+  nodeAlreadyExists,
   planCsr,
   type CsrObject,
   type NodeClaimObject,
@@ -48,11 +51,16 @@ export class CsrApprover {
   private readonly settled = new Set<string>();
   private readonly lastOutcome = new Map<string, string>();
   private approvals: number[] = [];
+  /** Approved client CSRs in the cluster, by the node they name (anyone's approval counts). */
+  private readonly clientByNode = new Map<string, string>();
+  /** Client CSRs this approver approved, by instance; kept while the instance's NodeClaim is. */
+  private readonly clientByInstance = new Map<string, string>();
   private readonly outbox: CsrDecision[] = [];
   private timer?: NodeJS.Timeout;
   private readonly loop: CoalescingLoop;
   private readonly unsubscribe: (() => void)[] = [];
-  readonly counts = { approved: 0, ignored: 0, denied: 0 };
+  /** Since start; `dropped`: decisions given up on (outbox full, or refused by the fleet alone). */
+  readonly counts = { approved: 0, ignored: 0, denied: 0, dropped: 0 };
 
   constructor(private readonly deps: CsrApproverDeps) {
     this.loop = new CoalescingLoop(
@@ -69,6 +77,7 @@ export class CsrApprover {
       this.deps.csrs.on((type, csr) => {
         const name = csr.metadata?.name;
         if (!name) return;
+        this.trackIssuedClient(type, csr);
         if (type === 'DELETED' || isFinished(csr)) {
           this.pending.delete(name);
           this.lastOutcome.delete(name);
@@ -111,12 +120,44 @@ export class CsrApprover {
     }
   }
 
+  /** The fleet refuses these however they are sent: give up on them, and count it. */
+  drop(refused: readonly CsrDecision[]): void {
+    const before = this.outbox.length;
+    this.acknowledge(refused);
+    this.counts.dropped += before - this.outbox.length;
+  }
+
   idle(): Promise<void> {
     return this.loop.idle();
   }
 
   kick(): void {
     this.loop.kick();
+  }
+
+  /**
+   * An approved kubelet client CSR means that node has bootstrapped: no second one is approved
+   * for it, while the CSR exists (the garbage collector removes approved CSRs after an hour; by
+   * then the Node exists, which refuses them too).
+   */
+  private trackIssuedClient(type: string, csr: CsrObject): void {
+    const name = csr.metadata?.name ?? '';
+    if (csr.spec?.signerName !== CLIENT_SIGNER) return;
+    const approved = (csr.status?.conditions ?? []).some(
+      (c) => c.type === 'Approved' && c.status === 'True',
+    );
+    if (!approved) return;
+    let nodeName: string | undefined;
+    try {
+      const cn = parseCsrRequestField(csr.spec.request ?? '').commonName ?? '';
+      if (cn.startsWith('system:node:')) nodeName = cn.slice('system:node:'.length);
+    } catch {
+      return;
+    }
+    if (!nodeName) return;
+    if (type === 'DELETED') {
+      if (this.clientByNode.get(nodeName) === name) this.clientByNode.delete(nodeName);
+    } else if (!this.clientByNode.has(nodeName)) this.clientByNode.set(nodeName, name);
   }
 
   private later(ms: number): void {
@@ -154,7 +195,11 @@ export class CsrApprover {
     else if (outcome.decision === 'Denied') this.counts.denied++;
     else this.counts.ignored++;
     this.outbox.push(decision);
-    if (this.outbox.length > OUTBOX_LIMIT) this.outbox.splice(0, this.outbox.length - OUTBOX_LIMIT);
+    if (this.outbox.length > OUTBOX_LIMIT) {
+      const overflow = this.outbox.length - OUTBOX_LIMIT;
+      this.outbox.splice(0, overflow);
+      this.counts.dropped += overflow;
+    }
     this.deps.log.info(
       { csr: name, node: outcome.nodeName, decision: outcome.decision, reason: outcome.reason },
       outcome.message,
@@ -164,17 +209,52 @@ export class CsrApprover {
 
   private async run(): Promise<void> {
     const nodeClaims = this.deps.nodeClaims.items().filter((c) => !c.metadata?.deletionTimestamp);
-    const work: { csr: CsrObject; plan: Exclude<Plan, { kind: 'decided' }> }[] = [];
+    // providerIDs end in the instance id on every platform the drivers serve.
+    const live = new Set(nodeClaims.map((c) => (c.status?.providerID ?? '').split('/').pop()));
+    for (const [instance] of this.clientByInstance) {
+      if (!live.has(instance)) this.clientByInstance.delete(instance);
+    }
+    const issued = { byNode: this.clientByNode, byInstance: this.clientByInstance };
+    const planned: { csr: CsrObject; plan: Exclude<Plan, { kind: 'decided' }> }[] = [];
     for (const name of [...this.pending]) {
       const csr = this.deps.csrs.get(name);
       if (!csr || isFinished(csr)) {
         this.pending.delete(name);
         continue;
       }
-      const plan = planCsr(csr, nodeClaims);
+      const plan = planCsr(csr, nodeClaims, issued);
       if (plan.kind === 'decided') this.record(csr, plan.outcome);
-      else work.push({ csr, plan });
+      else planned.push({ csr, plan });
     }
+    // A client CSR for a node that has joined is never a bootstrap (the Node is read, not
+    // watched: the sidecar keeps no cache of every Node for this).
+    const nodes = new Map<string, Promise<unknown>>(); // one read per node name and pass
+    const readNode = (name: string) => {
+      let read = nodes.get(name);
+      if (!read) {
+        read = this.deps.cluster.read({ apiVersion: 'v1', kind: 'Node', name });
+        nodes.set(name, read);
+      }
+      return read;
+    };
+    const kept = await Promise.all(
+      planned.map(async (item) => {
+        if (item.plan.kind !== 'client') return true;
+        try {
+          if (!(await readNode(item.plan.nodeName))) return true;
+          this.record(item.csr, nodeAlreadyExists(item.plan.nodeName));
+        } catch (err) {
+          this.deps.log.warn(
+            { csr: item.csr.metadata?.name, err: describeKubeError(err) },
+            'reading the node of a client CSR failed; retried',
+          );
+          this.later(CLOUD_RETRY_MS);
+        }
+        return false;
+      }),
+    );
+    // Oldest first still, so the rate cap serves CSRs in the order they came.
+    const work = planned.filter((_, i) => kept[i]);
     if (work.length === 0) return;
     const check = this.check;
     if (!check) return; // setNodeIdentityCheck kicks again once discovery has run
@@ -203,6 +283,7 @@ export class CsrApprover {
         recent: this.approvals,
         approvalsPerMinute: this.deps.approvalsPerMinute,
         now,
+        issued,
       });
       if (!judgement.approve) {
         if (judgement.retryInMs !== undefined) this.later(judgement.retryInMs);
@@ -210,13 +291,21 @@ export class CsrApprover {
         continue;
       }
       this.approvals.push(now);
-      approvals.push(this.approve(csr, plan.nodeName));
+      // Claimed before the approval call, so a second CSR of this pass cannot take it too.
+      if (plan.kind === 'client')
+        this.clientByInstance.set(judgement.instanceID, csr.metadata?.name ?? '');
+      approvals.push(this.approve(csr, plan, judgement.instanceID));
     }
     await Promise.all(approvals);
   }
 
-  private async approve(csr: CsrObject, nodeName: string): Promise<void> {
+  private async approve(
+    csr: CsrObject,
+    plan: Exclude<Plan, { kind: 'decided' }>,
+    instanceID: string,
+  ): Promise<void> {
     const name = csr.metadata?.name ?? '';
+    const { nodeName } = plan;
     try {
       await this.deps.cluster.addCsrCondition(name, {
         type: 'Approved',
@@ -231,9 +320,13 @@ export class CsrApprover {
         nodeName,
         final: true,
       });
+      if (plan.kind === 'client' && !this.clientByNode.has(nodeName))
+        this.clientByNode.set(nodeName, name);
     } catch (err) {
-      // Give the rate budget back; the CSR stays pending and is tried again.
+      // Give the rate budget and the instance back; the CSR stays pending and is tried again.
       this.approvals.pop();
+      if (plan.kind === 'client' && this.clientByInstance.get(instanceID) === name)
+        this.clientByInstance.delete(instanceID);
       this.deps.log.warn({ csr: name, err: describeKubeError(err) }, 'approving CSR failed');
       this.later(CLOUD_RETRY_MS);
     }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { NodeIdentityVerdict } from '@fleet/cloud-provider';
-import { kubeletCsrRequest } from '@fleet/testing';
+import {
+  createCertificateRequestPem,
+  kubeletCsrRequest,
+  type CertificateRequestSans,
+} from '@fleet/testing';
 import {
   CLIENT_SIGNER,
   CLOUD_RETRY_MS,
@@ -24,16 +28,23 @@ const clientCsr = (over: Partial<NonNullable<CsrObject['spec']>> = {}): CsrObjec
     signerName: CLIENT_SIGNER,
     username: NODE_BOOTSTRAPPER,
     request: kubeletCsrRequest(NODE),
+    usages: ['digital signature', 'client auth'],
     ...over,
   },
 });
-const servingCsr = (username = `system:node:${NODE}`): CsrObject => ({
+const OWN_SANS = { dnsNames: [NODE], ipAddresses: ['10.0.1.5'] };
+const servingCsr = (
+  username = `system:node:${NODE}`,
+  sans: CertificateRequestSans = OWN_SANS,
+  usages = ['digital signature', 'server auth'],
+): CsrObject => ({
   metadata: { name: 'csr-serving', ...at('2026-01-01T00:00:10Z') },
   spec: {
     signerName: SERVING_SIGNER,
     username,
     groups: ['system:nodes', 'system:authenticated'],
-    request: kubeletCsrRequest(NODE),
+    request: kubeletCsrRequest(NODE, sans),
+    usages,
   },
 });
 const waiting: NodeClaimObject = {
@@ -49,6 +60,7 @@ const verified: NodeIdentityVerdict = {
   providerID: 'cloud:///zone/i-1',
   verified: true,
   instanceID: 'i-1',
+  addresses: { dnsNames: [NODE], ipAddresses: ['10.0.1.5'] },
 };
 const NOW = Date.parse('2026-01-01T00:01:00Z');
 
@@ -105,6 +117,87 @@ describe('CSR policy: what a CSR is, from the CSR and the NodeClaims alone', () 
       kind: 'serving',
       nodeName: NODE,
       nodeClaim: joined,
+      subjectAltNames: { ...OWN_SANS, emailAddresses: [], uris: [], others: 0 },
+    });
+  });
+
+  it('refuses usages other than those the kubelet asks for', () => {
+    expect(
+      planCsr(clientCsr({ usages: ['digital signature', 'server auth'] }), [waiting]),
+    ).toMatchObject({
+      kind: 'decided',
+      outcome: { decision: 'Denied', reason: 'UnexpectedUsages', final: true },
+    });
+    expect(
+      planCsr(
+        servingCsr(undefined, OWN_SANS, ['digital signature', 'server auth', 'client auth']),
+        [joined],
+      ),
+    ).toMatchObject({
+      kind: 'decided',
+      outcome: { decision: 'Denied', reason: 'UnexpectedUsages' },
+    });
+    // key encipherment is what a kubelet with an RSA key adds.
+    expect(
+      planCsr(
+        servingCsr(undefined, OWN_SANS, ['key encipherment', 'digital signature', 'server auth']),
+        [joined],
+      ),
+    ).toMatchObject({ kind: 'serving' });
+    expect(planCsr(clientCsr({ usages: ['client auth'] }), [waiting])).toMatchObject({
+      outcome: {
+        reason: 'UnexpectedUsages',
+        message: expect.stringContaining('missing digital signature') as unknown,
+      },
+    });
+  });
+
+  it('refuses a subject outside system:nodes', () => {
+    const request = Buffer.from(
+      createCertificateRequestPem({
+        commonName: `system:node:${NODE}`,
+        organizations: ['system:masters'],
+      }),
+    ).toString('base64');
+    expect(planCsr(clientCsr({ request }), [waiting])).toMatchObject({
+      outcome: { decision: 'Denied', reason: 'InvalidOrganization' },
+    });
+  });
+
+  it('refuses email and URI SANs on a serving CSR, and any SAN on a client CSR', () => {
+    expect(
+      planCsr(servingCsr(undefined, { ...OWN_SANS, emailAddresses: ['root@example.com'] }), [
+        joined,
+      ]),
+    ).toMatchObject({
+      outcome: { decision: 'Denied', reason: 'UnexpectedSubjectAltNames', final: true },
+    });
+    expect(
+      planCsr(servingCsr(undefined, { ...OWN_SANS, uris: ['spiffe://cluster/ns/kube-system'] }), [
+        joined,
+      ]),
+    ).toMatchObject({ outcome: { decision: 'Denied', reason: 'UnexpectedSubjectAltNames' } });
+    expect(planCsr(servingCsr(undefined, {}), [joined])).toMatchObject({
+      outcome: { decision: 'Denied', reason: 'NoSubjectAltNames' },
+    });
+    expect(
+      planCsr(clientCsr({ request: kubeletCsrRequest(NODE, { dnsNames: [NODE] }) }), [waiting]),
+    ).toMatchObject({ outcome: { decision: 'Denied', reason: 'UnexpectedSubjectAltNames' } });
+  });
+
+  it('refuses a second client CSR for a node that already has an approved one', () => {
+    const issued = {
+      byNode: new Map([[NODE, 'csr-first']]),
+      byInstance: new Map<string, string>(),
+    };
+    expect(planCsr(clientCsr(), [waiting], issued)).toMatchObject({
+      kind: 'decided',
+      outcome: {
+        decision: 'Denied',
+        reason: 'ClientCertificateAlreadyIssued',
+        message: expect.stringContaining('csr-first') as unknown,
+        final: true,
+      },
     });
   });
 });
@@ -123,7 +216,57 @@ describe('CSR policy: what the cloud verdicts make of it', () => {
     });
 
   it('approves a CSR whose node the cloud verified', () => {
-    expect(judge()).toEqual({ approve: true });
+    expect(judge()).toEqual({ approve: true, instanceID: 'i-1' });
+  });
+
+  it('refuses a second client CSR for an instance that already got one', () => {
+    const issued = {
+      byNode: new Map<string, string>(),
+      byInstance: new Map([['i-1', 'csr-first']]),
+    };
+    expect(judge({ issued })).toMatchObject({
+      approve: false,
+      outcome: { decision: 'Denied', reason: 'ClientCertificateAlreadyIssued', final: true },
+    });
+  });
+
+  it('approves a serving CSR only when every DNS and IP SAN belongs to the instance', () => {
+    const serve = (sans: CertificateRequestSans) => {
+      const csr = servingCsr(undefined, sans);
+      return judge({ csr, plan: work(planCsr(csr, [joined])), nodeClaims: [joined] });
+    };
+    expect(serve(OWN_SANS)).toEqual({ approve: true, instanceID: 'i-1' });
+    expect(serve({ dnsNames: [NODE.toUpperCase()] })).toEqual({ approve: true, instanceID: 'i-1' });
+    // Another node's name or address: the certificate would let this node impersonate it.
+    expect(serve({ dnsNames: [NODE, 'node-b.internal'], ipAddresses: ['10.0.1.5'] })).toMatchObject(
+      {
+        approve: false,
+        outcome: {
+          decision: 'Denied',
+          reason: 'SubjectAltNameNotOwned',
+          message: expect.stringContaining('DNS name node-b.internal') as unknown,
+          final: true,
+        },
+      },
+    );
+    expect(serve({ dnsNames: [NODE], ipAddresses: ['10.0.1.6'] })).toMatchObject({
+      approve: false,
+      outcome: {
+        reason: 'SubjectAltNameNotOwned',
+        message: expect.stringContaining('IP address 10.0.1.6') as unknown,
+      },
+    });
+  });
+
+  it('compares IPv6 SANs in one spelling', () => {
+    const v6: NodeIdentityVerdict = {
+      ...verified,
+      addresses: { dnsNames: [NODE], ipAddresses: ['2600:1f18:0:0::a'] },
+    };
+    const csr = servingCsr(undefined, { ipAddresses: ['2600:1f18::a'] });
+    expect(
+      judge({ csr, plan: work(planCsr(csr, [joined])), nodeClaims: [joined], verdicts: [v6] }),
+    ).toEqual({ approve: true, instanceID: 'i-1' });
   });
 
   it('retries after a failed cloud lookup instead of deciding', () => {

@@ -10,6 +10,30 @@ describe('PKCS#10 reader', () => {
     expect(info).toEqual({
       commonName: 'system:node:ip-10-0-1-23.ec2.internal',
       organizations: ['system:nodes'],
+      subjectAltNames: { dnsNames: [], ipAddresses: [], emailAddresses: [], uris: [], others: 0 },
+      signatureValid: true,
+    });
+  });
+
+  it('reads every subjectAltName a serving request carries', () => {
+    const pem = createCertificateRequestPem({
+      commonName: 'system:node:ip-10-0-1-23.ec2.internal',
+      organizations: ['system:nodes'],
+      subjectAltNames: {
+        dnsNames: ['ip-10-0-1-23.ec2.internal', 'other.example'],
+        ipAddresses: ['10.0.1.23', '2600:1f18:0:0:0:0:0:a'],
+        emailAddresses: ['root@example.com'],
+        uris: ['spiffe://cluster/x'],
+      },
+    });
+    expect(parseCertificateRequest(pem)).toMatchObject({
+      subjectAltNames: {
+        dnsNames: ['ip-10-0-1-23.ec2.internal', 'other.example'],
+        ipAddresses: ['10.0.1.23', '2600:1f18::a'],
+        emailAddresses: ['root@example.com'],
+        uris: ['spiffe://cluster/x'],
+        others: 0,
+      },
       signatureValid: true,
     });
   });
@@ -50,6 +74,8 @@ describe('PKCS#10 reader', () => {
           '/dev/null',
           '-subj',
           '/O=system:nodes/CN=system:node:ip-10-0-9-9.ec2.internal',
+          '-addext',
+          'subjectAltName=DNS:ip-10-0-9-9.ec2.internal,IP:10.0.9.9',
         ],
         { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
       );
@@ -58,11 +84,19 @@ describe('PKCS#10 reader', () => {
       pem = createCertificateRequestPem({
         commonName: 'system:node:ip-10-0-9-9.ec2.internal',
         organizations: ['system:nodes'],
+        subjectAltNames: { dnsNames: ['ip-10-0-9-9.ec2.internal'], ipAddresses: ['10.0.9.9'] },
       });
     }
     expect(parseCertificateRequest(pem)).toEqual({
       commonName: 'system:node:ip-10-0-9-9.ec2.internal',
       organizations: ['system:nodes'],
+      subjectAltNames: {
+        dnsNames: ['ip-10-0-9-9.ec2.internal'],
+        ipAddresses: ['10.0.9.9'],
+        emailAddresses: [],
+        uris: [],
+        others: 0,
+      },
       signatureValid: true,
     });
   });

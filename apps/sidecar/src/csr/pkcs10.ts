@@ -1,15 +1,28 @@
 import { createPublicKey, verify } from 'node:crypto';
 
 /**
- * Just enough DER to read a PKCS#10 CertificationRequest (RFC 2986): the subject's CN and O, and
- * whether the request is signed by the key it carries. node:crypto parses certificates but not
- * certificate requests, and a CSR's subject is the only place a kubelet client CSR names its node.
+ * Just enough DER to read a PKCS#10 CertificationRequest (RFC 2986): the subject's CN and O, the
+ * subjectAltName of its extensionRequest, and whether the request is signed by the key it
+ * carries. node:crypto parses certificates but not certificate requests, and a CSR's subject is
+ * the only place a kubelet client CSR names its node.
  */
 export interface CertificateRequestInfo {
   commonName?: string;
   organizations: string[];
+  /** What the certificate would be valid for: every one must belong to the node. */
+  subjectAltNames: SubjectAltNames;
   /** The signature verifies with the request's own public key (proof of possession). */
   signatureValid: boolean;
+}
+
+export interface SubjectAltNames {
+  dnsNames: string[];
+  /** Dotted IPv4, or IPv6 in its compressed form (as `new URL` writes it). */
+  ipAddresses: string[];
+  emailAddresses: string[];
+  uris: string[];
+  /** GeneralNames of any other kind (otherName, directoryName, registeredID …). */
+  others: number;
 }
 
 export class CertificateRequestParseError extends Error {}
@@ -78,6 +91,10 @@ function oid(der: Buffer, tlv: Tlv): string {
 }
 
 const OID_COMMON_NAME = '2.5.4.3';
+const OID_EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
+const OID_SUBJECT_ALT_NAME = '2.5.29.17';
+const OCTET_STRING = 0x04;
+const ATTRIBUTES = 0xa0;
 const OID_ORGANIZATION = '2.5.4.10';
 /** Signature algorithms a kubelet uses (ECDSA P-256 by default, RSA when configured). */
 const SIGNATURE_HASHES: Record<string, string> = {
@@ -108,7 +125,7 @@ export function parseCertificateRequest(pem: string): CertificateRequestInfo {
   const root = expect(readTlv(der, 0), SEQUENCE, 'CertificationRequest');
   const [info, algorithm, signature] = children(der, root);
   const infoTlv = expect(info, SEQUENCE, 'CertificationRequestInfo');
-  const [, subject, spki] = children(der, infoTlv);
+  const [, subject, spki, attributes] = children(der, infoTlv);
   const subjectTlv = expect(subject, SEQUENCE, 'subject Name');
 
   let commonName: string | undefined;
@@ -123,6 +140,16 @@ export function parseCertificateRequest(pem: string): CertificateRequestInfo {
       if (id === OID_ORGANIZATION) organizations.push(directoryString(der, value));
     }
   }
+
+  const subjectAltNames: SubjectAltNames = {
+    dnsNames: [],
+    ipAddresses: [],
+    emailAddresses: [],
+    uris: [],
+    others: 0,
+  };
+  if (attributes)
+    readExtensionRequest(der, expect(attributes, ATTRIBUTES, 'attributes'), subjectAltNames);
 
   let signatureValid = false;
   try {
@@ -155,7 +182,67 @@ export function parseCertificateRequest(pem: string): CertificateRequestInfo {
   } catch {
     signatureValid = false;
   }
-  return { ...(commonName !== undefined ? { commonName } : {}), organizations, signatureValid };
+  return {
+    ...(commonName !== undefined ? { commonName } : {}),
+    organizations,
+    subjectAltNames,
+    signatureValid,
+  };
+}
+
+/** attributes [0] → extensionRequest → Extensions → subjectAltName → GeneralNames (RFC 5280). */
+function readExtensionRequest(der: Buffer, attributes: Tlv, into: SubjectAltNames): void {
+  for (const attribute of children(der, attributes)) {
+    const [type, values] = children(der, expect(attribute, SEQUENCE, 'attribute'));
+    if (oid(der, expect(type, OID, 'attribute type')) !== OID_EXTENSION_REQUEST) continue;
+    for (const extensions of children(der, expect(values, SET, 'attribute values'))) {
+      for (const extension of children(der, expect(extensions, SEQUENCE, 'Extensions'))) {
+        const parts = children(der, expect(extension, SEQUENCE, 'Extension'));
+        if (oid(der, expect(parts[0], OID, 'extension id')) !== OID_SUBJECT_ALT_NAME) continue;
+        const value = expect(parts.at(-1), OCTET_STRING, 'extension value');
+        const names = expect(readTlv(der, value.contentStart, value.end), SEQUENCE, 'GeneralNames');
+        for (const name of children(der, names)) readGeneralName(der, name, into);
+      }
+    }
+  }
+}
+
+function readGeneralName(der: Buffer, name: Tlv, into: SubjectAltNames): void {
+  const bytes = der.subarray(name.contentStart, name.end);
+  switch (name.tag) {
+    case 0x81:
+      into.emailAddresses.push(bytes.toString('latin1'));
+      return;
+    case 0x82:
+      into.dnsNames.push(bytes.toString('latin1'));
+      return;
+    case 0x86:
+      into.uris.push(bytes.toString('latin1'));
+      return;
+    case 0x87:
+      into.ipAddresses.push(ipAddress(bytes));
+      return;
+    default:
+      into.others++;
+  }
+}
+
+function ipAddress(bytes: Buffer): string {
+  if (bytes.length === 4) return [...bytes].join('.');
+  if (bytes.length !== 16)
+    throw new CertificateRequestParseError('iPAddress is neither 4 nor 16 bytes');
+  const groups = Array.from({ length: 8 }, (_, i) => bytes.readUInt16BE(i * 2).toString(16));
+  return canonicalIp(groups.join(':'));
+}
+
+/** One spelling per address, so a SAN and a cloud address compare as strings. */
+export function canonicalIp(address: string): string {
+  if (!address.includes(':')) return address;
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
 }
 
 /** `spec.request` as the API returns it (base64 of the PEM). */

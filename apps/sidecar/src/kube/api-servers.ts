@@ -1,5 +1,6 @@
 import type { ClusterTarget } from '@fleet/cloud-provider';
 import { KubeConfig } from '@kubernetes/client-node';
+import { API_SERVER_TIMEOUT_MS } from '@fleet/discovery';
 import { ClusterClient } from './cluster-client.js';
 
 /**
@@ -28,14 +29,17 @@ export class ApiServers {
   private readonly configs = new Map<ClusterTarget, KubeConfig>();
   private readonly clients = new Map<ClusterTarget, ClusterClient>();
 
-  constructor(sources: Readonly<Record<ClusterTarget, ApiServerSource>>) {
+  constructor(
+    sources: Readonly<Record<ClusterTarget, ApiServerSource>>,
+    private readonly timeout = API_SERVER_TIMEOUT_MS,
+  ) {
     const built: { source: ApiServerSource; config: KubeConfig; client: ClusterClient }[] = [];
     for (const target of ['management', 'workload'] as const) {
       const source = sources[target];
       let entry = built.find((b) => sameSource(b.source, source));
       if (!entry) {
         const config = load(source);
-        entry = { source, config, client: new ClusterClient(config) };
+        entry = { source, config, client: new ClusterClient(config, timeout) };
         built.push(entry);
       }
       this.configs.set(target, entry.config);
@@ -51,6 +55,11 @@ export class ApiServers {
     return this.configs.get(target)!;
   }
 
+  /** The deadline of every request (not watch) to these API servers. */
+  get timeoutMs(): number {
+    return this.timeout;
+  }
+
   /** True when both targets are one API server (standalone). */
   get single(): boolean {
     return this.client('management') === this.client('workload');
@@ -64,19 +73,24 @@ export class ApiServers {
  */
 export function apiServersFor(
   targets: readonly ClusterTarget[],
-  env: { KUBECONFIG?: string; WORKLOAD_KUBECONFIG?: string },
+  env: { KUBECONFIG?: string; WORKLOAD_KUBECONFIG?: string; API_SERVER_TIMEOUT_SECONDS?: number },
 ): ApiServers {
+  const timeoutMs =
+    env.API_SERVER_TIMEOUT_SECONDS === undefined
+      ? API_SERVER_TIMEOUT_MS
+      : env.API_SERVER_TIMEOUT_SECONDS * 1000;
   const own: ApiServerSource = env.KUBECONFIG
     ? { kind: 'kubeconfig-file', path: env.KUBECONFIG }
     : { kind: 'in-cluster' };
-  if (!targets.includes('management')) return new ApiServers({ management: own, workload: own });
+  if (!targets.includes('management'))
+    return new ApiServers({ management: own, workload: own }, timeoutMs);
   if (!env.WORKLOAD_KUBECONFIG) {
     throw new Error(
       'WORKLOAD_KUBECONFIG: required for a topology with a management and a workload cluster (the workload cluster kubeconfig, e.g. a mounted kubeconfig Secret)',
     );
   }
-  return new ApiServers({
-    management: own,
-    workload: { kind: 'kubeconfig-file', path: env.WORKLOAD_KUBECONFIG },
-  });
+  return new ApiServers(
+    { management: own, workload: { kind: 'kubeconfig-file', path: env.WORKLOAD_KUBECONFIG } },
+    timeoutMs,
+  );
 }

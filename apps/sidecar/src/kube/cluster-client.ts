@@ -1,4 +1,5 @@
 import { FIELD_MANAGER } from '@fleet/contracts';
+import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from '@fleet/discovery';
 import {
   ApiException,
   CertificatesV1Api,
@@ -7,6 +8,7 @@ import {
   KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
+  type Configuration,
   type KubernetesObject,
   type V1CertificateSigningRequest,
   type V1CertificateSigningRequestCondition,
@@ -47,16 +49,28 @@ const safeJson = (text: string): unknown => {
   }
 };
 
+/** KubernetesObjectApi.makeApiClient, on a configuration of our own. */
+class ObjectApi extends KubernetesObjectApi {
+  constructor(config: Configuration, kubeConfig: KubeConfig) {
+    super(config);
+    this.setDefaultNamespace(kubeConfig);
+  }
+}
+
 /** The one place the sidecar talks to an API server: server-side apply, list, read, delete. */
 export class ClusterClient {
   readonly objects: KubernetesObjectApi;
   private readonly customObjects: CustomObjectsApi;
   private readonly certificates: CertificatesV1Api;
 
-  constructor(readonly kubeConfig: KubeConfig) {
-    this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
-    this.customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
-    this.certificates = kubeConfig.makeApiClient(CertificatesV1Api);
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    readonly timeoutMs = API_SERVER_TIMEOUT_MS,
+  ) {
+    const config = apiConfigurationWithDeadline(kubeConfig, timeoutMs);
+    this.objects = new ObjectApi(config, kubeConfig);
+    this.customObjects = new CustomObjectsApi(config);
+    this.certificates = new CertificatesV1Api(config);
   }
 
   static fromKubeconfigFile(path: string | undefined): ClusterClient {

@@ -45,7 +45,7 @@ async function listOrEmpty(cluster: ClusterClient, apiVersion: string, kind: str
 export async function collectMetrics(
   cluster: ClusterClient,
   nodeClaims: ResourceWatch,
-  csr: { approved: number; ignored: number; denied: number },
+  csr: { approved: number; ignored: number; denied: number; dropped: number },
 ): Promise<ClusterMetrics> {
   const [nodes, nodePools, pendingPods, claims] = await Promise.all([
     listOrEmpty(cluster, NODE.apiVersion, NODE.kind),
@@ -73,5 +73,6 @@ export async function collectMetrics(
     csrApproved: csr.approved,
     csrIgnored: csr.ignored,
     csrDenied: csr.denied,
+    csrDecisionsDropped: csr.dropped,
   };
 }

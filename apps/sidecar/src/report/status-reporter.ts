@@ -24,7 +24,8 @@ export class StatusReporter {
         // 4xx other than 429 will not get better by retrying.
         if (res.status < 500 && res.status !== 429) {
           throw new PermanentReportError(
-            `fleet API refused the report: HTTP ${res.status} ${body}`,
+            res.status,
+            `fleet API refused the report: HTTP ${res.status} ${body.slice(0, 512)}`,
           );
         }
         lastError = new Error(`fleet API answered HTTP ${res.status} ${body}`);
@@ -40,4 +41,12 @@ export class StatusReporter {
   }
 }
 
-export class PermanentReportError extends Error {}
+/** The fleet API refused this report (a 4xx other than 429): sending it again will not help. */
+export class PermanentReportError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -7,7 +7,35 @@ const AwsEnv = z.object({
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  /**
+   * Longest one EC2 request may take, connection to last byte. Every call has one: a hung
+   * DescribeInstances must not hold CSR approval (the SDK sets no timeout of its own).
+   */
+  EC2_REQUEST_TIMEOUT_SECONDS: z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .positive('must be a positive number of seconds')
+    .max(300, 'must be at most 300 seconds')
+    .default(10),
 });
+
+function parseAwsEnv(env: Readonly<Record<string, string | undefined>>) {
+  const parsed = AwsEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(
+      `${issue?.path.join('.') ?? 'AWS environment'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * Deadline of one EC2 call as the caller sees it, retries included: the SDK tries a timed-out
+ * request up to 3 times (its default), each bounded by EC2_REQUEST_TIMEOUT_SECONDS.
+ */
+export function ec2CallDeadlineMs(env: Readonly<Record<string, string | undefined>>): number {
+  return parseAwsEnv(env).EC2_REQUEST_TIMEOUT_SECONDS * 1000 * 3 + 2_000;
+}
 
 /**
  * The one place AWS drivers take their endpoint and credentials from. Credentials come, in
@@ -21,16 +49,16 @@ export function awsClientConfig(
   env: Readonly<Record<string, string | undefined>>,
   region: string,
 ): EC2ClientConfig {
-  const parsed = AwsEnv.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(
-      `${issue?.path.join('.') ?? 'AWS environment'}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  const e = parsed.data;
+  const e = parseAwsEnv(env);
+  const timeoutMs = e.EC2_REQUEST_TIMEOUT_SECONDS * 1000;
   return {
     region: e.AWS_REGION ?? region,
+    requestHandler: {
+      connectionTimeout: Math.min(timeoutMs, 5_000),
+      requestTimeout: timeoutMs,
+      // Without it the SDK only logs a breached requestTimeout and keeps waiting.
+      throwOnRequestTimeout: true,
+    },
     ...(e.AWS_ENDPOINT_URL_EC2 ? { endpoint: e.AWS_ENDPOINT_URL_EC2 } : {}),
     ...(e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
       ? {

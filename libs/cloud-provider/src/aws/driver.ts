@@ -4,7 +4,7 @@ import { discoverAwsStandalone, type AwsStandaloneInfrastructure } from '@fleet/
 import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
 import type { KubeObject } from '../types.js';
 import { DEFAULT_NODE_CLASS_NAME, EC2_NODE_CLASS } from './constants.js';
-import { awsClientConfig } from './credentials.js';
+import { awsClientConfig, ec2CallDeadlineMs } from './credentials.js';
 import { describeInstancesLookup } from './describe-instances.js';
 import { validateNodeClassOverrides } from './nodeclass.js';
 import { AwsStandaloneCloudProvider } from './provider.js';
@@ -64,7 +64,10 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
   }
 
   nodeIdentity(infra: AwsStandaloneInfrastructure) {
-    const lookup = describeInstancesLookup(this.ec2(infra.region));
+    const lookup = describeInstancesLookup(
+      this.ec2(infra.region),
+      ec2CallDeadlineMs(this.context.env),
+    );
     return (claims: Parameters<AwsStandaloneCloudProvider['verifyNodeIdentity']>[0]) =>
       this.provider.verifyNodeIdentity(claims, lookup);
   }

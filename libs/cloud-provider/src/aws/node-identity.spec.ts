@@ -25,6 +25,8 @@ describe('verifyAwsNodeIdentity', () => {
     {
       instanceId: 'i-0c000000000000003',
       privateDnsName: 'ip-10-0-33-7.ec2.internal',
+      privateDnsNames: ['ip-10-0-33-7.ec2.internal', 'ip-10-0-33-8.ec2.internal'],
+      privateIpAddresses: ['10.0.33.7', '10.0.33.8'],
       state: 'running',
     },
     {
@@ -71,6 +73,10 @@ describe('verifyAwsNodeIdentity', () => {
       providerID: 'aws:///us-east-1c/i-0c000000000000003',
       verified: true,
       instanceID: 'i-0c000000000000003',
+      addresses: {
+        dnsNames: ['ip-10-0-33-7.ec2.internal', 'ip-10-0-33-8.ec2.internal'],
+        ipAddresses: ['10.0.33.7', '10.0.33.8'],
+      },
     });
     expect(verdicts[1]).toMatchObject({
       message:

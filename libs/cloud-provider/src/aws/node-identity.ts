@@ -4,6 +4,10 @@ import type { NodeIdentityClaim, NodeIdentityVerdict } from '../types.js';
 export interface Ec2InstanceIdentity {
   instanceId: string;
   privateDnsName?: string;
+  /** Private DNS names of its network interfaces' addresses, PrivateDnsName among them. */
+  privateDnsNames?: string[];
+  /** Private IPv4 addresses of the instance and its interfaces, and their IPv6 addresses. */
+  privateIpAddresses?: string[];
   /** Instance state name: pending | running | shutting-down | terminated | stopping | stopped. */
   state?: string;
 }
@@ -87,6 +91,16 @@ export async function verifyAwsNodeIdentity(
         `EC2 instance ${instanceID} has PrivateDnsName "${instance.privateDnsName ?? ''}", not node name "${nodeName}"`,
       );
     }
-    return { nodeName, providerID, verified: true, instanceID };
+    const dnsNames = [
+      ...new Set([instance.privateDnsName ?? '', ...(instance.privateDnsNames ?? [])]),
+    ].filter((n) => n !== '');
+    const ipAddresses = [...new Set(instance.privateIpAddresses ?? [])];
+    return {
+      nodeName,
+      providerID,
+      verified: true,
+      instanceID,
+      addresses: { dnsNames, ipAddresses },
+    };
   });
 }

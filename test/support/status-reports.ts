@@ -1,0 +1,59 @@
+import {
+  CONTRACT_VERSION,
+  REPORT_CSR_DECISIONS_MAX,
+  StatusReport,
+  type Condition,
+  type CsrDecision,
+} from '@fleet/contracts';
+
+const pad = (prefix: string, length: number) => (prefix + 'x'.repeat(length)).slice(0, length);
+
+/**
+ * The largest report the contract allows: 64 conditions and REPORT_CSR_DECISIONS_MAX decisions,
+ * every bounded string at its maximum length (ASCII, as the sidecar writes them), 16 NodeClaim
+ * states, integers at the largest the fleet stores. Parsed by the real schema, so it is valid by construction.
+ */
+export function largestStatusReport(clusterId: string): StatusReport {
+  const at = '2026-01-01T00:00:00.000Z';
+  const conditions: Condition[] = Array.from({ length: 64 }, (_, i) => ({
+    type: pad(`Type${i}X`, 64),
+    status: 'Unknown',
+    reason: pad(`Reason${i}X`, 128),
+    message: pad(`message ${i} `, 32768),
+    lastTransitionTime: at,
+  }));
+  const csrDecisions: CsrDecision[] = Array.from({ length: REPORT_CSR_DECISIONS_MAX }, (_, i) => ({
+    csrName: pad(`csr-${i}-`, 253),
+    nodeName: pad(`node-${i}-`, 253),
+    signerName: pad('kubernetes.io/kubelet-serving-', 253),
+    decision: 'Denied',
+    reason: pad(`Reason${i}`, 64),
+    message: pad(`message ${i} `, 1024),
+    decidedAt: new Date(Date.parse(at) + i).toISOString(),
+  }));
+  // Numbers as large as the fleet stores them (INTEGER columns).
+  const big = 2 ** 31 - 1;
+  return StatusReport.parse({
+    clusterId,
+    observedGeneration: big,
+    conditions,
+    metrics: {
+      nodes: big,
+      nodeClaims: big,
+      nodeClaimsByState: Object.fromEntries(
+        Array.from({ length: 16 }, (_, i) => [pad(`State${i}`, 64), big]),
+      ),
+      nodePools: big,
+      vcpus: big,
+      pendingPods: big,
+      csrApproved: big,
+      csrIgnored: big,
+      csrDenied: big,
+      csrDecisionsDropped: big,
+    },
+    csrDecisions,
+    clusterAutoscaler: { mode: 'MIGRATE', observed: 'Present', machineAutoscalers: big },
+    sidecar: { version: pad('v', 64), contractVersion: CONTRACT_VERSION },
+    reportedAt: at,
+  });
+}
