@@ -21,14 +21,22 @@ interface Cond {
   status: string;
   reason: string;
 }
-const headline = (o: Record<string, unknown> | undefined) =>
-  ((o?.status as { conditions?: Cond[] } | undefined)?.conditions ?? []).find(
-    (c) => c.status === 'True' && c.type !== 'Upgradeable',
-  );
+const conditionsOf = (o: Record<string, unknown> | undefined) =>
+  (o?.status as { conditions?: Cond[] } | undefined)?.conditions ?? [];
+/** The table row: Degraded or Progressing when True, else Available (True in every row). */
+const headline = (o: Record<string, unknown> | undefined) => {
+  const trueOf = (type: string) =>
+    conditionsOf(o).find((c) => c.type === type && c.status === 'True');
+  return trueOf('Degraded') ?? trueOf('Progressing') ?? trueOf('Available');
+};
+/** Available never goes False: a rollout or a restart of the operand is not an outage. */
+const availableOf = (o: Record<string, unknown> | undefined) =>
+  conditionsOf(o).find((c) => c.type === 'Available')?.status;
 
 describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => {
   let h: Harness;
   const reasons: string[] = [];
+  const availability = new Set<string>();
   let stopWatch: () => void;
 
   beforeAll(async () => {
@@ -37,6 +45,8 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     stopWatch = h.cluster.kube.watch(CO[0], CO[1], (type, o) => {
       const reason = headline(o)?.reason;
       if (type !== 'DELETED' && reason && reasons.at(-1) !== reason) reasons.push(reason);
+      const available = availableOf(o);
+      if (type !== 'DELETED' && available) availability.add(available);
     });
   });
   afterAll(async () => {
@@ -178,6 +188,8 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
       'OperandNotReady',
       'AsExpected',
     ]);
+    // Through every row above (not yet created, not ready, deleted), Available stayed True.
+    expect([...availability]).toEqual(['True']);
   });
 
   it('recreates the default EC2NodeClass when it is deleted', async () => {
