@@ -172,6 +172,10 @@ describe('standalone AWS: disabling Karpenter', () => {
       h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL], clusterAutoscalerMode: 'DISABLE' }),
     );
     h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+    // Karpenter, as its service account, puts its finalizer and status on the NodeClass.
+    expect(sim.markNodeClassReady('default').metadata?.finalizers).toEqual([
+      'karpenter.k8s.aws/termination',
+    ]);
     await h.runtime.nodeClaims.whenSynced();
     const nodes = await Promise.all([sim.launch('general'), sim.launch('general')]);
     expect(h.cluster.kube.list('karpenter.sh/v1', 'NodeClaim')).toHaveLength(2);

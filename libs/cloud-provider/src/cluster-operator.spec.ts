@@ -79,22 +79,20 @@ describe('ClusterOperator karpenter', () => {
     ],
   ];
 
-  it.each(rows)(
-    '%s',
-    (_situation, i, [available, progressing, degraded], reason) => {
-      // The row's reason is on Degraded when it is True, else on Progressing when True, else on
-      // Available.
-      const rowType = degraded === 'True' ? 'Degraded' : progressing === 'True' ? 'Progressing' : 'Available';
-      const statuses = { Available: available, Progressing: progressing, Degraded: degraded };
-      const expected = (['Available', 'Progressing', 'Degraded'] as const).map(
-        (t) => `${t}=${statuses[t]}/${t === rowType ? reason : 'AsExpected'}`,
-      );
-      expect(summary(i)).toEqual([...expected, 'Upgradeable=True/AsExpected']);
-      expect(clusterOperatorRow(conditionsOf(i))).toMatchObject({ type: rowType, reason });
-      const object = provider.renderClusterOperator(i).object;
-      expect(crd.validate(object).errors).toEqual([]);
-    },
-  );
+  it.each(rows)('%s', (_situation, i, [available, progressing, degraded], reason) => {
+    // The row's reason is on Degraded when it is True, else on Progressing when True, else on
+    // Available.
+    const rowType =
+      degraded === 'True' ? 'Degraded' : progressing === 'True' ? 'Progressing' : 'Available';
+    const statuses = { Available: available, Progressing: progressing, Degraded: degraded };
+    const expected = (['Available', 'Progressing', 'Degraded'] as const).map(
+      (t) => `${t}=${statuses[t]}/${t === rowType ? reason : 'AsExpected'}`,
+    );
+    expect(summary(i)).toEqual([...expected, 'Upgradeable=True/AsExpected']);
+    expect(clusterOperatorRow(conditionsOf(i))).toMatchObject({ type: rowType, reason });
+    const object = provider.renderClusterOperator(i).object;
+    expect(crd.validate(object).errors).toEqual([]);
+  });
 
   it('names the error it could not read in the message', () => {
     const degraded = conditionsOf(
