@@ -241,6 +241,20 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     ).map((m) => m.manager);
     expect(managers).toEqual(expect.arrayContaining([NODECLASS_ENFORCER_FIELD_MANAGER, 'kubectl']));
     expect(nodeClassSchema.validate(clone(fixed))).toEqual([]);
+    // Created without blockDeviceMappings: it gets the default NodeClass's root volume.
+    const defaultRoot = (reference.blockDeviceMappings as { rootVolume?: boolean }[]).filter(
+      (m) => m.rootVolume,
+    );
+    await until(
+      () =>
+        JSON.stringify(
+          (h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu')?.spec as Record<string, unknown>)
+            .blockDeviceMappings,
+        ) === JSON.stringify(defaultRoot)
+          ? true
+          : undefined,
+      'the default root volume on the user NodeClass',
+    );
 
     // A later edit of an enforced field is corrected again; an edit of another field is kept.
     h.cluster.kube.patch(NODECLASS, 'EC2NodeClass', 'gpu', undefined, {
@@ -253,6 +267,10 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
         : undefined;
     }, 'userData to be put back');
     expect((again.spec as { tags?: unknown }).tags).toEqual({ team: 'ml' });
+    // Correcting userData again did not drop the root volume it was given.
+    expect((again.spec as { blockDeviceMappings?: unknown }).blockDeviceMappings).toEqual(
+      defaultRoot,
+    );
   });
 
   it('refuses an invalid NodeClass override with a Degraded reason and applies nothing', async () => {

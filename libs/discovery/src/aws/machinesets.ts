@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import type { DiscoveryFailure } from '../types.js';
-import type { WorkerMachineSet } from './types.js';
+import type { EbsVolume, WorkerMachineSet } from './types.js';
 import { describeIssues } from '../zod-issues.js';
 
 export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
@@ -62,18 +62,20 @@ const AWSMachineProviderConfig = z.object({
   blockDevices: z
     .array(
       z.object({
-        deviceName: z.string().optional(),
+        deviceName: z.string().nullish(),
         ebs: z
           .object({
-            encrypted: z.boolean().optional(),
-            volumeSize: z.number().int().positive().optional(),
-            volumeType: z.string().optional(),
-            kmsKey: z.object({ id: z.string().optional(), arn: z.string().optional() }).optional(),
+            encrypted: z.boolean().nullish(),
+            volumeSize: z.number().int().nonnegative().nullish(),
+            volumeType: z.string().nullish(),
+            iops: z.number().int().nonnegative().nullish(),
+            throughputMib: z.number().int().nonnegative().nullish(),
+            kmsKey: z.object({ id: z.string().nullish(), arn: z.string().nullish() }).nullish(),
           })
-          .optional(),
+          .nullish(),
       }),
     )
-    .optional(),
+    .nullish(),
   userDataSecret: z.object({ name: z.string().optional() }).nullish(),
   tags: z.array(z.object({ name: z.string().min(1), value: z.string() })).optional(),
   placement: z
@@ -187,9 +189,8 @@ export function parseWorkerMachineSet(
     }
   }
 
-  const device = spec.blockDevices?.[0];
-  const ebs = device?.ebs;
-  const kmsKey = ebs?.kmsKey?.arn || ebs?.kmsKey?.id || undefined;
+  const volumes = blockDeviceVolumes(spec.blockDevices ?? []);
+  if (!volumes.ok) return invalid(where, volumes.message);
   return {
     ok: true,
     value: {
@@ -200,13 +201,8 @@ export function parseWorkerMachineSet(
       instanceType: spec.instanceType,
       securityGroups,
       subnet,
-      blockDevice: {
-        deviceName: device?.deviceName || '/dev/xvda',
-        encrypted: ebs?.encrypted ?? true,
-        volumeSize: ebs?.volumeSize ?? 120,
-        volumeType: ebs?.volumeType || 'gp3',
-        ...(kmsKey !== undefined ? { kmsKeyARN: kmsKey } : {}),
-      },
+      ...(volumes.rootVolume ? { rootVolume: volumes.rootVolume } : {}),
+      dataVolumes: volumes.dataVolumes,
       userDataSecretName: spec.userDataSecret?.name || DEFAULT_USER_DATA_SECRET,
       tags: Object.fromEntries((spec.tags ?? []).map((t) => [t.name, t.value])),
       ...(spec.placement?.region ? { region: spec.placement.region } : {}),
@@ -215,6 +211,54 @@ export function parseWorkerMachineSet(
         : {}),
     },
   };
+}
+
+type BlockDevices = NonNullable<z.infer<typeof AWSMachineProviderConfig>['blockDevices']>;
+
+/**
+ * The volumes machine-api-provider-aws would launch (pkg/actuators/machine/instances.go,
+ * getBlockDeviceMappings): entries without `ebs` are skipped; the one without a `deviceName` is
+ * the root volume (named after the AMI's RootDeviceName), a second one is an error there ("non
+ * root device must have name"); iops counts only for io1/io2/gp3 and throughput only for gp3,
+ * each only above 0; the KMS key id wins over its ARN. Absent fields stay absent: the provider
+ * does not send them and EC2 decides, so the NodeClass must not invent a value either.
+ */
+function blockDeviceVolumes(
+  devices: BlockDevices,
+):
+  | { ok: true; rootVolume?: EbsVolume; dataVolumes: WorkerMachineSet['dataVolumes'] }
+  | { ok: false; message: string } {
+  let rootVolume: EbsVolume | undefined;
+  const dataVolumes: WorkerMachineSet['dataVolumes'] = [];
+  for (const [index, device] of devices.entries()) {
+    const ebs = device.ebs;
+    if (!ebs) continue;
+    const type = ebs.volumeType || undefined;
+    const volume: EbsVolume = {
+      ...(ebs.volumeSize ? { volumeSize: ebs.volumeSize } : {}),
+      ...(type ? { volumeType: type } : {}),
+      ...(typeof ebs.encrypted === 'boolean' ? { encrypted: ebs.encrypted } : {}),
+      ...(ebs.iops && (type === 'io1' || type === 'io2' || type === 'gp3')
+        ? { iops: ebs.iops }
+        : {}),
+      ...(ebs.throughputMib && type === 'gp3' ? { throughputMiB: ebs.throughputMib } : {}),
+      ...(ebs.kmsKey?.id || ebs.kmsKey?.arn
+        ? { kmsKeyID: (ebs.kmsKey.id || ebs.kmsKey.arn) as string }
+        : {}),
+    };
+    if (device.deviceName) {
+      dataVolumes.push({ deviceName: device.deviceName, ...volume });
+      continue;
+    }
+    if (rootVolume !== undefined) {
+      return {
+        ok: false,
+        message: `${PROVIDER_SPEC_PATH}.blockDevices[${index}]: a second block device without deviceName; only the root volume may omit it (machine-api-provider-aws refuses this MachineSet too)`,
+      };
+    }
+    rootVolume = volume;
+  }
+  return { ok: true, ...(rootVolume ? { rootVolume } : {}), dataVolumes };
 }
 
 /** An id wins over filters; each value of a tag:Name filter names one resource. */

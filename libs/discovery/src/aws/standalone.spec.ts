@@ -71,6 +71,14 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
     ]);
   });
 
+  it("names the root volume's device after the AMI's RootDeviceName, as machine-api-provider-aws does", async () => {
+    const image = world.images?.find((i) => i.ImageId === 'ami-0c6f2a5e3d1b7a901');
+    emulator.removeImage('ami-0c6f2a5e3d1b7a901');
+    emulator.addImage({ ...image!, RootDeviceName: '/dev/sda1' });
+    const result = await discoverAwsStandalone({ reader: cluster(), ec2 });
+    expect(result.ok && result.infrastructure.rootDeviceName).toBe('/dev/sda1');
+  });
+
   it('builds the EC2 client for the region read from the Infrastructure', async () => {
     const regions: string[] = [];
     const result = await discoverAwsStandalone({

@@ -20,6 +20,8 @@ import type { AwsStandaloneInfrastructure, WorkerMachineSet } from './types.js';
 
 export const INTERNAL_ELB_ROLE_TAG = 'kubernetes.io/role/internal-elb';
 export const USER_DATA_KEY = 'userData';
+/** RHCOS AMIs' root device; used only when EC2 does not name the AMI's. */
+export const DEFAULT_ROOT_DEVICE_NAME = '/dev/xvda';
 
 export interface AwsStandaloneDiscoveryInput {
   reader: ClusterObjectReader;
@@ -98,7 +100,7 @@ async function discover({
   const client = typeof ec2 === 'function' ? ec2(region) : ec2;
   const subnets = await findClusterSubnets(client, infraID, region);
   const securityGroupIDs = await resolveSecurityGroups(client, worker.value, region);
-  await verifyImage(client, worker.value, region);
+  const rootDeviceName = await verifyImage(client, worker.value, region);
 
   return {
     platform: 'AWS',
@@ -106,6 +108,7 @@ async function discover({
     worker: worker.value,
     subnets,
     securityGroupIDs,
+    rootDeviceName,
     userData,
   };
 }
@@ -225,11 +228,16 @@ async function resolveSecurityGroups(
   return resolved;
 }
 
+/**
+ * The AMI must exist and be available; returns its RootDeviceName, the device
+ * machine-api-provider-aws launches the root volume under (instances.go,
+ * getBlockDeviceMappings), so the NodeClass names the same one.
+ */
 async function verifyImage(
   ec2: EC2Client,
   worker: WorkerMachineSet,
   region: string,
-): Promise<void> {
+): Promise<string> {
   const notFound = (detail: string) =>
     fail(
       'AMINotFound',
@@ -249,6 +257,7 @@ async function verifyImage(
   // Recently deregistered AMIs come back as an empty result rather than an error.
   if (image === undefined) return notFound('not found');
   if (image.State !== undefined && image.State !== 'available') notFound(`is ${image.State}`);
+  return image.RootDeviceName || DEFAULT_ROOT_DEVICE_NAME;
 }
 
 function cmp(a: string, b: string): number {
