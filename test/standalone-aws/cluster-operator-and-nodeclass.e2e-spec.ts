@@ -102,6 +102,13 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     expect(result.conditions).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ type: 'Available', status: 'True', reason: 'AsExpected' }),
+        // Which worker MachineSet the NodeClass is copied from, and why the others were not.
+        expect.objectContaining({
+          type: 'WorkerMachineSetSelected',
+          status: 'True',
+          message:
+            'the default EC2NodeClass is copied from MachineSet openshift-machine-api/prod-east-7xk2p-worker-us-east-1a; passed over: prod-east-7xk2p-infra-us-east-1a (role infra)',
+        }),
       ]),
     );
     const nodeClass = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'default')!;

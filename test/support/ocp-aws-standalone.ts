@@ -81,6 +81,10 @@ export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
       region: 'us-east-1',
       availabilityZone: 'us-east-1a',
     },
+    workerSelection: {
+      chosen: 'prod-east-7xk2p-worker-us-east-1a',
+      passedOver: [{ name: 'prod-east-7xk2p-infra-us-east-1a', why: 'role infra' }],
+    },
     subnets: [
       { id: 'subnet-0aa11111111111111', zone: 'us-east-1a', zoneID: 'use1-az1' },
       { id: 'subnet-0bb22222222222222', zone: 'us-east-1b', zoneID: 'use1-az2' },

@@ -34,6 +34,9 @@ export class ApplyPhase {
     if (!discovery.ok)
       return degraded(this.deps.log, conditions, discovery.reason, discovery.message);
     const infra = discovery.infrastructure;
+    // What discovery chose (the worker MachineSet, and why others were passed over) is reported.
+    for (const c of discovery.conditions ?? [])
+      conditions.set(c.type, c.status, c.reason, c.message);
     this.deps.approver?.setNodeIdentityCheck(this.deps.driver.nodeIdentity(infra));
 
     let desired: TargetedObject[];

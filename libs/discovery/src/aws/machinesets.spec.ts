@@ -255,7 +255,7 @@ describe('parseWorkerMachineSet', () => {
     [
       'a missing AMI id',
       (p: Record<string, unknown>) => (p.ami = {}),
-      'spec.template.spec.providerSpec.value.ami.id: Invalid input: expected string, received undefined',
+      'spec.template.spec.providerSpec.value.ami: given by nothing, not by id; the NodeClass pins the worker AMI by id',
     ],
     [
       'a volume size written as a string',
@@ -266,7 +266,7 @@ describe('parseWorkerMachineSet', () => {
       'an instance profile given by ARN only',
       (p: Record<string, unknown>) =>
         (p.iamInstanceProfile = { arn: 'arn:aws:iam::1:instance-profile/x' }),
-      'spec.template.spec.providerSpec.value.iamInstanceProfile.id: Invalid input: expected string, received undefined',
+      "spec.template.spec.providerSpec.value.iamInstanceProfile: given by ARN arn:aws:iam::1:instance-profile/x, not by id; EC2NodeClass.spec.instanceProfile takes the profile's name",
     ],
     [
       'a security group selected by something other than tag:Name',

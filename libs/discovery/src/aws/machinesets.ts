@@ -6,6 +6,10 @@ import { describeIssues } from '../zod-issues.js';
 
 export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
 export const MACHINE_ROLE_LABEL = 'machine.openshift.io/cluster-api-machine-role';
+/** The label the Windows Machine Config Operator requires on Windows MachineSets' machines. */
+export const OS_ID_LABEL = 'machine.openshift.io/os-id';
+/** The user-data Secret the Windows Machine Config Operator keeps for Windows machines. */
+export const WINDOWS_USER_DATA_SECRET = 'windows-user-data';
 export const DEFAULT_USER_DATA_SECRET = 'worker-user-data';
 export const PROVIDER_SPEC_API_VERSIONS = [
   'machine.openshift.io/v1beta1',
@@ -54,9 +58,9 @@ type ResourceReference = z.infer<typeof ResourceReference>;
 const AWSMachineProviderConfig = z.object({
   apiVersion: z.enum(PROVIDER_SPEC_API_VERSIONS),
   kind: z.literal('AWSMachineProviderConfig'),
-  ami: z.object({ id: z.string().min(1) }),
+  ami: ResourceReference,
   instanceType: z.string().min(1),
-  iamInstanceProfile: z.object({ id: z.string().min(1) }),
+  iamInstanceProfile: ResourceReference,
   securityGroups: z.array(ResourceReference).min(1),
   subnet: ResourceReference.optional(),
   blockDevices: z
@@ -94,14 +98,17 @@ export interface SkippedMachineSet {
 }
 
 /**
- * Picks the MachineSet whose providerSpec describes a general-purpose worker: by name, the first
- * labelled role `worker`. Beyond upstream, sets that are worker-labelled but really edge, infra
- * or accelerator pools are passed over, since copying them into the default EC2NodeClass would
- * put every Karpenter node on a GPU instance or a Local Zone.
+ * Orders the MachineSets whose providerSpec may describe a general-purpose worker: by name, those
+ * labelled role `worker` (upstream takes the first). Beyond upstream, sets that are
+ * worker-labelled but really Windows, edge, infra or accelerator pools are passed over, since
+ * copying them into the default EC2NodeClass would boot every Karpenter node from a Windows AMI,
+ * on a GPU instance or in a Local Zone. `machineSet`/`name` are the first candidate; discovery
+ * tries the next when one cannot be used.
  */
 export function selectWorkerMachineSet(machineSets: unknown[]): {
   machineSet: unknown;
   name: string | undefined;
+  candidates: { name: string; machineSet: unknown }[];
   skipped: SkippedMachineSet[];
 } {
   const skipped: SkippedMachineSet[] = [];
@@ -112,12 +119,18 @@ export function selectWorkerMachineSet(machineSets: unknown[]): {
     else skipped.push({ name: `#${index}`, why: describeIssues(parsed.error, '') });
   }
   headers.sort((a, b) => compare(a.header.metadata.name, b.header.metadata.name));
+  const candidates: { name: string; machineSet: unknown }[] = [];
   for (const { header, object } of headers) {
     const why = whyNotWorker(header);
-    if (why === undefined) return { machineSet: object, name: header.metadata.name, skipped };
-    skipped.push({ name: header.metadata.name, why });
+    if (why === undefined) candidates.push({ name: header.metadata.name, machineSet: object });
+    else skipped.push({ name: header.metadata.name, why });
   }
-  return { machineSet: undefined, name: undefined, skipped };
+  return {
+    machineSet: candidates[0]?.machineSet,
+    name: candidates[0]?.name,
+    candidates,
+    skipped,
+  };
 }
 
 function compare(a: string, b: string): number {
@@ -128,6 +141,13 @@ function whyNotWorker(ms: MachineSetHeader): string | undefined {
   const role = ms.spec?.template?.metadata?.labels?.[MACHINE_ROLE_LABEL];
   if (role !== 'worker') return role === undefined ? 'no machine role label' : `role ${role}`;
   if (ms.metadata.deletionTimestamp !== undefined) return 'being deleted';
+  const osID = ms.spec?.template?.metadata?.labels?.[OS_ID_LABEL];
+  if (osID?.toLowerCase() === 'windows') return `Windows nodes (${OS_ID_LABEL}=${osID})`;
+  const userDataSecret = (
+    ms.spec?.template?.spec?.providerSpec?.value as { userDataSecret?: { name?: unknown } } | null
+  )?.userDataSecret?.name;
+  if (userDataSecret === WINDOWS_USER_DATA_SECRET)
+    return `Windows nodes (user data Secret ${WINDOWS_USER_DATA_SECRET})`;
   const nodeLabels = Object.keys(ms.spec?.template?.spec?.metadata?.labels ?? {});
   const taints = (ms.spec?.template?.spec?.taints ?? []).map((t) => t.key);
   for (const special of ['edge', 'infra'] as const) {
@@ -166,6 +186,23 @@ export function parseWorkerMachineSet(
   const parsed = AWSMachineProviderConfig.safeParse(providerSpec);
   if (!parsed.success) return invalid(where, describeIssues(parsed.error, PROVIDER_SPEC_PATH));
   const spec = parsed.data;
+  // The NodeClass pins the AMI by id (amiSelectorTerms[].id, the enforced field) and names the
+  // instance profile (EC2NodeClass.spec.instanceProfile takes a name): a set that gives either
+  // only by ARN or filters cannot be copied as it is.
+  const byWhat = (ref: ResourceReference) =>
+    ref.arn ? `ARN ${ref.arn}` : ref.filters?.length ? 'filters' : 'nothing';
+  if (!spec.ami.id) {
+    return invalid(
+      where,
+      `${PROVIDER_SPEC_PATH}.ami: given by ${byWhat(spec.ami)}, not by id; the NodeClass pins the worker AMI by id`,
+    );
+  }
+  if (!spec.iamInstanceProfile.id) {
+    return invalid(
+      where,
+      `${PROVIDER_SPEC_PATH}.iamInstanceProfile: given by ${byWhat(spec.iamInstanceProfile)}, not by id; EC2NodeClass.spec.instanceProfile takes the profile's name`,
+    );
+  }
 
   const securityGroups: WorkerMachineSet['securityGroups'] = [];
   for (const [index, ref] of spec.securityGroups.entries()) {

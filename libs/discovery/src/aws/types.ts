@@ -14,6 +14,8 @@ export interface AwsStandaloneInfrastructure {
   /** Infrastructure.status.platformStatus.aws.resourceTags as a map. */
   resourceTags: Record<string, string>;
   worker: WorkerMachineSet;
+  /** Which worker MachineSet the default NodeClass is copied from, and why the others were not. */
+  workerSelection: { chosen: string; passedOver: { name: string; why: string }[] };
   /**
    * Subnets tagged kubernetes.io/cluster/<infraID> + kubernetes.io/role/internal-elb=1, resolved
    * in EC2, ordered by zone then id.
