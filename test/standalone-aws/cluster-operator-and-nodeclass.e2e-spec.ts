@@ -263,18 +263,22 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
       'the default root volume on the user NodeClass',
     );
 
-    // A later edit of an enforced field is corrected again; an edit of another field is kept.
+    // A later edit of an enforced field is refused at admission (the fleet's
+    // ValidatingAdmissionPolicy); an edit of another field is kept.
+    expect(() =>
+      h.cluster.kube.patch(NODECLASS, 'EC2NodeClass', 'gpu', undefined, {
+        spec: { userData: 'tampered', tags: { team: 'ml' } },
+      }),
+    ).toThrow(
+      /karpenter-fleet-ec2nodeclass-enforced-fields.*spec.userData is set by the Karpenter fleet/,
+    );
     h.cluster.kube.patch(NODECLASS, 'EC2NodeClass', 'gpu', undefined, {
-      spec: { userData: 'tampered', tags: { team: 'ml' } },
+      spec: { tags: { team: 'ml' } },
     });
-    const again = await until(() => {
-      const o = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu');
-      return (o?.spec as { userData?: string } | undefined)?.userData === reference.userData
-        ? o
-        : undefined;
-    }, 'userData to be put back');
+    const again = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu')!;
+    expect((again.spec as { userData?: string }).userData).toBe(reference.userData);
     expect((again.spec as { tags?: unknown }).tags).toEqual({ team: 'ml' });
-    // Correcting userData again did not drop the root volume it was given.
+    // The tags edit did not drop the root volume it was given.
     expect((again.spec as { blockDeviceMappings?: unknown }).blockDeviceMappings).toEqual(
       defaultRoot,
     );

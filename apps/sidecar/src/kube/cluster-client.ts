@@ -1,6 +1,7 @@
 import { FIELD_MANAGER } from '@fleet/contracts';
 import {
   ApiException,
+  AuthenticationV1Api,
   CertificatesV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -52,11 +53,13 @@ export class ClusterClient {
   readonly objects: KubernetesObjectApi;
   private readonly customObjects: CustomObjectsApi;
   private readonly certificates: CertificatesV1Api;
+  private readonly authentication: AuthenticationV1Api;
 
   constructor(readonly kubeConfig: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
     this.customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
     this.certificates = kubeConfig.makeApiClient(CertificatesV1Api);
+    this.authentication = kubeConfig.makeApiClient(AuthenticationV1Api);
   }
 
   static fromKubeconfigFile(path: string | undefined): ClusterClient {
@@ -64,6 +67,19 @@ export class ClusterClient {
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
     return new ClusterClient(kc);
+  }
+
+  /**
+   * The user the API server authenticates this client as (SelfSubjectReview, allowed to every
+   * authenticated user): what admission policies compare `request.userInfo.username` with.
+   */
+  async whoAmI(): Promise<string> {
+    const review = await this.authentication.createSelfSubjectReview({
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    const username = review.status?.userInfo?.username;
+    if (!username) throw new Error('SelfSubjectReview returned no username');
+    return username;
   }
 
   /** Server-side apply as the fleet's field manager; force, since the fleet owns these fields. */

@@ -17,6 +17,9 @@ import type { ReconcilerDeps } from './reconciler.js';
  * rendered object is checked against the real CRDs before the first write.
  */
 export class ApplyPhase {
+  /** Exempt from the provider's admission policies; asked once, it does not change. */
+  private sidecarUsername?: string;
+
   constructor(
     private readonly deps: ReconcilerDeps,
     private readonly owned: OwnedObjects,
@@ -53,6 +56,19 @@ export class ApplyPhase {
         );
       }
       throw err;
+    }
+    if (this.provider.renderAdmissionPolicies) {
+      try {
+        this.sidecarUsername ??= await this.deps.apiServers.client('workload').whoAmI();
+      } catch (err) {
+        return degraded(
+          this.deps.log,
+          conditions,
+          'ApplyFailed',
+          `learning the sidecar's own username (SelfSubjectReview): ${describeKubeError(err)}`,
+        );
+      }
+      desired.push(...this.provider.renderAdmissionPolicies(this.sidecarUsername));
     }
     // Everything is checked against the real CRDs before the first write: an order is applied
     // whole or not at all.
