@@ -1,6 +1,9 @@
 import type { ReconcileOrder } from '@fleet/contracts';
+import { DEPLOYMENT } from '@fleet/contracts';
 import {
   InvalidDesiredStateError,
+  OPERAND_NAME,
+  type KubeObject,
   renderDesiredObjects,
   type FieldCause,
   type TargetedObject,
@@ -126,8 +129,10 @@ export class ApplyPhase {
       return degraded(this.deps.log, conditions, 'PruneFailed', describeKubeError(err), applied);
     }
 
-    const cas = await this.clusterAutoscaler.reconcile(order, conditions);
-    if (cas === 'failed') return { applied, pruned, requeue: false };
+    const cas = await this.clusterAutoscaler.whileEnabled(order, conditions, () =>
+      this.karpenterNotReady(),
+    );
+    if (cas.failed) return { applied, pruned, requeue: false };
 
     conditions.set('Degraded', 'False', 'AsExpected', 'the desired state is applied');
     conditions.set(
@@ -137,6 +142,46 @@ export class ApplyPhase {
       `Karpenter is deployed with ${spec.nodePools.length} NodePool(s)`,
     );
     conditions.set('Progressing', 'False', 'AsExpected', `generation ${order.generation} applied`);
-    return { applied, pruned, requeue: false, ...(cas ? { clusterAutoscaler: cas } : {}) };
+    return {
+      applied,
+      pruned,
+      // Holding the Cluster Autoscaler back: look again as Karpenter comes up.
+      requeue: cas.waiting,
+      ...(cas.state ? { clusterAutoscaler: cas.state } : {}),
+    };
+  }
+
+  /**
+   * What Karpenter still lacks before it can replace the Cluster Autoscaler: its operand
+   * Deployment Available (an available replica) and its default NodeClass Ready (Karpenter's
+   * own status condition: subnets, security groups, AMI and instance profile resolved).
+   */
+  private async karpenterNotReady(): Promise<string | undefined> {
+    const missing: string[] = [];
+    const operand = await this.deps.apiServers
+      .client('management')
+      .read<KubeObject & { status?: { availableReplicas?: number } }>({
+        apiVersion: DEPLOYMENT.apiVersion,
+        kind: DEPLOYMENT.kind,
+        name: OPERAND_NAME,
+        namespace: this.provider.operandNamespace,
+      });
+    if ((operand?.status?.availableReplicas ?? 0) < 1)
+      missing.push(
+        `the operand Deployment ${this.provider.operandNamespace}/${OPERAND_NAME} is not Available yet`,
+      );
+    const nodeClass = await this.deps.apiServers
+      .client('workload')
+      .read<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>({
+        apiVersion: this.provider.nodeClass.apiVersion,
+        kind: this.provider.nodeClass.kind,
+        name: this.provider.defaultNodeClassName,
+      });
+    const ready = nodeClass?.status?.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.status !== 'True')
+      missing.push(
+        `${this.provider.nodeClass.kind} ${this.provider.defaultNodeClassName} is not Ready yet${ready ? ` (Ready=${ready.status})` : ''}`,
+      );
+    return missing.length > 0 ? missing.join('; ') : undefined;
   }
 }
