@@ -14,6 +14,7 @@ import { CONSOLE_DIRECTORY } from '../../apps/api/src/config.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
+import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
 import { launchChromium, screenshot, seriousViolations, textMatches } from './browser.js';
 
 /**
@@ -197,7 +198,7 @@ describe('the web console', () => {
       /Installs Karpenter on prod-east/,
     );
     expect(steps).toMatch(
-      /Disables the Cluster Autoscaler: saves an exact copy of ClusterAutoscaler\/default and its 3 MachineAutoscalers/,
+      /Disables the Cluster Autoscaler once Karpenter can take over \(its operand Available and EC2NodeClass default Ready.*\): saves an exact copy of ClusterAutoscaler\/default and its 3 MachineAutoscalers/,
     );
     expect(await clusterState()).toEqual(before); // nothing is sent before the confirmation
     await expectAccessible(page);
@@ -218,7 +219,16 @@ describe('the web console', () => {
       throw new Error(`${err.message}\n${sidecar.output()}`);
     });
     await textMatches(page.getByTestId('cluster-state'), /^In sync$/, 15_000);
-    await textMatches(page.getByTestId('cas-mode'), /observed: Removed/, 15_000);
+    // The Cluster Autoscaler stays until Karpenter can take over (never without an autoscaler).
+    await textMatches(page.getByTestId('cas-mode'), /observed: Present/, 15_000);
+    expect(
+      cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default'),
+    ).toBeDefined();
+    // Karpenter comes up: its Deployment Available, its NodeClass Ready (as its service account).
+    cluster.kube.setDeploymentAvailable('openshift-karpenter', 'karpenter');
+    const karpenter = new NodeLaunchSimulator({ kube: cluster.kube, ec2: cluster.ec2 });
+    karpenter.markNodeClassReady('default');
+    await textMatches(page.getByTestId('cas-mode'), /observed: Removed/, 30_000);
     expect(await page.evaluate<boolean | undefined>('window.noReload')).toBe(true);
     expect(
       cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default'),

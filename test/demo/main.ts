@@ -133,19 +133,23 @@ async function main(): Promise<void> {
     );
     say('ocp-east-1 applied it: operand, default EC2NodeClass and NodePool are on its API server');
 
-    // ocp-east-1 moves from the Cluster Autoscaler to Karpenter (clusterAutoscalerMode DISABLE).
+    // ocp-east-1 moves from the Cluster Autoscaler to Karpenter (clusterAutoscalerMode DISABLE):
+    // the Cluster Autoscaler stays until Karpenter can take over.
     const east1 = clusters[0]!;
-    const kept = east1.kube.get(
-      'v1',
-      'ConfigMap',
-      'karpenter-fleet-cluster-autoscaler-backup',
-      'openshift-config',
-    );
-    say(
-      `ocp-east-1: ClusterAutoscaler/default ${east1.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ? 'still present' : 'removed'}, ` +
+    const casState = () => {
+      const kept = east1.kube.get(
+        'v1',
+        'ConfigMap',
+        'karpenter-fleet-cluster-autoscaler-backup',
+        'openshift-config',
+      );
+      return (
+        `ClusterAutoscaler/default ${east1.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ? 'still present' : 'removed'}, ` +
         `${east1.kube.list('autoscaling.openshift.io/v1beta1', 'MachineAutoscaler', 'openshift-machine-api').length} MachineAutoscaler(s) left; ` +
-        `copy kept in ${kept ? 'openshift-config/karpenter-fleet-cluster-autoscaler-backup' : '(none)'}`,
-    );
+        `copy kept in ${kept ? 'openshift-config/karpenter-fleet-cluster-autoscaler-backup' : '(none)'}`
+      );
+    };
+    say(`ocp-east-1: ${casState()} (kept until Karpenter is Available and its NodeClass Ready)`);
     east1.kube.setDeploymentAvailable('openshift-karpenter', 'karpenter');
     say(
       'ocp-east-1: the Karpenter Deployment is available (ClusterOperator karpenter → AsExpected)',
@@ -155,6 +159,16 @@ async function main(): Promise<void> {
       ec2: east1.ec2,
       log: (message) => say(`ocp-east-1: ${message}`),
     }).start();
+    simulator.markNodeClassReady('default');
+    say('ocp-east-1: Karpenter reports EC2NodeClass default Ready');
+    await eventually(
+      () =>
+        east1.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default')
+          ? undefined
+          : true,
+      { timeoutMs: 30_000, what: 'ocp-east-1 to remove its Cluster Autoscaler' },
+    );
+    say(`ocp-east-1: ${casState()}`);
     for (let n = 0; n < 3; n++) {
       const node = await simulator.launch('general');
       say(

@@ -31,8 +31,11 @@ describe('standalone AWS: the Cluster Autoscaler switch', () => {
   let h: Harness;
   let original: ReturnType<typeof autoscalers>;
 
+  let sim: NodeLaunchSimulator;
+
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ requeueMs: 500 });
+    sim = new NodeLaunchSimulator({ kube: h.cluster.kube, ec2: h.cluster.ec2 }).start();
     // Give the originals labels and annotations a careless restore would lose.
     h.cluster.kube.patch(...CA, 'default', undefined, {
       metadata: { labels: { team: 'sre' }, annotations: { 'example.com/owner': 'sre' } },
@@ -41,12 +44,62 @@ describe('standalone AWS: the Cluster Autoscaler switch', () => {
     expect(original.clusterAutoscaler).toBeDefined();
     expect(original.machineAutoscalers).toHaveLength(3);
   });
-  afterAll(async () => h?.stop());
+  afterAll(async () => {
+    sim?.stop();
+    await h?.stop();
+  });
 
-  it('DISABLE keeps an exact copy, then removes ClusterAutoscaler/default and the MachineAutoscalers', async () => {
+  it('DISABLE keeps the Cluster Autoscaler while Karpenter cannot take over, and says why', async () => {
+    const disable = h.order({
+      enabled: true,
+      nodePools: [GENERAL_NODEPOOL],
+      clusterAutoscalerMode: 'DISABLE',
+    });
+    const result = await h.runtime.apply(disable);
+    expect(result.requeue).toBe(true);
+    const waiting = (r: {
+      conditions: { type: string; status: string; reason: string; message: string }[];
+    }) => r.conditions.find((c) => c.type === 'ClusterAutoscalerDisabled');
+    expect(waiting(result)).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForKarpenter',
+      message: expect.stringMatching(
+        /operand Deployment openshift-karpenter\/karpenter is not Available yet; EC2NodeClass default is not Ready yet/,
+      ) as unknown,
+    });
+    expect(result.clusterAutoscaler).toEqual({
+      mode: 'DISABLE',
+      observed: 'Present',
+      machineAutoscalers: 3,
+    });
+    // Karpenter never becoming available: re-checks keep the Cluster Autoscaler.
+    const generation = h.runtime.lastResult()?.generation;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(h.runtime.lastResult()?.generation).toBe(generation);
+    expect(autoscalers(h)).toEqual(original);
+    expect(h.cluster.kube.get(...BACKUP)).toBeUndefined();
+
+    // The operand alone is not enough: the default NodeClass must be Ready too.
+    h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+    await until(() => {
+      const c = waiting(h.runtime.lastResult()!.result);
+      return c?.reason === 'WaitingForKarpenter' && !c.message.includes('operand') ? c : undefined;
+    }, 'the wait to name only the NodeClass');
+    expect(h.cluster.kube.get(...CA, 'default')).toBeDefined();
+
+    // Karpenter makes its NodeClass Ready: the Cluster Autoscaler goes, without another order.
+    sim.markNodeClassReady('default');
+    await until(
+      () => (h.cluster.kube.get(...CA, 'default') ? undefined : true),
+      'the Cluster Autoscaler to be removed once Karpenter can take over',
+    );
+  });
+
+  it('DISABLE then keeps an exact copy and removes ClusterAutoscaler/default and the MachineAutoscalers', async () => {
     const result = await h.runtime.apply(
       h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL], clusterAutoscalerMode: 'DISABLE' }),
     );
+    expect(result.requeue).toBe(false);
     expect(h.cluster.kube.get(...CA, 'default')).toBeUndefined();
     expect(h.cluster.kube.list(...MA, 'openshift-machine-api')).toEqual([]);
     expect(h.cluster.kube.get(...BACKUP)).toBeDefined();
@@ -146,10 +199,12 @@ describe('standalone AWS: disabling Karpenter', () => {
       ['karpenter.sh/v1', 'NodePool'],
       ['karpenter.k8s.aws/v1', 'EC2NodeClass'],
       ['apps/v1', 'Deployment'],
+      ['autoscaling.openshift.io/v1', 'ClusterAutoscaler'],
     ] as const) {
       offs.push(
         h.cluster.kube.watch(apiVersion, kind, (type, o) => {
           if (type === 'DELETED') events.push(`${kind}/${o.metadata?.name}`);
+          if (type === 'ADDED') events.push(`+${kind}/${o.metadata?.name}`);
         }),
       );
     }
@@ -172,6 +227,17 @@ describe('standalone AWS: disabling Karpenter', () => {
       h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL], clusterAutoscalerMode: 'DISABLE' }),
     );
     h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+    // Karpenter, as its service account, puts its finalizer and status on the NodeClass.
+    expect(sim.markNodeClassReady('default').metadata?.finalizers).toEqual([
+      'karpenter.k8s.aws/termination',
+    ]);
+    await until(
+      () =>
+        h.cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default')
+          ? undefined
+          : true,
+      'the Cluster Autoscaler to be removed',
+    );
     await h.runtime.nodeClaims.whenSynced();
     const nodes = await Promise.all([sim.launch('general'), sim.launch('general')]);
     expect(h.cluster.kube.list('karpenter.sh/v1', 'NodeClaim')).toHaveLength(2);
@@ -183,7 +249,12 @@ describe('standalone AWS: disabling Karpenter', () => {
         ?.result.conditions.find((c) => c.type === 'Progressing' && c.status === 'True')?.reason;
       if (reason && steps.at(-1) !== reason) steps.push(reason);
     });
-    const first = await h.runtime.apply(h.order({ enabled: false, clusterAutoscalerMode: 'KEEP' }));
+    // Disabling Karpenter with the mode still DISABLE: that would leave no autoscaler at all, so
+    // the Cluster Autoscaler comes back first, before Karpenter's capacity goes.
+    const mark = events.length;
+    const first = await h.runtime.apply(
+      h.order({ enabled: false, clusterAutoscalerMode: 'DISABLE' }),
+    );
     // The order returns while NodeClaims drain; the queue is not held.
     expect(first.requeue).toBe(true);
     await until(
@@ -195,6 +266,18 @@ describe('standalone AWS: disabling Karpenter', () => {
           ),
       'Karpenter to be disabled',
     );
+    expect(
+      h.runtime.lastResult()?.result.conditions.find((c) => c.type === 'ClusterAutoscalerDisabled'),
+    ).toMatchObject({ status: 'False', reason: 'KeptWithoutKarpenter' });
+    expect(h.runtime.lastResult()?.result.clusterAutoscaler).toEqual({
+      mode: 'DISABLE',
+      observed: 'Present',
+      machineAutoscalers: 3,
+    });
+    // Restored before the first NodePool (Karpenter's capacity) was deleted.
+    const restoredAt = events.indexOf('+ClusterAutoscaler/default', mark);
+    expect(restoredAt).toBeGreaterThanOrEqual(mark);
+    expect(restoredAt).toBeLessThan(events.indexOf('NodePool/general', mark));
     expect(steps).toEqual([
       'DeletingNodePools',
       'WaitingForNodeClaims',

@@ -21,14 +21,22 @@ interface Cond {
   status: string;
   reason: string;
 }
-const headline = (o: Record<string, unknown> | undefined) =>
-  ((o?.status as { conditions?: Cond[] } | undefined)?.conditions ?? []).find(
-    (c) => c.status === 'True' && c.type !== 'Upgradeable',
-  );
+const conditionsOf = (o: Record<string, unknown> | undefined) =>
+  (o?.status as { conditions?: Cond[] } | undefined)?.conditions ?? [];
+/** The table row: Degraded or Progressing when True, else Available (True in every row). */
+const headline = (o: Record<string, unknown> | undefined) => {
+  const trueOf = (type: string) =>
+    conditionsOf(o).find((c) => c.type === type && c.status === 'True');
+  return trueOf('Degraded') ?? trueOf('Progressing') ?? trueOf('Available');
+};
+/** Available never goes False: a rollout or a restart of the operand is not an outage. */
+const availableOf = (o: Record<string, unknown> | undefined) =>
+  conditionsOf(o).find((c) => c.type === 'Available')?.status;
 
 describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => {
   let h: Harness;
   const reasons: string[] = [];
+  const availability = new Set<string>();
   let stopWatch: () => void;
 
   beforeAll(async () => {
@@ -37,6 +45,8 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     stopWatch = h.cluster.kube.watch(CO[0], CO[1], (type, o) => {
       const reason = headline(o)?.reason;
       if (type !== 'DELETED' && reason && reasons.at(-1) !== reason) reasons.push(reason);
+      const available = availableOf(o);
+      if (type !== 'DELETED' && available) availability.add(available);
     });
   });
   afterAll(async () => {
@@ -92,6 +102,13 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     expect(result.conditions).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ type: 'Available', status: 'True', reason: 'AsExpected' }),
+        // Which worker MachineSet the NodeClass is copied from, and why the others were not.
+        expect.objectContaining({
+          type: 'WorkerMachineSetSelected',
+          status: 'True',
+          message:
+            'the default EC2NodeClass is copied from MachineSet openshift-machine-api/prod-east-7xk2p-worker-us-east-1a; passed over: prod-east-7xk2p-infra-us-east-1a (role infra)',
+        }),
       ]),
     );
     const nodeClass = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'default')!;
@@ -178,6 +195,8 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
       'OperandNotReady',
       'AsExpected',
     ]);
+    // Through every row above (not yet created, not ready, deleted), Available stayed True.
+    expect([...availability]).toEqual(['True']);
   });
 
   it('recreates the default EC2NodeClass when it is deleted', async () => {
@@ -229,18 +248,40 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     ).map((m) => m.manager);
     expect(managers).toEqual(expect.arrayContaining([NODECLASS_ENFORCER_FIELD_MANAGER, 'kubectl']));
     expect(nodeClassSchema.validate(clone(fixed))).toEqual([]);
+    // Created without blockDeviceMappings: it gets the default NodeClass's root volume.
+    const defaultRoot = (reference.blockDeviceMappings as { rootVolume?: boolean }[]).filter(
+      (m) => m.rootVolume,
+    );
+    await until(
+      () =>
+        JSON.stringify(
+          (h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu')?.spec as Record<string, unknown>)
+            .blockDeviceMappings,
+        ) === JSON.stringify(defaultRoot)
+          ? true
+          : undefined,
+      'the default root volume on the user NodeClass',
+    );
 
-    // A later edit of an enforced field is corrected again; an edit of another field is kept.
+    // A later edit of an enforced field is refused at admission (the fleet's
+    // ValidatingAdmissionPolicy); an edit of another field is kept.
+    expect(() =>
+      h.cluster.kube.patch(NODECLASS, 'EC2NodeClass', 'gpu', undefined, {
+        spec: { userData: 'tampered', tags: { team: 'ml' } },
+      }),
+    ).toThrow(
+      /karpenter-fleet-ec2nodeclass-enforced-fields.*spec.userData is set by the Karpenter fleet/,
+    );
     h.cluster.kube.patch(NODECLASS, 'EC2NodeClass', 'gpu', undefined, {
-      spec: { userData: 'tampered', tags: { team: 'ml' } },
+      spec: { tags: { team: 'ml' } },
     });
-    const again = await until(() => {
-      const o = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu');
-      return (o?.spec as { userData?: string } | undefined)?.userData === reference.userData
-        ? o
-        : undefined;
-    }, 'userData to be put back');
+    const again = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu')!;
+    expect((again.spec as { userData?: string }).userData).toBe(reference.userData);
     expect((again.spec as { tags?: unknown }).tags).toEqual({ team: 'ml' });
+    // The tags edit did not drop the root volume it was given.
+    expect((again.spec as { blockDeviceMappings?: unknown }).blockDeviceMappings).toEqual(
+      defaultRoot,
+    );
   });
 
   it('refuses an invalid NodeClass override with a Degraded reason and applies nothing', async () => {

@@ -7,6 +7,7 @@ import {
   type TestDatabase,
 } from '@fleet/testing';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
+import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { startApi, type Gql, type RunningApi } from '../api/start-api.js';
 
@@ -86,7 +87,7 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
     await db?.drop();
   });
 
-  it('enabling with DISABLE reports the Cluster Autoscaler removed and the operand not ready yet', async () => {
+  it('enabling with DISABLE reports the Cluster Autoscaler kept while the operand is not ready yet', async () => {
     const res = await gql<{ setKarpenter: { karpenter: { generation: number } } }>(
       `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: DISABLE }) { karpenter { generation } } }`,
       { id: clusterId },
@@ -94,19 +95,19 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
     expect(res.errors).toBeUndefined();
     const generation = res.data!.setKarpenter.karpenter.generation;
     const c = await conditionsWhen(
-      'generation applied with CAS disabled',
+      'generation applied with the CAS kept until Karpenter can take over',
       (c, inSync, g) =>
-        inSync && g === generation && has(c, 'ClusterAutoscalerDisabled', 'DisabledByFleet'),
+        inSync && g === generation && has(c, 'ClusterAutoscalerDisabled', 'WaitingForKarpenter'),
     );
     expect(
       has(c, 'OperandReady', 'OperandNotReady') || has(c, 'OperandReady', 'OperandNotYetCreated'),
     ).toBe(true);
     expect(
       cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default'),
-    ).toBeUndefined();
+    ).toBeDefined();
   });
 
-  it('the operand becoming available arrives as a report without any order', async () => {
+  it('the operand becoming available, then its NodeClass Ready, arrive as reports without any order; the CAS goes then', async () => {
     await conditionsWhen('OperandNotReady', (c) => has(c, 'OperandReady', 'OperandNotReady'));
     cluster.kube.setDeploymentAvailable('openshift-karpenter', 'karpenter');
     const c = await conditionsWhen('OperandReady AsExpected', (c) =>
@@ -115,6 +116,13 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
     expect(c).toEqual(
       expect.arrayContaining([expect.objectContaining({ type: 'OperandReady', status: 'True' })]),
     );
+    new NodeLaunchSimulator({ kube: cluster.kube, ec2: cluster.ec2 }).markNodeClassReady('default');
+    await conditionsWhen('CAS removed', (c) =>
+      has(c, 'ClusterAutoscalerDisabled', 'DisabledByFleet'),
+    );
+    expect(
+      cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default'),
+    ).toBeUndefined();
   });
 
   it('KEEP brings the Cluster Autoscaler back and the report says so', async () => {

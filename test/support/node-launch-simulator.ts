@@ -9,7 +9,10 @@ export const NODE_BOOTSTRAPPER =
 const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 const TERMINATION_FINALIZER = 'karpenter.sh/termination';
+/** karpenter-provider-aws's EC2NodeClass finalizer (pkg/apis/v1 TerminationFinalizer). */
+const NODECLASS_FINALIZER = 'karpenter.k8s.aws/termination';
 const NODECLAIM = 'karpenter.sh/v1';
+const NODECLASS = 'karpenter.k8s.aws/v1';
 /** The operand's service account (libs/cloud-provider's OPERAND_NAMESPACE/SERVICE_ACCOUNT_NAME). */
 export const KARPENTER_USER = {
   username: 'system:serviceaccount:openshift-karpenter:karpenter',
@@ -70,16 +73,83 @@ export class NodeLaunchSimulator {
   }
 
   start(): this {
-    this.stopWatch = this.options.kube.watch(NODECLAIM, 'NodeClaim', (type, claim) => {
+    const offClaims = this.options.kube.watch(NODECLAIM, 'NodeClaim', (type, claim) => {
       if (type === 'DELETED' || !claim.metadata?.deletionTimestamp) return;
       // Never inside the handler: the emulator delivers events synchronously.
       setTimeout(() => this.terminate(claim), this.options.terminationDelayMs ?? 0);
     });
+    // Karpenter's EC2NodeClass termination controller lifts its finalizer once the class is
+    // being deleted (no NodeClaim uses it any more by then: disabling drains them first).
+    const offClasses = this.options.kube.watch(NODECLASS, 'EC2NodeClass', (type, nodeClass) => {
+      if (type === 'DELETED' || !nodeClass.metadata?.deletionTimestamp) return;
+      if (!nodeClass.metadata.finalizers?.includes(NODECLASS_FINALIZER)) return;
+      const name = nodeClass.metadata.name ?? '';
+      setTimeout(() => this.releaseNodeClass(name), 0);
+    });
+    this.stopWatch = () => {
+      offClaims();
+      offClasses();
+    };
     return this;
   }
 
   stop(): void {
     this.stopWatch?.();
+  }
+
+  /**
+   * Karpenter's EC2NodeClass status controller, as its service account: the termination
+   * finalizer, then status (resolved subnets, security groups, AMI, instance profile) with
+   * Ready=True. Tests call it when they want the class ready, so "not ready yet" can be tested.
+   */
+  markNodeClassReady(name = 'default'): KubeObject {
+    const kube = this.karpenter;
+    const live = kube.get(NODECLASS, 'EC2NodeClass', name);
+    if (!live) throw new Error(`EC2NodeClass ${name} does not exist`);
+    const finalizers = live.metadata?.finalizers ?? [];
+    if (!finalizers.includes(NODECLASS_FINALIZER))
+      kube.patch(NODECLASS, 'EC2NodeClass', name, undefined, {
+        metadata: { finalizers: [...finalizers, NODECLASS_FINALIZER] },
+      });
+    const spec = (live.spec ?? {}) as {
+      amiSelectorTerms?: { id?: string }[];
+      instanceProfile?: string;
+    };
+    const t = now();
+    const zone = this.options.zone ?? 'us-east-1a';
+    return kube.patchStatus(NODECLASS, 'EC2NodeClass', name, undefined, {
+      subnets: [{ id: 'subnet-karpenter-sim', zone }],
+      securityGroups: [{ id: 'sg-karpenter-sim' }],
+      amis: (spec.amiSelectorTerms ?? []).flatMap((term) =>
+        term.id
+          ? [
+              {
+                id: term.id,
+                requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }],
+              },
+            ]
+          : [],
+      ),
+      ...(spec.instanceProfile ? { instanceProfile: spec.instanceProfile } : {}),
+      conditions: [
+        'AMIsReady',
+        'InstanceProfileReady',
+        'SecurityGroupsReady',
+        'SubnetsReady',
+        'ValidationSucceeded',
+        'Ready',
+      ].map((type) => ({ type, status: 'True', reason: type, message: '', lastTransitionTime: t })),
+    });
+  }
+
+  private releaseNodeClass(name: string): void {
+    const kube = this.karpenter;
+    const live = kube.get(NODECLASS, 'EC2NodeClass', name);
+    const finalizers = live?.metadata?.finalizers ?? [];
+    if (!live || !finalizers.includes(NODECLASS_FINALIZER)) return;
+    kube.patch(NODECLASS, 'EC2NodeClass', name, undefined, {
+      metadata: { finalizers: finalizers.filter((f) => f !== NODECLASS_FINALIZER) },
+    });
   }
 
   private say(message: string): void {
@@ -95,7 +165,12 @@ export class NodeLaunchSimulator {
     const status = (live.status ?? {}) as { providerID?: string; nodeName?: string };
     const instanceId = status.providerID?.split('/').at(-1);
     if (instanceId && ec2.getInstance(instanceId)) ec2.setInstanceState(instanceId, 'terminated');
-    if (status.nodeName) kube.delete('v1', 'Node', status.nodeName);
+    if (status.nodeName) {
+      // The Node carries Karpenter's termination finalizer (registration added it).
+      kube.delete('v1', 'Node', status.nodeName);
+      if (kube.get('v1', 'Node', status.nodeName))
+        kube.patch('v1', 'Node', status.nodeName, undefined, { metadata: { finalizers: null } });
+    }
     kube.patch(
       NODECLAIM,
       'NodeClaim',
@@ -275,6 +350,26 @@ export class NodeLaunchSimulator {
       spec: { providerID: claim.providerID },
       status: { capacity: { cpu: vcpus, memory: '16Gi', pods: '110' } },
     });
+    // Karpenter's registration (nodeclaim/lifecycle): the NodeClaim becomes the Node's blocking
+    // owner and the Node gets the termination finalizer. On OpenShift,
+    // OwnerReferencesPermissionEnforcement lets that through only with update on
+    // nodeclaims/finalizers.
+    const owner = this.karpenter.get(NODECLAIM, 'NodeClaim', claim.name);
+    this.karpenter.patch('v1', 'Node', claim.nodeName, undefined, {
+      metadata: {
+        labels: { 'karpenter.sh/registered': 'true' },
+        finalizers: [TERMINATION_FINALIZER],
+        ownerReferences: [
+          {
+            apiVersion: NODECLAIM,
+            kind: 'NodeClaim',
+            name: claim.name,
+            uid: owner?.metadata?.uid ?? '',
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    });
     const t = now();
     this.karpenter.patchStatus(NODECLAIM, 'NodeClaim', claim.name, undefined, {
       nodeName: claim.nodeName,
@@ -285,6 +380,19 @@ export class NodeLaunchSimulator {
         message: '',
         lastTransitionTime: t,
       })),
+    });
+    // Karpenter's NodePool counter: the resources its nodes hold, on nodepools/status.
+    const nodes = this.options.kube
+      .list('v1', 'Node')
+      .filter((n) => n.metadata?.labels?.['karpenter.sh/nodepool'] === nodePool);
+    this.karpenter.patchStatus(NODECLAIM, 'NodePool', nodePool, undefined, {
+      nodes: nodes.length,
+      resources: {
+        cpu: String(nodes.length * Number(vcpus)),
+        memory: `${nodes.length * 16}Gi`,
+        pods: String(nodes.length * 110),
+        nodes: String(nodes.length),
+      },
     });
   }
 

@@ -74,16 +74,16 @@ export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
       instanceType: 'm6i.xlarge',
       securityGroups: [{ name: 'prod-east-7xk2p-node' }, { name: 'prod-east-7xk2p-lb' }],
       subnet: { name: 'prod-east-7xk2p-subnet-private-us-east-1a' },
-      blockDevice: {
-        deviceName: '/dev/xvda',
-        encrypted: true,
-        volumeSize: 120,
-        volumeType: 'gp3',
-      },
+      rootVolume: { encrypted: true, volumeSize: 120, volumeType: 'gp3' },
+      dataVolumes: [],
       userDataSecretName: 'worker-user-data',
       tags: { 'kubernetes.io/cluster/prod-east-7xk2p': 'owned', 'cost-center': '4411' },
       region: 'us-east-1',
       availabilityZone: 'us-east-1a',
+    },
+    workerSelection: {
+      chosen: 'prod-east-7xk2p-worker-us-east-1a',
+      passedOver: [{ name: 'prod-east-7xk2p-infra-us-east-1a', why: 'role infra' }],
     },
     subnets: [
       { id: 'subnet-0aa11111111111111', zone: 'us-east-1a', zoneID: 'use1-az1' },
@@ -91,6 +91,7 @@ export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
       { id: 'subnet-0cc33333333333333', zone: 'us-east-1c', zoneID: 'use1-az4' },
     ],
     securityGroupIDs: ['sg-0n0de000000000001', 'sg-0lb00000000000002'],
+    rootDeviceName: '/dev/xvda',
     userData: fixtureUserData(),
   };
 }

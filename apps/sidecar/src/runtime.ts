@@ -163,7 +163,13 @@ export class SidecarRuntime {
       clearTimeout(this.requeueDebounce);
       this.requeueDebounce = setTimeout(() => void this.recheck(), 50);
     };
-    this.offs.push(this.nodeClaims.on(recheck), this.nodeClassWatch.on(recheck));
+    // While DISABLE waits for Karpenter before removing the Cluster Autoscaler, the operand
+    // Deployment and the NodeClass status are.
+    this.offs.push(
+      this.nodeClaims.on(recheck),
+      this.nodeClassWatch.on(recheck),
+      this.deployments.on(recheck),
+    );
   }
 
   async stop(): Promise<void> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { AwsStandaloneCloudProvider } from './aws/provider.js';
+import { clusterOperatorRow } from './cluster-operator.js';
 import { CRDS_DIR, loadCrdValidator } from '@fleet/testing';
 import type {
   KarpenterObservation,
@@ -30,51 +31,65 @@ const summary = (i: OperatorStatusInput) =>
   conditionsOf(i).map((c) => `${c.type}=${c.status}/${c.reason}`);
 
 describe('ClusterOperator karpenter', () => {
-  const rows: [string, OperatorStatusInput, string, string][] = [
+  // DOMAIN.md's table, every condition of every row: Available stays True in the Progressing
+  // and Degraded rows (Available=False pages on-call on OpenShift), as the upstream controller
+  // does; the reason sits on the condition that is True for the row, AsExpected elsewhere.
+  const rows: [string, OperatorStatusInput, [string, string, string], string][] = [
     [
       'no Karpenter CR',
       input({ state: 'missing' }, present(2, 2, 2)),
-      'Available',
+      ['True', 'False', 'False'],
       'KarpenterNotFound',
     ],
     [
       'error reading the CR',
       input({ state: 'error', message: 'forbidden' }, present(2, 2, 2)),
-      'Degraded',
+      ['True', 'False', 'True'],
       'KarpenterCheckFailed',
     ],
     [
       'operand Deployment missing',
       input({ state: 'present' }, { state: 'missing' }),
-      'Progressing',
+      ['True', 'True', 'False'],
       'OperandNotYetCreated',
     ],
     [
       'error reading the Deployment',
       input({ state: 'present' }, { state: 'error', message: 'timeout' }),
-      'Degraded',
+      ['True', 'False', 'True'],
       'OperandCheckFailed',
     ],
     [
       'availableReplicas < 1',
       input({ state: 'present' }, present(2, 0, 2)),
-      'Progressing',
+      ['True', 'True', 'False'],
       'OperandNotReady',
     ],
     [
       'updatedReplicas != replicas',
       input({ state: 'present' }, present(2, 2, 1)),
-      'Progressing',
+      ['True', 'True', 'False'],
       'OperandRollingOut',
     ],
-    ['otherwise', input({ state: 'present' }, present(2, 2, 2)), 'Available', 'AsExpected'],
+    [
+      'otherwise',
+      input({ state: 'present' }, present(2, 2, 2)),
+      ['True', 'False', 'False'],
+      'AsExpected',
+    ],
   ];
 
-  it.each(rows)('%s → %s=True (%s)', (_situation, i, type, reason) => {
-    const expected = ['Available', 'Progressing', 'Degraded'].map((t) =>
-      t === type ? `${t}=True/${reason}` : `${t}=False/AsExpected`,
+  it.each(rows)('%s', (_situation, i, [available, progressing, degraded], reason) => {
+    // The row's reason is on Degraded when it is True, else on Progressing when True, else on
+    // Available.
+    const rowType =
+      degraded === 'True' ? 'Degraded' : progressing === 'True' ? 'Progressing' : 'Available';
+    const statuses = { Available: available, Progressing: progressing, Degraded: degraded };
+    const expected = (['Available', 'Progressing', 'Degraded'] as const).map(
+      (t) => `${t}=${statuses[t]}/${t === rowType ? reason : 'AsExpected'}`,
     );
     expect(summary(i)).toEqual([...expected, 'Upgradeable=True/AsExpected']);
+    expect(clusterOperatorRow(conditionsOf(i))).toMatchObject({ type: rowType, reason });
     const object = provider.renderClusterOperator(i).object;
     expect(crd.validate(object).errors).toEqual([]);
   });
@@ -142,9 +157,10 @@ describe('ClusterOperator karpenter', () => {
       status: 'True',
       lastTransitionTime: '2026-11-20T10:05:00Z',
     });
+    // Available stays True through a rollout, so its transition time does not move.
     expect(at(after, 'Available')).toMatchObject({
-      status: 'False',
-      lastTransitionTime: '2026-11-20T10:05:00Z',
+      status: 'True',
+      lastTransitionTime: '2026-11-20T10:00:00Z',
     });
     expect(at(after, 'Degraded')?.lastTransitionTime).toBe('2026-11-20T10:00:00Z');
     expect(at(after, 'Upgradeable')?.lastTransitionTime).toBe('2026-11-20T10:00:00Z');

@@ -67,10 +67,13 @@ function headline({ karpenter, operand }: OperatorStatusInput, operandName: stri
 }
 
 /**
- * ClusterOperator conditions from what the sidecar observed. Exactly one of Available,
- * Progressing and Degraded is True (the table's row); the other two are False with AsExpected.
- * Upgradeable is always True: Karpenter is DevPreviewNoUpgrade, the feature set already blocks
- * upgrades, so this operator adds no block of its own.
+ * ClusterOperator conditions from what the sidecar observed, DOMAIN.md's table. Available is True
+ * in every row: on OpenShift Available=False means "this component is down" and pages on-call,
+ * while a rollout or a failed read is not an outage (karpenter-operator's
+ * progressingConditions/degradedConditions keep Available True as well). The row's reason sits
+ * on the condition its row sets True (Progressing or Degraded, else Available); the others carry
+ * AsExpected. Upgradeable is always True: Karpenter is DevPreviewNoUpgrade, the feature set
+ * already blocks upgrades, so this operator adds no block of its own.
  */
 export function clusterOperatorConditions(
   input: OperatorStatusInput,
@@ -97,9 +100,21 @@ export function clusterOperatorConditions(
   const triad = (['Available', 'Progressing', 'Degraded'] as const).map((type) =>
     type === head.type
       ? condition(type, 'True', head.reason, head.message)
-      : condition(type, 'False', 'AsExpected', ''),
+      : condition(type, type === 'Available' ? 'True' : 'False', 'AsExpected', ''),
   );
   return [...triad, condition('Upgradeable', 'True', 'AsExpected', '')];
+}
+
+/**
+ * The table row rendered conditions stand for: Degraded when it is True, else Progressing when
+ * True, else Available. Available is True in every row, so "the True condition" alone no longer
+ * names the row.
+ */
+export function clusterOperatorRow(
+  conditions: readonly OperatorCondition[],
+): OperatorCondition | undefined {
+  const byType = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
+  return byType('Degraded') ?? byType('Progressing') ?? byType('Available');
 }
 
 /**

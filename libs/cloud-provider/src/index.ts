@@ -10,6 +10,7 @@ export { renderNodePools, type NodeClassRef } from './nodepools.js';
 export {
   CLUSTER_OPERATOR_NAME,
   clusterOperatorConditions,
+  clusterOperatorRow,
   renderClusterOperator,
 } from './cluster-operator.js';
 export {

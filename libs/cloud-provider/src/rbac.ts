@@ -75,10 +75,16 @@ export const KARPENTER_CORE_CLUSTER_RULES: readonly V1PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['delete', 'patch', 'update'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
-  // Not in the upstream chart: OpenShift enables OwnerReferencesPermissionEnforcement, and a
-  // NodeClaim's ownerReference to its NodePool sets blockOwnerDeletion, which that admission
-  // plugin allows only to whoever may update the owner's finalizers.
-  { apiGroups: ['karpenter.sh'], resources: ['nodepools/finalizers'], verbs: ['update'] },
+  // Not in the AWS chart: OpenShift enables OwnerReferencesPermissionEnforcement, which lets
+  // only whoever may update the owner's finalizers set blockOwnerDeletion. Karpenter sets it on
+  // a NodeClaim's ownerReference to its NodePool and on a Node's to its NodeClaim (registration,
+  // utils/nodeclaim UpdateNodeOwnerReferences). karpenter-operator and Karpenter's kwok chart
+  // grant both; operand-rbac.spec.ts compares the whole role with the v1.14.1 chart.
+  {
+    apiGroups: ['karpenter.sh'],
+    resources: ['nodeclaims/finalizers', 'nodepools/finalizers'],
+    verbs: ['update'],
+  },
 ];
 
 /** Leader election and config in the operand's own namespace (upstream role.yaml). */

@@ -182,6 +182,13 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
   renderNodePools(desired: KarpenterDesiredState): TargetedObject[];
 
   /**
+   * ValidatingAdmissionPolicies (and bindings) that keep others from changing what the provider
+   * enforces, rendered while Karpenter is enabled; requests by `sidecarUsername` (the sidecar's
+   * own user, as the API server authenticates it) are exempt.
+   */
+  renderAdmissionPolicies?(sidecarUsername: string): TargetedObject[];
+
+  /**
    * Kinds the sidecar writes, in apply order. Prune in reverse, and keep the operand until no
    * NodeClaims remain: NodeClaims and NodeClasses carry Karpenter's finalizers, which only its
    * running controller removes.

@@ -64,6 +64,20 @@ export const CLUSTER_ROLE_BINDING = defineKind(
   false,
 );
 export const ROLE = defineKind(RBAC, 'v1', 'Role', 'roles', true);
+export const VALIDATING_ADMISSION_POLICY = defineKind(
+  'admissionregistration.k8s.io',
+  'v1',
+  'ValidatingAdmissionPolicy',
+  'validatingadmissionpolicies',
+  false,
+);
+export const VALIDATING_ADMISSION_POLICY_BINDING = defineKind(
+  'admissionregistration.k8s.io',
+  'v1',
+  'ValidatingAdmissionPolicyBinding',
+  'validatingadmissionpolicybindings',
+  false,
+);
 export const ROLE_BINDING = defineKind(RBAC, 'v1', 'RoleBinding', 'rolebindings', true);
 export const CERTIFICATE_SIGNING_REQUEST = defineKind(
   'certificates.k8s.io',

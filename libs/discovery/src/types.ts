@@ -8,12 +8,22 @@ export type DiscoveryFailureReason =
   | 'UserDataSecretNotFound'
   | 'UserDataKeyMissing'
   | 'NoTaggedSubnets'
+  | 'WindowsUserData'
   | 'AMINotFound'
   | 'SecurityGroupNotFound'
   | 'CloudLookupFailed'
   | 'KubernetesLookupFailed';
 
+/** What discovery chose and why, for the fleet's report (e.g. which worker MachineSet). */
+export interface DiscoveryCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
 export type DiscoveryResult<T> =
-  { ok: true; infrastructure: T } | { ok: false; reason: DiscoveryFailureReason; message: string };
+  | { ok: true; infrastructure: T; conditions?: DiscoveryCondition[] }
+  | { ok: false; reason: DiscoveryFailureReason; message: string };
 
 export type DiscoveryFailure = Extract<DiscoveryResult<never>, { ok: false }>;

@@ -316,6 +316,14 @@ export class KubeApiServerEmulator {
     this.checkTypeMeta(def, input);
     const spec = isObject(input.spec) ? input.spec : {};
     if (def.kind === 'SelfSubjectRulesReview') return this.rulesReview(def, spec, user);
+    // `kubectl auth whoami`: the authenticated user, echoed in status.
+    if (def.kind === 'SelfSubjectReview')
+      return {
+        apiVersion: `${def.group}/${def.version}`,
+        kind: def.kind,
+        metadata: { creationTimestamp: null },
+        status: { userInfo: { username: user.username, groups: user.groups } },
+      } as unknown as KubeObject;
     const ra = isObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
     const nra = isObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
     const causes: StatusCause[] = [];

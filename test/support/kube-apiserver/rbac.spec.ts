@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
+  AuthenticationV1Api,
   AuthorizationV1Api,
   CertificatesV1Api,
   CoreV1Api,
@@ -215,6 +216,28 @@ describe('RBAC authorization', () => {
       reason: 'Forbidden',
       message: 'forbidden: User "nobody" cannot get path "/apis"',
     });
+  });
+
+  it('SelfSubjectReview (kubectl auth whoami) echoes the authenticated user, for anyone authenticated', async () => {
+    const review = await robot.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    expect(review.status?.userInfo).toEqual({
+      username: 'system:serviceaccount:team-a:robot',
+      groups: expect.arrayContaining([
+        'system:serviceaccounts:team-a',
+        'system:authenticated',
+      ]) as unknown,
+    });
+    // Without system:authenticated, system:basic-user does not apply: the real 403.
+    const refused = await failure(
+      as(nobody)
+        .makeApiClient(AuthenticationV1Api)
+        .createSelfSubjectReview({
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        }),
+    );
+    expect(refused).toMatchObject({ code: 403, reason: 'Forbidden' });
   });
 
   it('SelfSubjectAccessReview answers for the caller, with the reason RBAC gives', async () => {

@@ -634,6 +634,15 @@ export function builtinDefs(): ResourceDef[] {
       },
     }),
     builtin({
+      group: 'authentication.k8s.io',
+      version: 'v1',
+      kind: 'SelfSubjectReview',
+      plural: 'selfsubjectreviews',
+      namespaced: false,
+      verbs: ['create'],
+      review: true,
+    }),
+    builtin({
       group: 'authorization.k8s.io',
       version: 'v1',
       kind: 'SelfSubjectAccessReview',

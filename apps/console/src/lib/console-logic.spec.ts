@@ -80,13 +80,27 @@ describe('describeKarpenterChange', () => {
     );
   });
 
-  it('warns that disabling the autoscaler without Karpenter leaves the cluster without any', () => {
+  it('says DISABLE without Karpenter keeps the Cluster Autoscaler (never without an autoscaler)', () => {
     const steps = describeKarpenterChange(
       facts,
       { enabled: false, clusterAutoscalerMode: 'KEEP' },
       { enabled: false, clusterAutoscalerMode: 'DISABLE' },
     );
-    expect(steps.join('\n')).toMatch(/without any autoscaler/);
+    expect(steps.join('\n')).toMatch(
+      /Cluster Autoscaler is kept: the cluster is never left without any autoscaler/,
+    );
+    expect(steps.join('\n')).not.toMatch(/then deletes them/);
+  });
+
+  it('says DISABLE waits for Karpenter to take over', () => {
+    const steps = describeKarpenterChange(
+      facts,
+      { enabled: true, clusterAutoscalerMode: 'KEEP' },
+      { enabled: true, clusterAutoscalerMode: 'DISABLE' },
+    );
+    expect(steps.join('\n')).toMatch(
+      /once Karpenter can take over \(its operand Available and EC2NodeClass default Ready/,
+    );
   });
 
   it('says KEEP after DISABLE restores the saved copy', () => {
@@ -104,7 +118,9 @@ describe('describeKarpenterChange', () => {
       { enabled: true, clusterAutoscalerMode: 'KEEP' },
       { enabled: false, clusterAutoscalerMode: 'KEEP' },
     );
-    expect(step).toMatch(/first the 1 NodePool \(.*then the EC2NodeClasses, then the operand/);
+    expect(step).toMatch(
+      /first the Cluster Autoscaler comes back .*then the 1 NodePool \(.*then the EC2NodeClasses, then the operand/,
+    );
   });
 
   it('is empty for no change, so there is nothing to confirm', () => {

@@ -32,7 +32,7 @@ export function describeKarpenterChange(
     );
   } else if (from.enabled && !to.enabled) {
     steps.push(
-      `Removes Karpenter from ${cluster.name}: first the ${pools} (Karpenter drains and terminates the nodes it launched for them), then the EC2NodeClasses, then the operand and everything else the fleet created.`,
+      `Removes Karpenter from ${cluster.name}: first the Cluster Autoscaler comes back if the fleet had removed it (whatever the mode, so the cluster is never without an autoscaler), then the ${pools} (Karpenter drains and terminates the nodes it launched for them), then the EC2NodeClasses, then the operand and everything else the fleet created.`,
     );
   }
   if (from.clusterAutoscalerMode !== to.clusterAutoscalerMode) {
@@ -42,14 +42,15 @@ export function describeKarpenterChange(
         : `its ${cluster.machineAutoscalers} MachineAutoscaler${cluster.machineAutoscalers === 1 ? '' : 's'}`;
     switch (to.clusterAutoscalerMode) {
       case 'DISABLE':
-        steps.push(
-          `Disables the Cluster Autoscaler: saves an exact copy of ClusterAutoscaler/default and ${scalers} in ConfigMap openshift-config/karpenter-fleet-cluster-autoscaler-backup, then deletes them. MachineSets keep their current replicas.`,
-        );
         if (!to.enabled) {
           steps.push(
-            'Karpenter stays off, so the cluster is left without any autoscaler, on purpose: the ClusterAutoscalerDisabled condition stays True.',
+            'Karpenter is off, so the Cluster Autoscaler is kept: the cluster is never left without any autoscaler (ClusterAutoscalerDisabled stays False, reason KeptWithoutKarpenter). It is disabled once Karpenter is enabled and can take over.',
           );
+          break;
         }
+        steps.push(
+          `Disables the Cluster Autoscaler once Karpenter can take over (its operand Available and EC2NodeClass default Ready; until then it keeps running and the ClusterAutoscalerDisabled condition says what Karpenter still lacks): saves an exact copy of ClusterAutoscaler/default and ${scalers} in ConfigMap openshift-config/karpenter-fleet-cluster-autoscaler-backup, then deletes them. MachineSets keep their current replicas.`,
+        );
         break;
       case 'KEEP':
         steps.push(

@@ -1,5 +1,6 @@
 import { CLUSTER_OPERATOR, DEPLOYMENT, KARPENTER_CR } from '@fleet/contracts';
 import {
+  clusterOperatorRow,
   KARPENTER_CR_NAME,
   OPERAND_NAME,
   type CloudProvider,
@@ -153,7 +154,7 @@ export class ClusterOperatorController {
       now: new Date(),
     });
     const conditions = (object.status as { conditions: OperatorCondition[] }).conditions;
-    const headline = conditions.find((c) => c.status === 'True' && c.type !== 'Upgradeable');
+    const headline = clusterOperatorRow(conditions);
     const reason = headline?.reason ?? 'Unknown';
     const next: OperandState = {
       status:

@@ -2,6 +2,7 @@ import { FIELD_MANAGER } from '@fleet/contracts';
 import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from '@fleet/discovery';
 import {
   ApiException,
+  AuthenticationV1Api,
   CertificatesV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -62,6 +63,7 @@ export class ClusterClient {
   readonly objects: KubernetesObjectApi;
   private readonly customObjects: CustomObjectsApi;
   private readonly certificates: CertificatesV1Api;
+  private readonly authentication: AuthenticationV1Api;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -71,6 +73,7 @@ export class ClusterClient {
     this.objects = new ObjectApi(config, kubeConfig);
     this.customObjects = new CustomObjectsApi(config);
     this.certificates = new CertificatesV1Api(config);
+    this.authentication = new AuthenticationV1Api(config);
   }
 
   static fromKubeconfigFile(path: string | undefined): ClusterClient {
@@ -78,6 +81,19 @@ export class ClusterClient {
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
     return new ClusterClient(kc);
+  }
+
+  /**
+   * The user the API server authenticates this client as (SelfSubjectReview, allowed to every
+   * authenticated user): what admission policies compare `request.userInfo.username` with.
+   */
+  async whoAmI(): Promise<string> {
+    const review = await this.authentication.createSelfSubjectReview({
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    const username = review.status?.userInfo?.username;
+    if (!username) throw new Error('SelfSubjectReview returned no username');
+    return username;
   }
 
   /** Server-side apply as the fleet's field manager; force, since the fleet owns these fields. */

@@ -1,6 +1,9 @@
 import type { ReconcileOrder } from '@fleet/contracts';
+import { DEPLOYMENT } from '@fleet/contracts';
 import {
   InvalidDesiredStateError,
+  OPERAND_NAME,
+  type KubeObject,
   renderDesiredObjects,
   type FieldCause,
   type TargetedObject,
@@ -17,6 +20,9 @@ import type { ReconcilerDeps } from './reconciler.js';
  * rendered object is checked against the real CRDs before the first write.
  */
 export class ApplyPhase {
+  /** Exempt from the provider's admission policies; asked once, it does not change. */
+  private sidecarUsername?: string;
+
   constructor(
     private readonly deps: ReconcilerDeps,
     private readonly owned: OwnedObjects,
@@ -34,6 +40,9 @@ export class ApplyPhase {
     if (!discovery.ok)
       return degraded(this.deps.log, conditions, discovery.reason, discovery.message);
     const infra = discovery.infrastructure;
+    // What discovery chose (the worker MachineSet, and why others were passed over) is reported.
+    for (const c of discovery.conditions ?? [])
+      conditions.set(c.type, c.status, c.reason, c.message);
     this.deps.approver?.setNodeIdentityCheck(this.deps.driver.nodeIdentity(infra));
 
     let desired: TargetedObject[];
@@ -50,6 +59,19 @@ export class ApplyPhase {
         );
       }
       throw err;
+    }
+    if (this.provider.renderAdmissionPolicies) {
+      try {
+        this.sidecarUsername ??= await this.deps.apiServers.client('workload').whoAmI();
+      } catch (err) {
+        return degraded(
+          this.deps.log,
+          conditions,
+          'ApplyFailed',
+          `learning the sidecar's own username (SelfSubjectReview): ${describeKubeError(err)}`,
+        );
+      }
+      desired.push(...this.provider.renderAdmissionPolicies(this.sidecarUsername));
     }
     // Everything is checked against the real CRDs before the first write: an order is applied
     // whole or not at all.
@@ -107,8 +129,10 @@ export class ApplyPhase {
       return degraded(this.deps.log, conditions, 'PruneFailed', describeKubeError(err), applied);
     }
 
-    const cas = await this.clusterAutoscaler.reconcile(order, conditions);
-    if (cas === 'failed') return { applied, pruned, requeue: false };
+    const cas = await this.clusterAutoscaler.whileEnabled(order, conditions, () =>
+      this.karpenterNotReady(),
+    );
+    if (cas.failed) return { applied, pruned, requeue: false };
 
     conditions.set('Degraded', 'False', 'AsExpected', 'the desired state is applied');
     conditions.set(
@@ -118,6 +142,46 @@ export class ApplyPhase {
       `Karpenter is deployed with ${spec.nodePools.length} NodePool(s)`,
     );
     conditions.set('Progressing', 'False', 'AsExpected', `generation ${order.generation} applied`);
-    return { applied, pruned, requeue: false, ...(cas ? { clusterAutoscaler: cas } : {}) };
+    return {
+      applied,
+      pruned,
+      // Holding the Cluster Autoscaler back: look again as Karpenter comes up.
+      requeue: cas.waiting,
+      ...(cas.state ? { clusterAutoscaler: cas.state } : {}),
+    };
+  }
+
+  /**
+   * What Karpenter still lacks before it can replace the Cluster Autoscaler: its operand
+   * Deployment Available (an available replica) and its default NodeClass Ready (Karpenter's
+   * own status condition: subnets, security groups, AMI and instance profile resolved).
+   */
+  private async karpenterNotReady(): Promise<string | undefined> {
+    const missing: string[] = [];
+    const operand = await this.deps.apiServers
+      .client('management')
+      .read<KubeObject & { status?: { availableReplicas?: number } }>({
+        apiVersion: DEPLOYMENT.apiVersion,
+        kind: DEPLOYMENT.kind,
+        name: OPERAND_NAME,
+        namespace: this.provider.operandNamespace,
+      });
+    if ((operand?.status?.availableReplicas ?? 0) < 1)
+      missing.push(
+        `the operand Deployment ${this.provider.operandNamespace}/${OPERAND_NAME} is not Available yet`,
+      );
+    const nodeClass = await this.deps.apiServers
+      .client('workload')
+      .read<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>({
+        apiVersion: this.provider.nodeClass.apiVersion,
+        kind: this.provider.nodeClass.kind,
+        name: this.provider.defaultNodeClassName,
+      });
+    const ready = nodeClass?.status?.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.status !== 'True')
+      missing.push(
+        `${this.provider.nodeClass.kind} ${this.provider.defaultNodeClassName} is not Ready yet${ready ? ` (Ready=${ready.status})` : ''}`,
+      );
+    return missing.length > 0 ? missing.join('; ') : undefined;
   }
 }

@@ -35,6 +35,10 @@ export class DisablePhase {
       this.deps.onProgress?.(conditions.list());
       this.deps.log.info({ reason }, message);
     };
+    // The Cluster Autoscaler first: the cluster is never without an autoscaler, so it is back
+    // before Karpenter's capacity starts to go (whatever the mode: DISABLE would leave none).
+    const cas = await this.clusterAutoscaler.whileDisabling(order, conditions);
+    if (cas.failed) return { applied: 0, pruned: 0, requeue: true };
     let pruned = 0;
     try {
       const nodePools = nodePoolKind ? await this.owned.list(nodePoolKind) : [];
@@ -78,8 +82,6 @@ export class DisablePhase {
         requeue: true,
       };
     }
-    const cas = await this.clusterAutoscaler.reconcile(order, conditions);
-    if (cas === 'failed') return { applied: 0, pruned, requeue: false };
     conditions.set(
       'Degraded',
       'False',
@@ -93,6 +95,11 @@ export class DisablePhase {
       'Karpenter is not enabled on this cluster',
     );
     conditions.set('Progressing', 'False', 'AsExpected', `generation ${order.generation} applied`);
-    return { applied: 0, pruned, requeue: false, ...(cas ? { clusterAutoscaler: cas } : {}) };
+    return {
+      applied: 0,
+      pruned,
+      requeue: false,
+      ...(cas.state ? { clusterAutoscaler: cas.state } : {}),
+    };
   }
 }

@@ -46,7 +46,12 @@ describe('default EC2NodeClass', () => {
           {
             deviceName: '/dev/xvda',
             rootVolume: true,
-            ebs: { volumeSize: '120Gi', volumeType: 'gp3', encrypted: true },
+            ebs: {
+              deleteOnTermination: true,
+              volumeSize: '120Gi',
+              volumeType: 'gp3',
+              encrypted: true,
+            },
           },
         ],
         userData: infra.userData,
@@ -66,12 +71,12 @@ describe('default EC2NodeClass', () => {
         worker: {
           ...infra.worker,
           securityGroups: [{ id: 'sg-0n0de000000000001' }, { name: 'prod-east-7xk2p-lb' }],
-          blockDevice: {
-            deviceName: '/dev/xvda',
+          rootVolume: {
             encrypted: true,
             volumeSize: 200,
             volumeType: 'io1',
-            kmsKeyARN: 'arn:aws:kms:us-east-1:111122223333:key/abcd',
+            iops: 6000,
+            kmsKeyID: 'arn:aws:kms:us-east-1:111122223333:key/abcd',
           },
         },
       },
@@ -86,14 +91,58 @@ describe('default EC2NodeClass', () => {
         deviceName: '/dev/xvda',
         rootVolume: true,
         ebs: {
+          deleteOnTermination: true,
           volumeSize: '200Gi',
           volumeType: 'io1',
           encrypted: true,
+          iops: 6000,
           kmsKeyID: 'arn:aws:kms:us-east-1:111122223333:key/abcd',
         },
       },
     ]);
     expectValid(spec);
+  });
+
+  it('maps the MachineSet volumes as machine-api-provider-aws launches them: root under the AMI root device, absent fields left to EC2, data volumes by name', () => {
+    const spec = renderDefaultEC2NodeClass(
+      {
+        ...infra,
+        rootDeviceName: '/dev/sda1',
+        worker: {
+          ...infra.worker,
+          // No encrypted, no type: the provider sends neither, EC2 decides; so must Karpenter.
+          rootVolume: { volumeSize: 150 },
+          dataVolumes: [
+            { deviceName: '/dev/sdf', volumeSize: 500, volumeType: 'gp3', throughputMiB: 250 },
+          ],
+        },
+      },
+      {},
+    );
+    expect(spec.spec.blockDeviceMappings).toEqual([
+      {
+        deviceName: '/dev/sda1',
+        rootVolume: true,
+        ebs: { deleteOnTermination: true, volumeSize: '150Gi' },
+      },
+      {
+        deviceName: '/dev/sdf',
+        ebs: { deleteOnTermination: true, volumeSize: '500Gi', volumeType: 'gp3', throughput: 250 },
+      },
+    ]);
+    expectValid(spec);
+  });
+
+  it('uses the installer default root volume (120Gi gp3 encrypted) when the MachineSet describes none', () => {
+    const { rootVolume: _none, ...worker } = infra.worker;
+    const spec = renderDefaultEC2NodeClass({ ...infra, worker }, {});
+    expect(spec.spec.blockDeviceMappings).toEqual([
+      {
+        deviceName: '/dev/xvda',
+        rootVolume: true,
+        ebs: { deleteOnTermination: true, volumeSize: '120Gi', volumeType: 'gp3', encrypted: true },
+      },
+    ]);
   });
 
   it('drops restricted keys from the cluster resource tags', () => {
@@ -180,7 +229,7 @@ describe('default EC2NodeClass', () => {
 
 describe('EC2NodeClass enforcement', () => {
   const infra = fixtureInfrastructure();
-  const userNodeClass = (spec: Record<string, unknown>): KubeObject => ({
+  const userNodeClass = (spec: Record<string, unknown> = {}): KubeObject => ({
     apiVersion: 'karpenter.k8s.aws/v1',
     kind: 'EC2NodeClass',
     metadata: { name: 'gpu', resourceVersion: '42', uid: 'u-1' } as KubeObject['metadata'],
@@ -188,6 +237,7 @@ describe('EC2NodeClass enforcement', () => {
       role: 'my-role',
       subnetSelectorTerms: [{ id: 'subnet-0aa11111111111111' }],
       securityGroupSelectorTerms: [{ id: 'sg-0n0de000000000001' }],
+      blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '500Gi' } }],
       ...spec,
     },
   });
@@ -221,6 +271,28 @@ describe('EC2NodeClass enforcement', () => {
     );
     expect(drifted).toEqual([]);
     expect(enforceEC2NodeClass(renderDefaultEC2NodeClass(infra, {}), infra).drifted).toEqual([]);
+  });
+
+  it('gives a NodeClass without blockDeviceMappings the default root volume, as upstream applyDefaults does, and leaves a set one alone', () => {
+    const bare = userNodeClass({ blockDeviceMappings: undefined });
+    delete (bare.spec as Record<string, unknown>).blockDeviceMappings;
+    const { patch, drifted } = enforceEC2NodeClass(bare, infra);
+    const defaultRoot = (
+      renderDefaultEC2NodeClass(infra, {}).spec.blockDeviceMappings as unknown[]
+    )[0];
+    expect((patch.spec as Record<string, unknown>).blockDeviceMappings).toEqual([defaultRoot]);
+    expect(drifted).toContain('spec.blockDeviceMappings');
+    expectValid({ ...bare, spec: { ...(bare.spec as object), ...(patch.spec as object) } });
+
+    const own = enforceEC2NodeClass(userNodeClass(), infra);
+    expect(own.patch.spec).not.toHaveProperty('blockDeviceMappings');
+    expect(own.drifted).not.toContain('spec.blockDeviceMappings');
+    // Still holding the default it was given: kept in the patch, so no apply drops it.
+    const given = enforceEC2NodeClass(userNodeClass({ blockDeviceMappings: [defaultRoot] }), infra);
+    expect((given.patch.spec as Record<string, unknown>).blockDeviceMappings).toEqual([
+      defaultRoot,
+    ]);
+    expect(given.drifted).not.toContain('spec.blockDeviceMappings');
   });
 
   it('applied over the live object yields a NodeClass the CRD accepts', () => {

@@ -12,10 +12,11 @@ import {
 } from './constants.js';
 
 const API_VERSION = EC2_NODE_CLASS.apiVersion;
-/** What OpenShift installs when the MachineSet leaves the root volume unspecified. */
-const DEFAULT_ROOT_DEVICE = '/dev/xvda';
-const DEFAULT_VOLUME_SIZE_GIB = 120;
-const DEFAULT_VOLUME_TYPE = 'gp3';
+/**
+ * The root volume when the worker MachineSet describes none: what the OpenShift installer gives
+ * workers and karpenter-operator's defaultBlockDeviceMappings (120Gi gp3 encrypted).
+ */
+const DEFAULT_ROOT_VOLUME = { volumeSize: 120, volumeType: 'gp3', encrypted: true } as const;
 
 export type EC2NodeClass = KubeObject & {
   spec: Record<string, unknown>;
@@ -76,22 +77,41 @@ export function validateNodeClassOverrides(overrides: NodeClassOverrides): void 
   if (causes.length > 0) throw new InvalidDesiredStateError(causes);
 }
 
-function blockDeviceMappings(infra: AwsStandaloneInfrastructure): Record<string, unknown>[] {
-  const device = infra.worker.blockDevice;
-  const size = device.volumeSize > 0 ? device.volumeSize : DEFAULT_VOLUME_SIZE_GIB;
-  return [
-    {
-      deviceName: device.deviceName || DEFAULT_ROOT_DEVICE,
-      // Karpenter derives a node's ephemeral-storage from the root volume; the Custom AMI family
-      // has no built-in notion of which mapping that is, so say it.
-      rootVolume: true,
-      ebs: {
-        volumeSize: `${size}Gi`,
-        volumeType: device.volumeType || DEFAULT_VOLUME_TYPE,
-        encrypted: device.encrypted,
-        ...(device.kmsKeyARN ? { kmsKeyID: device.kmsKeyARN } : {}),
-      },
+type Volume = NonNullable<AwsStandaloneInfrastructure['worker']['rootVolume']>;
+
+/**
+ * One EC2NodeClass block device mapping for a MachineSet volume, field for field what
+ * machine-api-provider-aws sends to EC2 (pkg/actuators/machine/instances.go,
+ * getBlockDeviceMappings): deleteOnTermination always true there; a field it leaves out stays
+ * out, so Karpenter leaves it to EC2 as well.
+ */
+function mapping(deviceName: string, volume: Volume, rootVolume: boolean): Record<string, unknown> {
+  return {
+    deviceName,
+    // Karpenter derives a node's ephemeral-storage from the root volume; the Custom AMI family
+    // has no built-in notion of which mapping that is, so say it.
+    ...(rootVolume ? { rootVolume: true } : {}),
+    ebs: {
+      deleteOnTermination: true,
+      ...(volume.volumeSize !== undefined ? { volumeSize: `${volume.volumeSize}Gi` } : {}),
+      ...(volume.volumeType !== undefined ? { volumeType: volume.volumeType } : {}),
+      ...(volume.encrypted !== undefined ? { encrypted: volume.encrypted } : {}),
+      ...(volume.iops !== undefined ? { iops: volume.iops } : {}),
+      ...(volume.throughputMiB !== undefined ? { throughput: volume.throughputMiB } : {}),
+      ...(volume.kmsKeyID !== undefined ? { kmsKeyID: volume.kmsKeyID } : {}),
     },
+  };
+}
+
+/** The root volume mapping: the MachineSet's, else the installer's default. */
+function rootVolumeMapping(infra: AwsStandaloneInfrastructure): Record<string, unknown> {
+  return mapping(infra.rootDeviceName, infra.worker.rootVolume ?? DEFAULT_ROOT_VOLUME, true);
+}
+
+function blockDeviceMappings(infra: AwsStandaloneInfrastructure): Record<string, unknown>[] {
+  return [
+    rootVolumeMapping(infra),
+    ...infra.worker.dataVolumes.map((v) => mapping(v.deviceName, v, false)),
   ];
 }
 
@@ -145,12 +165,26 @@ export function enforceEC2NodeClass(
   live: KubeObject,
   infra: AwsStandaloneInfrastructure,
 ): NodeClassEnforcement {
-  const enforced = enforcedNodeClassFields(infra);
+  const enforced: Record<string, unknown> = { ...enforcedNodeClassFields(infra) };
   const spec = isRecord(live.spec) ? live.spec : {};
-  const drifted = (Object.keys(enforced) as (keyof typeof enforced)[])
+  const drifted = Object.keys(enforced)
     .filter((field) => !sameJSON(spec[field], enforced[field]))
-    .map((field) => `spec.${field}`)
-    .sort();
+    .map((field) => `spec.${field}`);
+  // A NodeClass without blockDeviceMappings would boot RHCOS on the AMI snapshot's 16 GiB root
+  // volume: give it the default NodeClass's root volume, as karpenter-operator's applyDefaults
+  // does. Only while it has none: once a user sets theirs, their field manager owns the field.
+  // While it still holds exactly that default the patch keeps it, so that a later correction of
+  // the other fields does not drop the field from this manager's apply (which would delete it).
+  // The default NodeClass's mappings are the desired state's (overrides included), not this.
+  const mappings = spec.blockDeviceMappings;
+  const defaults = [rootVolumeMapping(infra)];
+  const userClass = live.metadata.name !== DEFAULT_NODE_CLASS_NAME;
+  if (userClass && (!Array.isArray(mappings) || mappings.length === 0)) {
+    enforced.blockDeviceMappings = defaults;
+    drifted.push('spec.blockDeviceMappings');
+  } else if (userClass && sameJSON(mappings, defaults)) {
+    enforced.blockDeviceMappings = defaults;
+  }
   return {
     patch: canonical({
       apiVersion: API_VERSION,
@@ -158,6 +192,6 @@ export function enforceEC2NodeClass(
       metadata: { name: live.metadata.name },
       spec: enforced,
     }),
-    drifted,
+    drifted: drifted.sort(),
   };
 }

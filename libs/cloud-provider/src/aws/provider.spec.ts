@@ -138,6 +138,7 @@ describe('AwsStandaloneCloudProvider', () => {
       },
       infra,
     );
-    expect(drifted).toEqual(['spec.amiSelectorTerms']);
+    // Without blockDeviceMappings it also gets the default root volume (upstream applyDefaults).
+    expect(drifted).toEqual(['spec.amiSelectorTerms', 'spec.blockDeviceMappings']);
   });
 });

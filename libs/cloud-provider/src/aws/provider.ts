@@ -12,6 +12,8 @@ import {
   ROLE,
   ROLE_BINDING,
   SERVICE_ACCOUNT,
+  VALIDATING_ADMISSION_POLICY,
+  VALIDATING_ADMISSION_POLICY_BINDING,
   type KarpenterDesiredState,
   type NodeClassOverrides,
 } from '@fleet/contracts';
@@ -55,6 +57,7 @@ import {
   validateNodeClassOverrides,
 } from './nodeclass.js';
 import { renderAwsOperand } from './operand.js';
+import { renderAdmissionPolicies } from './admission-policies.js';
 
 /** Directory of the CRDs this project writes for the AWS provider (copy it with the build). */
 export const AWS_BUNDLED_CRD_DIRECTORY = fileURLToPath(new URL('./crds/', import.meta.url));
@@ -79,6 +82,9 @@ const OWNED_KINDS: readonly OwnedKind[] = [
   { ...POD_DISRUPTION_BUDGET, namespaces: [OPERAND_NAMESPACE] },
   EC2_NODE_CLASS,
   NODEPOOL,
+  // Last, so pruning (in reverse) lifts the protection first.
+  VALIDATING_ADMISSION_POLICY,
+  VALIDATING_ADMISSION_POLICY_BINDING,
 ].map((kind) => ({ ...kind, target: 'workload' as const }));
 
 /**
@@ -142,6 +148,13 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
 
   validateNodeClassOverrides(overrides: NodeClassOverrides): void {
     validateNodeClassOverrides(overrides);
+  }
+
+  renderAdmissionPolicies(sidecarUsername: string): TargetedObject[] {
+    return renderAdmissionPolicies(sidecarUsername).map((object) => ({
+      target: 'workload',
+      object,
+    }));
   }
 
   enforceNodeClass(live: KubeObject, infra: AwsStandaloneInfrastructure): NodeClassEnforcement {

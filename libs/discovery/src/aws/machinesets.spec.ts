@@ -185,40 +185,59 @@ describe('parseWorkerMachineSet', () => {
     expect(parsed(custom).userDataSecretName).toBe('worker-user-data-managed');
   });
 
-  it('defaults the block device and keeps what is set, including a KMS key', () => {
+  it('reads the volumes as machine-api-provider-aws launches them: the unnamed device is the root, absent fields stay absent', () => {
     const bare = workerMachineSet('a');
     delete providerSpec(bare).blockDevices;
-    expect(parsed(bare).blockDevice).toEqual({
-      deviceName: '/dev/xvda',
-      encrypted: true,
-      volumeSize: 120,
-      volumeType: 'gp3',
-    });
+    expect(parsed(bare).rootVolume).toBeUndefined();
+    expect(parsed(bare).dataVolumes).toEqual([]);
 
     const custom = workerMachineSet('a');
     providerSpec(custom).blockDevices = [
+      // Named: a data volume, whatever its position.
+      { deviceName: '/dev/sdf', ebs: { volumeSize: 300, volumeType: 'io2', iops: 3000 } },
+      // No ebs: skipped by the provider.
+      { deviceName: '/dev/sdg' },
       {
-        deviceName: '/dev/sda1',
         ebs: {
-          encrypted: false,
-          volumeSize: 300,
-          volumeType: 'io2',
-          kmsKey: { arn: 'arn:aws:kms:us-east-1:111122223333:key/abcd' },
+          volumeSize: 150,
+          volumeType: 'gp3',
+          iops: 0,
+          throughputMib: 250,
+          kmsKey: { id: 'alias/workers', arn: 'arn:aws:kms:us-east-1:111122223333:key/abcd' },
         },
       },
-      { ebs: { volumeSize: 50 } },
     ];
-    expect(parsed(custom).blockDevice).toEqual({
-      deviceName: '/dev/sda1',
-      encrypted: false,
-      volumeSize: 300,
-      volumeType: 'io2',
-      kmsKeyARN: 'arn:aws:kms:us-east-1:111122223333:key/abcd',
+    const worker = parsed(custom);
+    // No `encrypted`: the provider sends none and EC2 applies the account's default.
+    expect(worker.rootVolume).toEqual({
+      volumeSize: 150,
+      volumeType: 'gp3',
+      throughputMiB: 250,
+      kmsKeyID: 'alias/workers',
     });
+    expect(worker.dataVolumes).toEqual([
+      { deviceName: '/dev/sdf', volumeSize: 300, volumeType: 'io2', iops: 3000 },
+    ]);
 
-    const kmsByID = workerMachineSet('a');
-    providerSpec(kmsByID).blockDevices = [{ ebs: { kmsKey: { id: 'alias/workers', arn: '' } } }];
-    expect(parsed(kmsByID).blockDevice.kmsKeyARN).toBe('alias/workers');
+    const byArn = workerMachineSet('a');
+    providerSpec(byArn).blockDevices = [
+      { ebs: { encrypted: false, volumeType: 'gp2', iops: 100, kmsKey: { id: '', arn: 'arn:k' } } },
+    ];
+    // iops counts only for io1/io2/gp3; an explicit false is kept.
+    expect(parsed(byArn).rootVolume).toEqual({
+      encrypted: false,
+      volumeType: 'gp2',
+      kmsKeyID: 'arn:k',
+    });
+  });
+
+  it('rejects two root volumes (two block devices without deviceName), as the provider does', () => {
+    const ms = workerMachineSet('a');
+    providerSpec(ms).blockDevices = [{ ebs: { volumeSize: 120 } }, { ebs: { volumeSize: 50 } }];
+    expect(failure(ms)).toMatchObject({
+      reason: 'InvalidWorkerMachineSet',
+      message: expect.stringContaining('blockDevices[1]') as unknown,
+    });
   });
 
   it('keeps the subnet undefined when the providerSpec has none', () => {
@@ -236,7 +255,7 @@ describe('parseWorkerMachineSet', () => {
     [
       'a missing AMI id',
       (p: Record<string, unknown>) => (p.ami = {}),
-      'spec.template.spec.providerSpec.value.ami.id: Invalid input: expected string, received undefined',
+      'spec.template.spec.providerSpec.value.ami: given by nothing, not by id; the NodeClass pins the worker AMI by id',
     ],
     [
       'a volume size written as a string',
@@ -247,7 +266,7 @@ describe('parseWorkerMachineSet', () => {
       'an instance profile given by ARN only',
       (p: Record<string, unknown>) =>
         (p.iamInstanceProfile = { arn: 'arn:aws:iam::1:instance-profile/x' }),
-      'spec.template.spec.providerSpec.value.iamInstanceProfile.id: Invalid input: expected string, received undefined',
+      "spec.template.spec.providerSpec.value.iamInstanceProfile: given by ARN arn:aws:iam::1:instance-profile/x, not by id; EC2NodeClass.spec.instanceProfile takes the profile's name",
     ],
     [
       'a security group selected by something other than tag:Name',

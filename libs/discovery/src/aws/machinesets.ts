@@ -1,11 +1,15 @@
 import { z } from 'zod';
 
 import type { DiscoveryFailure } from '../types.js';
-import type { WorkerMachineSet } from './types.js';
+import type { EbsVolume, WorkerMachineSet } from './types.js';
 import { describeIssues } from '../zod-issues.js';
 
 export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
 export const MACHINE_ROLE_LABEL = 'machine.openshift.io/cluster-api-machine-role';
+/** The label the Windows Machine Config Operator requires on Windows MachineSets' machines. */
+export const OS_ID_LABEL = 'machine.openshift.io/os-id';
+/** The user-data Secret the Windows Machine Config Operator keeps for Windows machines. */
+export const WINDOWS_USER_DATA_SECRET = 'windows-user-data';
 export const DEFAULT_USER_DATA_SECRET = 'worker-user-data';
 export const PROVIDER_SPEC_API_VERSIONS = [
   'machine.openshift.io/v1beta1',
@@ -54,26 +58,28 @@ type ResourceReference = z.infer<typeof ResourceReference>;
 const AWSMachineProviderConfig = z.object({
   apiVersion: z.enum(PROVIDER_SPEC_API_VERSIONS),
   kind: z.literal('AWSMachineProviderConfig'),
-  ami: z.object({ id: z.string().min(1) }),
+  ami: ResourceReference,
   instanceType: z.string().min(1),
-  iamInstanceProfile: z.object({ id: z.string().min(1) }),
+  iamInstanceProfile: ResourceReference,
   securityGroups: z.array(ResourceReference).min(1),
   subnet: ResourceReference.optional(),
   blockDevices: z
     .array(
       z.object({
-        deviceName: z.string().optional(),
+        deviceName: z.string().nullish(),
         ebs: z
           .object({
-            encrypted: z.boolean().optional(),
-            volumeSize: z.number().int().positive().optional(),
-            volumeType: z.string().optional(),
-            kmsKey: z.object({ id: z.string().optional(), arn: z.string().optional() }).optional(),
+            encrypted: z.boolean().nullish(),
+            volumeSize: z.number().int().nonnegative().nullish(),
+            volumeType: z.string().nullish(),
+            iops: z.number().int().nonnegative().nullish(),
+            throughputMib: z.number().int().nonnegative().nullish(),
+            kmsKey: z.object({ id: z.string().nullish(), arn: z.string().nullish() }).nullish(),
           })
-          .optional(),
+          .nullish(),
       }),
     )
-    .optional(),
+    .nullish(),
   userDataSecret: z.object({ name: z.string().optional() }).nullish(),
   tags: z.array(z.object({ name: z.string().min(1), value: z.string() })).optional(),
   placement: z
@@ -92,14 +98,17 @@ export interface SkippedMachineSet {
 }
 
 /**
- * Picks the MachineSet whose providerSpec describes a general-purpose worker: by name, the first
- * labelled role `worker`. Beyond upstream, sets that are worker-labelled but really edge, infra
- * or accelerator pools are passed over, since copying them into the default EC2NodeClass would
- * put every Karpenter node on a GPU instance or a Local Zone.
+ * Orders the MachineSets whose providerSpec may describe a general-purpose worker: by name, those
+ * labelled role `worker` (upstream takes the first). Beyond upstream, sets that are
+ * worker-labelled but really Windows, edge, infra or accelerator pools are passed over, since
+ * copying them into the default EC2NodeClass would boot every Karpenter node from a Windows AMI,
+ * on a GPU instance or in a Local Zone. `machineSet`/`name` are the first candidate; discovery
+ * tries the next when one cannot be used.
  */
 export function selectWorkerMachineSet(machineSets: unknown[]): {
   machineSet: unknown;
   name: string | undefined;
+  candidates: { name: string; machineSet: unknown }[];
   skipped: SkippedMachineSet[];
 } {
   const skipped: SkippedMachineSet[] = [];
@@ -110,12 +119,18 @@ export function selectWorkerMachineSet(machineSets: unknown[]): {
     else skipped.push({ name: `#${index}`, why: describeIssues(parsed.error, '') });
   }
   headers.sort((a, b) => compare(a.header.metadata.name, b.header.metadata.name));
+  const candidates: { name: string; machineSet: unknown }[] = [];
   for (const { header, object } of headers) {
     const why = whyNotWorker(header);
-    if (why === undefined) return { machineSet: object, name: header.metadata.name, skipped };
-    skipped.push({ name: header.metadata.name, why });
+    if (why === undefined) candidates.push({ name: header.metadata.name, machineSet: object });
+    else skipped.push({ name: header.metadata.name, why });
   }
-  return { machineSet: undefined, name: undefined, skipped };
+  return {
+    machineSet: candidates[0]?.machineSet,
+    name: candidates[0]?.name,
+    candidates,
+    skipped,
+  };
 }
 
 function compare(a: string, b: string): number {
@@ -126,6 +141,13 @@ function whyNotWorker(ms: MachineSetHeader): string | undefined {
   const role = ms.spec?.template?.metadata?.labels?.[MACHINE_ROLE_LABEL];
   if (role !== 'worker') return role === undefined ? 'no machine role label' : `role ${role}`;
   if (ms.metadata.deletionTimestamp !== undefined) return 'being deleted';
+  const osID = ms.spec?.template?.metadata?.labels?.[OS_ID_LABEL];
+  if (osID?.toLowerCase() === 'windows') return `Windows nodes (${OS_ID_LABEL}=${osID})`;
+  const userDataSecret = (
+    ms.spec?.template?.spec?.providerSpec?.value as { userDataSecret?: { name?: unknown } } | null
+  )?.userDataSecret?.name;
+  if (userDataSecret === WINDOWS_USER_DATA_SECRET)
+    return `Windows nodes (user data Secret ${WINDOWS_USER_DATA_SECRET})`;
   const nodeLabels = Object.keys(ms.spec?.template?.spec?.metadata?.labels ?? {});
   const taints = (ms.spec?.template?.spec?.taints ?? []).map((t) => t.key);
   for (const special of ['edge', 'infra'] as const) {
@@ -164,6 +186,23 @@ export function parseWorkerMachineSet(
   const parsed = AWSMachineProviderConfig.safeParse(providerSpec);
   if (!parsed.success) return invalid(where, describeIssues(parsed.error, PROVIDER_SPEC_PATH));
   const spec = parsed.data;
+  // The NodeClass pins the AMI by id (amiSelectorTerms[].id, the enforced field) and names the
+  // instance profile (EC2NodeClass.spec.instanceProfile takes a name): a set that gives either
+  // only by ARN or filters cannot be copied as it is.
+  const byWhat = (ref: ResourceReference) =>
+    ref.arn ? `ARN ${ref.arn}` : ref.filters?.length ? 'filters' : 'nothing';
+  if (!spec.ami.id) {
+    return invalid(
+      where,
+      `${PROVIDER_SPEC_PATH}.ami: given by ${byWhat(spec.ami)}, not by id; the NodeClass pins the worker AMI by id`,
+    );
+  }
+  if (!spec.iamInstanceProfile.id) {
+    return invalid(
+      where,
+      `${PROVIDER_SPEC_PATH}.iamInstanceProfile: given by ${byWhat(spec.iamInstanceProfile)}, not by id; EC2NodeClass.spec.instanceProfile takes the profile's name`,
+    );
+  }
 
   const securityGroups: WorkerMachineSet['securityGroups'] = [];
   for (const [index, ref] of spec.securityGroups.entries()) {
@@ -187,9 +226,8 @@ export function parseWorkerMachineSet(
     }
   }
 
-  const device = spec.blockDevices?.[0];
-  const ebs = device?.ebs;
-  const kmsKey = ebs?.kmsKey?.arn || ebs?.kmsKey?.id || undefined;
+  const volumes = blockDeviceVolumes(spec.blockDevices ?? []);
+  if (!volumes.ok) return invalid(where, volumes.message);
   return {
     ok: true,
     value: {
@@ -200,13 +238,8 @@ export function parseWorkerMachineSet(
       instanceType: spec.instanceType,
       securityGroups,
       subnet,
-      blockDevice: {
-        deviceName: device?.deviceName || '/dev/xvda',
-        encrypted: ebs?.encrypted ?? true,
-        volumeSize: ebs?.volumeSize ?? 120,
-        volumeType: ebs?.volumeType || 'gp3',
-        ...(kmsKey !== undefined ? { kmsKeyARN: kmsKey } : {}),
-      },
+      ...(volumes.rootVolume ? { rootVolume: volumes.rootVolume } : {}),
+      dataVolumes: volumes.dataVolumes,
       userDataSecretName: spec.userDataSecret?.name || DEFAULT_USER_DATA_SECRET,
       tags: Object.fromEntries((spec.tags ?? []).map((t) => [t.name, t.value])),
       ...(spec.placement?.region ? { region: spec.placement.region } : {}),
@@ -215,6 +248,54 @@ export function parseWorkerMachineSet(
         : {}),
     },
   };
+}
+
+type BlockDevices = NonNullable<z.infer<typeof AWSMachineProviderConfig>['blockDevices']>;
+
+/**
+ * The volumes machine-api-provider-aws would launch (pkg/actuators/machine/instances.go,
+ * getBlockDeviceMappings): entries without `ebs` are skipped; the one without a `deviceName` is
+ * the root volume (named after the AMI's RootDeviceName), a second one is an error there ("non
+ * root device must have name"); iops counts only for io1/io2/gp3 and throughput only for gp3,
+ * each only above 0; the KMS key id wins over its ARN. Absent fields stay absent: the provider
+ * does not send them and EC2 decides, so the NodeClass must not invent a value either.
+ */
+function blockDeviceVolumes(
+  devices: BlockDevices,
+):
+  | { ok: true; rootVolume?: EbsVolume; dataVolumes: WorkerMachineSet['dataVolumes'] }
+  | { ok: false; message: string } {
+  let rootVolume: EbsVolume | undefined;
+  const dataVolumes: WorkerMachineSet['dataVolumes'] = [];
+  for (const [index, device] of devices.entries()) {
+    const ebs = device.ebs;
+    if (!ebs) continue;
+    const type = ebs.volumeType || undefined;
+    const volume: EbsVolume = {
+      ...(ebs.volumeSize ? { volumeSize: ebs.volumeSize } : {}),
+      ...(type ? { volumeType: type } : {}),
+      ...(typeof ebs.encrypted === 'boolean' ? { encrypted: ebs.encrypted } : {}),
+      ...(ebs.iops && (type === 'io1' || type === 'io2' || type === 'gp3')
+        ? { iops: ebs.iops }
+        : {}),
+      ...(ebs.throughputMib && type === 'gp3' ? { throughputMiB: ebs.throughputMib } : {}),
+      ...(ebs.kmsKey?.id || ebs.kmsKey?.arn
+        ? { kmsKeyID: (ebs.kmsKey.id || ebs.kmsKey.arn) as string }
+        : {}),
+    };
+    if (device.deviceName) {
+      dataVolumes.push({ deviceName: device.deviceName, ...volume });
+      continue;
+    }
+    if (rootVolume !== undefined) {
+      return {
+        ok: false,
+        message: `${PROVIDER_SPEC_PATH}.blockDevices[${index}]: a second block device without deviceName; only the root volume may omit it (machine-api-provider-aws refuses this MachineSet too)`,
+      };
+    }
+    rootVolume = volume;
+  }
+  return { ok: true, ...(rootVolume ? { rootVolume } : {}), dataVolumes };
 }
 
 /** An id wins over filters; each value of a tag:Name filter names one resource. */

@@ -53,6 +53,8 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
     return new InMemoryClusterObjectReader(edit(structuredClone(fixtureObjects())));
   }
 
+  const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
   const without = (kind: string, name?: string) => (objects: KubeObject[]) =>
     objects.filter((o) => !(o.kind === kind && (name === undefined || o.metadata?.name === name)));
 
@@ -63,12 +65,32 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
 
   it('discovers the fixture cluster completely through the real EC2 client', async () => {
     const result = await discoverAwsStandalone({ reader: cluster(), ec2 });
-    expect(result).toEqual({ ok: true, infrastructure: EXPECTED });
+    expect(result).toEqual({
+      ok: true,
+      infrastructure: EXPECTED,
+      conditions: [
+        {
+          type: 'WorkerMachineSetSelected',
+          status: 'True',
+          reason: 'OthersPassedOver',
+          message:
+            'the default EC2NodeClass is copied from MachineSet openshift-machine-api/prod-east-7xk2p-worker-us-east-1a; passed over: prod-east-7xk2p-infra-us-east-1a (role infra)',
+        },
+      ],
+    });
     expect(emulator.actions).toEqual([
       'DescribeSubnets',
       'DescribeSecurityGroups',
       'DescribeImages',
     ]);
+  });
+
+  it("names the root volume's device after the AMI's RootDeviceName, as machine-api-provider-aws does", async () => {
+    const image = world.images?.find((i) => i.ImageId === 'ami-0c6f2a5e3d1b7a901');
+    emulator.removeImage('ami-0c6f2a5e3d1b7a901');
+    emulator.addImage({ ...image!, RootDeviceName: '/dev/sda1' });
+    const result = await discoverAwsStandalone({ reader: cluster(), ec2 });
+    expect(result.ok && result.infrastructure.rootDeviceName).toBe('/dev/sda1');
   });
 
   it('builds the EC2 client for the region read from the Infrastructure', async () => {
@@ -144,19 +166,143 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
     ).toMatch(/the namespace has no MachineSets$/);
   });
 
-  it('InvalidWorkerMachineSet names the malformed field', async () => {
+  type ProviderSpecHolder = {
+    spec: {
+      template: {
+        metadata: { labels: Record<string, string> };
+        spec: { providerSpec: { value: Record<string, unknown> } };
+      };
+    };
+  };
+  const providerSpecOf = (o: KubeObject) =>
+    (o as unknown as ProviderSpecHolder).spec.template.spec.providerSpec.value;
+  const workerSets = (objects: KubeObject[]) =>
+    objects.filter((o) => o.kind === 'MachineSet' && o.metadata?.name?.includes('-worker-'));
+
+  it('InvalidWorkerMachineSet names the malformed field when no worker set can be used', async () => {
     const reader = cluster((objects) => {
-      const ms = objects.find((o) => o.metadata?.name === 'prod-east-7xk2p-worker-us-east-1a')!;
-      const value = (
-        ms.spec as { template: { spec: { providerSpec: { value: Record<string, unknown> } } } }
-      ).template.spec.providerSpec.value;
-      delete value.instanceType;
+      for (const ms of workerSets(objects)) delete providerSpecOf(ms).instanceType;
       return objects;
     });
-    expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
-      reason: 'InvalidWorkerMachineSet',
+    const result = failure(await discoverAwsStandalone({ reader, ec2 }));
+    expect(result.reason).toBe('InvalidWorkerMachineSet');
+    expect(result.message).toMatch(
+      /^MachineSet openshift-machine-api\/prod-east-7xk2p-worker-us-east-1a: spec.template.spec.providerSpec.value.instanceType: Invalid input: expected string, received undefined; no other worker MachineSet could be used: prod-east-7xk2p-worker-us-east-1b \(InvalidWorkerMachineSet: .*instanceType.*\), prod-east-7xk2p-worker-us-east-1c \(/,
+    );
+  });
+
+  it('passes over worker sets whose AMI (by ARN or filters) or instance profile (by ARN) cannot be used, uses the next and says why', async () => {
+    const reader = cluster((objects) => {
+      const [a, b] = workerSets(objects).sort((x, y) =>
+        String(x.metadata?.name).localeCompare(String(y.metadata?.name)),
+      );
+      providerSpecOf(a!).ami = { arn: 'arn:aws:ec2:us-east-1::image/ami-0c6f2a5e3d1b7a901' };
+      providerSpecOf(b!).iamInstanceProfile = {
+        arn: 'arn:aws:iam::111122223333:instance-profile/prod-east-7xk2p-worker-profile',
+      };
+      return objects;
+    });
+    const result = await discoverAwsStandalone({ reader, ec2 });
+    if (!result.ok) throw new Error(result.message);
+    expect(result.infrastructure.worker.name).toBe('prod-east-7xk2p-worker-us-east-1c');
+    expect(result.infrastructure.workerSelection).toEqual({
+      chosen: 'prod-east-7xk2p-worker-us-east-1c',
+      passedOver: [
+        { name: 'prod-east-7xk2p-infra-us-east-1a', why: 'role infra' },
+        {
+          name: 'prod-east-7xk2p-worker-us-east-1a',
+          why: expect.stringMatching(
+            /^InvalidWorkerMachineSet: .*providerSpec.value.ami: given by ARN arn:aws:ec2:us-east-1::image\/ami-0c6f2a5e3d1b7a901, not by id/,
+          ) as unknown as string,
+        },
+        {
+          name: 'prod-east-7xk2p-worker-us-east-1b',
+          why: expect.stringMatching(
+            /^InvalidWorkerMachineSet: .*providerSpec.value.iamInstanceProfile: given by ARN .*instance-profile\/prod-east-7xk2p-worker-profile, not by id/,
+          ) as unknown as string,
+        },
+      ],
+    });
+    expect(result.conditions).toEqual([
+      expect.objectContaining({
+        type: 'WorkerMachineSetSelected',
+        status: 'True',
+        reason: 'OthersPassedOver',
+        message: expect.stringMatching(
+          /^the default EC2NodeClass is copied from MachineSet openshift-machine-api\/prod-east-7xk2p-worker-us-east-1c; passed over: prod-east-7xk2p-infra-us-east-1a \(role infra\); prod-east-7xk2p-worker-us-east-1a \(InvalidWorkerMachineSet: .*ami: given by ARN/,
+        ) as unknown,
+      }),
+    ]);
+
+    // AMI by filters is passed over the same way.
+    const byFilters = cluster((objects) => {
+      const first = workerSets(objects).find((o) => o.metadata?.name?.endsWith('1a'));
+      providerSpecOf(first!).ami = { filters: [{ name: 'name', values: ['rhcos-*'] }] };
+      return objects;
+    });
+    const next = await discoverAwsStandalone({ reader: byFilters, ec2 });
+    expect(next.ok && next.infrastructure.worker.name).toBe('prod-east-7xk2p-worker-us-east-1b');
+    expect(next.ok && next.infrastructure.workerSelection.passedOver[1]?.why).toMatch(
+      /ami: given by filters, not by id/,
+    );
+  });
+
+  it('never chooses a Windows MachineSet: by the os-id label, the windows-user-data Secret or PowerShell user data', async () => {
+    const reader = cluster((objects) => {
+      const base = workerSets(objects).find((o) => o.metadata?.name?.endsWith('1a'))!;
+      const copy = (name: string) => {
+        const o = structuredClone(base);
+        o.metadata = { ...o.metadata, name };
+        return o;
+      };
+      const byLabel = copy('a-windows-by-label');
+      (byLabel as unknown as ProviderSpecHolder).spec.template.metadata.labels[
+        'machine.openshift.io/os-id'
+      ] = 'Windows';
+      const bySecretName = copy('a-windows-by-secret');
+      providerSpecOf(bySecretName).userDataSecret = { name: 'windows-user-data' };
+      const byContent = copy('a-windows-by-content');
+      providerSpecOf(byContent).userDataSecret = { name: 'custom-user-data' };
+      const powershell: KubeObject = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: 'custom-user-data',
+          namespace: 'openshift-machine-api',
+        } as KubeObject['metadata'],
+        stringData: { userData: '<powershell>\nStart-Service sshd\n</powershell>' },
+      };
+      return [...objects, byLabel, bySecretName, byContent, powershell];
+    });
+    const result = await discoverAwsStandalone({ reader, ec2 });
+    if (!result.ok) throw new Error(result.message);
+    expect(result.infrastructure.worker.name).toBe('prod-east-7xk2p-worker-us-east-1a');
+    expect(result.infrastructure.workerSelection.passedOver).toEqual([
+      {
+        name: 'a-windows-by-label',
+        why: 'Windows nodes (machine.openshift.io/os-id=Windows)',
+      },
+      {
+        name: 'a-windows-by-secret',
+        why: 'Windows nodes (user data Secret windows-user-data)',
+      },
+      { name: 'prod-east-7xk2p-infra-us-east-1a', why: 'role infra' },
+      {
+        name: 'a-windows-by-content',
+        why: 'WindowsUserData: Secret openshift-machine-api/custom-user-data (userDataSecret of MachineSet a-windows-by-content) holds Windows (PowerShell) user data, not Ignition',
+      },
+    ]);
+  });
+
+  it('does not switch sets on a failed lookup: CloudLookupFailed stops discovery', async () => {
+    emulator.injectError('DescribeSecurityGroups', {
+      code: 'RequestLimitExceeded',
+      message: 'Request limit exceeded.',
+    });
+    expect(failure(await discoverAwsStandalone({ reader: cluster(), ec2 }))).toEqual({
+      reason: 'CloudLookupFailed',
       message:
-        'MachineSet openshift-machine-api/prod-east-7xk2p-worker-us-east-1a: spec.template.spec.providerSpec.value.instanceType: Invalid input: expected string, received undefined',
+        'EC2 DescribeSecurityGroups in us-east-1 failed: RequestLimitExceeded: Request limit exceeded.',
     });
   });
 
@@ -165,8 +311,12 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
       failure(await discoverAwsStandalone({ reader: cluster(without('Secret')), ec2 })),
     ).toEqual({
       reason: 'UserDataSecretNotFound',
-      message:
-        'Secret openshift-machine-api/worker-user-data (userDataSecret of MachineSet prod-east-7xk2p-worker-us-east-1a) not found',
+      // Every worker set shares it: the first one's reason, the others named after it.
+      message: expect.stringMatching(
+        new RegExp(
+          `^${escapeRegExp('Secret openshift-machine-api/worker-user-data (userDataSecret of MachineSet prod-east-7xk2p-worker-us-east-1a) not found')}; no other worker MachineSet could be used: prod-east-7xk2p-worker-us-east-1b \\(`,
+        ),
+      ) as unknown,
     });
   });
 
@@ -178,8 +328,12 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
     });
     expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
       reason: 'UserDataKeyMissing',
-      message:
-        "Secret openshift-machine-api/worker-user-data (userDataSecret of MachineSet prod-east-7xk2p-worker-us-east-1a) has no 'userData' key",
+      // Every worker set shares it: the first one's reason, the others named after it.
+      message: expect.stringMatching(
+        new RegExp(
+          `^${escapeRegExp("Secret openshift-machine-api/worker-user-data (userDataSecret of MachineSet prod-east-7xk2p-worker-us-east-1a) has no 'userData' key")}; no other worker MachineSet could be used: prod-east-7xk2p-worker-us-east-1b \\(`,
+        ),
+      ) as unknown,
     });
   });
 
@@ -217,8 +371,12 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
     emulator.removeSecurityGroup('sg-0lb00000000000002');
     expect(failure(await discoverAwsStandalone({ reader: cluster(), ec2 }))).toEqual({
       reason: 'SecurityGroupNotFound',
-      message:
-        'security group tag Name=prod-east-7xk2p-lb of MachineSet prod-east-7xk2p-worker-us-east-1a not found in EC2 (us-east-1)',
+      // Every worker set shares it: the first one's reason, the others named after it.
+      message: expect.stringMatching(
+        new RegExp(
+          `^${escapeRegExp('security group tag Name=prod-east-7xk2p-lb of MachineSet prod-east-7xk2p-worker-us-east-1a not found in EC2 (us-east-1)')}; no other worker MachineSet could be used: prod-east-7xk2p-worker-us-east-1b \\(`,
+        ),
+      ) as unknown,
     });
   });
 
@@ -226,8 +384,12 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
     emulator.removeImage('ami-0c6f2a5e3d1b7a901');
     expect(failure(await discoverAwsStandalone({ reader: cluster(), ec2 }))).toEqual({
       reason: 'AMINotFound',
-      message:
-        'AMI ami-0c6f2a5e3d1b7a901 of MachineSet prod-east-7xk2p-worker-us-east-1a not found in EC2 (us-east-1)',
+      // Every worker set shares it: the first one's reason, the others named after it.
+      message: expect.stringMatching(
+        new RegExp(
+          `^${escapeRegExp('AMI ami-0c6f2a5e3d1b7a901 of MachineSet prod-east-7xk2p-worker-us-east-1a not found in EC2 (us-east-1)')}; no other worker MachineSet could be used: prod-east-7xk2p-worker-us-east-1b \\(`,
+        ),
+      ) as unknown,
     });
   });
 

@@ -20,6 +20,8 @@ import type { AwsStandaloneInfrastructure, WorkerMachineSet } from './types.js';
 
 export const INTERNAL_ELB_ROLE_TAG = 'kubernetes.io/role/internal-elb';
 export const USER_DATA_KEY = 'userData';
+/** RHCOS AMIs' root device; used only when EC2 does not name the AMI's. */
+export const DEFAULT_ROOT_DEVICE_NAME = '/dev/xvda';
 
 export interface AwsStandaloneDiscoveryInput {
   reader: ClusterObjectReader;
@@ -50,7 +52,24 @@ export async function discoverAwsStandalone(
   input: AwsStandaloneDiscoveryInput,
 ): Promise<DiscoveryResult<AwsStandaloneInfrastructure>> {
   try {
-    return { ok: true, infrastructure: await discover(input) };
+    const infrastructure = await discover(input);
+    const { chosen, passedOver } = infrastructure.workerSelection;
+    return {
+      ok: true,
+      infrastructure,
+      conditions: [
+        {
+          type: 'WorkerMachineSetSelected',
+          status: 'True',
+          reason: passedOver.length > 0 ? 'OthersPassedOver' : 'FirstWorkerMachineSet',
+          message:
+            `the default EC2NodeClass is copied from MachineSet ${MACHINE_API_NAMESPACE}/${chosen}` +
+            (passedOver.length > 0
+              ? `; passed over: ${passedOver.map((p) => `${p.name} (${p.why})`).join('; ')}`
+              : ''),
+        },
+      ],
+    };
   } catch (err) {
     if (err instanceof Stop) return err.failure;
     return {
@@ -82,7 +101,7 @@ async function discover({
     reader.listMachineSets(MACHINE_API_NAMESPACE),
   );
   const selection = selectWorkerMachineSet(machineSets);
-  if (selection.machineSet === undefined) {
+  if (selection.candidates.length === 0) {
     const considered = selection.skipped.map((s) => `${s.name} (${s.why})`).join(', ');
     fail(
       'NoWorkerMachineSet',
@@ -90,24 +109,77 @@ async function discover({
         (considered ? `; passed over: ${considered}` : '; the namespace has no MachineSets'),
     );
   }
-  const worker = parseWorkerMachineSet(selection.machineSet);
-  if (!worker.ok) throw new Stop(worker);
-
-  const userData = await readUserData(reader, worker.value);
 
   const client = typeof ec2 === 'function' ? ec2(region) : ec2;
+  // Each candidate in turn: one whose AMI, profile, user data or security groups cannot be used
+  // is passed over with its reason. A lookup that failed (CloudLookupFailed,
+  // KubernetesLookupFailed) stops discovery instead: a passing error must not switch the set
+  // the default NodeClass is copied from.
   const subnets = await findClusterSubnets(client, infraID, region);
-  const securityGroupIDs = await resolveSecurityGroups(client, worker.value, region);
-  await verifyImage(client, worker.value, region);
+  const passedOver = [...selection.skipped];
+  const unusable: { name: string; why: string }[] = [];
+  let firstFailure: DiscoveryFailure | undefined;
+  for (const candidate of selection.candidates) {
+    try {
+      const chosen = await usableWorker(reader, client, candidate.machineSet, region);
+      return {
+        platform: 'AWS',
+        ...infrastructure.value,
+        worker: chosen.worker,
+        subnets,
+        securityGroupIDs: chosen.securityGroupIDs,
+        rootDeviceName: chosen.rootDeviceName,
+        userData: chosen.userData,
+        workerSelection: { chosen: chosen.worker.name, passedOver: [...passedOver, ...unusable] },
+      };
+    } catch (err) {
+      if (!(err instanceof Stop) || !SET_UNUSABLE.has(err.failure.reason)) throw err;
+      firstFailure ??= err.failure;
+      unusable.push({ name: candidate.name, why: `${err.failure.reason}: ${err.failure.message}` });
+    }
+  }
+  // None could be used: the first candidate's reason, as before, naming the others too.
+  const others = unusable.slice(1);
+  throw new Stop({
+    ok: false,
+    reason: firstFailure!.reason,
+    message:
+      firstFailure!.message +
+      (others.length
+        ? `; no other worker MachineSet could be used: ${others.map((p) => `${p.name} (${p.why})`).join(', ')}`
+        : ''),
+  });
+}
 
-  return {
-    platform: 'AWS',
-    ...infrastructure.value,
-    worker: worker.value,
-    subnets,
-    securityGroupIDs,
-    userData,
-  };
+/** Why a candidate set is passed over rather than discovery failing at once. */
+const SET_UNUSABLE = new Set<DiscoveryFailure['reason']>([
+  'InvalidWorkerMachineSet',
+  'UserDataSecretNotFound',
+  'UserDataKeyMissing',
+  'WindowsUserData',
+  'SecurityGroupNotFound',
+  'AMINotFound',
+]);
+
+interface UsableWorker {
+  worker: WorkerMachineSet;
+  userData: string;
+  securityGroupIDs: string[];
+  rootDeviceName: string;
+}
+
+async function usableWorker(
+  reader: ClusterObjectReader,
+  client: EC2Client,
+  machineSet: unknown,
+  region: string,
+): Promise<UsableWorker> {
+  const worker = parseWorkerMachineSet(machineSet);
+  if (!worker.ok) throw new Stop(worker);
+  const userData = await readUserData(reader, worker.value);
+  const securityGroupIDs = await resolveSecurityGroups(client, worker.value, region);
+  const rootDeviceName = await verifyImage(client, worker.value, region);
+  return { worker: worker.value, userData, securityGroupIDs, rootDeviceName };
 }
 
 async function readCluster<T>(what: string, read: () => Promise<T>): Promise<T> {
@@ -132,7 +204,12 @@ async function readUserData(
   if (encoded === undefined || encoded === '') {
     fail('UserDataKeyMissing', `${where} has no '${USER_DATA_KEY}' key`);
   }
-  return Buffer.from(encoded, 'base64').toString('utf8');
+  const userData = Buffer.from(encoded, 'base64').toString('utf8');
+  // The Windows Machine Config Operator's user data is a PowerShell script, not Ignition.
+  if (/^\s*<powershell>/i.test(userData)) {
+    fail('WindowsUserData', `${where} holds Windows (PowerShell) user data, not Ignition`);
+  }
+  return userData;
 }
 
 async function ec2Call<T>(action: string, region: string, call: () => Promise<T>): Promise<T> {
@@ -225,11 +302,16 @@ async function resolveSecurityGroups(
   return resolved;
 }
 
+/**
+ * The AMI must exist and be available; returns its RootDeviceName, the device
+ * machine-api-provider-aws launches the root volume under (instances.go,
+ * getBlockDeviceMappings), so the NodeClass names the same one.
+ */
 async function verifyImage(
   ec2: EC2Client,
   worker: WorkerMachineSet,
   region: string,
-): Promise<void> {
+): Promise<string> {
   const notFound = (detail: string) =>
     fail(
       'AMINotFound',
@@ -249,6 +331,7 @@ async function verifyImage(
   // Recently deregistered AMIs come back as an empty result rather than an error.
   if (image === undefined) return notFound('not found');
   if (image.State !== undefined && image.State !== 'available') notFound(`is ${image.State}`);
+  return image.RootDeviceName || DEFAULT_ROOT_DEVICE_NAME;
 }
 
 function cmp(a: string, b: string): number {

@@ -14,6 +14,8 @@ export interface AwsStandaloneInfrastructure {
   /** Infrastructure.status.platformStatus.aws.resourceTags as a map. */
   resourceTags: Record<string, string>;
   worker: WorkerMachineSet;
+  /** Which worker MachineSet the default NodeClass is copied from, and why the others were not. */
+  workerSelection: { chosen: string; passedOver: { name: string; why: string }[] };
   /**
    * Subnets tagged kubernetes.io/cluster/<infraID> + kubernetes.io/role/internal-elb=1, resolved
    * in EC2, ordered by zone then id.
@@ -21,8 +23,31 @@ export interface AwsStandaloneInfrastructure {
   subnets: { id: string; zone: string; zoneID?: string }[];
   /** EC2 ids of `worker.securityGroups`, as resolved when discovery ran. */
   securityGroupIDs: string[];
+  /**
+   * The worker AMI's RootDeviceName (DescribeImages): the device machine-api-provider-aws gives
+   * the root volume; `/dev/xvda` (RHCOS's) when EC2 does not say.
+   */
+  rootDeviceName: string;
   /** The worker user-data Secret's `userData` key, decoded. */
   userData: string;
+}
+
+/**
+ * An EBS volume as machine-api-provider-aws requests it from EC2 (pkg/actuators/machine/
+ * instances.go, getBlockDeviceMappings): a field absent from the providerSpec is not sent, so
+ * EC2 decides (the AMI snapshot's size and type, the account's encryption-by-default).
+ */
+export interface EbsVolume {
+  /** GiB. */
+  volumeSize?: number;
+  volumeType?: string;
+  encrypted?: boolean;
+  /** Only for io1, io2 and gp3, and only above 0 (the installer writes 0 for "unset"). */
+  iops?: number;
+  /** Only for gp3, and only above 0. */
+  throughputMiB?: number;
+  /** `kmsKey.id`, else `kmsKey.arn` (the provider prefers the id). */
+  kmsKeyID?: string;
 }
 
 export interface WorkerMachineSet {
@@ -35,14 +60,14 @@ export interface WorkerMachineSet {
   /** One entry per security group of the providerSpec: by Name tag, or by id. */
   securityGroups: ({ name: string } | { id: string })[];
   subnet: { name: string } | { id: string } | undefined;
-  blockDevice: {
-    deviceName: string;
-    encrypted: boolean;
-    volumeSize: number;
-    volumeType: string;
-    /** `kmsKey.arn`, else `kmsKey.id`; absent when both are empty. */
-    kmsKeyARN?: string;
-  };
+  /**
+   * The root volume: the providerSpec's block device without a `deviceName`, which
+   * machine-api-provider-aws launches under the AMI's root device name. Absent when the
+   * providerSpec describes none (then EC2 uses the AMI's own root mapping).
+   */
+  rootVolume?: EbsVolume;
+  /** Further EBS volumes, each under the `deviceName` the providerSpec gives it. */
+  dataVolumes: (EbsVolume & { deviceName: string })[];
   userDataSecretName: string;
   tags: Record<string, string>;
   region?: string;
