@@ -1,6 +1,7 @@
 import type { ReconcileOrder } from '@fleet/contracts';
 import {
   InvalidDesiredStateError,
+  NodeClassConfigError,
   renderDesiredObjects,
   type FieldCause,
   type TargetedObject,
@@ -40,6 +41,9 @@ export class ApplyPhase {
     try {
       desired = renderDesiredObjects(this.provider, infra, spec);
     } catch (err) {
+      if (err instanceof NodeClassConfigError) {
+        return degraded(this.deps.log, conditions, err.reason, err.message);
+      }
       if (err instanceof InvalidDesiredStateError) {
         const overrides = err.causes.some((c) => c.field.startsWith('nodeClassOverrides'));
         return degraded(
@@ -98,7 +102,11 @@ export class ApplyPhase {
         object.metadata.name === this.provider.defaultNodeClassName,
     );
     if (defaultNodeClass)
-      this.deps.nodeClasses?.setTarget({ infra, defaultNodeClass: defaultNodeClass.object });
+      this.deps.nodeClasses?.setTarget({
+        infra,
+        defaultNodeClass: defaultNodeClass.object,
+        desired: spec,
+      });
 
     let pruned: number;
     try {
