@@ -126,6 +126,7 @@ export class NodeClassController {
 
   private drain(): void {
     if (this.running) return;
+    // Cleared in `finally`, never inside the loop: the loop may end before its first await.
     this.running = (async () => {
       for (;;) {
         if (this.queue.size > 0 && this.target) {
@@ -161,8 +162,9 @@ export class NodeClassController {
           this.deps.log.warn({ err: describeKubeError(err) }, 'pruning MachineConfigPools failed');
         }
       }
+    })().finally(() => {
       this.running = undefined;
-    })();
+    });
   }
 
   /**
@@ -181,10 +183,38 @@ export class NodeClassController {
     const key = JSON.stringify(objects);
     if (this.applied.get(name) !== key) {
       for (const { object } of objects) await this.deps.cluster.apply(object);
+      await this.removeUnrendered(
+        name,
+        objects.map(({ object }) => object),
+      );
       this.applied.set(name, key);
     }
     this.setProblem(name, undefined);
     return true;
+  }
+
+  /** A NodeClass's objects the desired state no longer asks for (its KubeletConfig, say). */
+  private async removeUnrendered(name: string, rendered: KubeObject[]): Promise<void> {
+    const { cluster, provider } = this.deps;
+    for (const kind of provider.nodeClassConfigKinds().filter((k) => !k.nameFor)) {
+      if (rendered.some((o) => o.apiVersion === kind.apiVersion && o.kind === kind.kind)) continue;
+      let live: KubeObject[];
+      try {
+        live = await cluster.list<KubeObject>(kind.apiVersion, kind.kind, {
+          labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}=${name}`,
+        });
+      } catch (err) {
+        if (isUnknownKind(err)) continue;
+        throw err;
+      }
+      for (const o of live) {
+        await cluster.delete({
+          apiVersion: kind.apiVersion,
+          kind: kind.kind,
+          name: o.metadata.name,
+        });
+      }
+    }
   }
 
   /**
