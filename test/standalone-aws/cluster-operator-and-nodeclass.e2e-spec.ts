@@ -195,6 +195,11 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
       string,
       unknown
     >;
+    // Each NodeClass boots from its own MachineConfigPool: the default's pointer, moved.
+    const gpuUserData = String(reference.userData).replace(
+      '/config/karpenter-default',
+      '/config/karpenter-gpu',
+    );
     h.cluster.kube.create(
       {
         apiVersion: NODECLASS,
@@ -220,7 +225,7 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     expect(fixed.spec).toMatchObject({
       amiFamily: 'Custom',
       amiSelectorTerms: reference.amiSelectorTerms,
-      userData: reference.userData,
+      userData: gpuUserData,
       role: 'KarpenterNodeRole',
       subnetSelectorTerms: [{ id: 'subnet-0123456789abcdef0' }],
     });
@@ -236,7 +241,7 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     });
     const again = await until(() => {
       const o = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu');
-      return (o?.spec as { userData?: string } | undefined)?.userData === reference.userData
+      return (o?.spec as { userData?: string } | undefined)?.userData === gpuUserData
         ? o
         : undefined;
     }, 'userData to be put back');
