@@ -36,7 +36,7 @@ export interface BootedConfig {
 }
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-const labelsOf = (o: KubeObject) => (o.metadata?.labels ?? {}) as Record<string, string>;
+const labelsOf = (o: KubeObject) => o.metadata?.labels ?? {};
 const selects = (selector: unknown, o: KubeObject) =>
   selector !== undefined && matchesLabels(labelSelectorRequirements(selector), labelsOf(o));
 
@@ -276,7 +276,7 @@ export class MachineConfigOperatorEmulator {
 
   /** The daemon on one node: it takes the desired configuration unless it is Degraded. */
   private daemon(node: KubeObject, desired: string, paused: boolean): KubeObject {
-    const annotations = (node.metadata?.annotations ?? {}) as Record<string, string>;
+    const annotations = node.metadata?.annotations ?? {};
     const next = { ...annotations };
     if (!paused) next[DESIRED] = desired;
     if (next[STATE] !== 'Degraded' && next[DESIRED]) {
@@ -290,7 +290,7 @@ export class MachineConfigOperatorEmulator {
   }
 
   private writeStatus(pool: Pool, rendered: string, nodes: KubeObject[]): void {
-    const ann = (n: KubeObject) => (n.metadata?.annotations ?? {}) as Record<string, string>;
+    const ann = (n: KubeObject) => n.metadata?.annotations ?? {};
     const machineCount = nodes.length;
     const degraded = nodes.filter((n) => ann(n)[STATE] === 'Degraded');
     const updated = nodes.filter((n) => ann(n)[CURRENT] === rendered && ann(n)[STATE] === 'Done');
@@ -365,9 +365,9 @@ export class MachineConfigOperatorEmulator {
     const same =
       JSON.stringify(restA) === JSON.stringify(restB) &&
       JSON.stringify(a.map(({ lastTransitionTime: _t, ...c }) => c)) ===
-        JSON.stringify((b as Condition[]).map(({ lastTransitionTime: _t, ...c }) => c));
+        JSON.stringify(b.map(({ lastTransitionTime: _t, ...c }) => c));
     if (same) return;
-    this.kube.patchStatus(MCO, 'MachineConfigPool', name, undefined, status as Json, {
+    this.kube.patchStatus(MCO, 'MachineConfigPool', name, undefined, status, {
       fieldManager: 'machine-config-operator',
     });
   }
