@@ -49,7 +49,10 @@ const containersOf = (doc: Doc): Container[] =>
  * - apps/sidecar/src/csr + kube/cluster-client.ts: CSRs watched, /approval replaced, for the two
  *   kubelet signers; NodeClaims and Nodes watched for the identity check;
  * - apps/sidecar/src/metrics/cluster-metrics.ts: Nodes, NodePools, pending Pods listed;
- * - apps/sidecar/src/runtime.ts: watches on EC2NodeClasses, NodeClaims, CSRs, Karpenter, Deployments.
+ * - apps/sidecar/src/runtime.ts: watches on EC2NodeClasses, NodeClaims, CSRs, Karpenter, Deployments,
+ *   Karpenter's Nodes and the MachineConfigPools;
+ * - libs/cloud-provider/src/openshift/machine-config.ts + nodeclass-controller.ts: per NodeClass a
+ *   MachineConfigPool, KubeletConfig and user-data Secret (Role in openshift-machine-api), pruned.
  */
 const APPLY = ['get', 'list', 'watch', 'create', 'update', 'patch'];
 const OWN = [...APPLY, 'delete'];
@@ -78,6 +81,8 @@ const SIDECAR_NEEDS: [group: string, resource: string, verbs: string[]][] = [
   ['config.openshift.io', 'clusteroperators', APPLY],
   ['config.openshift.io', 'clusteroperators/status', ['update', 'patch']],
   ['machine.openshift.io', 'machinesets', ['get', 'list']],
+  ['machineconfiguration.openshift.io', 'machineconfigpools', OWN],
+  ['machineconfiguration.openshift.io', 'kubeletconfigs', OWN],
   ['cloudcredential.openshift.io', 'credentialsrequests', OWN],
   ['certificates.k8s.io', 'certificatesigningrequests', READ],
   ['certificates.k8s.io', 'certificatesigningrequests/approval', ['update']],

@@ -104,7 +104,8 @@ describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as c
       const render = () => renderDesiredObjects(provider, infra, desiredState({ nodePools }));
       const objects = render();
       expect(JSON.stringify(render())).toBe(JSON.stringify(objects));
-      const owned = provider.ownedKinds();
+      // Per-NodeClass configuration is pruned with its NodeClass, not with the order.
+      const owned = [...provider.ownedKinds(), ...provider.nodeClassConfigKinds()];
       for (const { target, object } of objects) {
         const what = `${object.kind} ${object.metadata.name}`;
         expect([what, registration.targets.includes(target)]).toEqual([what, true]);
@@ -143,7 +144,9 @@ describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as c
           object.metadata.name === provider.defaultNodeClassName,
       );
       expect(defaults).toHaveLength(1);
-      expect(provider.enforceNodeClass(defaults[0]!.object, infra).drifted).toEqual([]);
+      expect(
+        provider.enforceNodeClass(defaults[0]!.object, infra, desiredState({ nodePools })).drifted,
+      ).toEqual([]);
       const pool = objects.find(({ object }) => object.kind === NODEPOOL.kind)?.object as
         { spec: { template: { spec: { nodeClassRef: unknown } } } } | undefined;
       expect(pool?.spec.template.spec.nodeClassRef).toEqual({

@@ -214,6 +214,11 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
       string,
       unknown
     >;
+    // Each NodeClass boots from its own MachineConfigPool: the default's pointer, moved.
+    const gpuUserData = String(reference.userData).replace(
+      '/config/karpenter-default',
+      '/config/karpenter-gpu',
+    );
     h.cluster.kube.create(
       {
         apiVersion: NODECLASS,
@@ -239,7 +244,7 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
     expect(fixed.spec).toMatchObject({
       amiFamily: 'Custom',
       amiSelectorTerms: reference.amiSelectorTerms,
-      userData: reference.userData,
+      userData: gpuUserData,
       role: 'KarpenterNodeRole',
       subnetSelectorTerms: [{ id: 'subnet-0123456789abcdef0' }],
     });
@@ -276,7 +281,7 @@ describe('standalone AWS: ClusterOperator and NodeClasses, watch-driven', () => 
       spec: { tags: { team: 'ml' } },
     });
     const again = h.cluster.kube.get(NODECLASS, 'EC2NodeClass', 'gpu')!;
-    expect((again.spec as { userData?: string }).userData).toBe(reference.userData);
+    expect((again.spec as { userData?: string }).userData).toBe(gpuUserData);
     expect((again.spec as { tags?: unknown }).tags).toEqual({ team: 'ml' });
     // The tags edit did not drop the root volume it was given.
     expect((again.spec as { blockDeviceMappings?: unknown }).blockDeviceMappings).toEqual(

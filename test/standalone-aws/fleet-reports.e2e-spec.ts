@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import pg from 'pg';
+import { parse } from 'yaml';
 import {
   createTestDatabase,
   eventually,
@@ -33,6 +37,7 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
   let sidecar: RunningProcess;
   let gql: Gql;
   let clusterId: string;
+  let registeredUid: string;
 
   const STATUS = `query($id: ID!) { cluster(id: $id) { karpenter { generation } inSync
     status { observedGeneration conditions { type status reason } } } }`;
@@ -70,6 +75,7 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
     gql = api.admin;
     const registered = await registerCluster(gql, { name: 'cas-east' });
     clusterId = registered.id;
+    registeredUid = registered.uid;
     sidecar = startSidecarProcess(
       cluster,
       registered,
@@ -149,5 +155,110 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
         'openshift-machine-api',
       ),
     ).toHaveLength(3);
+  });
+
+  it("each NodeClass's MachineConfigPool reaches the fleet's status, history and `kfleet clusters get`; a Degraded pool says so", async () => {
+    const POOLS = `query($id: ID!) { cluster(id: $id) { status {
+      conditions { type status reason message }
+      machineConfigPools { nodeClass name machineCount updatedMachineCount updatingMachineCount
+        degradedMachineCount renderedConfig conditions { type status } } } } }`;
+    interface Pools {
+      cluster: {
+        status: {
+          conditions: (Cond & { message: string })[];
+          machineConfigPools:
+            | {
+                name: string;
+                nodeClass: string;
+                machineCount: number;
+                degradedMachineCount: number;
+                renderedConfig: string | null;
+                conditions: { type: string; status: string }[];
+              }[]
+            | null;
+        };
+      };
+    }
+    const poolsWhen = (what: string, check: (p: Pools['cluster']['status']) => boolean) =>
+      eventually(
+        async () => {
+          const s = (await gql<Pools>(POOLS, { id: clusterId })).data?.cluster.status;
+          return s && check(s) ? s : undefined;
+        },
+        { timeoutMs: 30_000, what },
+      );
+    const ready = await poolsWhen('karpenter-default rendered', (s) =>
+      Boolean(s.machineConfigPools?.find((p) => p.name === 'karpenter-default')?.renderedConfig),
+    );
+    expect(ready.machineConfigPools).toEqual([
+      expect.objectContaining({ nodeClass: 'default', name: 'karpenter-default', machineCount: 0 }),
+    ]);
+    expect(has(ready.conditions, 'KarpenterPoolsDegraded', 'AsExpected')).toBe(true);
+
+    // A node of the default NodeClass whose daemon failed: the pool turns Degraded.
+    cluster.kube.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: 'ip-10-0-1-99.ec2.internal',
+        labels: {
+          'karpenter.k8s.aws/ec2nodeclass': 'default',
+          'node-role.kubernetes.io/worker': '',
+        },
+        annotations: {
+          'machineconfiguration.openshift.io/state': 'Degraded',
+          'machineconfiguration.openshift.io/reason': 'unexpected on-disk state',
+        },
+      },
+    });
+    const degraded = await poolsWhen('KarpenterPoolsDegraded True', (s) =>
+      has(s.conditions, 'KarpenterPoolsDegraded', 'MachineConfigPoolDegraded'),
+    );
+    expect(degraded.machineConfigPools?.[0]).toMatchObject({
+      machineCount: 1,
+      degradedMachineCount: 1,
+      conditions: expect.arrayContaining([{ type: 'Degraded', status: 'True' }]) as unknown,
+    });
+    expect(degraded.conditions.find((c) => c.type === 'KarpenterPoolsDegraded')?.message).toContain(
+      'MachineConfigPool karpenter-default (NodeClass default) is Degraded',
+    );
+
+    // History: the samples keep the pools, the transition is recorded.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const samples = await client.query<{ pools: { degradedMachineCount: number }[] }>(
+        `SELECT "machineConfigPools" AS pools FROM "HealthSample"
+          WHERE "clusterId" = $1 AND "machineConfigPools" IS NOT NULL ORDER BY "observedAt"`,
+        [registeredUid],
+      );
+      expect(samples.rows.some((r) => r.pools[0]?.degradedMachineCount === 1)).toBe(true);
+      const transitions = await client.query<{ toReason: string }>(
+        `SELECT "toReason" FROM "ConditionTransition" WHERE "clusterId" = $1 AND type = 'KarpenterPoolsDegraded' ORDER BY at`,
+        [registeredUid],
+      );
+      expect(transitions.rows.map((r) => r.toReason)).toEqual(
+        expect.arrayContaining(['AsExpected', 'MachineConfigPoolDegraded']),
+      );
+    } finally {
+      await client.end();
+    }
+
+    // `kfleet clusters get` shows it.
+    const cli = join(process.cwd(), 'dist', 'apps', 'cli', 'src', 'main.js');
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [cli, 'clusters', 'get', 'cas-east', '--api', api.url, '--token', api.adminToken],
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    const shown = parse(out) as {
+      status: { machineConfigPools: { name: string; degradedMachineCount: number }[] };
+    };
+    expect(shown.status.machineConfigPools).toEqual([
+      expect.objectContaining({ name: 'karpenter-default', degradedMachineCount: 1 }),
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -6,6 +6,7 @@ import { Ec2Emulator, loadWorld } from './ec2/index.js';
 import { deployDocuments } from './deploy-manifests.js';
 import { CREDENTIALS_REQUEST_CRD_PATH, fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
 import { KubeApiServerEmulator, type KubeObject } from './kube-apiserver/index.js';
+import { MachineConfigOperatorEmulator } from './machine-config-operator.js';
 
 /** Namespaces a real OpenShift cluster has before anyone installs Karpenter. */
 const OPENSHIFT_NAMESPACES = [
@@ -18,6 +19,11 @@ const OPENSHIFT_NAMESPACES = [
 export interface EmulatedCluster {
   kube: KubeApiServerEmulator;
   ec2: Ec2Emulator;
+  /**
+   * Standalone OpenShift: the Machine Config Operator and Server (pool status, rendered
+   * configurations, what a booting instance fetches). Absent on fixtures without worker user data.
+   */
+  mco?: MachineConfigOperatorEmulator;
   /** the sidecar's kubeconfig: its service account's token, so exactly deploy/'s RBAC applies */
   kubeconfigPath: string;
   /** the service account the sidecar runs as */
@@ -59,6 +65,7 @@ export async function startEmulatedCluster(
 
   const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));
   await ec2.start();
+  const mco = await startMachineConfigOperator(kube, dir);
 
   const tmp = mkdtempSync(join(tmpdir(), 'fleet-cluster-'));
   const kubeconfigPath = join(tmp, 'kubeconfig');
@@ -66,6 +73,7 @@ export async function startEmulatedCluster(
   return {
     kube,
     ec2,
+    ...(mco ? { mco } : {}),
     kubeconfigPath,
     sidecarUser: 'system:serviceaccount:karpenter-fleet:karpenter-fleet-sidecar',
     sidecarEnv: {
@@ -76,8 +84,35 @@ export async function startEmulatedCluster(
       AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,
     },
     async stop() {
+      await mco?.stop();
       await Promise.all([kube.stop(), ec2.stop()]);
       rmSync(tmp, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The cluster's Machine Config Server is where its worker Ignition pointer says, trusted through
+ * the CA bundle that pointer carries.
+ */
+async function startMachineConfigOperator(
+  kube: KubeApiServerEmulator,
+  dir: string,
+): Promise<MachineConfigOperatorEmulator | undefined> {
+  const file = join(dir, 'secret-worker-user-data.yaml');
+  if (!existsSync(file)) return undefined;
+  const secret = parse(readFileSync(file, 'utf8')) as { stringData: { userData: string } };
+  const pointer = JSON.parse(secret.stringData.userData) as {
+    ignition: {
+      config: { merge: { source: string }[] };
+      security?: { tls?: { certificateAuthorities?: unknown } };
+    };
+  };
+  const mco = new MachineConfigOperatorEmulator(
+    kube,
+    new URL(pointer.ignition.config.merge[0]!.source).origin,
+    JSON.stringify(pointer.ignition.security?.tls?.certificateAuthorities),
+  );
+  await mco.start();
+  return mco;
 }

@@ -14,3 +14,4 @@ export * from './deploy-manifests.js';
 export * from './private-servers.js';
 export * from './crd-validation.js';
 export * from './status-reports.js';
+export * from './machine-config-operator.js';

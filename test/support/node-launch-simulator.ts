@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Ec2Emulator } from './ec2/index.js';
 import type { InProcessClient, KubeApiServerEmulator, KubeObject } from './kube-apiserver/index.js';
 import { kubeletCsrRequest, type CertificateRequestSans } from './pkcs10.js';
+import type { BootedConfig, MachineConfigOperatorEmulator } from './machine-config-operator.js';
 import { eventually } from './processes.js';
 
 export const NODE_BOOTSTRAPPER =
@@ -13,6 +14,8 @@ const TERMINATION_FINALIZER = 'karpenter.sh/termination';
 const NODECLASS_FINALIZER = 'karpenter.k8s.aws/termination';
 const NODECLAIM = 'karpenter.sh/v1';
 const NODECLASS = 'karpenter.k8s.aws/v1';
+/** What Karpenter labels its NodeClaims and Nodes with, naming their EC2NodeClass. */
+const NODECLASS_LABEL = 'karpenter.k8s.aws/ec2nodeclass';
 /** The operand's service account (libs/cloud-provider's OPERAND_NAMESPACE/SERVICE_ACCOUNT_NAME). */
 export const KARPENTER_USER = {
   username: 'system:serviceaccount:openshift-karpenter:karpenter',
@@ -25,6 +28,8 @@ export const KARPENTER_USER = {
 
 export interface LaunchedNode {
   nodeClaim: string;
+  /** The MachineConfigPool and rendered configuration the instance booted with (with an MCO). */
+  booted?: BootedConfig;
   nodeName: string;
   instanceId: string;
   providerID: string;
@@ -45,7 +50,22 @@ export interface NodeLaunchSimulatorOptions {
   terminationDelayMs?: number;
   /** How long a launch waits for each approval before giving up. */
   approvalTimeoutMs?: number;
+  /**
+   * The cluster's Machine Config Server: a new instance fetches its configuration from the URL
+   * in its user data first, and never becomes a node when that fails.
+   */
+  mco?: MachineConfigOperatorEmulator;
   log?: (message: string) => void;
+}
+
+export interface CreatedNodeClaim {
+  name: string;
+  instanceId: string;
+  providerID: string;
+  nodeName: string;
+  nodeClass: string;
+  /** The user data the instance was launched with (the NodeClass's, as Karpenter passes it). */
+  userData: string | undefined;
 }
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -183,8 +203,14 @@ export class NodeLaunchSimulator {
     this.say(`NodeClaim ${name} terminated (instance ${instanceId ?? '-'})`);
   }
 
-  /** Creates a NodeClaim of the NodePool with a running instance behind it (Launched). */
-  createNodeClaim(nodePool: string, options: { instance?: { PrivateDnsName?: string } } = {}) {
+  /**
+   * Creates a NodeClaim of the NodePool with a running instance behind it (Launched), launched
+   * with the user data of the NodePool's EC2NodeClass (or `userData`, as a tampered launch).
+   */
+  createNodeClaim(
+    nodePool: string,
+    options: { instance?: { PrivateDnsName?: string }; userData?: string } = {},
+  ): CreatedNodeClaim {
     const { ec2 } = this.options;
     const kube = this.karpenter;
     const zone = this.options.zone ?? 'us-east-1a';
@@ -192,6 +218,13 @@ export class NodeLaunchSimulator {
     const name = `${nodePool}-${suffix()}`;
     // Karpenter makes its NodePool the owner, so deleting the NodePool deletes its NodeClaims.
     const owner = kube.get(NODECLAIM, 'NodePool', nodePool);
+    const nodeClass =
+      (owner?.spec as { template?: { spec?: { nodeClassRef?: { name?: string } } } } | undefined)
+        ?.template?.spec?.nodeClassRef?.name ?? 'default';
+    const userData =
+      options.userData ??
+      (kube.get(NODECLASS, 'EC2NodeClass', nodeClass)?.spec as { userData?: string } | undefined)
+        ?.userData;
     kube.create(
       {
         apiVersion: NODECLAIM,
@@ -200,6 +233,7 @@ export class NodeLaunchSimulator {
           name,
           labels: {
             'karpenter.sh/nodepool': nodePool,
+            [NODECLASS_LABEL]: nodeClass,
             'node.kubernetes.io/instance-type': instanceType,
           },
           finalizers: [TERMINATION_FINALIZER],
@@ -218,7 +252,7 @@ export class NodeLaunchSimulator {
             : {}),
         },
         spec: {
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
           requirements: [
             { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [instanceType] },
           ],
@@ -230,6 +264,7 @@ export class NodeLaunchSimulator {
       AvailabilityZone: zone,
       InstanceType: instanceType,
       Tags: { 'karpenter.sh/nodeclaim': name, 'karpenter.sh/nodepool': nodePool },
+      ...(userData !== undefined ? { UserData: userData } : {}),
       ...(options.instance ?? {}),
     });
     const providerID = `aws:///${zone}/${instance.InstanceId}`;
@@ -250,7 +285,14 @@ export class NodeLaunchSimulator {
       ],
     });
     this.say(`NodeClaim ${name} launched ${instance.InstanceId} (${instance.PrivateDnsName})`);
-    return { name, instanceId: instance.InstanceId, providerID, nodeName: instance.PrivateDnsName };
+    return {
+      name,
+      instanceId: instance.InstanceId,
+      providerID,
+      nodeName: instance.PrivateDnsName,
+      nodeClass,
+      userData,
+    };
   }
 
   /**
@@ -331,8 +373,9 @@ export class NodeLaunchSimulator {
 
   /** The Node registers (the kubelet holds a client certificate now) and Karpenter notices. */
   registerNode(
-    claim: { name: string; nodeName: string; providerID: string },
+    claim: { name: string; nodeName: string; providerID: string; nodeClass?: string },
     nodePool: string,
+    booted?: BootedConfig,
   ): void {
     const { kube } = this.options;
     const vcpus = String(this.options.vcpus ?? 4);
@@ -343,9 +386,20 @@ export class NodeLaunchSimulator {
         name: claim.nodeName,
         labels: {
           'karpenter.sh/nodepool': nodePool,
+          [NODECLASS_LABEL]: claim.nodeClass ?? 'default',
           'kubernetes.io/hostname': claim.nodeName,
           'node-role.kubernetes.io/worker': '',
         },
+        // The daemon's first boot ran the configuration the MCS served.
+        ...(booted
+          ? {
+              annotations: {
+                'machineconfiguration.openshift.io/currentConfig': booted.renderedConfig,
+                'machineconfiguration.openshift.io/desiredConfig': booted.renderedConfig,
+                'machineconfiguration.openshift.io/state': 'Done',
+              },
+            }
+          : {}),
       },
       spec: { providerID: claim.providerID },
       status: { capacity: { cpu: vcpus, memory: '16Gi', pods: '110' } },
@@ -396,14 +450,23 @@ export class NodeLaunchSimulator {
     });
   }
 
-  /** The whole boot of one node; resolves when both of its CSRs are approved. */
-  async launch(nodePool: string): Promise<LaunchedNode> {
-    const claim = this.createNodeClaim(nodePool);
+  /**
+   * The whole boot of one node; resolves when both of its CSRs are approved. With an MCO the
+   * instance first fetches its configuration; when that fails it rejects with an
+   * IgnitionFetchError and no CSR is ever sent (the node never joins).
+   */
+  async launch(nodePool: string, options: { userData?: string } = {}): Promise<LaunchedNode> {
+    const claim = this.createNodeClaim(nodePool, options);
+    let booted: BootedConfig | undefined;
+    if (this.options.mco) {
+      booted = await this.options.mco.boot(claim.userData);
+      this.say(`${claim.nodeName} fetched ${booted.renderedConfig} from pool ${booted.pool}`);
+    }
     const clientStart = Date.now();
     const clientCsr = this.submitCsr(claim.nodeName, 'client');
     const clientApprovalMs = await this.approved(clientCsr, clientStart);
     this.say(`client CSR ${clientCsr} of ${claim.nodeName} approved after ${clientApprovalMs} ms`);
-    this.registerNode(claim, nodePool);
+    this.registerNode(claim, nodePool, booted);
     const servingStart = Date.now();
     const servingCsr = this.submitCsr(claim.nodeName, 'serving');
     const servingApprovalMs = await this.approved(servingCsr, servingStart);
@@ -412,6 +475,7 @@ export class NodeLaunchSimulator {
     );
     return {
       nodeClaim: claim.name,
+      ...(booted ? { booted } : {}),
       nodeName: claim.nodeName,
       instanceId: claim.instanceId,
       providerID: claim.providerID,

@@ -19,6 +19,10 @@ const CLUSTER_DETAIL = `
   status {
     observedGeneration stale lastReportAt metrics
     clusterAutoscaler { mode observed machineAutoscalers }
+    machineConfigPools {
+      nodeClass name machineCount updatedMachineCount updatingMachineCount degradedMachineCount
+      readyMachineCount renderedConfig conditions { type status reason message lastTransitionTime }
+    }
     conditions { type status reason message lastTransitionTime }
   }`;
 

@@ -2,6 +2,8 @@ import {
   CERTIFICATE_SIGNING_REQUEST,
   DEPLOYMENT,
   KARPENTER_CR,
+  MACHINE_CONFIG_POOL,
+  NODE,
   NODECLAIM,
   type Condition,
   type ReconcileOrder,
@@ -9,7 +11,9 @@ import {
   type StatusReport,
 } from '@fleet/contracts';
 import {
+  NODECLASS_LABEL,
   OPERAND_NAME,
+  OWNED_BY_SELECTOR,
   type ClusterDriver,
   type ClusterTarget,
   type TargetedObject,
@@ -22,6 +26,7 @@ import { CsrApprover, type CsrObject, type NodeClaimObject } from './csr/csr-app
 import type { ApiServers } from './kube/api-servers.js';
 import type { ClusterClient } from './kube/cluster-client.js';
 import { ResourceWatch, type ResourceWatchOptions } from './kube/resource-watch.js';
+import { karpenterPoolsCondition, machineConfigPoolStates } from './machine-config/pool-status.js';
 import { collectMetrics } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
 import { NodeClassController } from './nodeclass/nodeclass-controller.js';
@@ -58,6 +63,10 @@ export class SidecarRuntime {
   readonly nodeClassWatch: ResourceWatch;
   readonly nodeClaims: ResourceWatch<NodeClaimObject>;
   readonly csrs: ResourceWatch<CsrObject>;
+  /** Nodes Karpenter launched (they carry the provider's NodeClass label). */
+  readonly karpenterNodes: ResourceWatch;
+  /** The NodeClasses' MachineConfigPools; only where the provider keeps them. */
+  readonly machineConfigPools?: ResourceWatch;
   /** Only where the driver owns a ClusterOperator (standalone OpenShift). */
   readonly operator?: ClusterOperatorController;
   readonly nodeClasses: NodeClassController;
@@ -102,6 +111,13 @@ export class SidecarRuntime {
     this.nodeClassWatch = make(provider.nodeClass);
     this.nodeClaims = make<NodeClaimObject>(NODECLAIM);
     this.csrs = make<CsrObject>(CERTIFICATE_SIGNING_REQUEST);
+    this.karpenterNodes = make(NODE, { labelSelector: provider.nodeClassLabel });
+    if (provider.nodeClassConfigKinds().some((k) => k.kind === MACHINE_CONFIG_POOL.kind)) {
+      this.machineConfigPools = make(MACHINE_CONFIG_POOL, {
+        labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
+      });
+      this.offs.push(this.machineConfigPools.on(() => this.changed(false)));
+    }
     if (driver.statusSurfaces.includes('ClusterOperator'))
       this.operator = new ClusterOperatorController({
         cluster: this.cluster,
@@ -116,7 +132,9 @@ export class SidecarRuntime {
       cluster: this.cluster,
       provider,
       nodeClasses: this.nodeClassWatch,
+      nodes: this.karpenterNodes,
       log: log.child({ controller: 'nodeclass' }),
+      onProblemsChange: () => this.changed(false),
     });
     this.approver = new CsrApprover({
       cluster: this.cluster,
@@ -149,7 +167,15 @@ export class SidecarRuntime {
   }
 
   private watches(): { start(): void; stop(): void; nudge(): void }[] {
-    return [this.deployments, this.karpenters, this.nodeClassWatch, this.nodeClaims, this.csrs];
+    return [
+      this.deployments,
+      this.karpenters,
+      this.nodeClassWatch,
+      this.nodeClaims,
+      this.csrs,
+      this.karpenterNodes,
+      ...(this.machineConfigPools ? [this.machineConfigPools] : []),
+    ];
   }
 
   start(): void {
@@ -257,8 +283,16 @@ export class SidecarRuntime {
         operand.message || 'operand state',
       );
     }
+    const pools = this.machineConfigPools
+      ? machineConfigPoolStates(this.machineConfigPools.items(), new Date())
+      : undefined;
+    if (pools) {
+      const c = karpenterPoolsCondition(pools, this.nodeClasses.currentProblems());
+      this.extra.set('KarpenterPoolsDegraded', c.status, c.reason, c.message);
+    }
+    const extraTypes = new Set(this.extra.list().map((c) => c.type));
     const conditions: Condition[] = [
-      ...last.result.conditions.filter((c) => c.type !== 'OperandReady'),
+      ...last.result.conditions.filter((c) => !extraTypes.has(c.type)),
       ...this.extra.list(),
     ].sort((a, b) => a.type.localeCompare(b.type));
     const [metrics, cas] = await Promise.all([
@@ -274,6 +308,7 @@ export class SidecarRuntime {
       metrics,
       csrDecisions: this.approver.unsentDecisions(),
       ...(cas ? { clusterAutoscaler: cas } : {}),
+      ...(pools ? { machineConfigPools: pools } : {}),
     };
   }
 }

@@ -19,3 +19,4 @@ export {
   KARPENTER_NODE_LEASE_RULES,
 } from './rbac.js';
 export * from './aws/index.js';
+export * from './openshift/machine-config.js';

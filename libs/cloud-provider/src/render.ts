@@ -3,7 +3,7 @@ import type { CloudProvider, TargetedObject } from './types.js';
 
 /**
  * Everything the desired state asks the provider to keep on the cluster, in apply order
- * (operand, default NodeClass, NodePools). A disabled cluster renders nothing, so pruning
+ * (operand, the default NodeClass's MachineConfigPool, default NodeClass, NodePools). A disabled cluster renders nothing, so pruning
  * removes everything the sidecar owns. CRDs and the ClusterOperator are not part of it: CRDs
  * are installed once and never pruned, the ClusterOperator reports whatever the state.
  */
@@ -18,6 +18,8 @@ export function renderDesiredObjects<TInfra>(
   const nodePools = provider.renderNodePools(desired);
   return [
     ...provider.renderOperand(infra, desired),
+    // The default NodeClass's pool and user data exist before the NodeClass can launch anything.
+    ...provider.renderNodeClassConfig(infra, provider.defaultNodeClassName, desired),
     provider.renderDefaultNodeClass(infra, desired.nodeClassOverrides),
     ...nodePools,
   ];

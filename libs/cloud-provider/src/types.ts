@@ -63,6 +63,14 @@ export interface CustomResourceDefinitionSource {
   path: string;
 }
 
+/**
+ * A kind of per-NodeClass configuration. `nameFor` marks a kind the sidecar may not list (user
+ * data Secrets sit beside the cluster's cloud credentials): it is deleted by name instead.
+ */
+export interface NodeClassConfigKind extends OwnedKind {
+  nameFor?: (nodeClass: string) => string;
+}
+
 /** An entry of ClusterOperator.status.relatedObjects; an empty name means "all of them". */
 export interface RelatedObject {
   group: string;
@@ -74,6 +82,11 @@ export interface RelatedObject {
 /** A server-side apply patch for a NodeClass someone else created, and what it corrects. */
 export interface NodeClassEnforcement {
   patch: KubeObject;
+  /**
+   * A JSON merge patch sent after `patch`, for fields that must also lose what someone else set
+   * in them (server-side apply cannot take those away): standalone OpenShift's `spec.kubelet`.
+   */
+  mergePatch?: KubeObject;
   /** Field paths whose live value differs from the patch; empty means nothing to correct. */
   drifted: string[];
 }
@@ -160,6 +173,11 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
   readonly defaultNodeClassName: string;
   /** Where the operand runs (a namespace on the `management` target). */
   readonly operandNamespace: string;
+  /**
+   * The label Karpenter puts on every Node it launched, naming the NodeClass it came from
+   * (AWS: karpenter.k8s.aws/ec2nodeclass). A NodeClass's MachineConfigPool selects by it.
+   */
+  readonly nodeClassLabel: string;
 
   /** CRDs to install (apply) before anything else; never pruned. */
   customResourceDefinitions(): readonly CustomResourceDefinitionSource[];
@@ -175,9 +193,31 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
 
   /**
    * The apply patch that keeps the cluster-derived fields of any NodeClass (as read from the
-   * cluster) in line with discovery. Apply with NODECLASS_ENFORCER_FIELD_MANAGER and force.
+   * cluster) in line with discovery and the desired state. Apply with
+   * NODECLASS_ENFORCER_FIELD_MANAGER and force. Throws NodeClassConfigError when the NodeClass
+   * cannot get its own pool's user data.
    */
-  enforceNodeClass(live: KubeObject, infra: TInfra): NodeClassEnforcement;
+  enforceNodeClass(
+    live: KubeObject,
+    infra: TInfra,
+    desired: KarpenterDesiredState,
+  ): NodeClassEnforcement;
+
+  /**
+   * What a NodeClass needs on the cluster before anything launches from it, in apply order.
+   * Standalone OpenShift: its user-data Secret, MachineConfigPool `karpenter-<nodeclass>` and
+   * the pool's KubeletConfig (openshift/machine-config.ts). Hosted topologies return [] (their
+   * nodes get configuration from the HostedCluster, and `spec.kubelet` stays on the NodeClass).
+   * Throws NodeClassConfigError.
+   */
+  renderNodeClassConfig(
+    infra: TInfra,
+    nodeClass: string,
+    desired: KarpenterDesiredState,
+  ): TargetedObject[];
+
+  /** Kinds renderNodeClassConfig writes; pruned once their NodeClass and its Nodes are gone. */
+  nodeClassConfigKinds(): readonly NodeClassConfigKind[];
 
   renderNodePools(desired: KarpenterDesiredState): TargetedObject[];
 

@@ -142,3 +142,25 @@ export const CREDENTIALS_REQUEST = defineKind(
   'credentialsrequests',
   true,
 );
+// OpenShift's Machine Config Operator: how every OpenShift node gets its OS configuration.
+export const MACHINE_CONFIG = defineKind(
+  'machineconfiguration.openshift.io',
+  'v1',
+  'MachineConfig',
+  'machineconfigs',
+  false,
+);
+export const MACHINE_CONFIG_POOL = defineKind(
+  'machineconfiguration.openshift.io',
+  'v1',
+  'MachineConfigPool',
+  'machineconfigpools',
+  false,
+);
+export const KUBELET_CONFIG = defineKind(
+  'machineconfiguration.openshift.io',
+  'v1',
+  'KubeletConfig',
+  'kubeletconfigs',
+  false,
+);

@@ -115,6 +115,24 @@ export const STATUS_REPORT_BODY_LIMIT_BYTES = 6 * 1024 * 1024;
 
 /** Decisions one report of this sidecar carries; the rest follow in the next reports. */
 export const REPORT_DECISIONS_PER_SEND = 100;
+/**
+ * One NodeClass's MachineConfigPool (`karpenter-<nodeclass>`) as the Machine Config Operator
+ * reports it: machine counts, the rendered configuration and the Updated/Updating/Degraded
+ * conditions. `updating` is the machines neither updated nor degraded.
+ */
+export const MachineConfigPoolState = z.object({
+  nodeClass: z.string().max(253),
+  name: z.string().max(253),
+  machineCount: z.number().int().nonnegative(),
+  updatedMachineCount: z.number().int().nonnegative(),
+  updatingMachineCount: z.number().int().nonnegative(),
+  degradedMachineCount: z.number().int().nonnegative(),
+  readyMachineCount: z.number().int().nonnegative(),
+  /** status.configuration.name (`rendered-<pool>-<hash>`); absent before the MCO rendered one. */
+  renderedConfig: z.string().max(253).optional(),
+  conditions: z.array(Condition).max(16),
+});
+export type MachineConfigPoolState = z.infer<typeof MachineConfigPoolState>;
 
 /** What a sidecar reports: conditions as of `observedGeneration`, stamped with its own clock. */
 export const StatusReport = z.object({
@@ -125,6 +143,8 @@ export const StatusReport = z.object({
   /** Decisions since the previous report (each is sent until a report carrying it is accepted). */
   csrDecisions: z.array(CsrDecision).max(REPORT_CSR_DECISIONS_MAX).default([]),
   clusterAutoscaler: ClusterAutoscalerState.optional(),
+  /** Standalone OpenShift: each NodeClass's MachineConfigPool; absent where there are none. */
+  machineConfigPools: z.array(MachineConfigPoolState).max(256).optional(),
   /** The sidecar's release and the newest contract it speaks; absent from contract-1 sidecars. */
   sidecar: z
     .object({

@@ -86,6 +86,8 @@ export interface Ec2WorldInstance {
   SecurityGroupIds?: string[];
   ReservationId?: string;
   Tags?: Ec2Tags;
+  /** What the instance was launched with (RunInstances UserData), as its first boot reads it. */
+  UserData?: string;
 }
 
 export function loadWorld(path: string | URL): Ec2World {

@@ -134,6 +134,7 @@ export interface PageRow {
   metrics: Prisma.JsonValue;
   lastReportAt: Date | null;
   clusterAutoscaler: Prisma.JsonValue;
+  machineConfigPools: Prisma.JsonValue;
   sidecarVersion: string | null;
   sidecarContractVersion: number | null;
   nodePools: { name: string; spec: Prisma.JsonValue; updatedAt: string }[];
@@ -157,7 +158,7 @@ export function pageSql(q: PageQuery): Prisma.Sql {
            c.labels, c."managementCluster", c."hcpNamespace", c."createdAt",
            d.generation, d.enabled, d.paused, d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode",
            d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides",
-           s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler",
+           s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler", s."machineConfigPools",
            s."sidecarVersion", s."sidecarContractVersion",
            COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec, 'updatedAt', p."updatedAt") ORDER BY p.name)
                        FROM "NodePool" p WHERE p."clusterId" = c.id), '[]'::jsonb) AS "nodePools",
@@ -217,6 +218,7 @@ export function fromPageRow(r: PageRow): ClusterView {
       metrics: r.metrics,
       lastReportAt: r.lastReportAt,
       clusterAutoscaler: r.clusterAutoscaler,
+      machineConfigPools: r.machineConfigPools,
       sidecarVersion: r.sidecarVersion,
       sidecarContractVersion: r.sidecarContractVersion,
     },

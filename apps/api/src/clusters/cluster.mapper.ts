@@ -1,5 +1,5 @@
 import type { Prisma } from '@fleet/database';
-import type { Cluster, Condition } from './models/cluster.model.js';
+import type { Cluster, Condition, MachineConfigPoolStatus } from './models/cluster.model.js';
 import { toGlobalId } from '../common/global-id.js';
 import {
   ClusterAutoscalerMode,
@@ -30,6 +30,7 @@ type StatusView = Pick<
   | 'metrics'
   | 'lastReportAt'
   | 'clusterAutoscaler'
+  | 'machineConfigPools'
   | 'sidecarVersion'
   | 'sidecarContractVersion'
 >;
@@ -65,10 +66,17 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
   const desired = row.desired;
   const status = row.status;
   if (!desired || !status) throw new Error(`cluster ${row.id} has no desired state or status row`);
-  const conditions = (status.conditions as unknown as StoredCondition[]).map((c): Condition => ({
+  const toCondition = (c: StoredCondition): Condition => ({
     ...c,
     lastTransitionTime: new Date(c.lastTransitionTime),
-  }));
+  });
+  const conditions = (status.conditions as unknown as StoredCondition[]).map(toCondition);
+  const pools = status.machineConfigPools as unknown as
+    | (Omit<MachineConfigPoolStatus, 'conditions' | 'renderedConfig'> & {
+        renderedConfig?: string;
+        conditions: StoredCondition[];
+      })[]
+    | null;
   return {
     __typename: 'Cluster',
     id: toGlobalId('Cluster', row.id),
@@ -98,6 +106,12 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       stale: !status.lastReportAt || now - status.lastReportAt.getTime() > staleAfterSeconds * 1000,
       metrics: status.metrics,
       clusterAutoscaler: (status.clusterAutoscaler as ClusterAutoscalerStatus | null) ?? null,
+      machineConfigPools:
+        pools?.map((p) => ({
+          ...p,
+          renderedConfig: p.renderedConfig ?? null,
+          conditions: p.conditions.map(toCondition),
+        })) ?? null,
       sidecar:
         status.sidecarContractVersion === null
           ? null

@@ -234,6 +234,16 @@ export type ClusterDetailFragment = {
       observed: string;
       machineAutoscalers: number;
     } | null;
+    machineConfigPools: Array<{
+      nodeClass: string;
+      name: string;
+      machineCount: number;
+      updatedMachineCount: number;
+      updatingMachineCount: number;
+      degradedMachineCount: number;
+      renderedConfig: string | null;
+      conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+    }> | null;
     conditions: Array<{
       lastTransitionTime: string;
       type: string;
@@ -278,6 +288,16 @@ export type ClusterQuery = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -321,6 +341,16 @@ export type ClusterDetailChangedSubscription = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -367,6 +397,16 @@ export type SetKarpenterMutation = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -413,6 +453,16 @@ export type UpsertNodePoolMutation = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -460,6 +510,16 @@ export type DeleteNodePoolMutation = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -505,6 +565,16 @@ export type PauseClusterMutation = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -550,6 +620,16 @@ export type ResumeClusterMutation = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -595,6 +675,16 @@ export type ReconcileClusterMutation = {
         observed: string;
         machineAutoscalers: number;
       } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
       conditions: Array<{
         lastTransitionTime: string;
         type: string;
@@ -699,6 +789,21 @@ export const ClusterDetailFragmentDoc = new TypedDocumentString(
       mode
       observed
       machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
     }
     conditions {
       lastTransitionTime
@@ -939,6 +1044,21 @@ fragment ClusterDetail on Cluster {
       observed
       machineAutoscalers
     }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
+    }
     conditions {
       lastTransitionTime
     }
@@ -995,6 +1115,21 @@ fragment ClusterDetail on Cluster {
       mode
       observed
       machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
     }
     conditions {
       lastTransitionTime
@@ -1056,6 +1191,21 @@ fragment ClusterDetail on Cluster {
       observed
       machineAutoscalers
     }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
+    }
     conditions {
       lastTransitionTime
     }
@@ -1112,6 +1262,21 @@ fragment ClusterDetail on Cluster {
       mode
       observed
       machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
     }
     conditions {
       lastTransitionTime
@@ -1174,6 +1339,21 @@ fragment ClusterDetail on Cluster {
       observed
       machineAutoscalers
     }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
+    }
     conditions {
       lastTransitionTime
     }
@@ -1230,6 +1410,21 @@ fragment ClusterDetail on Cluster {
       mode
       observed
       machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
     }
     conditions {
       lastTransitionTime
@@ -1288,6 +1483,21 @@ fragment ClusterDetail on Cluster {
       observed
       machineAutoscalers
     }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
+    }
     conditions {
       lastTransitionTime
     }
@@ -1344,6 +1554,21 @@ fragment ClusterDetail on Cluster {
       mode
       observed
       machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
     }
     conditions {
       lastTransitionTime

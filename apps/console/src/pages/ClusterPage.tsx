@@ -261,6 +261,52 @@ export function ClusterPage({ id }: { id: string }) {
               </CardBody>
             </Card>
           </GridItem>
+          {cluster.status.machineConfigPools ? (
+            <GridItem span={12}>
+              <Card>
+                <CardTitle component="h2">Karpenter MachineConfigPools</CardTitle>
+                <CardBody>
+                  {cluster.status.machineConfigPools.length === 0 ? (
+                    <Content component="p">No NodeClass has a pool yet.</Content>
+                  ) : (
+                    <Table aria-label="Karpenter MachineConfigPools" variant="compact">
+                      <Thead>
+                        <Tr>
+                          <Th>NodeClass</Th>
+                          <Th>Pool</Th>
+                          <Th>Machines</Th>
+                          <Th>Updated</Th>
+                          <Th>Updating</Th>
+                          <Th>Degraded</Th>
+                          <Th>Rendered configuration</Th>
+                          <Th>Conditions</Th>
+                        </Tr>
+                      </Thead>
+                      <Tbody>
+                        {cluster.status.machineConfigPools.map((p) => (
+                          <Tr key={p.name} data-testid={`pool-${p.name}`}>
+                            <Td dataLabel="NodeClass">{p.nodeClass}</Td>
+                            <Td dataLabel="Pool">{p.name}</Td>
+                            <Td dataLabel="Machines">{p.machineCount}</Td>
+                            <Td dataLabel="Updated">{p.updatedMachineCount}</Td>
+                            <Td dataLabel="Updating">{p.updatingMachineCount}</Td>
+                            <Td dataLabel="Degraded">{p.degradedMachineCount}</Td>
+                            <Td dataLabel="Rendered configuration">{p.renderedConfig ?? '—'}</Td>
+                            <Td dataLabel="Conditions">
+                              {p.conditions
+                                .filter((c) => c.status === 'True')
+                                .map((c) => (c.message ? `${c.type}: ${c.message}` : c.type))
+                                .join('; ') || '—'}
+                            </Td>
+                          </Tr>
+                        ))}
+                      </Tbody>
+                    </Table>
+                  )}
+                </CardBody>
+              </Card>
+            </GridItem>
+          ) : null}
           <GridItem span={12}>
             <Card>
               <CardTitle component="h2">NodePools</CardTitle>

@@ -135,6 +135,21 @@ export class ClusterClient {
     )) as T;
   }
 
+  /**
+   * JSON merge patch (RFC 7386): for fields that must also lose what other managers set in
+   * them, which server-side apply cannot take away.
+   */
+  async mergePatch<T extends KubernetesObject>(patch: T, fieldManager = FIELD_MANAGER): Promise<T> {
+    return this.objects.patch<T>(
+      patch,
+      undefined,
+      undefined,
+      fieldManager,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+  }
+
   async create<T extends KubernetesObject>(object: T): Promise<T> {
     return this.objects.create<T>(object);
   }

@@ -4,6 +4,7 @@ import {
   InvalidDesiredStateError,
   OPERAND_NAME,
   type KubeObject,
+  NodeClassConfigError,
   renderDesiredObjects,
   type FieldCause,
   type TargetedObject,
@@ -49,6 +50,9 @@ export class ApplyPhase {
     try {
       desired = renderDesiredObjects(this.provider, infra, spec);
     } catch (err) {
+      if (err instanceof NodeClassConfigError) {
+        return degraded(this.deps.log, conditions, err.reason, err.message);
+      }
       if (err instanceof InvalidDesiredStateError) {
         const overrides = err.causes.some((c) => c.field.startsWith('nodeClassOverrides'));
         return degraded(
@@ -120,7 +124,11 @@ export class ApplyPhase {
         object.metadata.name === this.provider.defaultNodeClassName,
     );
     if (defaultNodeClass)
-      this.deps.nodeClasses?.setTarget({ infra, defaultNodeClass: defaultNodeClass.object });
+      this.deps.nodeClasses?.setTarget({
+        infra,
+        defaultNodeClass: defaultNodeClass.object,
+        desired: spec,
+      });
 
     let pruned: number;
     try {

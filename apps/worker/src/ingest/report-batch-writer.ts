@@ -89,10 +89,11 @@ export async function writeReportBatch(
         `UPDATE "ClusterStatus" s
             SET "observedGeneration" = u."observedGeneration", conditions = u.conditions, metrics = u.metrics,
                 "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
+                "machineConfigPools" = u."machineConfigPools",
                 "sidecarVersion" = u."sidecarVersion", "sidecarContractVersion" = u."sidecarContractVersion",
                 "updatedAt" = now()
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, "observedGeneration" int, conditions jsonb,
-                metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb,
+                metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb, "machineConfigPools" jsonb,
                 "sidecarVersion" text, "sidecarContractVersion" int)
           WHERE s."clusterId" = u."clusterId"`,
         [
@@ -104,6 +105,8 @@ export async function writeReportBatch(
               metrics: report.metrics,
               lastReportAt: report.reportedAt,
               clusterAutoscaler: report.clusterAutoscaler ?? null,
+              // Absent where the platform has no pools: the status says so too.
+              machineConfigPools: report.machineConfigPools ?? null,
               // A report without `sidecar` comes from a contract-1 sidecar.
               sidecarVersion: report.sidecar?.version ?? null,
               sidecarContractVersion: report.sidecar?.contractVersion ?? 1,
@@ -140,9 +143,9 @@ export async function writeReportBatch(
     }
     if (known.length) {
       await client.query(
-        `INSERT INTO "HealthSample" ("clusterId", "observedAt", "observedGeneration", available, degraded, progressing, metrics)
+        `INSERT INTO "HealthSample" ("clusterId", "observedAt", "observedGeneration", available, degraded, progressing, metrics, "machineConfigPools")
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS h("clusterId" uuid, "observedAt" timestamptz, "observedGeneration" int,
-                available boolean, degraded boolean, progressing boolean, metrics jsonb)
+                available boolean, degraded boolean, progressing boolean, metrics jsonb, "machineConfigPools" jsonb)
          ON CONFLICT DO NOTHING`,
         [
           JSON.stringify(
@@ -154,6 +157,7 @@ export async function writeReportBatch(
               degraded: conditionTrue(r, 'Degraded'),
               progressing: conditionTrue(r, 'Progressing'),
               metrics: r.metrics,
+              machineConfigPools: r.machineConfigPools ?? null,
             })),
           ),
         ],

@@ -9,6 +9,8 @@ export const EC2_NODE_CLASS = defineKind(
 );
 
 export const DEFAULT_NODE_CLASS_NAME = 'default';
+/** What Karpenter labels every Node it launched with, naming its EC2NodeClass. */
+export const EC2_NODE_CLASS_LABEL = 'karpenter.k8s.aws/ec2nodeclass';
 
 export const OPERAND_NAMESPACE = 'openshift-karpenter';
 export const OPERAND_NAME = 'karpenter';

@@ -6,6 +6,7 @@ import type { KubeObject } from '../types.js';
 import { DEFAULT_NODE_CLASS_NAME, EC2_NODE_CLASS } from './constants.js';
 import { awsClientConfig, ec2CallDeadlineMs } from './credentials.js';
 import { describeInstancesLookup } from './describe-instances.js';
+import { validateKubeletForMachineConfig } from '../openshift/machine-config.js';
 import { validateNodeClassOverrides } from './nodeclass.js';
 import { AwsStandaloneCloudProvider } from './provider.js';
 
@@ -30,7 +31,11 @@ export const AWS_PLATFORM_RULES: PlatformRules = {
       },
     };
   },
-  validateNodeClassOverrides,
+  validateNodeClassOverrides(overrides: NodeClassOverrides): void {
+    validateNodeClassOverrides(overrides);
+    // Standalone: kubelet settings reach the nodes through a KubeletConfig.
+    validateKubeletForMachineConfig(overrides);
+  },
 };
 
 /**

@@ -7,6 +7,7 @@ export {
 } from './provider.js';
 export {
   clusterNodeClassTags,
+  desiredKubelet,
   enforceEC2NodeClass,
   enforcedNodeClassFields,
   renderDefaultEC2NodeClass,

@@ -2,7 +2,12 @@ import { describe, expect, it } from '@jest/globals';
 import { InvalidDesiredStateError } from '../errors.js';
 import { CRDS_DIR, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
 import type { KubeObject } from '../types.js';
+import { poolIgnitionPointer } from '../openshift/machine-config.js';
 import { enforceEC2NodeClass, renderDefaultEC2NodeClass } from './nodeclass.js';
+
+/** The worker's pointer moved to the NodeClass's own pool. */
+const poolPointer = (userData: string, nodeClass: string) =>
+  userData.replace('/config/worker', `/config/karpenter-${nodeClass}`);
 
 const ec2NodeClassCrd = loadCrdValidator(
   `${CRDS_DIR}karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml`,
@@ -54,7 +59,7 @@ describe('default EC2NodeClass', () => {
             },
           },
         ],
-        userData: infra.userData,
+        userData: poolPointer(infra.userData, 'default'),
         tags: { 'cost-center': '4411', team: 'platform' },
       },
     });
@@ -254,7 +259,7 @@ describe('EC2NodeClass enforcement', () => {
       spec: {
         amiFamily: 'Custom',
         amiSelectorTerms: [{ id: 'ami-0c6f2a5e3d1b7a901' }],
-        userData: infra.userData,
+        userData: poolPointer(infra.userData, 'gpu'),
       },
     });
     expect(drifted).toEqual(['spec.amiFamily', 'spec.amiSelectorTerms', 'spec.userData']);
@@ -263,7 +268,7 @@ describe('EC2NodeClass enforcement', () => {
   it('reports no drift on a consistent NodeClass, whatever its key order', () => {
     const { drifted } = enforceEC2NodeClass(
       userNodeClass({
-        userData: infra.userData,
+        userData: poolPointer(infra.userData, 'gpu'),
         amiSelectorTerms: [{ id: 'ami-0c6f2a5e3d1b7a901' }],
         amiFamily: 'Custom',
       }),
@@ -271,6 +276,42 @@ describe('EC2NodeClass enforcement', () => {
     );
     expect(drifted).toEqual([]);
     expect(enforceEC2NodeClass(renderDefaultEC2NodeClass(infra, {}), infra).drifted).toEqual([]);
+    // The pointer is derived, not pattern-replaced: only the path moves.
+    expect(poolIgnitionPointer(infra.userData, 'gpu')).toBe(poolPointer(infra.userData, 'gpu'));
+  });
+
+  it('puts spec.kubelet back to the desired kubelet settings, taking away what a user added', () => {
+    const desired = { nodeClassOverrides: { kubelet: { maxPods: 50 } } };
+    const consistent = {
+      amiFamily: 'Custom',
+      amiSelectorTerms: [{ id: 'ami-0c6f2a5e3d1b7a901' }],
+      userData: poolPointer(infra.userData, 'gpu'),
+    };
+    const edited = enforceEC2NodeClass(
+      userNodeClass({ ...consistent, kubelet: { maxPods: 200, podsPerCore: 4 } }),
+      infra,
+      desired,
+    );
+    expect(edited.drifted).toEqual(['spec.kubelet']);
+    expect(edited.mergePatch).toEqual({
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: 'gpu' },
+      spec: { kubelet: { maxPods: 50, podsPerCore: null } },
+    });
+    // No kubelet settings desired: a hand-set spec.kubelet is removed.
+    const removed = enforceEC2NodeClass(
+      userNodeClass({ ...consistent, kubelet: { maxPods: 200 } }),
+      infra,
+      { nodeClassOverrides: {} },
+    );
+    expect(removed.mergePatch?.spec).toEqual({ kubelet: null });
+    const kept = enforceEC2NodeClass(
+      userNodeClass({ ...consistent, kubelet: { maxPods: 50 } }),
+      infra,
+      desired,
+    );
+    expect([kept.drifted, kept.mergePatch]).toEqual([[], undefined]);
   });
 
   it('gives a NodeClass without blockDeviceMappings the default root volume, as upstream applyDefaults does, and leaves a set one alone', () => {

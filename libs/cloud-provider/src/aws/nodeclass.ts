@@ -1,8 +1,9 @@
-import type { NodeClassOverrides } from '@fleet/contracts';
+import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
 import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
 import { canonical, isRecord } from '../canonical.js';
 import { InvalidDesiredStateError, type FieldCause } from '../errors.js';
 import { ownedLabels } from '../labels.js';
+import { mergePatchTo, poolIgnitionPointer } from '../openshift/machine-config.js';
 import type { KubeObject, NodeClassEnforcement } from '../types.js';
 import {
   DEFAULT_NODE_CLASS_NAME,
@@ -24,9 +25,13 @@ export type EC2NodeClass = KubeObject & {
 
 /**
  * The fields the adapter owns on every EC2NodeClass: RHCOS boots only from the cluster's AMI
- * with the cluster's Ignition user data, so any other value yields nodes that never join.
+ * with an Ignition pointer to the Machine Config Server, so any other value yields nodes that
+ * never join. The pointer is the worker's, moved to the NodeClass's own MachineConfigPool.
  */
-export function enforcedNodeClassFields(infra: AwsStandaloneInfrastructure): {
+export function enforcedNodeClassFields(
+  infra: AwsStandaloneInfrastructure,
+  nodeClass: string = DEFAULT_NODE_CLASS_NAME,
+): {
   amiFamily: 'Custom';
   amiSelectorTerms: { id: string }[];
   userData: string;
@@ -34,7 +39,7 @@ export function enforcedNodeClassFields(infra: AwsStandaloneInfrastructure): {
   return {
     amiFamily: 'Custom',
     amiSelectorTerms: [{ id: infra.worker.amiID }],
-    userData: infra.userData,
+    userData: poolIgnitionPointer(infra.userData, nodeClass),
   };
 }
 
@@ -149,7 +154,7 @@ export function renderDefaultEC2NodeClass(
       userData: enforced.userData,
       ...(Object.keys(tags).length > 0 ? { tags } : {}),
       ...(overrides.metadataOptions ? { metadataOptions: overrides.metadataOptions } : {}),
-      ...(overrides.kubelet ? { kubelet: overrides.kubelet } : {}),
+      ...(desiredKubelet(overrides) ? { kubelet: desiredKubelet(overrides) } : {}),
     },
   });
 }
@@ -159,13 +164,19 @@ const sameJSON = (a: unknown, b: unknown): boolean =>
 
 /**
  * The apply patch that puts the cluster-derived fields back on any EC2NodeClass as read from
- * the cluster. Only those three fields: the rest of a user's NodeClass stays theirs.
+ * the cluster, and `spec.kubelet` back to the desired kubelet settings: on standalone OpenShift
+ * those reach the nodes through the pool's KubeletConfig, and Karpenter computes allocatable
+ * capacity from `spec.kubelet`, so the two must agree. The rest of a user's NodeClass stays
+ * theirs.
  */
 export function enforceEC2NodeClass(
   live: KubeObject,
   infra: AwsStandaloneInfrastructure,
+  desired?: Pick<KarpenterDesiredState, 'nodeClassOverrides'>,
 ): NodeClassEnforcement {
-  const enforced: Record<string, unknown> = { ...enforcedNodeClassFields(infra) };
+  const enforced: Record<string, unknown> = {
+    ...enforcedNodeClassFields(infra, live.metadata.name),
+  };
   const spec = isRecord(live.spec) ? live.spec : {};
   const drifted = Object.keys(enforced)
     .filter((field) => !sameJSON(spec[field], enforced[field]))
@@ -185,6 +196,9 @@ export function enforceEC2NodeClass(
   } else if (userClass && sameJSON(mappings, defaults)) {
     enforced.blockDeviceMappings = defaults;
   }
+  const kubelet = desired ? desiredKubelet(desired.nodeClassOverrides) : spec.kubelet;
+  const kubeletDrifted = !sameJSON(spec.kubelet, kubelet);
+  if (kubeletDrifted) drifted.push('spec.kubelet');
   return {
     patch: canonical({
       apiVersion: API_VERSION,
@@ -192,6 +206,23 @@ export function enforceEC2NodeClass(
       metadata: { name: live.metadata.name },
       spec: enforced,
     }),
+    ...(kubeletDrifted
+      ? {
+          mergePatch: {
+            apiVersion: API_VERSION,
+            kind: EC2_NODE_CLASS.kind,
+            metadata: { name: live.metadata.name },
+            spec: { kubelet: mergePatchTo(spec.kubelet, kubelet) },
+          },
+        }
+      : {}),
     drifted: drifted.sort(),
   };
+}
+
+/** The kubelet settings every NodeClass carries: the desired ones, or none. */
+export function desiredKubelet(overrides: NodeClassOverrides): Record<string, unknown> | undefined {
+  return overrides.kubelet && Object.keys(overrides.kubelet).length > 0
+    ? canonical(overrides.kubelet)
+    : undefined;
 }

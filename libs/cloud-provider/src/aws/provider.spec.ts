@@ -4,6 +4,7 @@ import { loadCustomResourceDefinitions } from '../crds.js';
 import { InvalidDesiredStateError } from '../errors.js';
 import { NODECLASS_ENFORCER_FIELD_MANAGER, OWNED_BY_SELECTOR } from '../labels.js';
 import { renderDesiredObjects } from '../render.js';
+import { poolIgnitionPointer } from '../openshift/machine-config.js';
 import { CRDS_DIR, desiredState, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
 import { AwsStandaloneCloudProvider } from './provider.js';
 
@@ -59,10 +60,17 @@ describe('AwsStandaloneCloudProvider', () => {
     ).rejects.toThrow('not the CustomResourceDefinition nodepools.karpenter.sh');
   });
 
-  it('renders operand, default NodeClass and NodePools in apply order', () => {
-    const objects = renderDesiredObjects(provider, infra, desiredState({ nodePools }));
-    expect(objects.map((o) => o.object.kind).slice(-3)).toEqual([
+  it("renders operand, the default NodeClass's pool, default NodeClass and NodePools in apply order", () => {
+    const objects = renderDesiredObjects(
+      provider,
+      infra,
+      desiredState({ nodePools, nodeClassOverrides: { kubelet: { maxPods: 50 } } }),
+    );
+    expect(objects.map((o) => o.object.kind).slice(-6)).toEqual([
       'PodDisruptionBudget',
+      'Secret',
+      'MachineConfigPool',
+      'KubeletConfig',
       'EC2NodeClass',
       'NodePool',
     ]);
@@ -70,7 +78,7 @@ describe('AwsStandaloneCloudProvider', () => {
   });
 
   it('owns (and so can prune) every kind it renders, each carrying the ownership label', () => {
-    const owned = provider.ownedKinds();
+    const owned = [...provider.ownedKinds(), ...provider.nodeClassConfigKinds()];
     for (const { object } of renderDesiredObjects(provider, infra, desiredState({ nodePools }))) {
       const [group, version] = object.apiVersion.includes('/')
         ? object.apiVersion.split('/')
@@ -133,10 +141,11 @@ describe('AwsStandaloneCloudProvider', () => {
         spec: {
           amiFamily: 'Custom',
           amiSelectorTerms: [{ id: 'ami-0old' }],
-          userData: infra.userData,
+          userData: poolIgnitionPointer(infra.userData, 'custom'),
         },
       },
       infra,
+      desiredState(),
     );
     // Without blockDeviceMappings it also gets the default root volume (upstream applyDefaults).
     expect(drifted).toEqual(['spec.amiSelectorTerms', 'spec.blockDeviceMappings']);

@@ -21,10 +21,17 @@ import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
 import { renderClusterOperator } from '../cluster-operator.js';
 import { NODE_LEASE_NAMESPACE } from '../rbac.js';
 import { renderNodePools } from '../nodepools.js';
+import {
+  MACHINE_CONFIG_KINDS,
+  renderNodeClassMachineConfig,
+  targetedOnWorkload,
+  validateKubeletForMachineConfig,
+} from '../openshift/machine-config.js';
 import type {
   CloudProvider,
   CustomResourceDefinitionSource,
   KubeObject,
+  NodeClassConfigKind,
   NodeClassEnforcement,
   NodeIdentityClaim,
   NodeIdentityVerdict,
@@ -41,6 +48,7 @@ import {
   DEFAULT_KARPENTER_IMAGE,
   DEFAULT_NODE_CLASS_NAME,
   EC2_NODE_CLASS,
+  EC2_NODE_CLASS_LABEL,
   KARPENTER_CR_NAME,
   OPERAND_NAME,
   OPERAND_NAMESPACE,
@@ -52,6 +60,7 @@ import {
   type DescribeInstancesLookup,
 } from './node-identity.js';
 import {
+  desiredKubelet,
   enforceEC2NodeClass,
   renderDefaultEC2NodeClass,
   validateNodeClassOverrides,
@@ -100,6 +109,7 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
   readonly nodeClass = EC2_NODE_CLASS;
   readonly defaultNodeClassName = DEFAULT_NODE_CLASS_NAME;
   readonly operandNamespace = OPERAND_NAMESPACE;
+  readonly nodeClassLabel = EC2_NODE_CLASS_LABEL;
   private readonly image: string;
 
   constructor(options: AwsCloudProviderOptions = {}) {
@@ -148,6 +158,7 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
 
   validateNodeClassOverrides(overrides: NodeClassOverrides): void {
     validateNodeClassOverrides(overrides);
+    validateKubeletForMachineConfig(overrides);
   }
 
   renderAdmissionPolicies(sidecarUsername: string): TargetedObject[] {
@@ -157,8 +168,31 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
     }));
   }
 
-  enforceNodeClass(live: KubeObject, infra: AwsStandaloneInfrastructure): NodeClassEnforcement {
-    return enforceEC2NodeClass(live, infra);
+  enforceNodeClass(
+    live: KubeObject,
+    infra: AwsStandaloneInfrastructure,
+    desired: KarpenterDesiredState,
+  ): NodeClassEnforcement {
+    return enforceEC2NodeClass(live, infra, desired);
+  }
+
+  renderNodeClassConfig(
+    infra: AwsStandaloneInfrastructure,
+    nodeClass: string,
+    desired: KarpenterDesiredState,
+  ): TargetedObject[] {
+    return targetedOnWorkload(
+      renderNodeClassMachineConfig({
+        nodeClass,
+        nodeClassLabel: EC2_NODE_CLASS_LABEL,
+        workerUserData: infra.userData,
+        kubelet: desiredKubelet(desired.nodeClassOverrides),
+      }),
+    );
+  }
+
+  nodeClassConfigKinds(): readonly NodeClassConfigKind[] {
+    return MACHINE_CONFIG_KINDS;
   }
 
   renderNodePools(desired: KarpenterDesiredState): TargetedObject[] {

@@ -112,6 +112,43 @@ export class ClusterAutoscalerStatus {
   machineAutoscalers!: number;
 }
 
+@ObjectType({
+  description:
+    "A NodeClass's MachineConfigPool (karpenter-<nodeclass>) as the Machine Config Operator reports it (standalone OpenShift).",
+})
+export class MachineConfigPoolStatus {
+  @Field({ description: 'The NodeClass whose nodes the pool configures.' })
+  nodeClass!: string;
+
+  @Field({ description: 'The MachineConfigPool, karpenter-<nodeclass>.' })
+  name!: string;
+
+  @Field(() => Int)
+  machineCount!: number;
+
+  @Field(() => Int)
+  updatedMachineCount!: number;
+
+  @Field(() => Int, { description: 'Machines neither updated nor degraded.' })
+  updatingMachineCount!: number;
+
+  @Field(() => Int)
+  degradedMachineCount!: number;
+
+  @Field(() => Int)
+  readyMachineCount!: number;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The rendered configuration (rendered-<pool>-<hash>); null before the MCO rendered one.',
+  })
+  renderedConfig!: string | null;
+
+  @Field(() => [Condition], { description: 'Updated, Updating and Degraded.' })
+  conditions!: Condition[];
+}
+
 @ObjectType()
 export class ClusterStatus {
   @Field(() => Int, { description: 'The desired generation the sidecar last applied.' })
@@ -133,6 +170,13 @@ export class ClusterStatus {
 
   @Field(() => ClusterAutoscalerStatus, { nullable: true })
   clusterAutoscaler!: ClusterAutoscalerStatus | null;
+
+  @Field(() => [MachineConfigPoolStatus], {
+    nullable: true,
+    description:
+      "Each NodeClass's MachineConfigPool; null where the platform has none (hosted) or before a report.",
+  })
+  machineConfigPools!: MachineConfigPoolStatus[] | null;
 
   @Field(() => SidecarInfo, { nullable: true, description: 'Null until the sidecar reports.' })
   sidecar!: SidecarInfo | null;

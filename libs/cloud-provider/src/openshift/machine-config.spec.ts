@@ -1,0 +1,162 @@
+import { describe, expect, it } from '@jest/globals';
+import { CRDS_DIR, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
+import { InvalidDesiredStateError } from '../errors.js';
+import {
+  mergePatchTo,
+  NodeClassConfigError,
+  poolIgnitionPointer,
+  renderNodeClassMachineConfig,
+  validateKubeletForMachineConfig,
+} from './machine-config.js';
+
+const crd = (file: string) => loadCrdValidator(`${CRDS_DIR}openshift/${file}`);
+const pools = crd('machineconfiguration.openshift.io_machineconfigpools.yaml');
+const kubeletConfigs = crd('machineconfiguration.openshift.io_kubeletconfigs.yaml');
+const worker = fixtureInfrastructure().userData;
+
+type Pointer = {
+  ignition: {
+    config: { merge: { source: string }[] };
+    security: unknown;
+    version: string;
+  };
+};
+
+describe('Ignition pointer of a NodeClass', () => {
+  it("is the worker's pointer with only the MCS path moved to the NodeClass's pool", () => {
+    const derived = JSON.parse(poolIgnitionPointer(worker, 'gpu')) as Pointer;
+    const original = JSON.parse(worker) as Pointer;
+    expect(derived.ignition.config.merge).toEqual([
+      { source: 'https://api-int.prod-east.example.com:22623/config/karpenter-gpu' },
+    ]);
+    expect(derived.ignition.security).toEqual(original.ignition.security);
+    expect(derived.ignition.version).toBe(original.ignition.version);
+  });
+
+  it.each([
+    ['not JSON', '#cloud-config', 'is not JSON'],
+    ['no merge source', '{"ignition":{"version":"3.2.0"}}', 'exactly one source'],
+    [
+      'two sources',
+      '{"ignition":{"config":{"merge":[{"source":"https://a:22623/config/worker"},{"source":"https://b:22623/config/worker"}]}}}',
+      'exactly one source',
+    ],
+    [
+      'not an MCS URL',
+      '{"ignition":{"config":{"merge":[{"source":"https://example.com/ignition.json"}]}}}',
+      'is not a Machine Config Server URL',
+    ],
+    [
+      'plain HTTP',
+      '{"ignition":{"config":{"merge":[{"source":"http://api-int:22623/config/worker"}]}}}',
+      'is not a Machine Config Server URL',
+    ],
+  ])('refuses a worker user data that is %s, naming why', (_what, userData, why) => {
+    let error: unknown;
+    try {
+      poolIgnitionPointer(userData, 'default');
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(NodeClassConfigError);
+    expect((error as NodeClassConfigError).reason).toBe('IgnitionPointerInvalid');
+    expect((error as Error).message).toContain(why);
+    expect((error as Error).message).toContain('karpenter-default');
+  });
+
+  it('refuses a NodeClass whose pool name could not be a label name', () => {
+    let error: unknown;
+    try {
+      poolIgnitionPointer(worker, 'x'.repeat(54));
+    } catch (err) {
+      error = err;
+    }
+    expect((error as NodeClassConfigError).reason).toBe('NodeClassNameTooLong');
+    expect(() => poolIgnitionPointer(worker, 'x'.repeat(53))).not.toThrow();
+  });
+});
+
+describe('MachineConfigPool, KubeletConfig and user-data Secret of a NodeClass', () => {
+  const render = (kubelet?: Record<string, unknown>) =>
+    renderNodeClassMachineConfig({
+      nodeClass: 'gpu',
+      nodeClassLabel: 'karpenter.k8s.aws/ec2nodeclass',
+      workerUserData: worker,
+      kubelet,
+    });
+
+  it('selects worker MachineConfigs plus its own, and only the nodes of its NodeClass', () => {
+    const [secret, pool] = render();
+    expect(pool).toMatchObject({
+      kind: 'MachineConfigPool',
+      metadata: {
+        name: 'karpenter-gpu',
+        labels: {
+          'fleet.karpenter.sh/managed-by': 'karpenter-fleet',
+          'fleet.karpenter.sh/nodeclass': 'gpu',
+          'pools.operator.machineconfiguration.openshift.io/karpenter-gpu': '',
+        },
+      },
+      spec: {
+        machineConfigSelector: {
+          matchExpressions: [
+            {
+              key: 'machineconfiguration.openshift.io/role',
+              operator: 'In',
+              values: ['worker', 'karpenter-gpu'],
+            },
+          ],
+        },
+        nodeSelector: { matchLabels: { 'karpenter.k8s.aws/ec2nodeclass': 'gpu' } },
+      },
+    });
+    expect(pools.validate(pool).errors).toEqual([]);
+    expect(secret).toMatchObject({
+      kind: 'Secret',
+      metadata: { name: 'karpenter-gpu-user-data', namespace: 'openshift-machine-api' },
+    });
+    const data = (secret as unknown as { data: Record<string, string> }).data;
+    expect(Buffer.from(data.userData!, 'base64').toString()).toBe(
+      poolIgnitionPointer(worker, 'gpu'),
+    );
+  });
+
+  it('carries desired kubelet settings in a KubeletConfig selecting the pool, and none without', () => {
+    expect(render().map((o) => o.kind)).toEqual(['Secret', 'MachineConfigPool']);
+    const objects = render({ maxPods: 50, systemReserved: { cpu: '500m', memory: '1Gi' } });
+    const kc = objects.find((o) => o.kind === 'KubeletConfig');
+    expect(kc).toMatchObject({
+      metadata: { name: 'karpenter-gpu' },
+      spec: {
+        machineConfigPoolSelector: {
+          matchLabels: { 'pools.operator.machineconfiguration.openshift.io/karpenter-gpu': '' },
+        },
+        kubeletConfig: { maxPods: 50, systemReserved: { cpu: '500m', memory: '1Gi' } },
+      },
+    });
+    expect(kubeletConfigs.validate(kc).errors).toEqual([]);
+  });
+
+  it('refuses kubelet settings a KubeletConfig may not carry, naming the field', () => {
+    expect(() =>
+      validateKubeletForMachineConfig({ kubelet: { clusterDNS: ['10.0.0.10'], maxPods: 50 } }),
+    ).toThrow(InvalidDesiredStateError);
+    expect(() => validateKubeletForMachineConfig({ kubelet: { clusterDNS: [] } })).toThrow(
+      'nodeClassOverrides.kubelet.clusterDNS',
+    );
+    expect(() => validateKubeletForMachineConfig({ kubelet: { maxPods: 50 } })).not.toThrow();
+  });
+});
+
+describe('mergePatchTo', () => {
+  it('nulls what only the live object has, recurses into maps, replaces the rest', () => {
+    expect(
+      mergePatchTo(
+        { maxPods: 200, podsPerCore: 4, systemReserved: { cpu: '1', memory: '1Gi' } },
+        { maxPods: 50, systemReserved: { cpu: '1' } },
+      ),
+    ).toEqual({ maxPods: 50, podsPerCore: null, systemReserved: { memory: null } });
+    expect(mergePatchTo({ maxPods: 1 }, undefined)).toBeNull();
+    expect(mergePatchTo(undefined, { maxPods: 1 })).toEqual({ maxPods: 1 });
+  });
+});

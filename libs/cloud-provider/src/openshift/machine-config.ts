@@ -1,0 +1,217 @@
+import {
+  KUBELET_CONFIG,
+  MACHINE_CONFIG_POOL,
+  SECRET,
+  type NodeClassOverrides,
+} from '@fleet/contracts';
+import { canonical, isRecord } from '../canonical.js';
+import { InvalidDesiredStateError } from '../errors.js';
+import { ownedLabels } from '../labels.js';
+import type { KubeObject, NodeClassConfigKind, TargetedObject } from '../types.js';
+
+/**
+ * How standalone OpenShift configures Karpenter's nodes, the way it configures every node: one
+ * MachineConfigPool per NodeClass (`karpenter-<nodeclass>`), whose Machine Config Server
+ * endpoint the NodeClass's Ignition pointer names, and a KubeletConfig for the pool. Platform
+ * neutral: every standalone OpenShift provider (AWS now, Azure and Cluster API later) renders
+ * these with its own NodeClass label.
+ */
+
+/** Where OpenShift keeps the user-data Secrets machines boot from (worker-user-data lives here). */
+export const USER_DATA_NAMESPACE = 'openshift-machine-api';
+/** Which NodeClass a per-NodeClass object belongs to, so it is pruned with it. */
+export const NODECLASS_LABEL = 'fleet.karpenter.sh/nodeclass';
+/** The MachineConfig label that says which pool(s) a MachineConfig is for. */
+export const MACHINE_CONFIG_ROLE_LABEL = 'machineconfiguration.openshift.io/role';
+/** OpenShift's custom-pool label, which KubeletConfigs and ContainerRuntimeConfigs select. */
+export const POOL_LABEL_PREFIX = 'pools.operator.machineconfiguration.openshift.io/';
+const POOL_PREFIX = 'karpenter-';
+/** A label name part is at most 63 characters, and the pool name is one. */
+const MAX_POOL_NAME = 63;
+
+/** Why a NodeClass cannot get its pool; CamelCase, reported as a Degraded reason. */
+export type NodeClassConfigReason = 'IgnitionPointerInvalid' | 'NodeClassNameTooLong';
+
+export class NodeClassConfigError extends Error {
+  override readonly name = 'NodeClassConfigError';
+  constructor(
+    readonly reason: NodeClassConfigReason,
+    readonly nodeClass: string,
+    message: string,
+  ) {
+    super(`NodeClass ${nodeClass}: ${message}`);
+  }
+}
+
+export const machineConfigPoolName = (nodeClass: string): string => `${POOL_PREFIX}${nodeClass}`;
+export const userDataSecretName = (nodeClass: string): string =>
+  `${POOL_PREFIX}${nodeClass}-user-data`;
+export const poolLabel = (pool: string): string => `${POOL_LABEL_PREFIX}${pool}`;
+
+function checkedPoolName(nodeClass: string): string {
+  const pool = machineConfigPoolName(nodeClass);
+  if (pool.length > MAX_POOL_NAME) {
+    throw new NodeClassConfigError(
+      'NodeClassNameTooLong',
+      nodeClass,
+      `its MachineConfigPool name "${pool}" is longer than ${MAX_POOL_NAME} characters (it is a label name and a role label value); use a NodeClass name of at most ${MAX_POOL_NAME - POOL_PREFIX.length} characters`,
+    );
+  }
+  return pool;
+}
+
+interface IgnitionPointer {
+  ignition?: { config?: { merge?: { source?: unknown }[] } };
+}
+
+/**
+ * The worker's Ignition pointer config with its Machine Config Server URL moved to
+ * `/config/<pool>`: same scheme, host, port and CA bundle, everything else kept as it was.
+ */
+export function poolIgnitionPointer(workerUserData: string, nodeClass: string): string {
+  const pool = checkedPoolName(nodeClass);
+  const invalid = (why: string) =>
+    new NodeClassConfigError(
+      'IgnitionPointerInvalid',
+      nodeClass,
+      `cannot derive the Ignition pointer for MachineConfigPool ${pool} from the worker user data: ${why}`,
+    );
+  let config: IgnitionPointer;
+  try {
+    config = JSON.parse(workerUserData) as IgnitionPointer;
+  } catch {
+    throw invalid('it is not JSON (an Ignition pointer config is)');
+  }
+  const merge = isRecord(config) ? (config as IgnitionPointer).ignition?.config?.merge : undefined;
+  if (!Array.isArray(merge) || merge.length !== 1) {
+    throw invalid('ignition.config.merge must hold exactly one source, the Machine Config Server');
+  }
+  const source = merge[0]?.source;
+  let url: URL;
+  try {
+    url = new URL(String(source));
+  } catch {
+    throw invalid(`ignition.config.merge[0].source ${JSON.stringify(source)} is not a URL`);
+  }
+  if (
+    url.protocol !== 'https:' ||
+    !/^\/config\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(url.pathname)
+  ) {
+    throw invalid(
+      `ignition.config.merge[0].source ${url.href} is not a Machine Config Server URL (https://<host>:<port>/config/<pool>)`,
+    );
+  }
+  url.pathname = `/config/${pool}`;
+  const derived = structuredClone(config) as {
+    ignition: { config: { merge: { source: string }[] } };
+  };
+  derived.ignition.config.merge[0] = { ...derived.ignition.config.merge[0], source: url.href };
+  return JSON.stringify(derived);
+}
+
+const KUBELET_CONFIG_REFUSED: Record<string, string> = {
+  // The Machine Config Operator refuses these in a KubeletConfig: the cluster owns them.
+  clusterDNS: 'the cluster DNS address is set by OpenShift; a KubeletConfig may not change it',
+};
+
+/**
+ * Desired kubelet settings that a KubeletConfig cannot carry, as causes. Called before the
+ * order renders anything, so such an order applies nothing.
+ */
+export function validateKubeletForMachineConfig(overrides: NodeClassOverrides): void {
+  const causes = Object.keys(overrides.kubelet ?? {})
+    .filter((key) => key in KUBELET_CONFIG_REFUSED)
+    .sort()
+    .map((key) => ({
+      field: `nodeClassOverrides.kubelet.${key}`,
+      message: KUBELET_CONFIG_REFUSED[key] ?? '',
+    }));
+  if (causes.length > 0) throw new InvalidDesiredStateError(causes);
+}
+
+export interface NodeClassMachineConfigInput {
+  nodeClass: string;
+  /** The label Karpenter puts on every Node it launched from a NodeClass, naming it. */
+  nodeClassLabel: string;
+  /** The worker's Ignition pointer config (the worker user-data Secret's userData). */
+  workerUserData: string;
+  /** Desired kubelet settings; a KubeletConfig exists only when there are some. */
+  kubelet: Record<string, unknown> | undefined;
+}
+
+/**
+ * The pool's objects in apply order: the user-data Secret holding the pool's Ignition pointer,
+ * the MachineConfigPool, and the KubeletConfig when kubelet settings are desired. All carry the
+ * fleet's label and the NodeClass's, so they are pruned with the NodeClass and nothing else.
+ */
+export function renderNodeClassMachineConfig(input: NodeClassMachineConfigInput): KubeObject[] {
+  const { nodeClass, nodeClassLabel, kubelet } = input;
+  const pool = checkedPoolName(nodeClass);
+  const pointer = poolIgnitionPointer(input.workerUserData, nodeClass);
+  const labels = ownedLabels({ [NODECLASS_LABEL]: nodeClass });
+  const objects: KubeObject[] = [
+    {
+      apiVersion: SECRET.apiVersion,
+      kind: SECRET.kind,
+      metadata: { name: userDataSecretName(nodeClass), namespace: USER_DATA_NAMESPACE, labels },
+      type: 'Opaque',
+      data: {
+        disableTemplating: Buffer.from('true').toString('base64'),
+        userData: Buffer.from(pointer).toString('base64'),
+      },
+    },
+    {
+      apiVersion: MACHINE_CONFIG_POOL.apiVersion,
+      kind: MACHINE_CONFIG_POOL.kind,
+      metadata: { name: pool, labels: { ...labels, [poolLabel(pool)]: '' } },
+      spec: {
+        // The OpenShift custom-pool convention: every worker MachineConfig, plus those for this pool.
+        machineConfigSelector: {
+          matchExpressions: [
+            { key: MACHINE_CONFIG_ROLE_LABEL, operator: 'In', values: ['worker', pool] },
+          ],
+        },
+        // Only what Karpenter launched from this NodeClass; a MachineSet node never has the label.
+        nodeSelector: { matchLabels: { [nodeClassLabel]: nodeClass } },
+      },
+    },
+  ];
+  if (kubelet && Object.keys(kubelet).length > 0) {
+    objects.push({
+      apiVersion: KUBELET_CONFIG.apiVersion,
+      kind: KUBELET_CONFIG.kind,
+      metadata: { name: pool, labels },
+      spec: {
+        machineConfigPoolSelector: { matchLabels: { [poolLabel(pool)]: '' } },
+        // EC2NodeClass.spec.kubelet and KubeletConfiguration share their field names.
+        kubeletConfig: structuredClone(kubelet),
+      },
+    });
+  }
+  return objects.map((o) => canonical(o));
+}
+
+/** Kinds renderNodeClassMachineConfig writes, in apply order, for pruning a NodeClass's pool. */
+export const MACHINE_CONFIG_KINDS: readonly NodeClassConfigKind[] = [
+  { ...SECRET, target: 'workload', namespaces: [USER_DATA_NAMESPACE], nameFor: userDataSecretName },
+  { ...MACHINE_CONFIG_POOL, target: 'workload' },
+  { ...KUBELET_CONFIG, target: 'workload' },
+];
+
+export const targetedOnWorkload = (objects: KubeObject[]): TargetedObject[] =>
+  objects.map((object) => ({ target: 'workload', object }));
+
+/**
+ * A JSON merge patch (RFC 7386) turning `live` into `desired`: keys only in `live` become null,
+ * maps recurse. Server-side apply cannot take away fields another manager set; this can.
+ */
+export function mergePatchTo(live: unknown, desired: unknown): unknown {
+  if (!isRecord(live) || !isRecord(desired)) return desired === undefined ? null : desired;
+  const patch: Record<string, unknown> = {};
+  for (const key of Object.keys(live)) if (!(key in desired)) patch[key] = null;
+  for (const [key, value] of Object.entries(desired)) {
+    if (JSON.stringify(canonical(live[key])) === JSON.stringify(canonical(value))) continue;
+    patch[key] = mergePatchTo(live[key], value);
+  }
+  return patch;
+}

@@ -1,0 +1,335 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { OPERAND_NAME, OPERAND_NAMESPACE } from '@fleet/cloud-provider';
+import { IgnitionFetchError } from '../support/machine-config-operator.js';
+import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
+import { eventually } from '../support/processes.js';
+import { fixtureInfrastructure } from '../support/ocp-aws-standalone.js';
+import { GENERAL_NODEPOOL, startHarness, until, type Harness } from './harness.js';
+
+const MCO = 'machineconfiguration.openshift.io/v1';
+const NODECLASS = ['karpenter.k8s.aws/v1', 'EC2NodeClass'] as const;
+const WORKER_POINTER = fixtureInfrastructure().userData;
+const pointerTo = (pool: string) => WORKER_POINTER.replace('/config/worker', `/config/${pool}`);
+
+const GPU_NODEPOOL = {
+  name: 'gpu',
+  spec: {
+    template: {
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'gpu' },
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+        ],
+      },
+    },
+  },
+};
+
+interface PoolStatus {
+  machineCount?: number;
+  updatedMachineCount?: number;
+  degradedMachineCount?: number;
+  configuration?: { name?: string; source?: { name: string }[] };
+  conditions?: { type: string; status: string }[];
+}
+
+describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
+  let h: Harness;
+  let sim: NodeLaunchSimulator;
+  const created: string[] = [];
+  let stopWatches: (() => void)[] = [];
+
+  const kube = () => h.cluster.kube;
+  const pool = (name: string) => kube().get(MCO, 'MachineConfigPool', name);
+  const poolStatus = (name: string) => (pool(name)?.status ?? {}) as PoolStatus;
+  const nodeClass = (name: string) =>
+    kube().get(...NODECLASS, name)?.spec as { userData?: string; kubelet?: unknown } | undefined;
+  const userNodeClass = (name: string, spec: Record<string, unknown> = {}) => ({
+    apiVersion: NODECLASS[0],
+    kind: NODECLASS[1],
+    metadata: { name },
+    spec: {
+      amiFamily: 'Custom',
+      amiSelectorTerms: [{ id: 'ami-0c6f2a5e3d1b7a901' }],
+      role: 'gpu-role',
+      subnetSelectorTerms: [{ id: 'subnet-0aa11111111111111' }],
+      securityGroupSelectorTerms: [{ id: 'sg-0n0de000000000001' }],
+      userData: WORKER_POINTER,
+      ...spec,
+    },
+  });
+
+  beforeAll(async () => {
+    h = await startHarness();
+    // Creation order of pools and NodeClasses, as an `oc get -w` would see it.
+    stopWatches = [
+      kube().watch(MCO, 'MachineConfigPool', (type, o) => {
+        if (type === 'ADDED') created.push(`MachineConfigPool/${o.metadata?.name}`);
+      }),
+      kube().watch(...NODECLASS, (type, o) => {
+        if (type === 'ADDED') created.push(`EC2NodeClass/${o.metadata?.name}`);
+      }),
+    ];
+    sim = new NodeLaunchSimulator({
+      kube: kube(),
+      ec2: h.cluster.ec2,
+      mco: h.cluster.mco!,
+    }).start();
+  });
+  afterAll(async () => {
+    for (const stop of stopWatches) stop();
+    sim?.stop();
+    await h?.stop();
+  });
+
+  it('enabling Karpenter creates karpenter-default with the right selectors before the NodeClass', async () => {
+    const result = await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
+    expect(result.conditions.find((c) => c.type === 'Degraded')).toMatchObject({
+      status: 'False',
+    });
+    kube().setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+    expect(created.indexOf('MachineConfigPool/karpenter-default')).toBeGreaterThanOrEqual(0);
+    expect(created.indexOf('MachineConfigPool/karpenter-default')).toBeLessThan(
+      created.indexOf('EC2NodeClass/default'),
+    );
+    expect(pool('karpenter-default')?.spec).toEqual({
+      machineConfigSelector: {
+        matchExpressions: [
+          {
+            key: 'machineconfiguration.openshift.io/role',
+            operator: 'In',
+            values: ['worker', 'karpenter-default'],
+          },
+        ],
+      },
+      nodeSelector: { matchLabels: { 'karpenter.k8s.aws/ec2nodeclass': 'default' } },
+    });
+    // userData points at the pool: same host, port and CA bundle, kept in a Secret too.
+    expect(nodeClass('default')?.userData).toBe(pointerTo('karpenter-default'));
+    const secret = kube().get(
+      'v1',
+      'Secret',
+      'karpenter-default-user-data',
+      'openshift-machine-api',
+    );
+    const data = (secret as { data?: Record<string, string> } | undefined)?.data ?? {};
+    expect(Buffer.from(data.userData ?? '', 'base64').toString()).toBe(
+      pointerTo('karpenter-default'),
+    );
+    // The MCO rendered it from the worker MachineConfigs.
+    await until(
+      () => (poolStatus('karpenter-default').configuration?.name ? true : undefined),
+      'karpenter-default rendered',
+    );
+    expect(poolStatus('karpenter-default').configuration?.source?.map((s) => s.name)).toEqual([
+      '00-worker',
+      '99-worker-ssh',
+    ]);
+  });
+
+  it('a launched node fetches /config/karpenter-default and joins that pool, never the workers', async () => {
+    const node = await sim.launch('general');
+    expect(node.booted).toEqual({
+      pool: 'karpenter-default',
+      renderedConfig: poolStatus('karpenter-default').configuration?.name,
+    });
+    expect(kube().get('v1', 'Node', node.nodeName)?.metadata?.labels).toMatchObject({
+      'karpenter.k8s.aws/ec2nodeclass': 'default',
+    });
+    await until(
+      () => (poolStatus('karpenter-default').updatedMachineCount === 1 ? true : undefined),
+      'karpenter-default counts the node',
+    );
+    expect(poolStatus('karpenter-default')).toMatchObject({ machineCount: 1 });
+    expect(poolStatus('worker').machineCount ?? 0).toBe(0);
+  });
+
+  it('a node booted from a wrong pointer never joins', async () => {
+    const before = kube().list('v1', 'Node').length;
+    const csrsBefore = kube().list('certificates.k8s.io/v1', 'CertificateSigningRequest').length;
+    await expect(sim.launch('general', { userData: pointerTo('karpenter-nope') })).rejects.toThrow(
+      IgnitionFetchError,
+    );
+    await expect(sim.launch('general', { userData: pointerTo('karpenter-nope') })).rejects.toThrow(
+      'HTTP 500',
+    );
+    await expect(
+      sim.launch('general', {
+        userData: WORKER_POINTER.replace('api-int.prod-east.example.com', 'evil.example.com'),
+      }),
+    ).rejects.toThrow("is not this cluster's Machine Config Server");
+    expect(kube().list('v1', 'Node')).toHaveLength(before);
+    expect(kube().list('certificates.k8s.io/v1', 'CertificateSigningRequest')).toHaveLength(
+      csrsBefore,
+    );
+  });
+
+  it('a user NodeClass gets its own pool, and its tampered pointer is put back', async () => {
+    kube().create(userNodeClass('gpu'), { fieldManager: 'kubectl-create' });
+    await until(() => pool('karpenter-gpu'), 'MachineConfigPool karpenter-gpu');
+    await until(
+      () => (nodeClass('gpu')?.userData === pointerTo('karpenter-gpu') ? true : undefined),
+      'gpu userData moved to its pool',
+    );
+    expect(created.indexOf('EC2NodeClass/gpu')).toBeLessThan(
+      created.indexOf('MachineConfigPool/karpenter-gpu'),
+    );
+    kube().patch(...NODECLASS, 'gpu', undefined, { spec: { userData: pointerTo('worker') } });
+    await until(
+      () => (nodeClass('gpu')?.userData === pointerTo('karpenter-gpu') ? true : undefined),
+      'tampered gpu userData put back',
+    );
+  });
+
+  it('a MachineConfig labelled for the pool is selected by it and not by the workers', async () => {
+    kube().create({
+      apiVersion: MCO,
+      kind: 'MachineConfig',
+      metadata: {
+        name: '50-karpenter-default-chrony',
+        labels: { 'machineconfiguration.openshift.io/role': 'karpenter-default' },
+      },
+      spec: { config: { ignition: { version: '3.2.0' } } },
+    });
+    const sources = (name: string) =>
+      poolStatus(name).configuration?.source?.map((s) => s.name) ?? [];
+    await until(
+      () =>
+        sources('karpenter-default').includes('50-karpenter-default-chrony') ? true : undefined,
+      'karpenter-default selects its MachineConfig',
+    );
+    expect(sources('worker')).not.toContain('50-karpenter-default-chrony');
+    expect(sources('karpenter-gpu')).not.toContain('50-karpenter-default-chrony');
+    // The pool's node moves to the new rendered configuration.
+    await until(
+      () => (poolStatus('karpenter-default').updatedMachineCount === 1 ? true : undefined),
+      'node updated to the new rendered configuration',
+    );
+  });
+
+  it("a kubelet setting in desired state yields each pool's KubeletConfig and the matching spec.kubelet", async () => {
+    const kubelet = { maxPods: 50, systemReserved: { cpu: '500m', memory: '1Gi' } };
+    await h.runtime.apply(
+      h.order({
+        enabled: true,
+        nodePools: [GENERAL_NODEPOOL, GPU_NODEPOOL],
+        nodeClassOverrides: { kubelet },
+      }),
+    );
+    for (const name of ['default', 'gpu']) {
+      const kc = await until(
+        () => kube().get(MCO, 'KubeletConfig', `karpenter-${name}`),
+        `KubeletConfig karpenter-${name}`,
+      );
+      expect(kc.spec).toEqual({
+        machineConfigPoolSelector: {
+          matchLabels: {
+            [`pools.operator.machineconfiguration.openshift.io/karpenter-${name}`]: '',
+          },
+        },
+        kubeletConfig: kubelet,
+      });
+      await until(
+        () =>
+          JSON.stringify(nodeClass(name)?.kubelet) === JSON.stringify(kubelet) ? true : undefined,
+        `${name} spec.kubelet`,
+      );
+    }
+    // The MCO turned it into the pool's generated MachineConfig.
+    await until(
+      () =>
+        poolStatus('karpenter-default').configuration?.source?.some(
+          (s) => s.name === '99-karpenter-default-generated-kubelet',
+        )
+          ? true
+          : undefined,
+      'generated kubelet MachineConfig in karpenter-default',
+    );
+    // spec.kubelet set by hand is corrected, including a field the fleet never set.
+    kube().patch(...NODECLASS, 'gpu', undefined, {
+      spec: { kubelet: { maxPods: 300, podsPerCore: 2 } },
+    });
+    await until(
+      () =>
+        JSON.stringify(nodeClass('gpu')?.kubelet) === JSON.stringify(kubelet) ? true : undefined,
+      'hand-set gpu spec.kubelet corrected',
+    );
+  });
+
+  it('a Degraded pool is reported per NodeClass and in the KarpenterPoolsDegraded condition', async () => {
+    const [node] = kube().list('v1', 'Node', undefined, {
+      labelSelector: 'karpenter.k8s.aws/ec2nodeclass=default',
+    });
+    kube().patch('v1', 'Node', node!.metadata!.name!, undefined, {
+      metadata: {
+        annotations: {
+          'machineconfiguration.openshift.io/state': 'Degraded',
+          'machineconfiguration.openshift.io/reason': 'unexpected on-disk state',
+        },
+      },
+    });
+    const snapshot = await eventually(
+      async () => {
+        const s = await h.runtime.snapshot();
+        return s?.conditions.find((c) => c.type === 'KarpenterPoolsDegraded')?.status === 'True'
+          ? s
+          : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 20, what: 'KarpenterPoolsDegraded True' },
+    );
+    expect(snapshot.conditions.find((c) => c.type === 'KarpenterPoolsDegraded')).toMatchObject({
+      reason: 'MachineConfigPoolDegraded',
+      message: expect.stringContaining('karpenter-default') as unknown as string,
+    });
+    const state = snapshot.machineConfigPools?.find((p) => p.name === 'karpenter-default');
+    expect(state).toMatchObject({
+      nodeClass: 'default',
+      machineCount: 1,
+      degradedMachineCount: 1,
+      updatedMachineCount: 0,
+      renderedConfig: expect.stringMatching(/^rendered-karpenter-default-/) as unknown as string,
+    });
+    expect(state?.conditions.find((c) => c.type === 'Degraded')?.status).toBe('True');
+    kube().patch('v1', 'Node', node!.metadata!.name!, undefined, {
+      metadata: { annotations: { 'machineconfiguration.openshift.io/state': 'Done' } },
+    });
+  });
+
+  it('removing a NodeClass removes its pool only after its nodes are gone', async () => {
+    const node = await sim.launch('gpu');
+    expect(node.booted?.pool).toBe('karpenter-gpu');
+    // Keep the NodeClass deleted: the fleet's NodePool for it goes first.
+    await h.runtime.apply(
+      h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL], nodeClassOverrides: {} }),
+    );
+    kube().delete(...NODECLASS, 'gpu');
+    await until(() => (nodeClass('gpu') ? undefined : true), 'gpu NodeClass gone');
+    await h.runtime.idle();
+    expect(pool('karpenter-gpu')).toBeDefined();
+    kube().delete('v1', 'Node', node.nodeName);
+    await until(() => (pool('karpenter-gpu') ? undefined : true), 'karpenter-gpu pruned');
+    expect(
+      kube().get('v1', 'Secret', 'karpenter-gpu-user-data', 'openshift-machine-api'),
+    ).toBeUndefined();
+    expect(pool('karpenter-default')).toBeDefined();
+    // The kubelet settings went away with the order: no KubeletConfig is left behind either.
+    await until(
+      () => (kube().list(MCO, 'KubeletConfig').length === 0 ? true : undefined),
+      'no KubeletConfig',
+    );
+  });
+
+  it('a worker user data that is no Ignition pointer is Degraded with its own reason, and nothing is written', async () => {
+    const rv = kube().get(...NODECLASS, 'default')?.metadata?.resourceVersion;
+    kube().patch('v1', 'Secret', 'worker-user-data', 'openshift-machine-api', {
+      data: { userData: Buffer.from('#cloud-config\n').toString('base64') },
+    });
+    const result = await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
+    expect(result.conditions.find((c) => c.type === 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'IgnitionPointerInvalid',
+      message: expect.stringContaining('karpenter-default') as unknown as string,
+    });
+    expect(kube().get(...NODECLASS, 'default')?.metadata?.resourceVersion).toBe(rv);
+  });
+});
