@@ -174,9 +174,10 @@ export function parseConditionFilter(text: string): {
   status?: string;
   reason?: string;
 } {
-  const match = /^([A-Za-z][A-Za-z0-9]*)(?:=(True|False|Unknown)(?::([A-Za-z][A-Za-z0-9]*))?)?$/.exec(
-    text.trim(),
-  );
+  const match =
+    /^([A-Za-z][A-Za-z0-9]*)(?:=(True|False|Unknown)(?::([A-Za-z][A-Za-z0-9]*))?)?$/.exec(
+      text.trim(),
+    );
   if (!match)
     throw usageError(
       `--condition ${text}: expected Type, Type=Status or Type=Status:Reason (Status True, False or Unknown)`,

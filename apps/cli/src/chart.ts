@@ -4,11 +4,7 @@ const BLOCKS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'] as const
  * One line of block characters, one per value, scaled between `min` and `max`. A null value (a
  * step without reports) is a space: a gap in the data must not look like a zero.
  */
-export function sparkline(
-  values: readonly (number | null)[],
-  min: number,
-  max: number,
-): string {
+export function sparkline(values: readonly (number | null)[], min: number, max: number): string {
   const span = max - min;
   return values
     .map((v) => {

@@ -42,9 +42,9 @@ describe('config file', () => {
   });
 
   it('names the field of a bad hand edit', () => {
-    expect(() => parseConfig('contexts:\n- name: a\n  server: not-a-url\n  token: t\n', '/c')).toThrow(
-      /^\/c: contexts\.0\.server: /,
-    );
+    expect(() =>
+      parseConfig('contexts:\n- name: a\n  server: not-a-url\n  token: t\n', '/c'),
+    ).toThrow(/^\/c: contexts\.0\.server: /);
     expect(() =>
       parseConfig(
         'contexts:\n- {name: a, server: "http://a", token: t}\n- {name: a, server: "http://b", token: u}\n',
@@ -81,7 +81,9 @@ describe('which server and token a command uses', () => {
       context: 'staging',
     });
     expect(resolve({}, { KFLEET_CONTEXT: 'staging' })).toMatchObject({ token: 'staging-secret' });
-    expect(() => resolve({ context: 'nope' })).toThrow('context nope not found (known: prod, staging)');
+    expect(() => resolve({ context: 'nope' })).toThrow(
+      'context nope not found (known: prod, staging)',
+    );
   });
 
   it("never sends a context's token to another server", () => {
@@ -94,8 +96,8 @@ describe('which server and token a command uses', () => {
   });
 
   it('the default URL and no token without any of them', () => {
-    expect(
-      resolveConnection({ flags: {}, env: {}, config: parseConfig('', '') }, DEFAULT),
-    ).toEqual({ apiUrl: DEFAULT });
+    expect(resolveConnection({ flags: {}, env: {}, config: parseConfig('', '') }, DEFAULT)).toEqual(
+      { apiUrl: DEFAULT },
+    );
   });
 });

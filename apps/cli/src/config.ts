@@ -112,7 +112,8 @@ export function resolveConnection(
     flags.api ?? (named ? context?.server : undefined) ?? env.KFLEET_API_URL ?? context?.server;
   const url = apiUrl ?? defaultUrl;
   const contextToken = context && sameServer(context.server, url) ? context.token : undefined;
-  const token = flags.token ?? (named ? contextToken : undefined) ?? env.KFLEET_TOKEN ?? contextToken;
+  const token =
+    flags.token ?? (named ? contextToken : undefined) ?? env.KFLEET_TOKEN ?? contextToken;
   return {
     apiUrl: url,
     ...(token ? { token } : {}),

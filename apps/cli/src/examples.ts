@@ -48,8 +48,14 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'kfleet clusters history ocp-east-1 --since 7d --step 1h',
     'kfleet clusters history ocp-east-1 --since 1h -o json',
   ],
-  'clusters csr': ['kfleet clusters csr ocp-east-1', 'kfleet clusters csr ocp-east-1 -o wide --limit 200'],
-  'clusters activity': ['kfleet clusters activity ocp-east-1', 'kfleet clusters activity ocp-east-1 -o yaml'],
+  'clusters csr': [
+    'kfleet clusters csr ocp-east-1',
+    'kfleet clusters csr ocp-east-1 -o wide --limit 200',
+  ],
+  'clusters activity': [
+    'kfleet clusters activity ocp-east-1',
+    'kfleet clusters activity ocp-east-1 -o yaml',
+  ],
   'clusters runs': ['kfleet clusters runs ocp-east-1 --limit 10'],
   karpenter: ['kfleet karpenter enable ocp-east-1 --cas disable --wait'],
   'karpenter enable': [
@@ -63,9 +69,18 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'kfleet nodepools apply ocp-east-1 -f spec.yaml --name general --expected-generation 4',
   ],
   'nodepools delete': ['kfleet nodepools delete ocp-east-1 general'],
-  'nodepools list': ['kfleet nodepools list ocp-east-1', 'kfleet nodepools list ocp-east-1 -o yaml'],
-  nodeclass: ['kfleet nodeclass show ocp-east-1', 'kfleet nodeclass set ocp-east-1 --tag team=core'],
-  'nodeclass show': ['kfleet nodeclass show ocp-east-1', 'kfleet nodeclass show ocp-east-1 -o json'],
+  'nodepools list': [
+    'kfleet nodepools list ocp-east-1',
+    'kfleet nodepools list ocp-east-1 -o yaml',
+  ],
+  nodeclass: [
+    'kfleet nodeclass show ocp-east-1',
+    'kfleet nodeclass set ocp-east-1 --tag team=core',
+  ],
+  'nodeclass show': [
+    'kfleet nodeclass show ocp-east-1',
+    'kfleet nodeclass show ocp-east-1 -o json',
+  ],
   'nodeclass set': [
     'kfleet nodeclass set ocp-east-1 -f overrides.yaml',
     'kfleet nodeclass set ocp-east-1 --tag cost-center=1234',
@@ -90,7 +105,10 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'rollouts resume': ['kfleet rollouts resume <id>'],
   'rollouts abort': ['kfleet rollouts abort <id> --reason "bad AMI"'],
   'dead-letters': ['kfleet dead-letters list'],
-  'dead-letters list': ['kfleet dead-letters list', 'kfleet dead-letters list --queue reconcile -o json'],
+  'dead-letters list': [
+    'kfleet dead-letters list',
+    'kfleet dead-letters list --queue reconcile -o json',
+  ],
   'dead-letters redrive': ['kfleet dead-letters redrive <id>', 'kfleet dead-letters redrive --all'],
   version: ['kfleet version', 'kfleet version --client -o json'],
   completion: [

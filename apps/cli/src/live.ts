@@ -90,7 +90,10 @@ export async function* follow<T>(options: FollowOptions<T>): AsyncGenerator<T> {
 }
 
 /** Rejects with a timeout CliError after `ms`; `ms` 0 waits for ever. */
-export function deadline(ms: number, what: () => string): { promise: Promise<never>; clear(): void } {
+export function deadline(
+  ms: number,
+  what: () => string,
+): { promise: Promise<never>; clear(): void } {
   let timer: NodeJS.Timeout | undefined;
   const promise = new Promise<never>((_, reject) => {
     if (ms > 0) timer = setTimeout(() => reject(new CliError(what(), 'TIMEOUT')), ms);

@@ -40,7 +40,10 @@ export function buildProgram(io: Io): Command {
   const context = commandContext(io);
   addAuthCommands(program, context);
   addClustersCommands(program, context);
-  addClusterActivityCommands(program.commands.find((c) => c.name() === 'clusters')!, context);
+  addClusterActivityCommands(
+    program.commands.find((c) => c.name() === 'clusters')!,
+    context,
+  );
   addKarpenterCommands(program, context);
   addNodepoolsCommands(program, context);
   addNodeclassCommands(program, context);

@@ -149,9 +149,7 @@ export function addClusterActivityCommands(clusters: Command, context: CommandCo
             (points.length > 1
               ? `${Math.round((Date.parse(points[1]!.at) - Date.parse(points[0]!.at)) / 1000)}s`
               : 'auto');
-          io.stdout(
-            historyText(cluster.name, points, { since: opts.since, step: stepText }, 100),
-          );
+          io.stdout(historyText(cluster.name, points, { since: opts.since, step: stepText }, 100));
           return;
         }
         io.stdout(

@@ -47,7 +47,8 @@ export function clusterFilter(opts: Record<string, unknown>): Record<string, unk
   if (typeof opts.topology === 'string')
     filter.topology = parseEnumOption(opts.topology, '--topology', TOPOLOGIES);
   if (typeof opts.condition === 'string') filter.condition = parseConditionFilter(opts.condition);
-  if (opts.enabled && opts.disabled) throw usageError('--enabled and --disabled exclude each other');
+  if (opts.enabled && opts.disabled)
+    throw usageError('--enabled and --disabled exclude each other');
   if (opts.inSync && opts.outOfSync)
     throw usageError('--in-sync and --out-of-sync exclude each other');
   if (opts.enabled) filter.karpenterEnabled = true;
@@ -56,6 +57,16 @@ export function clusterFilter(opts: Record<string, unknown>): Record<string, unk
   if (opts.outOfSync) filter.inSync = false;
   if (opts.stale) filter.stale = true;
   return filter;
+}
+
+/**
+ * What counts as a change worth a line: everything but the report time, which every heartbeat
+ * moves (a watch that printed each heartbeat would bury the changes it is for).
+ */
+export function changeSignature(cluster: { status?: unknown }): string {
+  const status = { ...(cluster.status as Record<string, unknown> | undefined) };
+  delete status.lastReportAt;
+  return JSON.stringify({ ...cluster, status });
 }
 
 /** `--timeout 10m` in ms; 0 (the default for watches) runs until interrupted. */
@@ -137,8 +148,8 @@ export function addClustersCommands(program: Command, context: CommandContext): 
       });
       const consume = (async () => {
         for await (const rows of changes) {
-          const changed = rows.filter((r) => shown.get(r.id) !== JSON.stringify(r));
-          for (const r of changed) shown.set(r.id, JSON.stringify(r));
+          const changed = rows.filter((r) => shown.get(r.id) !== changeSignature(r));
+          for (const r of changed) shown.set(r.id, changeSignature(r));
           if (first) {
             first = false;
             if (opts.output === 'json' || opts.output === 'yaml')
@@ -206,7 +217,7 @@ export function addClustersCommands(program: Command, context: CommandContext): 
         const consume = (async () => {
           for await (const cluster of changes) {
             if (cluster.id !== id) continue;
-            const text = JSON.stringify(cluster);
+            const text = changeSignature(cluster);
             if (text === last) continue;
             const header = last === undefined;
             last = text;

@@ -40,7 +40,11 @@ describe('completion', () => {
   it('knows when a cluster name is typed, past flags and their values', () => {
     const program = buildProgram(io({ text: '' }));
     const where = locate(program, ['--api', 'http://x', 'clusters', 'get', '-o', 'json', 'ocp']);
-    expect(where).toMatchObject({ argument: 'cluster', current: 'ocp', globals: { api: 'http://x' } });
+    expect(where).toMatchObject({
+      argument: 'cluster',
+      current: 'ocp',
+      globals: { api: 'http://x' },
+    });
     expect(where.command.name()).toBe('get');
   });
 

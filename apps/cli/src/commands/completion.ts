@@ -158,10 +158,7 @@ export function addCompletionCommands(program: Command, context: CommandContext)
     const request = connect(probe);
     const names: string[] = [];
     try {
-      for await (const nodes of pages<
-        { name: string },
-        { clusters: Page<{ name: string }> }
-      >(
+      for await (const nodes of pages<{ name: string }, { clusters: Page<{ name: string }> }>(
         request,
         gql.FIND_CLUSTERS_BY_NAME,
         where.current ? { filter: { nameContains: where.current } } : {},

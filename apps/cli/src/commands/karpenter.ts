@@ -84,7 +84,9 @@ export function addKarpenterCommands(
       await changes.return(undefined);
       await client.dispose();
     }
-    const degraded = done.status.conditions.find((c) => c.type === 'Degraded' && c.status === 'True');
+    const degraded = done.status.conditions.find(
+      (c) => c.type === 'Degraded' && c.status === 'True',
+    );
     if (degraded)
       throw new CliError(
         `cluster/${done.name} reports generation ${done.status.observedGeneration} Degraded (${degraded.reason}): ${degraded.message}`,

@@ -4,13 +4,7 @@ import { parseLabelPairs } from '../args.js';
 import * as gql from '../documents.js';
 import { usageError } from '../errors.js';
 import { print, table, type OutputFormat } from '../format.js';
-import {
-  ack,
-  collect,
-  resolveCluster,
-  type ClusterAck,
-  type CommandContext,
-} from './context.js';
+import { ack, collect, resolveCluster, type ClusterAck, type CommandContext } from './context.js';
 
 /** The fields of NodeClassOverridesInput a file may carry. */
 const OVERRIDE_FIELDS = ['blockDeviceMappings', 'tags', 'metadataOptions', 'kubelet'] as const;
@@ -82,7 +76,10 @@ export function addNodeclassCommands(
       'replace the overrides with a file, or change them with --tag (read, changed, written back at the same generation)',
     )
     .argument('<cluster>', 'cluster name or ID')
-    .option('-f, --filename <file>', 'YAML or JSON: blockDeviceMappings, tags, metadataOptions, kubelet ("-" for stdin)')
+    .option(
+      '-f, --filename <file>',
+      'YAML or JSON: blockDeviceMappings, tags, metadataOptions, kubelet ("-" for stdin)',
+    )
     .option('--tag <key=value>', 'tag merged over the overrides (repeatable)', collect)
     .option('--clear', 'start from no overrides at all')
     .action(

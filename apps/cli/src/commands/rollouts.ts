@@ -73,7 +73,10 @@ export function addRolloutsCommands(
       await client.dispose();
     }
     if (end.state !== 'COMPLETED')
-      throw new CliError(`rollout/${end.id} ${end.state}${end.reason ? `: ${end.reason}` : ''}`, 'WAIT_FAILED');
+      throw new CliError(
+        `rollout/${end.id} ${end.state}${end.reason ? `: ${end.reason}` : ''}`,
+        'WAIT_FAILED',
+      );
   };
 
   const rollouts = program

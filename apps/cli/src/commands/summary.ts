@@ -21,44 +21,47 @@ export function addSummaryCommands(
     .option('-w, --watch', 'print the counts again each time they change')
     .option('--timeout <duration>', 'with --watch: stop after this long (default never)')
     .addOption(readOutput())
-    .action(async (opts: { output: OutputFormat; watch?: boolean; timeout?: string }, cmd: Command) => {
-      const request = connect(cmd);
-      const get = async () =>
-        (await request<{ fleetSummary: FleetSummary }>(gql.FLEET_SUMMARY)).fleetSummary;
-      if (!opts.watch) return io.stdout(print(opts.output, await get(), printer));
-      const client = await live(cmd);
-      const limit = opts.timeout && opts.timeout !== '0' ? parseDuration(opts.timeout, '--timeout') : 0;
-      const stop = deadline(limit, () => `--timeout ${opts.timeout} reached`);
-      const changes = follow<FleetSummary>({
-        client,
-        query: gql.FLEET_SUMMARY_CHANGED,
-        variables: {},
-        pick: (d) => d.fleetSummaryChanged as FleetSummary,
-        fetch: get,
-        pollMs: WATCH_REFETCH_MS,
-      });
-      let last: string | undefined;
-      const consume = (async () => {
-        for await (const s of changes) {
-          const text = JSON.stringify(s);
-          if (text === last) continue;
-          const again = last !== undefined;
-          last = text;
-          if (opts.output === 'json') io.stdout(`${text}\n`);
-          else if (opts.output === 'yaml') io.stdout(`---\n${render(s, 'yaml')}`);
-          else io.stdout(`${again ? '\n' : ''}${print(opts.output, s, printer)}`);
+    .action(
+      async (opts: { output: OutputFormat; watch?: boolean; timeout?: string }, cmd: Command) => {
+        const request = connect(cmd);
+        const get = async () =>
+          (await request<{ fleetSummary: FleetSummary }>(gql.FLEET_SUMMARY)).fleetSummary;
+        if (!opts.watch) return io.stdout(print(opts.output, await get(), printer));
+        const client = await live(cmd);
+        const limit =
+          opts.timeout && opts.timeout !== '0' ? parseDuration(opts.timeout, '--timeout') : 0;
+        const stop = deadline(limit, () => `--timeout ${opts.timeout} reached`);
+        const changes = follow<FleetSummary>({
+          client,
+          query: gql.FLEET_SUMMARY_CHANGED,
+          variables: {},
+          pick: (d) => d.fleetSummaryChanged as FleetSummary,
+          fetch: get,
+          pollMs: WATCH_REFETCH_MS,
+        });
+        let last: string | undefined;
+        const consume = (async () => {
+          for await (const s of changes) {
+            const text = JSON.stringify(s);
+            if (text === last) continue;
+            const again = last !== undefined;
+            last = text;
+            if (opts.output === 'json') io.stdout(`${text}\n`);
+            else if (opts.output === 'yaml') io.stdout(`---\n${render(s, 'yaml')}`);
+            else io.stdout(`${again ? '\n' : ''}${print(opts.output, s, printer)}`);
+          }
+        })();
+        try {
+          await Promise.race([consume, stop.promise]);
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
+        } finally {
+          stop.clear();
+          await changes.return(undefined);
+          await client.dispose();
         }
-      })();
-      try {
-        await Promise.race([consume, stop.promise]);
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
-      } finally {
-        stop.clear();
-        await changes.return(undefined);
-        await client.dispose();
-      }
-    });
+      },
+    );
 }
 
 export interface FleetSummary {

@@ -32,7 +32,9 @@ export function addVersionCommand(
           versions.server = { ...body, url: apiUrl };
         } catch (err) {
           const cause = (err as { cause?: { code?: string } }).cause?.code;
-          failure = new CliError(`cannot read the server version at ${url}: ${cause ?? (err as Error).message}`);
+          failure = new CliError(
+            `cannot read the server version at ${url}: ${cause ?? (err as Error).message}`,
+          );
         }
       }
       io.stdout(
@@ -43,7 +45,14 @@ export function addVersionCommand(
               [
                 ['client', v!.client.version, '', ''],
                 ...(v!.server
-                  ? [['server', v!.server.version, String(v!.server.contractVersion), v!.server.url]]
+                  ? [
+                      [
+                        'server',
+                        v!.server.version,
+                        String(v!.server.contractVersion),
+                        v!.server.url,
+                      ],
+                    ]
                   : []),
               ],
             ),
