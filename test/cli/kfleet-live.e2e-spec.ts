@@ -266,8 +266,9 @@ describe('kfleet live: --wait, watch, history and CSRs (built CLI, real API, wor
         ])
       ).stdout,
     ) as { samples: number }[];
-    expect(points).toHaveLength(60);
-    expect(points.some((p) => p.samples > 0)).toBe(true);
+    // The API's own points: the steps that had reports.
+    expect(points.length).toBeGreaterThan(0);
+    expect(points.every((p) => p.samples > 0)).toBe(true);
   }, 180_000);
 
   it('rollouts start --wait follows a rollout to success, printing cluster progress', async () => {

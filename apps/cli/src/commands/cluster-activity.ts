@@ -47,18 +47,51 @@ interface ReconcileRun {
 const pct = (v: number) => `${Math.round(v * 100)}%`;
 const num = (v: number | null) => (v === null ? '' : String(Math.round(v * 10) / 10));
 
-/** The history chart and table: every point with reports; empty steps only draw as gaps. */
+/**
+ * The step the API uses for a range (health-history.service.ts): range/200 by default, at most
+ * 1000 points, whole hours beyond the 48 h of raw samples. The chart needs it to place points,
+ * since the API returns only the steps that had reports.
+ */
+export function effectiveStep(rangeSeconds: number, requested: number | undefined): number {
+  const step = Math.max(
+    requested ?? Math.ceil(rangeSeconds / 200),
+    Math.ceil(rangeSeconds / 1000),
+    1,
+  );
+  return rangeSeconds > 48 * 3600 ? Math.ceil(step / 3600) * 3600 : step;
+}
+
+const stepText = (seconds: number): string =>
+  seconds % 3600 === 0
+    ? `${seconds / 3600}h`
+    : seconds % 60 === 0
+      ? `${seconds / 60}m`
+      : `${seconds}s`;
+
+/**
+ * The history chart and table. Points sit on the step grid from `from`; a step without a point
+ * (no reports) is a gap in the chart, never a zero.
+ */
 export function historyText(
   cluster: string,
   points: readonly HealthPoint[],
-  window: { since: string; step: string },
+  window: { from: Date; to: Date; step: number; since: string },
   width: number,
 ): string {
+  const slots = Math.max(
+    1,
+    Math.ceil((window.to.getTime() - window.from.getTime()) / 1000 / window.step),
+  );
+  const grid: (HealthPoint | undefined)[] = Array.from({ length: slots }, () => undefined);
+  for (const p of points) {
+    const slot = Math.floor((Date.parse(p.at) - window.from.getTime()) / 1000 / window.step);
+    grid[Math.min(slots - 1, Math.max(0, slot))] = p;
+  }
   const reported = points.filter((p) => p.samples > 0);
-  const head = `cluster/${cluster} health, last ${window.since}, step ${window.step}: ${points.length} steps, ${reported.length} with reports\n`;
+  const head = `cluster/${cluster} health, last ${window.since}, step ${stepText(window.step)}: ${slots} steps, ${reported.length} with reports\n`;
   if (!reported.length) return `${head}no reports in this window\n`;
   const values = (pick: (p: HealthPoint) => number | null) =>
-    points.map((p) => (p.samples > 0 ? pick(p) : null));
+    grid.map((p) => (p && p.samples > 0 ? pick(p) : null));
   return [
     head,
     chart(
@@ -144,12 +177,14 @@ export function addClusterActivityCommands(clusters: Command, context: CommandCo
         );
         const points = cluster.health;
         if (opts.output === 'table' || opts.output === 'wide') {
-          const stepText =
-            opts.step ??
-            (points.length > 1
-              ? `${Math.round((Date.parse(points[1]!.at) - Date.parse(points[0]!.at)) / 1000)}s`
-              : 'auto');
-          io.stdout(historyText(cluster.name, points, { since: opts.since, step: stepText }, 100));
+          io.stdout(
+            historyText(
+              cluster.name,
+              points,
+              { from, to, step: effectiveStep(since, step), since: opts.since },
+              io.columns ?? 100,
+            ),
+          );
           return;
         }
         io.stdout(
