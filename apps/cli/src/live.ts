@@ -1,5 +1,4 @@
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { errorFromGraphQL } from './client.js';
 import { CliError } from './errors.js';
 
@@ -8,8 +7,15 @@ export interface LiveOptions {
   token?: string;
 }
 
-/** A graphql-ws connection to the API's subscriptions, authenticated like HTTP requests. */
-export function liveClient({ apiUrl, token }: LiveOptions): Client {
+/**
+ * A graphql-ws connection to the API's subscriptions, authenticated like HTTP requests. Loaded
+ * on first use: most commands never subscribe, and every command pays for what it imports.
+ */
+export async function liveClient({ apiUrl, token }: LiveOptions): Promise<Client> {
+  const [{ createClient }, { default: WebSocket }] = await Promise.all([
+    import('graphql-ws'),
+    import('ws'),
+  ]);
   return createClient({
     url: `${apiUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
@@ -40,14 +46,14 @@ export interface FollowOptions<T> {
  */
 export async function* follow<T>(options: FollowOptions<T>): AsyncGenerator<T> {
   const queue: T[] = [];
-  let failure: unknown;
+  let failure: Error | undefined;
   let wake: (() => void) | undefined;
   const push = (value: T) => {
     queue.push(value);
     wake?.();
   };
   const fail = (err: unknown) => {
-    failure ??= err;
+    failure ??= err instanceof Error ? err : new CliError(String(err));
     wake?.();
   };
   const dispose = options.client.subscribe<Record<string, unknown>>(

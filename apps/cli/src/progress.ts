@@ -65,7 +65,7 @@ export class RolloutProgress {
   ) {}
 
   update(next: RolloutProgressView): string {
-    const before = this.prev ? clusterStates(this.prev) : new Map();
+    const before = clusterStates(this.prev ?? { ...next, waves: [] });
     const lines: string[] = [];
     for (const [name, c] of clusterStates(next)) {
       if (before.get(name)?.state === c.state) continue;

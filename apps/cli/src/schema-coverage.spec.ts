@@ -111,7 +111,7 @@ describe('the CLI covers the API (schema walk)', () => {
       expect([name, validate(schema, doc).map((e) => e.message)]).toEqual([name, []]);
       for (const def of doc.definitions) {
         if (def.kind !== Kind.OPERATION_DEFINITION) continue;
-        const op = def as OperationDefinitionNode;
+        const op: OperationDefinitionNode = def;
         const type = { query: 'Query', mutation: 'Mutation', subscription: 'Subscription' }[
           op.operation
         ];
