@@ -283,7 +283,7 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
     expect(JSON.parse(shown.stdout)).toEqual({ tags: { team: 'core', cost: '43' } });
     const table = await logged(['nodeclass', 'show', 'ocp-east', '-o', 'table']);
     expect(table.stdout).toMatch(
-      /^CLUSTER +OVERRIDE +VALUE\nocp-east +tags +\{"team":"core","cost":"43"\}\n$/,
+      /^CLUSTER +OVERRIDE +VALUE\nocp-east +tags +\{"cost":"43","team":"core"\}\n$/,
     );
 
     const bad = join(dir, 'overrides.yaml');

@@ -161,7 +161,7 @@ export function addClustersCommands(program: Command, context: CommandContext): 
             io.stdout(
               watchLine(opts.output, r, (v) =>
                 opts.output === 'name'
-                  ? printer.name(v)
+                  ? `${printer.name(v)}\n`
                   : print(opts.output, [v], printer).split('\n').slice(1).join('\n'),
               ),
             );
