@@ -167,3 +167,29 @@ export function isClusterId(ref: string): boolean {
   const decoded = Buffer.from(ref, 'base64url').toString('utf8');
   return decoded.startsWith('Cluster:') && UUID.test(decoded.slice('Cluster:'.length));
 }
+
+/** `--condition Degraded=True` or `Available=False:NoNodes` → the API's ConditionFilter. */
+export function parseConditionFilter(text: string): {
+  type: string;
+  status?: string;
+  reason?: string;
+} {
+  const match =
+    /^([A-Za-z][A-Za-z0-9]*)(?:=(True|False|Unknown)(?::([A-Za-z][A-Za-z0-9]*))?)?$/.exec(
+      text.trim(),
+    );
+  if (!match)
+    throw usageError(
+      `--condition ${text}: expected Type, Type=Status or Type=Status:Reason (Status True, False or Unknown)`,
+      '--condition',
+    );
+  return {
+    type: match[1]!,
+    ...(match[2] ? { status: match[2] } : {}),
+    ...(match[3] ? { reason: match[3] } : {}),
+  };
+}
+
+/** `--since 24h` style durations, and `--step 5m`, in whole seconds. */
+export const parseSeconds = (text: string, flag: string): number =>
+  Math.round(parseDuration(text, flag) / 1000);

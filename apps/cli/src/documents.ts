@@ -7,7 +7,7 @@ const CLUSTER_ROW = `
   id uid name platform region topology createdAt labels
   karpenter { enabled paused generation clusterAutoscalerMode logLevel }
   inSync
-  status { observedGeneration stale lastReportAt }`;
+  status { observedGeneration stale lastReportAt sidecar { version contractVersion } }`;
 
 const CLUSTER_DETAIL = `
   id uid name platform region topology createdAt labels infraID managementCluster hcpNamespace
@@ -18,6 +18,7 @@ const CLUSTER_DETAIL = `
   nodePools { name spec updatedAt }
   status {
     observedGeneration stale lastReportAt metrics
+    sidecar { version contractVersion }
     clusterAutoscaler { mode observed machineAutoscalers }
     machineConfigPools {
       nodeClass name machineCount updatedMachineCount updatingMachineCount degradedMachineCount
@@ -30,8 +31,8 @@ const CLUSTER_DETAIL = `
 const CLUSTER_ACK = `id name inSync karpenter { enabled paused generation clusterAutoscalerMode } status { observedGeneration }`;
 
 export const LIST_CLUSTERS = `
-query ListClusters($first: Int, $after: String, $filter: ClusterFilter) {
-  clusters(first: $first, after: $after, filter: $filter, orderBy: { field: NAME, direction: ASC }) {
+query ListClusters($first: Int, $after: String, $filter: ClusterFilter, $orderBy: ClusterOrder) {
+  clusters(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {
     nodes { ${CLUSTER_ROW} }
     pageInfo { hasNextPage endCursor }
   }
@@ -96,15 +97,14 @@ mutation ResumeCluster($id: ID!) { resumeCluster(clusterId: $id) { ${CLUSTER_ACK
 export const RECONCILE_CLUSTER = `
 mutation ReconcileCluster($id: ID!) { reconcileCluster(clusterId: $id) { ${CLUSTER_ACK} } }`;
 
-export const FLEET_SUMMARY = `
-query FleetSummary {
-  fleetSummary {
+const FLEET_SUMMARY_FIELDS = `
     clusters inSync stale paused karpenterEnabled clusterAutoscalerDisabled
     byPlatform { value count }
     byTopology { value count }
-    byCondition { type status reason count }
-  }
-}`;
+    bySidecarVersion { value count }
+    byCondition { type status reason count }`;
+
+export const FLEET_SUMMARY = `query FleetSummary { fleetSummary { ${FLEET_SUMMARY_FIELDS} } }`;
 
 const TOKEN = `id name role labelSelector createdAt expiresAt lastUsedAt revokedAt`;
 
@@ -127,7 +127,7 @@ const ROLLOUT_DETAIL = `
   waves {
     index state startedAt finishedAt deadlineAt
     counts { total pending applying healthy failed skipped }
-    clusters { clusterName state generation reason }
+    clusters { clusterId clusterName state generation reason }
   }`;
 
 export const START_ROLLOUT = `
@@ -151,3 +151,103 @@ export const RESUME_ROLLOUT = `mutation ResumeRollout($id: ID!) { resumeRollout(
 
 export const ABORT_ROLLOUT = `
 mutation AbortRollout($id: ID!, $reason: String) { abortRollout(id: $id, reason: $reason) { ${ROLLOUT_ROW} } }`;
+
+export const VIEWER = `query Viewer { viewer { name role scoped labelSelector expiresAt } }`;
+
+export const DEREGISTER_CLUSTER = `
+mutation DeregisterCluster($id: ID!) { deregisterCluster(clusterId: $id) { id name } }`;
+
+export const ROTATE_CREDENTIALS = `
+mutation RotateClusterCredentials($id: ID!) {
+  rotateClusterCredentials(clusterId: $id) {
+    cluster { id uid name }
+    bootstrapManifest
+    previousValidUntil
+  }
+}`;
+
+export const CLUSTER_HEALTH = `
+query ClusterHealth($id: ID!, $from: DateTime!, $to: DateTime!, $step: Int) {
+  cluster(id: $id) {
+    name
+    health(from: $from, to: $to, step: $step) {
+      at samples available progressing degraded nodes vcpus
+    }
+  }
+}`;
+
+export const CLUSTER_CSR_DECISIONS = `
+query ClusterCsrDecisions($id: ID!, $first: Int, $after: String) {
+  cluster(id: $id) {
+    csrDecisions(first: $first, after: $after) {
+      nodes { csrName signerName nodeName decision reason message decidedAt }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
+export const CLUSTER_AUDIT_EVENTS = `
+query ClusterAuditEvents($id: ID!, $first: Int, $after: String) {
+  cluster(id: $id) {
+    auditEvents(first: $first, after: $after) {
+      nodes { at actor action before after }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
+export const CLUSTER_RECONCILE_RUNS = `
+query ClusterReconcileRuns($id: ID!, $first: Int, $after: String) {
+  cluster(id: $id) {
+    reconcileRuns(first: $first, after: $after) {
+      nodes { generation state createdAt dispatchedAt finishedAt error }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
+export const SET_NODECLASS_OVERRIDES = `
+mutation SetNodeClassOverrides($id: ID!, $input: NodeClassOverridesInput!) {
+  setNodeClassOverrides(clusterId: $id, input: $input) {
+    ${CLUSTER_ACK} karpenter { nodeClassOverrides }
+  }
+}`;
+
+export const NODECLASS_OVERRIDES = `
+query NodeClassOverrides($id: ID!) {
+  cluster(id: $id) { id name karpenter { generation nodeClassOverrides } }
+}`;
+
+const DEAD_LETTER = `id queue name jobId attempts attemptsMade failedAt failedReason data`;
+
+export const LIST_DEAD_LETTERS = `
+query DeadLetters($first: Int, $after: String) {
+  deadLetters(first: $first, after: $after) {
+    nodes { ${DEAD_LETTER} }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export const REDRIVE_DEAD_LETTER = `
+mutation RedriveDeadLetter($id: ID!) { redriveDeadLetter(id: $id) { ${DEAD_LETTER} } }`;
+
+export const REDRIVE_ALL_DEAD_LETTERS = `mutation RedriveAllDeadLetters { redriveAllDeadLetters }`;
+
+/** What `clusters list/get --watch` prints for each change. */
+export const CLUSTER_CHANGED = `
+subscription ClusterChanged($filter: ClusterFilter) {
+  clusterChanged(filter: $filter) { ${CLUSTER_ROW} }
+}`;
+
+export const CLUSTER_DETAIL_CHANGED = `
+subscription ClusterDetailChanged($filter: ClusterFilter) {
+  clusterChanged(filter: $filter) { ${CLUSTER_DETAIL} }
+}`;
+
+export const ROLLOUT_CHANGED = `
+subscription RolloutChanged($id: ID!) { rolloutChanged(id: $id) { ${ROLLOUT_DETAIL} } }`;
+
+export const FLEET_SUMMARY_CHANGED = `
+subscription FleetSummaryChanged {
+  fleetSummaryChanged { ${FLEET_SUMMARY_FIELDS} }
+}`;

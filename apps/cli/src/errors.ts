@@ -1,5 +1,15 @@
 /** Exit codes scripts can branch on (documented in README.md, CLI section). */
-export const EXIT = { ok: 0, other: 1, usage: 2, notFound: 3, auth: 4 } as const;
+export const EXIT = {
+  ok: 0,
+  other: 1,
+  usage: 2,
+  notFound: 3,
+  auth: 4,
+  /** What `--wait` or `watch` followed ended badly: a rollout FAILED or ABORTED. */
+  failed: 5,
+  /** `--wait` / `--timeout` ran out before the outcome. */
+  timeout: 6,
+} as const;
 
 /**
  * A failure the user can act on: printed as one line, never with a stack trace. `code` and
@@ -36,15 +46,22 @@ export function exitCodeFor(code: string | undefined): number {
     case 'UNAUTHENTICATED':
     case 'FORBIDDEN':
       return EXIT.auth;
+    case 'WAIT_FAILED':
+      return EXIT.failed;
+    case 'TIMEOUT':
+      return EXIT.timeout;
     default:
       return EXIT.other;
   }
 }
 
+/** Codes the CLI raises itself: the message says it all. */
+const LOCAL_CODES = new Set(['USAGE', 'WAIT_FAILED', 'TIMEOUT']);
+
 /** `error: <message> (code: X, field: y)` — the code and field only when known. */
 export function formatError(err: CliError): string {
   const details = [
-    err.code && err.code !== 'USAGE' ? `code: ${err.code}` : undefined,
+    err.code && !LOCAL_CODES.has(err.code) ? `code: ${err.code}` : undefined,
     err.field ? `field: ${err.field}` : undefined,
   ].filter(Boolean);
   return `error: ${err.message}${details.length ? ` (${details.join(', ')})` : ''}`;

@@ -32,10 +32,17 @@ export interface ClusterRow {
   name: string;
   platform: string;
   region: string;
+  topology?: string;
   createdAt: string;
+  labels?: Record<string, unknown>;
   inSync: boolean;
-  karpenter: { enabled: boolean; paused: boolean; generation: number };
-  status: { observedGeneration: number; stale: boolean };
+  karpenter: {
+    enabled: boolean;
+    paused: boolean;
+    generation: number;
+    clusterAutoscalerMode?: string;
+  };
+  status: { observedGeneration: number; stale: boolean; lastReportAt?: string | null };
 }
 
 const karpenterState = (k: ClusterRow['karpenter']): string =>
@@ -53,27 +60,84 @@ export const CLUSTER_COLUMNS = [
   'AGE',
 ] as const;
 
+const clusterCells = (c: ClusterRow, now: Date): string[] => [
+  c.name,
+  c.platform,
+  c.region,
+  karpenterState(c.karpenter),
+  String(c.karpenter.generation),
+  String(c.status.observedGeneration),
+  c.inSync ? 'True' : 'False',
+  c.status.stale ? 'True' : 'False',
+  age(c.createdAt, now),
+];
+
 export function clusterTable(clusters: readonly ClusterRow[], now = new Date()): string {
   return table(
     CLUSTER_COLUMNS,
+    clusters.map((c) => clusterCells(c, now)),
+  );
+}
+
+export const CLUSTER_WIDE_COLUMNS = [
+  ...CLUSTER_COLUMNS,
+  'TOPOLOGY',
+  'CAS',
+  'LAST-REPORT',
+  'LABELS',
+] as const;
+
+/** `-o wide`: the table plus topology, Cluster Autoscaler mode, last report and labels. */
+export function clusterWideTable(clusters: readonly ClusterRow[], now = new Date()): string {
+  return table(
+    CLUSTER_WIDE_COLUMNS,
     clusters.map((c) => [
-      c.name,
-      c.platform,
-      c.region,
-      karpenterState(c.karpenter),
-      String(c.karpenter.generation),
-      String(c.status.observedGeneration),
-      c.inSync ? 'True' : 'False',
-      c.status.stale ? 'True' : 'False',
-      age(c.createdAt, now),
+      ...clusterCells(c, now),
+      c.topology ?? '',
+      c.karpenter.clusterAutoscalerMode ?? '',
+      c.status.lastReportAt ? `${age(c.status.lastReportAt, now)} ago` : '<never>',
+      labelList(c.labels),
     ]),
   );
 }
 
-export type OutputFormat = 'table' | 'json' | 'yaml';
+export const clusterPrinter = (now: Date): Printer<ClusterRow> => ({
+  table: (items) => clusterTable(items, now),
+  wide: (items) => clusterWideTable(items, now),
+  name: (c) => `cluster/${c.name}`,
+});
+
+/** What every read accepts with -o, as kubectl does. */
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 export function render(value: unknown, format: 'json' | 'yaml'): string {
   return format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value);
+}
+
+/** How one kind of read prints itself; json and yaml are always the API's own shape. */
+export interface Printer<T> {
+  table(items: readonly T[]): string;
+  /** More columns; the table when a kind has nothing more worth a column. */
+  wide?(items: readonly T[]): string;
+  /** `kind/name`, one a line, for `xargs`. */
+  name(item: T): string;
+}
+
+/**
+ * Prints `value` (one object or a list) in `format`. JSON and YAML print the value exactly as
+ * the API returned it, so scripts can rely on the schema's field names.
+ */
+export function print<T>(
+  format: OutputFormat,
+  value: T | readonly T[],
+  printer: Printer<T>,
+): string {
+  if (format === 'json' || format === 'yaml') return render(value, format);
+  const items: readonly T[] = Array.isArray(value) ? (value as readonly T[]) : [value as T];
+  if (format === 'name') return items.map((i) => `${printer.name(i)}\n`).join('');
+  if (format === 'wide' && printer.wide) return printer.wide(items);
+  return printer.table(items);
 }
 
 /** `k=v,k2=v2`, kubectl's label column. */

@@ -1,6 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { exitCodeFor, formatError, CliError } from './errors.js';
-import { run, type Io } from './program.js';
+import { commandPath, everyCommand } from './examples.js';
+import { buildProgram, run, type Io } from './program.js';
+
+/** The full --help text, examples (added as help text after) included. */
+function helpOf(cmd: import('commander').Command): string {
+  let text = '';
+  cmd.configureOutput({ writeOut: (s) => void (text += s), writeErr: (s) => void (text += s) });
+  cmd.outputHelp();
+  return text;
+}
 
 /** Runs the CLI in process; any network use fails the test (these cases must not need the API). */
 async function kfleet(...args: string[]) {
@@ -44,11 +53,41 @@ describe('argument parsing (exit 2 before any request)', () => {
     ],
     [['rollouts', 'start', '-l', 'env=prod'], /give a change/],
     [['rollouts', 'start', '-l', '', '--enable', '--waves', '1,x'], /"x" is not N or N%/],
+    [['rollouts', 'start', '-l', '', '--enable', '--timeout', '5m'], /--timeout goes with --wait/],
+    [['rollouts', 'watch', 'x', '--timeout', 'soon'], /--timeout soon: expected a positive/],
+    [['karpenter', 'enable', 'x', '--timeout', '1m'], /--timeout goes with --wait/],
+    [['clusters', 'list', '-o', 'xml'], /Allowed choices are table, wide, json, yaml, name/],
+    [['clusters', 'list', '--condition', 'Degraded=Maybe'], /--condition Degraded=Maybe: expected/],
+    [['clusters', 'list', '--sort-by', 'age'], /--sort-by age: expected name, created/],
+    [['clusters', 'history', 'x', '--since', '1h', '--step', '2h'], /--step 2h is longer/],
+    [['clusters', 'history', 'x', '--since', 'yesterday'], /--since yesterday: expected/],
+    [['clusters', 'csr', 'x', '--limit', '0'], /--limit 0: expected an integer of at least 1/],
+    [['clusters', 'deregister', 'x'], /cannot be undone; repeat with --yes/],
+    [['nodeclass', 'set', 'x'], /give -f <file>, --tag key=value or --clear/],
+    [['nodeclass', 'set', 'x', '--tag', 'novalue'], /--tag novalue: expected key=value/],
+    [['dead-letters', 'redrive'], /give one dead letter ID or --all/],
+    [['dead-letters', 'redrive', 'x', '--all'], /give one dead letter ID or --all/],
+    [['completion', 'fish'], /fish: expected bash or zsh/],
+    [['login', 'not a url', '--token', 't'], /not a url: expected an http\(s\) URL/],
+    [['login', 'ftp://fleet', '--token', 't'], /expected an http\(s\) URL/],
   ])('kfleet %j', async (args, message) => {
     const res = await kfleet(...args);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(message);
     expect(res.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('--version prints the client version and exits 0', async () => {
+    const res = await kfleet('--version');
+    expect(res).toMatchObject({ code: 0, stdout: '0.1.0\n' });
+  });
+
+  it('every command has --help examples', () => {
+    const io = { stdout: () => undefined, stderr: () => undefined, env: {} } as unknown as Io;
+    const without = everyCommand(buildProgram(io)).filter(
+      (c) => !/\nExamples:\n {2}\S/.test(helpOf(c)),
+    );
+    expect(without.map(commandPath)).toEqual([]);
   });
 
   it('help exits 0', async () => {

@@ -1,12 +1,20 @@
 import { Command, CommanderError } from 'commander';
+import { FLEET_RELEASE } from '@fleet/contracts';
 import { CliError, EXIT, formatError } from './errors.js';
+import { addAuthCommands } from './commands/auth.js';
+import { addClusterActivityCommands } from './commands/cluster-activity.js';
 import { addClustersCommands } from './commands/clusters.js';
+import { addCompletionCommands } from './commands/completion.js';
 import { commandContext, DEFAULT_API_URL, type Io } from './commands/context.js';
+import { addDeadLettersCommands } from './commands/dead-letters.js';
 import { addKarpenterCommands } from './commands/karpenter.js';
+import { addNodeclassCommands } from './commands/nodeclass.js';
 import { addNodepoolsCommands } from './commands/nodepools.js';
 import { addRolloutsCommands } from './commands/rollouts.js';
 import { addSummaryCommands } from './commands/summary.js';
 import { addTokensCommands } from './commands/tokens.js';
+import { addVersionCommand } from './commands/version.js';
+import { addExamples } from './examples.js';
 
 export { DEFAULT_API_URL, resolveCluster, type Io } from './commands/context.js';
 export { summaryText, type FleetSummary } from './commands/summary.js';
@@ -17,6 +25,11 @@ export function buildProgram(io: Io): Command {
     .description('Karpenter Fleet: desired Karpenter state of a fleet of OpenShift clusters')
     .option('--api <url>', `fleet API base URL (env KFLEET_API_URL, default ${DEFAULT_API_URL})`)
     .option('--token <token>', 'API token (env KFLEET_TOKEN)')
+    .option(
+      '--context <name>',
+      'context of the config file to use (env KFLEET_CONTEXT; default its current context)',
+    )
+    .version(FLEET_RELEASE, '--version', "the client's version")
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
@@ -25,12 +38,22 @@ export function buildProgram(io: Io): Command {
     });
 
   const context = commandContext(io);
+  addAuthCommands(program, context);
   addClustersCommands(program, context);
+  addClusterActivityCommands(
+    program.commands.find((c) => c.name() === 'clusters')!,
+    context,
+  );
   addKarpenterCommands(program, context);
   addNodepoolsCommands(program, context);
+  addNodeclassCommands(program, context);
   addSummaryCommands(program, context);
   addTokensCommands(program, context);
   addRolloutsCommands(program, context);
+  addDeadLettersCommands(program, context);
+  addVersionCommand(program, context);
+  addCompletionCommands(program, context);
+  addExamples(program);
   return program;
 }
 

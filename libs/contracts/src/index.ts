@@ -5,3 +5,4 @@ export * from './label-selector.js';
 export * from './sidecar-credentials.js';
 export * from './dead-letters.js';
 export * from './kinds.js';
+export * from './release.js';

@@ -102,6 +102,8 @@ export class ApiTokensService implements OnModuleInit {
           name: token.name,
           role: token.role,
           scope: token.labelSelector ? parseLabelSelector(token.labelSelector) : null,
+          labelSelector: token.labelSelector,
+          expiresAt: token.expiresAt,
         }
       : null;
     // Never trust a token beyond its own expiry.

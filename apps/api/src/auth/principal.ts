@@ -10,6 +10,9 @@ export interface Principal {
   role: Role;
   /** When set, the token sees and changes only clusters whose labels match. */
   scope: LabelRequirement[] | null;
+  /** The scope as the token's creator wrote it (what `kfleet whoami` shows). */
+  labelSelector: string | null;
+  expiresAt: Date | null;
 }
 
 export const hasRole = (principal: Principal, required: Role): boolean =>

@@ -1,4 +1,4 @@
-import { Field, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Field, GraphQLISODateTime, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { RoleEnum } from './api-token.model.js';
 import { CurrentPrincipal } from './current-principal.decorator.js';
 import type { Principal } from './principal.js';
@@ -14,6 +14,15 @@ export class Viewer {
 
   @Field({ description: 'The token sees only clusters its label selector matches.' })
   scoped!: boolean;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'The label selector the token is limited to; null when it sees every cluster.',
+  })
+  labelSelector!: string | null;
+
+  @Field(() => GraphQLISODateTime, { nullable: true, description: 'Null when it never expires.' })
+  expiresAt!: Date | null;
 }
 
 @Resolver(() => Viewer)
@@ -25,6 +34,8 @@ export class ViewerResolver {
       name: principal.name,
       role: principal.role as RoleEnum,
       scoped: principal.scope !== null,
+      labelSelector: principal.labelSelector,
+      expiresAt: principal.expiresAt,
     };
   }
 }

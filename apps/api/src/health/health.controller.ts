@@ -1,4 +1,5 @@
 import { Controller, Get, HttpException, HttpStatus } from '@nestjs/common';
+import { CONTRACT_VERSION, FLEET_RELEASE } from '@fleet/contracts';
 import { Public } from '../auth/roles.decorator.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { QueuesService } from '../queues/queues.service.js';
@@ -14,6 +15,15 @@ export class HealthController {
   @Get('healthz')
   healthz(): { status: 'ok' } {
     return { status: 'ok' };
+  }
+
+  /**
+   * The server's release and the newest sidecar order contract it speaks (`kfleet version`).
+   * Public like /healthz: it helps diagnose a client that cannot authenticate.
+   */
+  @Get('version')
+  version(): { version: string; contractVersion: number } {
+    return { version: FLEET_RELEASE, contractVersion: CONTRACT_VERSION };
   }
 
   /** Ready only when both PostgreSQL and Redis answer. */

@@ -1,8 +1,23 @@
 import type { Command } from 'commander';
-import { applyLabelChanges, parseEnumOption, parseLabelChanges, parseLabelPairs } from '../args.js';
+import {
+  applyLabelChanges,
+  parseConditionFilter,
+  parseDuration,
+  parseEnumOption,
+  parseLabelChanges,
+  parseLabelPairs,
+} from '../args.js';
 import * as gql from '../documents.js';
 import { usageError } from '../errors.js';
-import { clusterTable, labelList, render, type ClusterRow } from '../format.js';
+import {
+  clusterPrinter,
+  labelList,
+  print,
+  render,
+  type ClusterRow,
+  type OutputFormat,
+} from '../format.js';
+import { deadline, follow } from '../live.js';
 import {
   PLATFORMS,
   TOPOLOGIES,
@@ -15,70 +30,217 @@ import {
   type CommandContext,
 } from './context.js';
 
-/** `kfleet clusters`: list, get, register, label, pause, resume, reconcile. */
-export function addClustersCommands(
-  program: Command,
-  { io, connect, outputOption }: CommandContext,
-): void {
+/** How often a watch re-reads over HTTP, in case the WebSocket dropped an event. */
+export const WATCH_REFETCH_MS = 10_000;
+
+const SORT_FIELDS = { name: 'NAME', created: 'CREATED_AT', 'last-report': 'LAST_REPORT' } as const;
+
+type ListOptions = Record<string, string | boolean | undefined> & { output: OutputFormat };
+
+/** The ClusterFilter the list flags describe (the API filters; nothing is filtered here). */
+export function clusterFilter(opts: Record<string, unknown>): Record<string, unknown> {
+  const filter: Record<string, unknown> = {};
+  if (typeof opts.selector === 'string') filter.labelSelector = opts.selector;
+  if (typeof opts.name === 'string') filter.nameContains = opts.name;
+  if (typeof opts.platform === 'string')
+    filter.platform = parseEnumOption(opts.platform, '--platform', PLATFORMS);
+  if (typeof opts.topology === 'string')
+    filter.topology = parseEnumOption(opts.topology, '--topology', TOPOLOGIES);
+  if (typeof opts.condition === 'string') filter.condition = parseConditionFilter(opts.condition);
+  if (opts.enabled && opts.disabled)
+    throw usageError('--enabled and --disabled exclude each other');
+  if (opts.inSync && opts.outOfSync)
+    throw usageError('--in-sync and --out-of-sync exclude each other');
+  if (opts.enabled) filter.karpenterEnabled = true;
+  if (opts.disabled) filter.karpenterEnabled = false;
+  if (opts.inSync) filter.inSync = true;
+  if (opts.outOfSync) filter.inSync = false;
+  if (opts.stale) filter.stale = true;
+  return filter;
+}
+
+/**
+ * What counts as a change worth a line: everything but the report time, which every heartbeat
+ * moves (a watch that printed each heartbeat would bury the changes it is for).
+ */
+export function changeSignature(cluster: { status?: unknown }): string {
+  const status = { ...(cluster.status as Record<string, unknown> | undefined) };
+  delete status.lastReportAt;
+  return JSON.stringify({ ...cluster, status });
+}
+
+/** `--timeout 10m` in ms; 0 (the default for watches) runs until interrupted. */
+const timeoutMs = (text: string | undefined): number =>
+  text === undefined || text === '0' ? 0 : parseDuration(text, '--timeout');
+
+/**
+ * One watched object or row as it is printed after the first listing: table rows without the
+ * header (kubectl -w), one compact JSON document a line (NDJSON, for `jq`), YAML documents.
+ */
+function watchLine<T>(format: OutputFormat, value: T, asTable: (v: T) => string): string {
+  if (format === 'json') return `${JSON.stringify(value)}\n`;
+  if (format === 'yaml') return `---\n${render(value, 'yaml')}`;
+  return asTable(value);
+}
+
+/** `kfleet clusters`: list, get, register, label, pause, resume, reconcile, deregister, ... */
+export function addClustersCommands(program: Command, context: CommandContext): void {
+  const { io, connect, live, readOutput } = context;
   const clusters = program.command('clusters').description('list, inspect and register clusters');
 
   clusters
     .command('list')
     .alias('ls')
-    .description('list clusters (every page)')
+    .description('list clusters (every page); --watch follows changes')
     .option('-l, --selector <selector>', 'label selector, e.g. "env=prod,region in (us-east-1)"')
     .option('--name <substring>', 'name contains')
     .option('--platform <platform>', 'AWS, AZURE or CAPI')
     .option('--topology <topology>', 'STANDALONE or HOSTED')
+    .option('--condition <Type=Status[:Reason]>', 'e.g. Degraded=True or Available=False:NoNodes')
     .option('--enabled', 'only clusters with Karpenter enabled')
     .option('--disabled', 'only clusters with Karpenter disabled')
     .option('--out-of-sync', 'only clusters whose observed generation lags')
     .option('--in-sync', 'only clusters that applied their desired generation')
     .option('--stale', 'only clusters without a recent report')
-    .addOption(outputOption(['table', 'json'], 'table'))
-    .action(async (opts: Record<string, string | boolean | undefined>, cmd: Command) => {
-      const filter: Record<string, unknown> = {};
-      if (typeof opts.selector === 'string') filter.labelSelector = opts.selector;
-      if (typeof opts.name === 'string') filter.nameContains = opts.name;
-      if (typeof opts.platform === 'string')
-        filter.platform = parseEnumOption(opts.platform, '--platform', PLATFORMS);
-      if (typeof opts.topology === 'string')
-        filter.topology = parseEnumOption(opts.topology, '--topology', TOPOLOGIES);
-      if (opts.enabled && opts.disabled)
-        throw usageError('--enabled and --disabled exclude each other');
-      if (opts.inSync && opts.outOfSync)
-        throw usageError('--in-sync and --out-of-sync exclude each other');
-      if (opts.enabled) filter.karpenterEnabled = true;
-      if (opts.disabled) filter.karpenterEnabled = false;
-      if (opts.inSync) filter.inSync = true;
-      if (opts.outOfSync) filter.inSync = false;
-      if (opts.stale) filter.stale = true;
-      const rows: ClusterRow[] = [];
+    .option('--sort-by <field>', 'name, created or last-report', 'name')
+    .option('-w, --watch', 'after the list, print each cluster again when it changes')
+    .option('--timeout <duration>', 'with --watch: stop after this long (e.g. 10m; default never)')
+    .addOption(readOutput())
+    .action(async (opts: ListOptions, cmd: Command) => {
+      const filter = clusterFilter(opts);
+      const sort = String(opts.sortBy);
+      if (!(sort in SORT_FIELDS))
+        throw usageError(`--sort-by ${sort}: expected name, created or last-report`, '--sort-by');
+      const orderBy = { field: SORT_FIELDS[sort as keyof typeof SORT_FIELDS], direction: 'ASC' };
       const request = connect(cmd);
-      for await (const nodes of pages<ClusterRow, { clusters: Page<ClusterRow> }>(
-        request,
-        gql.LIST_CLUSTERS,
-        { filter },
-        (d) => d.clusters,
-      )) {
-        rows.push(...nodes);
+      const list = async () => {
+        const rows: (ClusterRow & { id: string })[] = [];
+        for await (const nodes of pages<
+          ClusterRow & { id: string },
+          { clusters: Page<ClusterRow & { id: string }> }
+        >(request, gql.LIST_CLUSTERS, { filter, orderBy }, (d) => d.clusters)) {
+          rows.push(...nodes);
+        }
+        return rows;
+      };
+      const printer = clusterPrinter(io.now());
+      if (!opts.watch) {
+        const rows = await list();
+        if (rows.length === 0 && (opts.output === 'table' || opts.output === 'wide'))
+          io.stderr('No clusters found.\n');
+        else io.stdout(print(opts.output, rows, printer));
+        return;
       }
-      if (opts.output === 'json') io.stdout(render(rows, 'json'));
-      else if (rows.length === 0) io.stderr('No clusters found.\n');
-      else io.stdout(clusterTable(rows, io.now()));
+      const client = await live(cmd);
+      const limit = timeoutMs(opts.timeout as string | undefined);
+      const stop = deadline(limit, () => `--timeout ${String(opts.timeout)} reached`);
+      // Each cluster is printed when what is shown of it differs from what was last printed,
+      // so the periodic re-read and repeated events add no lines.
+      const shown = new Map<string, string>();
+      let first = true;
+      const changes = follow<(ClusterRow & { id: string })[]>({
+        client,
+        query: gql.CLUSTER_CHANGED,
+        variables: { filter },
+        pick: (d) => [d.clusterChanged as ClusterRow & { id: string }],
+        fetch: list,
+        pollMs: WATCH_REFETCH_MS,
+      });
+      const consume = (async () => {
+        for await (const rows of changes) {
+          const changed = rows.filter((r) => shown.get(r.id) !== changeSignature(r));
+          for (const r of changed) shown.set(r.id, changeSignature(r));
+          if (first) {
+            first = false;
+            if (opts.output === 'json' || opts.output === 'yaml')
+              for (const r of rows) io.stdout(watchLine(opts.output, r, () => ''));
+            else if (rows.length) io.stdout(print(opts.output, rows, printer));
+            continue;
+          }
+          for (const r of changed)
+            io.stdout(
+              watchLine(opts.output, r, (v) =>
+                opts.output === 'name'
+                  ? `${printer.name(v)}\n`
+                  : print(opts.output, [v], printer).split('\n').slice(1).join('\n'),
+              ),
+            );
+        }
+      })();
+      try {
+        await Promise.race([consume, stop.promise]);
+      } catch (err) {
+        // A watch that ran its --timeout ended as asked.
+        if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
+      } finally {
+        stop.clear();
+        await changes.return(undefined);
+        await client.dispose();
+      }
     });
 
   clusters
     .command('get')
-    .description('show one cluster: desired state, NodePools, status')
+    .description('show one cluster: desired state, NodePools, status; --watch follows changes')
     .argument('<cluster>', 'cluster name or ID')
-    .addOption(outputOption(['yaml', 'json'], 'yaml'))
-    .action(async (ref: string, opts: { output: 'yaml' | 'json' }, cmd: Command) => {
-      const request = connect(cmd);
-      const id = await resolveCluster(request, ref);
-      const { cluster } = await request<{ cluster: unknown }>(gql.GET_CLUSTER, { id });
-      io.stdout(render(cluster, opts.output));
-    });
+    .option('-w, --watch', 'print the cluster again each time it changes')
+    .option('--timeout <duration>', 'with --watch: stop after this long (e.g. 10m; default never)')
+    .addOption(readOutput('yaml'))
+    .action(
+      async (
+        ref: string,
+        opts: { output: OutputFormat; watch?: boolean; timeout?: string },
+        cmd: Command,
+      ) => {
+        const request = connect(cmd);
+        const id = await resolveCluster(request, ref);
+        const get = async () =>
+          (await request<{ cluster: ClusterRow & { id: string } }>(gql.GET_CLUSTER, { id }))
+            .cluster;
+        const printer = clusterPrinter(io.now());
+        if (!opts.watch) {
+          io.stdout(print(opts.output, await get(), printer));
+          return;
+        }
+        const client = await live(cmd);
+        const stop = deadline(timeoutMs(opts.timeout), () => `--timeout ${opts.timeout} reached`);
+        let last: string | undefined;
+        const changes = follow<ClusterRow & { id: string }>({
+          client,
+          query: gql.CLUSTER_DETAIL_CHANGED,
+          // The API filters by name substring; the ID check below keeps only this cluster.
+          variables: { filter: { nameContains: (await get()).name } },
+          pick: (d) => d.clusterChanged as ClusterRow & { id: string },
+          fetch: get,
+          pollMs: WATCH_REFETCH_MS,
+        });
+        const consume = (async () => {
+          for await (const cluster of changes) {
+            if (cluster.id !== id) continue;
+            const text = changeSignature(cluster);
+            if (text === last) continue;
+            const header = last === undefined;
+            last = text;
+            io.stdout(
+              watchLine(opts.output, cluster, (v) => {
+                if (opts.output === 'name') return `${printer.name(v)}\n`;
+                const out = print(opts.output, [v], printer);
+                return header ? out : out.split('\n').slice(1).join('\n');
+              }),
+            );
+          }
+        })();
+        try {
+          await Promise.race([consume, stop.promise]);
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
+        } finally {
+          stop.clear();
+          await changes.return(undefined);
+          await client.dispose();
+        }
+      },
+    );
 
   clusters
     .command('register')
@@ -132,14 +294,65 @@ export function addClustersCommands(
             'password). They are shown this once and cannot be retrieved again; keep the manifest ' +
             'secret and apply it to the cluster.\n',
         );
-        if (opts.manifestOut) {
-          await io.writeFile(opts.manifestOut, r.bootstrapManifest);
-          io.stdout(`bootstrap manifest written to ${opts.manifestOut}\n`);
-        } else {
-          io.stdout(r.bootstrapManifest);
-        }
+        await emitManifest(r.bootstrapManifest, opts.manifestOut);
       },
     );
+
+  async function emitManifest(manifest: string, out: string | undefined): Promise<void> {
+    if (out) {
+      await io.writeFile(out, manifest);
+      io.stdout(`bootstrap manifest written to ${out}\n`);
+    } else {
+      io.stdout(manifest);
+    }
+  }
+
+  clusters
+    .command('rotate-credentials')
+    .description(
+      'new sidecar credentials (ADMIN); the old ones work until the grace period ends. The new bootstrap manifest is shown this once',
+    )
+    .argument('<cluster>', 'cluster name or ID')
+    .option('--manifest-out <file>', 'write the manifest here (mode 0600) instead of stdout')
+    .action(async (ref: string, opts: { manifestOut?: string }, cmd: Command) => {
+      const request = connect(cmd);
+      const id = await resolveCluster(request, ref);
+      const { rotateClusterCredentials: r } = await request<{
+        rotateClusterCredentials: {
+          cluster: { name: string };
+          bootstrapManifest: string;
+          previousValidUntil: string;
+        };
+      }>(gql.ROTATE_CREDENTIALS, { id });
+      io.stderr(
+        `cluster/${r.cluster.name} credentials rotated; the previous ones stop working at ${r.previousValidUntil}\n` +
+          'WARNING: the bootstrap manifest holds the new sidecar credentials. They are shown this ' +
+          'once; apply the manifest to the cluster before the previous credentials expire.\n',
+      );
+      await emitManifest(r.bootstrapManifest, opts.manifestOut);
+    });
+
+  clusters
+    .command('deregister')
+    .description(
+      'remove a cluster from the fleet (ADMIN): its credentials stop working, its history goes',
+    )
+    .argument('<cluster>', 'cluster name or ID')
+    .option('--yes', 'confirm: this cannot be undone')
+    .action(async (ref: string, opts: { yes?: boolean }, cmd: Command) => {
+      if (!opts.yes)
+        throw usageError(
+          `deregistering ${ref} cannot be undone; repeat with --yes to confirm`,
+          '--yes',
+        );
+      const request = connect(cmd);
+      const id = await resolveCluster(request, ref);
+      const { deregisterCluster: c } = await request<{ deregisterCluster: { name: string } }>(
+        gql.DEREGISTER_CLUSTER,
+        { id },
+      );
+      io.stdout(`cluster/${c.name} deregistered\n`);
+    });
 
   clusters
     .command('label')

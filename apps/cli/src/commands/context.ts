@@ -1,8 +1,19 @@
 import { Command, Option } from 'commander';
+import type { Client } from 'graphql-ws';
 import { isClusterId } from '../args.js';
 import { graphqlRequest, type Request } from '../client.js';
+import {
+  configPath,
+  parseConfig,
+  resolveConnection,
+  serializeConfig,
+  type Connection,
+  type KfleetConfig,
+} from '../config.js';
 import * as gql from '../documents.js';
 import { CliError } from '../errors.js';
+import { OUTPUT_FORMATS, type OutputFormat } from '../format.js';
+import { liveClient } from '../live.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:4000';
 
@@ -15,11 +26,37 @@ export interface Io {
   writeFile(path: string, data: string): Promise<void>;
   now(): Date;
   fetch?: typeof fetch;
+  /** Whether stdout / stdin are terminals: progress bars and prompts only there. */
+  tty?: { stdout: boolean; stdin: boolean };
+  /** The terminal's width, when stdout is one. */
+  columns?: number;
 }
 
 export interface GlobalOptions {
   api?: string;
   token?: string;
+  context?: string;
+}
+
+/** The config file's contents; an absent file is an empty config. */
+export async function loadConfig(io: Io): Promise<{ path: string; config: KfleetConfig }> {
+  // Without HOME (a bare CI job) there is no config to read; writing one needs KFLEET_CONFIG.
+  const path = configPath(io.env);
+  if (!path) return { path: '', config: parseConfig('', '') };
+  let text = '';
+  try {
+    text = await io.readFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new CliError(`cannot read ${path}: ${(err as Error).message}`, 'USAGE');
+    }
+  }
+  return { path, config: parseConfig(text, path) };
+}
+
+export async function saveConfig(io: Io, path: string, config: KfleetConfig): Promise<void> {
+  if (!path) throw new CliError('no place for the config file: set KFLEET_CONFIG or HOME', 'USAGE');
+  await io.writeFile(path, serializeConfig(config));
 }
 
 export interface Page<T> {
@@ -57,6 +94,8 @@ export interface RolloutRow {
   selector: string;
   currentWave: number;
   createdAt: string;
+  createdBy?: string;
+  change?: unknown;
   reason: string | null;
   counts: { total: number; healthy: number; failed: number; applying: number; skipped: number };
 }
@@ -108,34 +147,70 @@ export const ack = (c: ClusterAck, what: string): string =>
 /** What every command group needs: the I/O, a GraphQL connection per command, output flags. */
 export interface CommandContext {
   io: Io;
+  /** GraphQL over HTTP with the connection flags, environment and config resolve to. */
   connect: (cmd: Command) => Request;
+  /** Where `connect` goes and with which token (resolved from flags, env, config). */
+  connection: (cmd: Command) => Promise<Connection>;
+  /** A subscription client on the same connection; the caller disposes it. */
+  live: (cmd: Command) => Promise<Client>;
   outputOption: (choices: string[], fallback: string) => Option;
+  /** `-o table|wide|json|yaml|name`, the option every read carries. */
+  readOutput: (fallback?: OutputFormat) => Option;
 }
 
 export function commandContext(io: Io): CommandContext {
-  const connect = (cmd: Command): Request => {
+  const connection = async (cmd: Command): Promise<Connection> => {
     const globals = cmd.optsWithGlobals<GlobalOptions>();
-    const token = globals.token ?? io.env.KFLEET_TOKEN;
-    const request = graphqlRequest({
-      apiUrl: globals.api ?? io.env.KFLEET_API_URL ?? DEFAULT_API_URL,
-      ...(token ? { token } : {}),
-      ...(io.fetch ? { fetch: io.fetch } : {}),
-    });
-    if (token) return request;
+    const { config } = await loadConfig(io);
+    return resolveConnection(
+      {
+        flags: {
+          ...(globals.api ? { api: globals.api } : {}),
+          ...(globals.token ? { token: globals.token } : {}),
+          ...(globals.context ? { context: globals.context } : {}),
+        },
+        env: io.env,
+        config,
+      },
+      DEFAULT_API_URL,
+    );
+  };
+
+  const connect = (cmd: Command): Request => {
+    // Resolved once, on the first request: commands that fail on their arguments never read
+    // the config file.
+    let resolved: Promise<{ request: Request; token?: string }> | undefined;
+    const open = () =>
+      (resolved ??= connection(cmd).then((c) => ({
+        request: graphqlRequest({
+          apiUrl: c.apiUrl,
+          ...(c.token ? { token: c.token } : {}),
+          ...(io.fetch ? { fetch: io.fetch } : {}),
+        }),
+        ...(c.token ? { token: c.token } : {}),
+      })));
     return async <T>(query: string, variables?: Record<string, unknown>) => {
+      const { request, token } = await open();
       try {
         return await request<T>(query, variables);
       } catch (err) {
-        if (err instanceof CliError && err.code === 'UNAUTHENTICATED') {
-          throw new CliError(`${err.message}; set KFLEET_TOKEN or pass --token`, err.code);
+        if (!token && err instanceof CliError && err.code === 'UNAUTHENTICATED') {
+          throw new CliError(
+            `${err.message}; run kfleet login, set KFLEET_TOKEN or pass --token`,
+            err.code,
+          );
         }
         throw err;
       }
     };
   };
 
+  const live = async (cmd: Command): Promise<Client> => liveClient(await connection(cmd));
+
   const outputOption = (choices: string[], fallback: string) =>
     new Option('-o, --output <format>', 'output format').choices(choices).default(fallback);
+  const readOutput = (fallback: OutputFormat = 'table') =>
+    outputOption([...OUTPUT_FORMATS], fallback);
 
-  return { io, connect, outputOption };
+  return { io, connect, connection, live, outputOption, readOutput };
 }

@@ -2,13 +2,13 @@ import type { Command } from 'commander';
 import { parseIntOption, parseNodePoolDocument } from '../args.js';
 import * as gql from '../documents.js';
 import { usageError } from '../errors.js';
-import { age, render, table } from '../format.js';
+import { age, print, table, type OutputFormat } from '../format.js';
 import { ack, resolveCluster, type ClusterAck, type CommandContext } from './context.js';
 
 /** `kfleet nodepools`: apply, delete, list. */
 export function addNodepoolsCommands(
   program: Command,
-  { io, connect, outputOption }: CommandContext,
+  { io, connect, readOutput }: CommandContext,
 ): void {
   const nodepools = program
     .command('nodepools')
@@ -77,20 +77,28 @@ export function addNodepoolsCommands(
     .alias('ls')
     .description("a cluster's NodePools")
     .argument('<cluster>', 'cluster name or ID')
-    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (ref: string, opts: { output: 'table' | 'json' | 'yaml' }, cmd: Command) => {
+    .addOption(readOutput())
+    .action(async (ref: string, opts: { output: OutputFormat }, cmd: Command) => {
       const request = connect(cmd);
       const id = await resolveCluster(request, ref);
       const { cluster } = await request<{
         cluster: { nodePools: { name: string; updatedAt: string; spec: unknown }[] };
       }>(gql.GET_CLUSTER, { id });
-      if (opts.output !== 'table') io.stdout(render(cluster.nodePools, opts.output));
-      else
-        io.stdout(
-          table(
-            ['NAME', 'UPDATED'],
-            cluster.nodePools.map((p) => [p.name, age(p.updatedAt, io.now())]),
-          ),
-        );
+      const now = io.now();
+      io.stdout(
+        print(opts.output, cluster.nodePools, {
+          table: (items) =>
+            table(
+              ['NAME', 'UPDATED'],
+              items.map((p) => [p.name, age(p.updatedAt, now)]),
+            ),
+          wide: (items) =>
+            table(
+              ['NAME', 'UPDATED', 'SPEC'],
+              items.map((p) => [p.name, age(p.updatedAt, now), JSON.stringify(p.spec)]),
+            ),
+          name: (p) => `nodepool/${p.name}`,
+        }),
+      );
     });
 }

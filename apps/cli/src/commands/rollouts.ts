@@ -9,8 +9,11 @@ import {
   parseWaves,
 } from '../args.js';
 import * as gql from '../documents.js';
-import { usageError } from '../errors.js';
-import { age, render, table } from '../format.js';
+import { CliError, usageError } from '../errors.js';
+import { age, print, table, type OutputFormat } from '../format.js';
+import { deadline, follow } from '../live.js';
+import { RolloutProgress, TERMINAL_ROLLOUT_STATES, type RolloutProgressView } from '../progress.js';
+import { parseDuration } from '../args.js';
 import {
   ROLLOUT_STATES,
   collect,
@@ -21,11 +24,61 @@ import {
   type CommandContext,
 } from './context.js';
 
-/** `kfleet rollouts`: start, list, get, pause, resume, abort. */
+/** How often `rollouts watch` re-reads the rollout in case the WebSocket missed a change. */
+export const ROLLOUT_REFETCH_MS = 5_000;
+
+/** `kfleet rollouts`: start, list, get, watch, pause, resume, abort. */
 export function addRolloutsCommands(
   program: Command,
-  { io, connect, outputOption }: CommandContext,
+  { io, connect, live, readOutput }: CommandContext,
 ): void {
+  /**
+   * Follows a rollout to its end, printing its progress on stdout. COMPLETED returns; FAILED or ABORTED is WAIT_FAILED
+   * (exit 5), and running out of --timeout is TIMEOUT (exit 6) — scripts branch on either.
+   */
+  const watchRollout = async (cmd: Command, id: string, timeout: string | undefined) => {
+    const request = connect(cmd);
+    const client = await live(cmd);
+    const progress = new RolloutProgress(Boolean(io.tty?.stdout), io.columns ?? 80);
+    let last: RolloutProgressView | undefined;
+    const limit = timeout && timeout !== '0' ? parseDuration(timeout, '--timeout') : 0;
+    const stop = deadline(
+      limit,
+      () =>
+        `--timeout ${timeout} reached; ${last ? summaryOf(last) : `rollout/${id} not read yet`}`,
+    );
+    const changes = follow<RolloutProgressView>({
+      client,
+      query: gql.ROLLOUT_CHANGED,
+      variables: { id },
+      pick: (d) => d.rolloutChanged as RolloutProgressView,
+      fetch: async () =>
+        (await request<{ rollout: RolloutProgressView }>(gql.GET_ROLLOUT, { id })).rollout,
+      pollMs: ROLLOUT_REFETCH_MS,
+    });
+    const consume = (async () => {
+      for await (const r of changes) {
+        last = r;
+        io.stdout(progress.update(r));
+        if ((TERMINAL_ROLLOUT_STATES as readonly string[]).includes(r.state)) return r;
+      }
+      throw new CliError(`rollout/${id}: the API closed the subscription`);
+    })();
+    let end: RolloutProgressView;
+    try {
+      end = await Promise.race([consume, stop.promise]);
+    } finally {
+      stop.clear();
+      await changes.return(undefined);
+      await client.dispose();
+    }
+    if (end.state !== 'COMPLETED')
+      throw new CliError(
+        `rollout/${end.id} ${end.state}${end.reason ? `: ${end.reason}` : ''}`,
+        'WAIT_FAILED',
+      );
+  };
+
   const rollouts = program
     .command('rollouts')
     .description('apply one change across clusters in waves');
@@ -53,7 +106,10 @@ export function addRolloutsCommands(
     .option('--max-failures <n>', 'failed clusters tolerated before the rollout stops')
     .option('--min-healthy-seconds <n>', 'how long each cluster must stay healthy')
     .option('--wave-timeout-seconds <n>', 'per-wave deadline')
+    .option('--wait', 'follow the rollout to its end; exit 5 if it fails or is aborted')
+    .option('--timeout <duration>', 'with --wait: give up after this long (exit 6), e.g. 30m')
     .action(async (opts: RolloutStartOptions, cmd: Command) => {
+      if (opts.timeout && !opts.wait) throw usageError('--timeout goes with --wait', '--timeout');
       const change = await rolloutChange(opts, io);
       const strategy: Record<string, unknown> = {};
       if (opts.waves) strategy.waves = parseWaves(opts.waves);
@@ -75,6 +131,18 @@ export function addRolloutsCommands(
         { selector: opts.selector, change, ...(Object.keys(strategy).length ? { strategy } : {}) },
       );
       io.stdout(`rollout/${r.id} started: ${r.state}, ${r.counts.total} clusters\n`);
+      if (opts.wait) await watchRollout(cmd, r.id, opts.timeout);
+    });
+
+  rollouts
+    .command('watch')
+    .description(
+      'follow a rollout live until it ends: waves, clusters done / in progress / failed; exit 5 if it fails',
+    )
+    .argument('<id>', 'rollout ID')
+    .option('--timeout <duration>', 'give up after this long (exit 6), e.g. 30m')
+    .action(async (id: string, opts: { timeout?: string }, cmd: Command) => {
+      await watchRollout(cmd, id, opts.timeout);
     });
 
   rollouts
@@ -82,8 +150,8 @@ export function addRolloutsCommands(
     .alias('ls')
     .description('rollouts, newest first')
     .option('--state <state>', 'RUNNING, PAUSED, FAILED, COMPLETED or ABORTED')
-    .addOption(outputOption(['table', 'json'], 'table'))
-    .action(async (opts: { state?: string; output: string }, cmd: Command) => {
+    .addOption(readOutput())
+    .action(async (opts: { state?: string; output: OutputFormat }, cmd: Command) => {
       const state = opts.state ? parseEnumOption(opts.state, '--state', ROLLOUT_STATES) : undefined;
       const rows: RolloutRow[] = [];
       for await (const nodes of pages<RolloutRow, { rollouts: Page<RolloutRow> }>(
@@ -94,33 +162,17 @@ export function addRolloutsCommands(
       )) {
         rows.push(...nodes);
       }
-      if (opts.output === 'json') return io.stdout(render(rows, 'json'));
-      const now = io.now();
-      io.stdout(
-        table(
-          ['ID', 'STATE', 'SELECTOR', 'WAVE', 'HEALTHY', 'FAILED', 'SKIPPED', 'AGE'],
-          rows.map((r) => [
-            r.id,
-            r.state,
-            r.selector || '<all>',
-            String(r.currentWave),
-            `${r.counts.healthy}/${r.counts.total}`,
-            String(r.counts.failed),
-            String(r.counts.skipped),
-            age(r.createdAt, now),
-          ]),
-        ),
-      );
+      io.stdout(print(opts.output, rows, rolloutPrinter(io.now())));
     });
 
   rollouts
     .command('get')
     .description('a rollout with its waves and clusters')
     .argument('<id>', 'rollout ID')
-    .addOption(outputOption(['yaml', 'json'], 'yaml'))
-    .action(async (id: string, opts: { output: 'yaml' | 'json' }, cmd: Command) => {
-      const { rollout } = await connect(cmd)<{ rollout: unknown }>(gql.GET_ROLLOUT, { id });
-      io.stdout(render(rollout, opts.output));
+    .addOption(readOutput('yaml'))
+    .action(async (id: string, opts: { output: OutputFormat }, cmd: Command) => {
+      const { rollout } = await connect(cmd)<{ rollout: RolloutRow }>(gql.GET_ROLLOUT, { id });
+      io.stdout(print(opts.output, rollout, rolloutPrinter(io.now())));
     });
 
   const rolloutVerb = (verb: string, document: string, field: string, what: string) =>
@@ -154,7 +206,44 @@ export function addRolloutsCommands(
     });
 }
 
+const summaryOf = (r: RolloutProgressView): string =>
+  `rollout/${r.id} ${r.state}, ${r.counts.healthy}/${r.counts.total} healthy, ${r.counts.failed} failed`;
+
+const rolloutCells = (r: RolloutRow, now: Date) => [
+  r.id,
+  r.state,
+  r.selector || '<all>',
+  String(r.currentWave),
+  `${r.counts.healthy}/${r.counts.total}`,
+  String(r.counts.failed),
+  String(r.counts.skipped),
+  age(r.createdAt, now),
+];
+const ROLLOUT_COLUMNS = ['ID', 'STATE', 'SELECTOR', 'WAVE', 'HEALTHY', 'FAILED', 'SKIPPED', 'AGE'];
+
+const rolloutPrinter = (now: Date) => ({
+  table: (items: readonly RolloutRow[]) =>
+    table(
+      ROLLOUT_COLUMNS,
+      items.map((r) => rolloutCells(r, now)),
+    ),
+  wide: (items: readonly RolloutRow[]) =>
+    table(
+      [...ROLLOUT_COLUMNS, 'APPLYING', 'CREATED-BY', 'CHANGE', 'REASON'],
+      items.map((r) => [
+        ...rolloutCells(r, now),
+        String(r.counts.applying),
+        r.createdBy ?? '',
+        JSON.stringify(r.change ?? {}),
+        r.reason ?? '',
+      ]),
+    ),
+  name: (r: RolloutRow) => `rollout/${r.id}`,
+});
+
 interface RolloutStartOptions {
+  wait?: boolean;
+  timeout?: string;
   selector: string;
   enable?: boolean;
   disable?: boolean;

@@ -1,24 +1,67 @@
 import type { Command } from 'commander';
 import * as gql from '../documents.js';
-import { render, table } from '../format.js';
+import { parseDuration } from '../args.js';
+import { print, render, table, type OutputFormat } from '../format.js';
+import { deadline, follow } from '../live.js';
+import { WATCH_REFETCH_MS } from './clusters.js';
 import { type CommandContext } from './context.js';
 
 /** `kfleet summary`: fleet-wide counts. */
 export function addSummaryCommands(
   program: Command,
-  { io, connect, outputOption }: CommandContext,
+  { io, connect, live, readOutput }: CommandContext,
 ): void {
+  const printer = {
+    table: (items: readonly FleetSummary[]) => items.map(summaryText).join('\n'),
+    name: () => 'fleetsummary/fleet',
+  };
   program
     .command('summary')
-    .description('fleet-wide counts over the clusters your token may see')
-    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (opts: { output: 'table' | 'json' | 'yaml' }, cmd: Command) => {
-      const { fleetSummary: s } = await connect(cmd)<{ fleetSummary: FleetSummary }>(
-        gql.FLEET_SUMMARY,
-      );
-      if (opts.output !== 'table') return io.stdout(render(s, opts.output));
-      io.stdout(summaryText(s));
-    });
+    .description('fleet-wide counts over the clusters your token may see; --watch follows them')
+    .option('-w, --watch', 'print the counts again each time they change')
+    .option('--timeout <duration>', 'with --watch: stop after this long (default never)')
+    .addOption(readOutput())
+    .action(
+      async (opts: { output: OutputFormat; watch?: boolean; timeout?: string }, cmd: Command) => {
+        const request = connect(cmd);
+        const get = async () =>
+          (await request<{ fleetSummary: FleetSummary }>(gql.FLEET_SUMMARY)).fleetSummary;
+        if (!opts.watch) return io.stdout(print(opts.output, await get(), printer));
+        const client = await live(cmd);
+        const limit =
+          opts.timeout && opts.timeout !== '0' ? parseDuration(opts.timeout, '--timeout') : 0;
+        const stop = deadline(limit, () => `--timeout ${opts.timeout} reached`);
+        const changes = follow<FleetSummary>({
+          client,
+          query: gql.FLEET_SUMMARY_CHANGED,
+          variables: {},
+          pick: (d) => d.fleetSummaryChanged as FleetSummary,
+          fetch: get,
+          pollMs: WATCH_REFETCH_MS,
+        });
+        let last: string | undefined;
+        const consume = (async () => {
+          for await (const s of changes) {
+            const text = JSON.stringify(s);
+            if (text === last) continue;
+            const again = last !== undefined;
+            last = text;
+            if (opts.output === 'json') io.stdout(`${text}\n`);
+            else if (opts.output === 'yaml') io.stdout(`---\n${render(s, 'yaml')}`);
+            else io.stdout(`${again ? '\n' : ''}${print(opts.output, s, printer)}`);
+          }
+        })();
+        try {
+          await Promise.race([consume, stop.promise]);
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
+        } finally {
+          stop.clear();
+          await changes.return(undefined);
+          await client.dispose();
+        }
+      },
+    );
 }
 
 export interface FleetSummary {
@@ -30,6 +73,7 @@ export interface FleetSummary {
   clusterAutoscalerDisabled: number;
   byPlatform: { value: string; count: number }[];
   byTopology: { value: string; count: number }[];
+  bySidecarVersion?: { value: string; count: number }[];
   byCondition: { type: string; status: string; reason: string; count: number }[];
 }
 

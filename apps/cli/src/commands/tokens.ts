@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import { parseDuration, parseEnumOption } from '../args.js';
 import * as gql from '../documents.js';
-import { age, render, table } from '../format.js';
+import { age, print, table, type OutputFormat } from '../format.js';
 import { ROLES, type Token, type CommandContext } from './context.js';
 
 /** `kfleet tokens`: create, list, revoke. */
 export function addTokensCommands(
   program: Command,
-  { io, connect, outputOption }: CommandContext,
+  { io, connect, readOutput }: CommandContext,
 ): void {
   const tokens = program.command('tokens').description('API tokens (ADMIN)');
 
@@ -49,10 +49,9 @@ export function addTokensCommands(
     .command('list')
     .alias('ls')
     .description('every token (secrets are never shown)')
-    .addOption(outputOption(['table', 'json'], 'table'))
-    .action(async (opts: { output: string }, cmd: Command) => {
+    .addOption(readOutput())
+    .action(async (opts: { output: OutputFormat }, cmd: Command) => {
       const { apiTokens } = await connect(cmd)<{ apiTokens: Token[] }>(gql.LIST_TOKENS);
-      if (opts.output === 'json') return io.stdout(render(apiTokens, 'json'));
       const now = io.now();
       const state = (t: Token) =>
         t.revokedAt
@@ -60,20 +59,27 @@ export function addTokensCommands(
           : t.expiresAt && new Date(t.expiresAt) <= now
             ? 'Expired'
             : 'Active';
+      const cells = (t: Token) => [
+        t.id,
+        t.name,
+        t.role,
+        t.labelSelector || '<all>',
+        state(t),
+        t.expiresAt ?? '<never>',
+        t.lastUsedAt ? `${age(t.lastUsedAt, now)} ago` : '<never>',
+        age(t.createdAt, now),
+      ];
+      const headers = ['ID', 'NAME', 'ROLE', 'SELECTOR', 'STATE', 'EXPIRES', 'LAST-USED', 'AGE'];
       io.stdout(
-        table(
-          ['ID', 'NAME', 'ROLE', 'SELECTOR', 'STATE', 'EXPIRES', 'LAST-USED', 'AGE'],
-          apiTokens.map((t) => [
-            t.id,
-            t.name,
-            t.role,
-            t.labelSelector || '<all>',
-            state(t),
-            t.expiresAt ?? '<never>',
-            t.lastUsedAt ? `${age(t.lastUsedAt, now)} ago` : '<never>',
-            age(t.createdAt, now),
-          ]),
-        ),
+        print(opts.output, apiTokens, {
+          table: (items) => table(headers, items.map(cells)),
+          wide: (items) =>
+            table(
+              [...headers, 'CREATED', 'REVOKED'],
+              items.map((t) => [...cells(t), t.createdAt, t.revokedAt ?? '']),
+            ),
+          name: (t) => `token/${t.name}`,
+        }),
       );
     });
 
