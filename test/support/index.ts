@@ -13,3 +13,4 @@ export * from './containerfile.js';
 export * from './deploy-manifests.js';
 export * from './private-servers.js';
 export * from './crd-validation.js';
+export * from './rbac-usage.js';

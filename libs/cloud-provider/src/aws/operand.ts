@@ -267,6 +267,9 @@ export function deployment(
           labels: operandLabels(),
           annotations: {
             'target.workload.openshift.io/management': '{"effect": "PreferredDuringScheduling"}',
+            // Pins the SCC OpenShift admits the pod under: without it a more privileged SCC the
+            // service account can use (granted by someone else) could be chosen instead.
+            'openshift.io/required-scc': 'restricted-v2',
           },
         },
         spec: {

@@ -12,6 +12,8 @@ import {
   ROLE,
   ROLE_BINDING,
   SERVICE_ACCOUNT,
+  DEFAULT_KARPENTER_VERSION,
+  KarpenterVersion,
   type KarpenterDesiredState,
   type NodeClassOverrides,
 } from '@fleet/contracts';
@@ -38,6 +40,7 @@ import {
   CREDENTIALS_REQUEST_NAME,
   DEFAULT_KARPENTER_IMAGE,
   DEFAULT_NODE_CLASS_NAME,
+  karpenterCrdDirectory,
   EC2_NODE_CLASS,
   KARPENTER_CR_NAME,
   OPERAND_NAME,
@@ -94,13 +97,20 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
   readonly nodeClass = EC2_NODE_CLASS;
   readonly defaultNodeClassName = DEFAULT_NODE_CLASS_NAME;
   readonly operandNamespace = OPERAND_NAMESPACE;
+  readonly defaultRelease: string = DEFAULT_KARPENTER_VERSION;
   private readonly image: string;
 
   constructor(options: AwsCloudProviderOptions = {}) {
     this.image = options.image ?? DEFAULT_KARPENTER_IMAGE;
   }
 
-  customResourceDefinitions(): readonly CustomResourceDefinitionSource[] {
+  customResourceDefinitions(
+    release: string = this.defaultRelease,
+  ): readonly CustomResourceDefinitionSource[] {
+    const parsed = KarpenterVersion.safeParse(release);
+    if (!parsed.success)
+      throw new Error(`Karpenter ${release}: ${parsed.error.issues[0]?.message}`);
+    const directory = karpenterCrdDirectory(parsed.data);
     const upstream = (
       identity: ResourceIdentity,
       file: string,
@@ -108,7 +118,7 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
       identity,
       target: 'workload',
       origin: 'upstream',
-      path: `karpenter/${file}`,
+      path: `${directory}/${file}`,
     });
     return [
       upstream(NODEPOOL, 'karpenter.sh_nodepools.yaml'),
@@ -127,10 +137,12 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
     infra: AwsStandaloneInfrastructure,
     desired: KarpenterDesiredState,
   ): TargetedObject[] {
-    return renderAwsOperand(infra, desired, { image: this.image }).map((object) => ({
-      target: 'workload',
-      object,
-    }));
+    return renderAwsOperand(infra, desired, { image: desired.operand?.image ?? this.image }).map(
+      (object) => ({
+        target: 'workload',
+        object,
+      }),
+    );
   }
 
   renderDefaultNodeClass(
