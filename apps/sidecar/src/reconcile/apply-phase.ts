@@ -36,6 +36,8 @@ export class ApplyPhase {
       return degraded(this.deps.log, conditions, discovery.reason, discovery.message);
     const infra = discovery.infrastructure;
     this.deps.approver?.setNodeIdentityCheck(this.deps.driver.nodeIdentity(infra));
+    const missing = await this.deps.driver.checkCloud?.(infra, spec);
+    if (missing) return degraded(this.deps.log, conditions, missing.reason, missing.message);
 
     let desired: TargetedObject[];
     try {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 const AwsEnv = z.object({
   AWS_REGION: z.string().min(1).optional(),
   AWS_ENDPOINT_URL_EC2: z.url({ error: 'must be the URL of an EC2 endpoint' }).optional(),
+  AWS_ENDPOINT_URL_SQS: z.url({ error: 'must be the URL of an SQS endpoint' }).optional(),
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
@@ -20,6 +21,7 @@ const AwsEnv = z.object({
 export function awsClientConfig(
   env: Readonly<Record<string, string | undefined>>,
   region: string,
+  service: 'EC2' | 'SQS' = 'EC2',
 ): EC2ClientConfig {
   const parsed = AwsEnv.safeParse(env);
   if (!parsed.success) {
@@ -31,7 +33,7 @@ export function awsClientConfig(
   const e = parsed.data;
   return {
     region: e.AWS_REGION ?? region,
-    ...(e.AWS_ENDPOINT_URL_EC2 ? { endpoint: e.AWS_ENDPOINT_URL_EC2 } : {}),
+    ...(e[`AWS_ENDPOINT_URL_${service}`] ? { endpoint: e[`AWS_ENDPOINT_URL_${service}`] } : {}),
     ...(e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
       ? {
           credentials: {
