@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KARPENTER_RELEASES } from '@fleet/contracts';
 import { OPERAND_NAME, OPERAND_NAMESPACE } from '@fleet/cloud-provider';

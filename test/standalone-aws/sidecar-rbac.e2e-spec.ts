@@ -80,7 +80,7 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
         subnetSelectorTerms: [{ tags: { team: 'a' } }],
         securityGroupSelectorTerms: [{ tags: { team: 'a' } }],
       },
-    } as KubeObject);
+    });
     await until(
       () =>
         (h.cluster.kube.get(...NODE_CLASS, 'users')?.spec as { amiFamily?: string }).amiFamily ===

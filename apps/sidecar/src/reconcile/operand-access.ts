@@ -36,5 +36,5 @@ export function operandAccessBinding(namespace: string, identity: SidecarIdentit
     subjects: [
       { kind: 'ServiceAccount', name: identity.serviceAccount, namespace: identity.namespace },
     ],
-  } as KubeObject;
+  };
 }
