@@ -195,6 +195,21 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
         'input.featureGates.Drift',
       ],
       ['a negative expectedGeneration', { expectedGeneration: -1 }, 'input.expectedGeneration'],
+      [
+        'a Karpenter version the fleet ships no CRDs for',
+        { karpenterVersion: '1.12.0' },
+        'input.karpenterVersion',
+      ],
+      [
+        'an operand image by tag, not digest',
+        { operandImage: 'public.ecr.aws/karpenter/controller:1.14.1' },
+        'input.operandImage',
+      ],
+      [
+        'a malformed SQS queue name',
+        { interruptionQueue: 'spot events!' },
+        'input.interruptionQueue',
+      ],
     ])('setKarpenter: %s', async (_what, input, field) => {
       await expectRefused(SET_KARPENTER, { id: clusterId, input }, 'BAD_USER_INPUT', field);
     });

@@ -83,7 +83,13 @@ async function startContainer(
   const ports: Record<string, number> = {};
   for (const e of c.env ?? []) {
     const ref = e.valueFrom?.secretKeyRef;
-    let value = ref ? secrets[ref.name]?.[ref.key] : e.value;
+    // The downward API fields deploy/ uses, as the kubelet fills them in.
+    const field: Record<string, string | undefined> = {
+      'metadata.namespace': w.namespace,
+      'spec.serviceAccountName': w.serviceAccountName,
+    };
+    const fieldPath = e.valueFrom?.fieldRef?.fieldPath;
+    let value = ref ? secrets[ref.name]?.[ref.key] : fieldPath ? field[fieldPath] : e.value;
     if (value === undefined) throw new Error(`${w.name}: ${e.name} has no value`);
     if (/_PORT$/.test(e.name)) {
       ports[e.name] = await freePort();

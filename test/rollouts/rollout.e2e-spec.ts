@@ -155,9 +155,10 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
   });
 
   it('completes wave by wave: 1, then 10 % (nobody new), 50 %, 100 %; each wave only after the previous held healthy', async () => {
+    // A Karpenter upgrade (the release, and with it the CRDs) rolls out like any other change.
     const started = await start(
       'wave=a',
-      { logLevel: 'debug' },
+      { logLevel: 'debug', karpenterVersion: '1.13.1' },
       { minHealthySeconds: 1, waveTimeoutSeconds: 30 },
     );
     expect(started.state).toBe('RUNNING');
@@ -180,6 +181,11 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
     await client.dispose();
 
     expect(done.waves.map((w) => w.state)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    const versions = await sql.query<{ name: string; karpenterVersion: string | null }>(
+      `SELECT c.name, d."karpenterVersion" FROM "DesiredState" d JOIN "Cluster" c ON c.id = d."clusterId"
+        WHERE c.name LIKE 'a-%' ORDER BY c.name`,
+    );
+    expect(versions.rows.map((r) => r.karpenterVersion)).toEqual(Array(6).fill('1.13.1'));
     expect(done.counts).toMatchObject({ total: 6, healthy: 6, failed: 0 });
     const byNode = await gql<{ node: { __typename: string; state: string } }>(
       `query($id: ID!) { node(id: $id) { __typename ... on Rollout { state } } }`,
@@ -413,6 +419,11 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
           selector: 'wave=a',
           change: { upsertNodePool: { name: 'general', spec: { limits: { cpu: '1' } } } },
         },
+      ],
+      ['change.karpenterVersion', { selector: 'wave=a', change: { karpenterVersion: '0.37.0' } }],
+      [
+        'change.operandImage',
+        { selector: 'wave=a', change: { operandImage: 'quay.io/example/karpenter:latest' } },
       ],
       [
         'strategy.waves[0].percent',

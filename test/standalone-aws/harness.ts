@@ -99,6 +99,9 @@ export async function startHarness(
     apiServers,
     driver,
     crds: await crds,
+    identity: { namespace: 'karpenter-fleet', serviceAccount: 'karpenter-fleet-sidecar' },
+    crdsFor: (version) =>
+      loadCustomResourceDefinitions(driver.provider.customResourceDefinitions(version), CRDS_DIR),
     log: pino({ level: process.env.HARNESS_LOG_LEVEL ?? 'silent' }),
     version: '0.1.0-test',
     csrApprovalsPerMinute: options.approvalsPerMinute ?? 60,

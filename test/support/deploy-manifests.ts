@@ -16,7 +16,11 @@ export interface ManifestDocument {
 export interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string };
+    /** The downward API: metadata.namespace, spec.serviceAccountName, ... */
+    fieldRef?: { fieldPath: string };
+  };
 }
 
 export interface ManifestContainer {
@@ -40,6 +44,8 @@ export interface Workload {
   file: string;
   kind: string;
   name: string;
+  namespace?: string;
+  serviceAccountName?: string;
   podSecurityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
   containers: ManifestContainer[];
 }
@@ -69,7 +75,11 @@ export function deployDocuments(): { file: string; docs: ManifestDocument[] }[] 
 interface PodTemplate {
   spec?: {
     template?: {
-      spec?: { securityContext?: Workload['podSecurityContext']; containers?: ManifestContainer[] };
+      spec?: {
+        securityContext?: Workload['podSecurityContext'];
+        serviceAccountName?: string;
+        containers?: ManifestContainer[];
+      };
     };
   };
 }
@@ -85,6 +95,8 @@ export function deployWorkloads(): Workload[] {
           file,
           kind: d.kind!,
           name: d.metadata?.name ?? '',
+          ...(d.metadata?.namespace ? { namespace: d.metadata.namespace } : {}),
+          ...(pod?.serviceAccountName ? { serviceAccountName: pod.serviceAccountName } : {}),
           ...(pod?.securityContext ? { podSecurityContext: pod.securityContext } : {}),
           containers: pod?.containers ?? [],
         };

@@ -45,7 +45,22 @@ describe('startEmulatedCluster', () => {
         name: 'kubernetes.io/legacy-unknown',
       }),
     ).toBe(false);
-    expect(await can('get', '', 'secrets', { namespace: 'openshift-machine-api' })).toBe(true);
+    // Only the worker user-data Secret, by name: not the machine API's cloud credentials.
+    expect(
+      await can('get', '', 'secrets', {
+        namespace: 'openshift-machine-api',
+        name: 'worker-user-data',
+      }),
+    ).toBe(true);
+    expect(
+      await can('get', '', 'secrets', {
+        namespace: 'openshift-machine-api',
+        name: 'aws-cloud-credentials',
+      }),
+    ).toBe(false);
+    expect(
+      await can('get', '', 'secrets', { namespace: 'kube-system', name: 'worker-user-data' }),
+    ).toBe(false);
     expect(await can('list', '', 'secrets', { namespace: 'openshift-machine-api' })).toBe(false);
     const denied = await sidecar
       .makeApiClient(CoreV1Api)

@@ -7,6 +7,7 @@ import { deployDocuments } from './deploy-manifests.js';
 import { CREDENTIALS_REQUEST_CRD_PATH, fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
 import { KubeApiServerEmulator, type KubeObject } from './kube-apiserver/index.js';
 import { MachineConfigOperatorEmulator } from './machine-config-operator.js';
+import { recordRbacUsage, type RbacUsage } from './rbac-usage.js';
 
 /** Namespaces a real OpenShift cluster has before anyone installs Karpenter. */
 const OPENSHIFT_NAMESPACES = [
@@ -28,6 +29,8 @@ export interface EmulatedCluster {
   kubeconfigPath: string;
   /** the service account the sidecar runs as */
   sidecarUser: string;
+  /** every authorization decision made for the sidecar's service account, from the start */
+  sidecarAccess: RbacUsage;
   /** Environment a sidecar process needs to reach this cluster and its cloud. */
   sidecarEnv: Record<string, string>;
   stop(): Promise<void>;
@@ -62,6 +65,8 @@ export async function startEmulatedCluster(
       .flatMap((f) => f.docs as KubeObject[]),
   );
   const sidecarToken = kube.addServiceAccount('karpenter-fleet', 'karpenter-fleet-sidecar');
+  const sidecarUser = 'system:serviceaccount:karpenter-fleet:karpenter-fleet-sidecar';
+  const sidecarAccess = recordRbacUsage(kube, sidecarUser);
 
   const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));
   await ec2.start();
@@ -75,16 +80,19 @@ export async function startEmulatedCluster(
     ec2,
     ...(mco ? { mco } : {}),
     kubeconfigPath,
-    sidecarUser: 'system:serviceaccount:karpenter-fleet:karpenter-fleet-sidecar',
+    sidecarUser,
+    sidecarAccess,
     sidecarEnv: {
       KUBECONFIG: kubeconfigPath,
       AWS_ENDPOINT_URL_EC2: ec2.url,
+      AWS_ENDPOINT_URL_SQS: ec2.url,
       AWS_REGION: ec2.region,
       AWS_ACCESS_KEY_ID: ec2.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,
     },
     async stop() {
       await mco?.stop();
+      sidecarAccess.stop();
       await Promise.all([kube.stop(), ec2.stop()]);
       rmSync(tmp, { recursive: true, force: true });
     },

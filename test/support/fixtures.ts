@@ -20,12 +20,16 @@ export const fixtureClusterDir = (name: string): string => join(FIXTURES_DIR, 'c
 
 /** Every upstream CRD file the project ships, in a stable order. */
 export function fixtureCrdFiles(): string[] {
-  return readdirSync(CRDS_DIR, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && d.name !== 'sources')
-    .flatMap((d) =>
-      readdirSync(join(CRDS_DIR, d.name))
-        .filter((f) => f.endsWith('.yaml'))
-        .map((f) => join(CRDS_DIR, d.name, f)),
-    )
-    .sort();
+  return (
+    readdirSync(CRDS_DIR, { withFileTypes: true })
+      // Other Karpenter releases' CRDs have the same names as the default release's: a cluster
+      // has one of them installed, the default until a test installs another.
+      .filter((d) => d.isDirectory() && d.name !== 'sources' && d.name !== 'karpenter-releases')
+      .flatMap((d) =>
+        readdirSync(join(CRDS_DIR, d.name))
+          .filter((f) => f.endsWith('.yaml'))
+          .map((f) => join(CRDS_DIR, d.name, f)),
+      )
+      .sort()
+  );
 }

@@ -62,7 +62,7 @@ export function startSidecarProcess(
       API_URL: fleet.apiUrl,
       QUEUE_PREFIX: fleet.queuePrefix,
       CRD_DIR: CRDS_DIR,
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: process.env.SIDECAR_LOG_LEVEL ?? 'info',
       ...env,
     },
     name,

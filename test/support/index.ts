@@ -15,3 +15,4 @@ export * from './private-servers.js';
 export * from './crd-validation.js';
 export * from './status-reports.js';
 export * from './machine-config-operator.js';
+export * from './rbac-usage.js';

@@ -41,6 +41,18 @@ export const SidecarConfigSchema = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
     .default('openshift-config'),
+  /**
+   * The sidecar's own service account (deploy/ sets both from the downward API): it binds its
+   * rights in the operand namespace to it. Only where the sidecar runs on the cluster it changes.
+   */
+  SIDECAR_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+    .default('karpenter-fleet'),
+  SIDECAR_SERVICE_ACCOUNT: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/)
+    .default('karpenter-fleet-sidecar'),
   /** Reported to the fleet and as the ClusterOperator's operator version. */
   SIDECAR_VERSION: z.string().min(1).default('0.1.0'),
   LOG_LEVEL: logLevel,

@@ -38,6 +38,20 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         apiServers,
         driver,
         crds,
+        // Standalone: the sidecar runs on the cluster it changes, as deploy/sidecar/standalone.
+        ...(registration.topology === 'STANDALONE'
+          ? {
+              identity: {
+                namespace: config.SIDECAR_NAMESPACE,
+                serviceAccount: config.SIDECAR_SERVICE_ACCOUNT,
+              },
+            }
+          : {}),
+        crdsFor: (version) =>
+          loadCustomResourceDefinitions(
+            driver.provider.customResourceDefinitions(version),
+            config.CRD_DIR,
+          ),
         log,
         version: config.SIDECAR_VERSION,
         csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,

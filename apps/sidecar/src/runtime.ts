@@ -31,14 +31,20 @@ import { collectMetrics } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
 import { NodeClassController } from './nodeclass/nodeclass-controller.js';
 import { ConditionSet } from './reconcile/conditions.js';
+import type { SidecarIdentity } from './reconcile/operand-access.js';
 import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
 
 export interface SidecarRuntimeOptions {
   apiServers: ApiServers;
   /** The platform and topology's driver, chosen by the registry from the order. */
   driver: ClusterDriver;
+  /** CRDs of the driver's default Karpenter release. */
   crds: readonly TargetedObject[];
+  /** CRDs of another release an order names; without it, only the default release runs. */
+  crdsFor?: (version: string) => Promise<readonly TargetedObject[]>;
   log: Logger;
+  /** The sidecar's service account, on topologies where it runs on the cluster it changes. */
+  identity?: SidecarIdentity;
   /** Reported as the ClusterOperator's versions[name=operator]. */
   version: string;
   csrApprovalsPerMinute: number;
@@ -152,8 +158,15 @@ export class SidecarRuntime {
     this.reconciler = new Reconciler({
       apiServers,
       driver,
-      crds: options.crds,
+      crdsFor: async (version) => {
+        if (version === undefined || version === driver.provider.defaultRelease)
+          return options.crds;
+        if (!options.crdsFor)
+          throw new Error(`this sidecar ships no CRDs for Karpenter ${version}`);
+        return options.crdsFor(version);
+      },
       validator: new CrdValidator(options.crds),
+      ...(options.identity ? { identity: options.identity } : {}),
       nodeClasses: this.nodeClasses,
       approver: this.approver,
       clusterAutoscaler: this.clusterAutoscaler,

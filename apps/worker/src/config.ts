@@ -1,4 +1,12 @@
-import { logLevel, parseEnv, postgresUrl, redisUrl } from '@fleet/contracts';
+import {
+  DEFAULT_KARPENTER_VERSION,
+  imageByDigest,
+  KarpenterVersion,
+  logLevel,
+  parseEnv,
+  postgresUrl,
+  redisUrl,
+} from '@fleet/contracts';
 import { z } from 'zod';
 
 export const WorkerConfigSchema = z.object({
@@ -32,9 +40,25 @@ export const WorkerConfigSchema = z.object({
   HISTORY_RAW_RETENTION_DAYS: z.coerce.number().int().min(1).default(7),
   HISTORY_ROLLUP_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
   HISTORY_PARTITIONS_AHEAD_DAYS: z.coerce.number().int().min(1).max(60).default(3),
+  /**
+   * The fleet default Karpenter release for clusters without their own (setKarpenter
+   * karpenterVersion); changing it reaches each cluster only with its next order, so upgrade
+   * the fleet with a rollout of karpenterVersion instead (docs/ROLLOUTS.md).
+   */
+  KARPENTER_VERSION: KarpenterVersion.default(DEFAULT_KARPENTER_VERSION),
+  /** The fleet default's image from a mirror, by digest (disconnected fleets). */
+  KARPENTER_IMAGE: imageByDigest.optional(),
   /** A job whose worker died is retried after this long (BullMQ lock duration and stall check). */
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig =>
   parseEnv(WorkerConfigSchema, env);
+
+/** The fleet default operand of a worker's configuration. */
+export const operandDefault = (
+  config: Pick<WorkerConfig, 'KARPENTER_VERSION' | 'KARPENTER_IMAGE'>,
+) => ({
+  version: config.KARPENTER_VERSION,
+  ...(config.KARPENTER_IMAGE ? { image: config.KARPENTER_IMAGE } : {}),
+});

@@ -9,7 +9,7 @@ import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observabili
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { loadWorkerConfig } from './config.js';
+import { loadWorkerConfig, operandDefault } from './config.js';
 import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
 import { SidecarQueues } from './dispatch/sidecar-queues.js';
 import { createPgPool } from './ingest/pg-pool.js';
@@ -27,7 +27,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const db = createPrismaClient(config.DATABASE_URL, { poolSize: 20 });
   const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const sidecarQueues = new SidecarQueues(producer, config.QUEUE_PREFIX);
-  const dispatcher = new ReconcileDispatcher(db, sidecarQueues);
+  const dispatcher = new ReconcileDispatcher(db, sidecarQueues, operandDefault(config));
   // Batched ingest speaks SQL directly: a few set-based statements per batch, one transaction.
   const pool = createPgPool(config.DATABASE_URL, log);
   const ingester = new StatusIngester(pool, log, {

@@ -1,4 +1,9 @@
-import type { NodeClassOverrides, Platform, Topology } from '@fleet/contracts';
+import type {
+  KarpenterDesiredState,
+  NodeClassOverrides,
+  Platform,
+  Topology,
+} from '@fleet/contracts';
 import type { ClusterObjectReader, DiscoveryResult } from '@fleet/discovery';
 import type {
   CloudProvider,
@@ -47,6 +52,14 @@ export interface ClusterDriver<TInfra = unknown> {
   /** Never throws: a missing piece is a Degraded reason. */
   discover(): Promise<DiscoveryResult<TInfra>>;
   nodeIdentity(infra: TInfra): NodeIdentityCheck;
+  /**
+   * Checks in the cloud what the desired state names (e.g. an SQS interruption queue) before
+   * anything is applied; a Degraded reason and message when it is not there. Never throws.
+   */
+  checkCloud?(
+    infra: TInfra,
+    desired: KarpenterDesiredState,
+  ): Promise<{ reason: string; message: string } | undefined>;
   /** Releases the cloud clients. */
   close(): void;
 }

@@ -179,8 +179,14 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
    */
   readonly nodeClassLabel: string;
 
-  /** CRDs to install (apply) before anything else; never pruned. */
-  customResourceDefinitions(): readonly CustomResourceDefinitionSource[];
+  /**
+   * The Karpenter release this provider runs when an order names none; orders may name another
+   * one the project ships CRDs for (KARPENTER_RELEASES).
+   */
+  readonly defaultRelease?: string;
+
+  /** CRDs to install (apply) before anything else, of `release` or the default; never pruned. */
+  customResourceDefinitions(release?: string): readonly CustomResourceDefinitionSource[];
 
   /** Namespace, ServiceAccount, RBAC, cloud credentials request, settings CR and Deployment. */
   renderOperand(infra: TInfra, desired: KarpenterDesiredState): TargetedObject[];

@@ -62,6 +62,70 @@ export const NodeClassOverrides = z
   .strict();
 export type NodeClassOverrides = z.infer<typeof NodeClassOverrides>;
 
+/**
+ * Karpenter releases this project ships CRDs for (libs/crd-schema/upstream: the newest in
+ * `karpenter/`, the others in `karpenter-releases/<version>/`), each with the controller image
+ * by digest as the release's Helm chart pins it (aws/karpenter-provider-aws
+ * charts/karpenter/values.yaml at the release's "Stable Release updates" commit). By digest, so
+ * that ImageDigestMirrorSets of disconnected clusters apply and a tag moved upstream changes
+ * nothing.
+ */
+export const KARPENTER_RELEASES = {
+  '1.14.1': {
+    image:
+      'public.ecr.aws/karpenter/controller@sha256:723130949e4cab989461ff07d1be4cd781d63515432494641b33c235f300ae23',
+  },
+  '1.13.1': {
+    image:
+      'public.ecr.aws/karpenter/controller@sha256:4d5d576e8ba007948869b379740554a7cd8642ad2bbaa7ea9cf907c141a31f5d',
+  },
+} as const;
+export type KarpenterVersion = keyof typeof KARPENTER_RELEASES;
+/** The fleet default when neither the fleet nor the cluster names a version. */
+export const DEFAULT_KARPENTER_VERSION: KarpenterVersion = '1.14.1';
+export const KARPENTER_VERSIONS = Object.keys(KARPENTER_RELEASES) as KarpenterVersion[];
+
+export const KarpenterVersion = z.enum(
+  KARPENTER_VERSIONS as [KarpenterVersion, ...KarpenterVersion[]],
+  {
+    error: `must be a Karpenter version this fleet ships CRDs for: ${Object.keys(KARPENTER_RELEASES).join(', ')}`,
+  },
+);
+
+/**
+ * `<registry>/<repository>@sha256:<64 hex>` (a tag before the digest is allowed and ignored by
+ * the runtime, as CRI-O does): mirror rules (ImageDigestMirrorSet) only apply to pulls by digest.
+ */
+export const IMAGE_BY_DIGEST =
+  /^[a-z0-9]+([._-][a-z0-9]+)*(\.[a-z0-9-]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+(:[\w][\w.-]{0,127})?@sha256:[0-9a-f]{64}$/;
+export const imageByDigest = z
+  .string()
+  .max(512, 'must be no more than 512 characters')
+  .regex(
+    IMAGE_BY_DIGEST,
+    'must be an image reference by digest, e.g. quay.io/example/karpenter@sha256:<64 hex digits>',
+  );
+
+/** The operand the cluster runs: which release (and so which CRDs) and from which image. */
+export const KarpenterOperand = z
+  .object({ version: KarpenterVersion, image: imageByDigest })
+  .strict();
+export type KarpenterOperand = z.infer<typeof KarpenterOperand>;
+
+/** The release's own image unless the fleet or the cluster names a mirror's. */
+export const operandFor = (version: KarpenterVersion, image?: string | null): KarpenterOperand => ({
+  version,
+  image: image ?? KARPENTER_RELEASES[version].image,
+});
+
+/** An SQS queue name (the queue Karpenter's interruption handling reads Spot and health events from). */
+export const sqsQueueName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9_-]{1,80}$/,
+    'must be an SQS queue name: 1 to 80 letters, digits, hyphens or underscores',
+  );
+
 /** The whole desired Karpenter state of one cluster, as an order carries it. */
 export const KarpenterDesiredState = z.object({
   enabled: z.boolean(),
@@ -71,6 +135,13 @@ export const KarpenterDesiredState = z.object({
   featureGates: FeatureGates,
   nodePools: z.array(DesiredNodePool),
   nodeClassOverrides: NodeClassOverrides,
+  /**
+   * Resolved by the fleet (cluster override, else fleet default). Absent from orders of fleets
+   * older than this field: the sidecar then runs its built-in default release.
+   */
+  operand: KarpenterOperand.optional(),
+  /** Spot interruption and instance health events: the SQS queue Karpenter reads, if any. */
+  interruptionQueue: sqsQueueName.optional(),
 });
 export type KarpenterDesiredState = z.infer<typeof KarpenterDesiredState>;
 

@@ -2,8 +2,11 @@ import {
   ClusterAutoscalerMode,
   DesiredNodePool,
   FeatureGates,
+  KarpenterVersion,
   LogLevel,
   dns1123Subdomain,
+  imageByDigest,
+  sqsQueueName,
 } from '@fleet/contracts';
 import type { Prisma } from '@fleet/database';
 import { z } from 'zod';
@@ -21,6 +24,11 @@ export const DesiredStateChange = z
     featureGates: FeatureGates.optional(),
     upsertNodePool: DesiredNodePool.optional(),
     deleteNodePool: dns1123Subdomain.optional(),
+    /** The cluster's Karpenter release (and so its CRDs); a rollout of it is a fleet upgrade. */
+    karpenterVersion: KarpenterVersion.optional(),
+    /** The operand image, by digest (a mirror's copy of the release). */
+    operandImage: imageByDigest.optional(),
+    interruptionQueue: sqsQueueName.optional(),
   })
   .strict();
 export type DesiredStateChange = z.infer<typeof DesiredStateChange>;

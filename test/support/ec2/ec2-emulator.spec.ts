@@ -12,6 +12,12 @@ import {
   type Instance,
 } from '@aws-sdk/client-ec2';
 
+import {
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  QueueDoesNotExist,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
 
 import { fixtureClusterDir } from '../fixtures.js';
@@ -529,5 +535,61 @@ describe('Ec2Emulator', () => {
       const err = await failure(other.send(new DescribeSubnetsCommand({})));
       expect(err.name).toBe('RequestExpired');
     });
+  });
+});
+
+describe('Ec2Emulator: SQS on the wire protocol of @aws-sdk/client-sqs (AWS JSON 1.0)', () => {
+  const emulator = new Ec2Emulator({
+    region: 'us-east-1',
+    accountId: '123456789012',
+    queues: [{ QueueName: 'ocp-east-spot' }],
+  });
+  let sqs: SQSClient;
+
+  beforeAll(async () => {
+    await emulator.start();
+    sqs = new SQSClient({ ...emulator.clientConfig(), maxAttempts: 1 });
+  });
+  afterAll(async () => {
+    sqs.destroy();
+    await emulator.stop();
+  });
+
+  it('GetQueueUrl, then GetQueueAttributes by that URL: the queue ARN', async () => {
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'ocp-east-spot' }));
+    expect(QueueUrl).toBe(`${emulator.url}/123456789012/ocp-east-spot`);
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    expect(Attributes).toEqual({ QueueArn: 'arn:aws:sqs:us-east-1:123456789012:ocp-east-spot' });
+    expect(emulator.actions.slice(-2)).toEqual(['sqs:GetQueueUrl', 'sqs:GetQueueAttributes']);
+  });
+
+  it('a missing queue is QueueDoesNotExist, as the SDK models it', async () => {
+    const err = await sqs
+      .send(new GetQueueUrlCommand({ QueueName: 'nowhere' }))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QueueDoesNotExist);
+    expect(err).toMatchObject({
+      name: 'QueueDoesNotExist',
+      message: 'The specified queue does not exist.',
+      $metadata: { httpStatusCode: 400 },
+    });
+  });
+
+  it('refuses a request signed with other credentials', async () => {
+    const other = new SQSClient({
+      ...emulator.clientConfig(),
+      credentials: { accessKeyId: 'AKIAOTHER', secretAccessKey: 'not-the-secret' },
+      maxAttempts: 1,
+    });
+    const err = await other
+      .send(new GetQueueUrlCommand({ QueueName: 'ocp-east-spot' }))
+      .catch((e: unknown) => e);
+    other.destroy();
+    expect(
+      (err as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode,
+    ).toBeGreaterThanOrEqual(400);
+    expect(emulator.requestLog.at(-1)?.errorCode).toEqual(expect.any(String));
   });
 });

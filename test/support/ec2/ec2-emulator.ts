@@ -13,6 +13,7 @@ import type {
   Ec2WorldSecurityGroup,
   Ec2WorldSubnet,
   Ec2WorldVpc,
+  SqsWorldQueue,
 } from './world.js';
 import { renderXml, type XmlObject, type XmlValue } from './xml.js';
 
@@ -109,6 +110,7 @@ export class Ec2Emulator {
   private images: Ec2WorldImage[] = [];
   private instanceProfiles: Ec2WorldInstanceProfile[] = [];
   private instances: Ec2Instance[] = [];
+  private queues: SqsWorldQueue[] = [];
   private injected: (Ec2InjectedError & { action: string; remaining: number })[] = [];
   private stalls: { action: string; remaining: number; stalled: number }[] = [];
   private ipCounter = 0;
@@ -157,6 +159,15 @@ export class Ec2Emulator {
     this.instanceProfiles = structuredClone(world.instanceProfiles ?? []);
     this.instances = [];
     for (const instance of world.instances ?? []) this.addInstance(instance);
+    this.queues = structuredClone(world.queues ?? []);
+  }
+
+  addQueue(queue: SqsWorldQueue): void {
+    this.queues.push(structuredClone(queue));
+  }
+
+  removeQueue(queueName: string): void {
+    this.queues = this.queues.filter((q) => q.QueueName !== queueName);
   }
 
   async start(): Promise<void> {
@@ -281,6 +292,13 @@ export class Ec2Emulator {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
+    // SQS speaks AWS JSON 1.0 (the operation in X-Amz-Target) on the same port; EC2 speaks the
+    // query protocol. Point AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_EC2 here alike.
+    const target = req.headers['x-amz-target'];
+    if (typeof target === 'string' && target.startsWith('AmazonSQS.')) {
+      this.handleSqs(req, res, target.slice('AmazonSQS.'.length), body);
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://placeholder');
     const params = new Map<string, string>(url.searchParams);
     if (req.method === 'POST') {
@@ -334,6 +352,123 @@ export class Ec2Emulator {
       const error = err instanceof Ec2Error ? err : new Ec2Error('InternalError', String(err), 500);
       record.errorCode = error.code;
       this.sendError(res, error);
+    }
+  }
+
+  // ---- SQS (AWS JSON 1.0, awsQueryCompatible) ---------------------------------------------
+
+  private handleSqs(req: IncomingMessage, res: ServerResponse, action: string, body: Buffer): void {
+    const record: Ec2RequestRecord = { action: `sqs:${action}`, params: {} };
+    this.requestLog.push(record);
+    try {
+      if (req.method !== 'POST')
+        throw new SqsError('InvalidAction', 'AWS.SimpleQueueService.InvalidAction', 'POST only');
+      const rejection = verifySigV4(
+        { method: req.method, url: req.url ?? '/', rawHeaders: req.rawHeaders, body },
+        { credentials: this.credentials, region: this.regionName, service: 'sqs' },
+      );
+      if (rejection)
+        throw new SqsError(rejection.code, rejection.code, rejection.message, rejection.status);
+      if (req.headers['content-type'] !== 'application/x-amz-json-1.0')
+        throw new SqsError(
+          'UnsupportedMediaType',
+          'UnsupportedMediaType',
+          `content type ${String(req.headers['content-type'])} is not application/x-amz-json-1.0`,
+          415,
+        );
+      let input: Record<string, unknown>;
+      try {
+        input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
+      } catch {
+        throw new SqsError('SerializationException', 'SerializationException', 'malformed JSON');
+      }
+      record.params = Object.fromEntries(
+        Object.entries(input).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+      );
+      const output = this.dispatchSqs(action, input);
+      const requestId = randomUUID();
+      res.writeHead(200, {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amzn-requestid': requestId,
+        date: new Date().toUTCString(),
+      });
+      res.end(JSON.stringify(output));
+    } catch (err) {
+      const error =
+        err instanceof SqsError
+          ? err
+          : new SqsError('InternalError', 'InternalError', String(err), 500);
+      record.errorCode = error.code;
+      if (res.headersSent) return;
+      res.writeHead(error.status, {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amzn-requestid': randomUUID(),
+        // What lets the SDK (awsQueryCompatible) name the error with its query-protocol code.
+        'x-amzn-query-error': `${error.queryCode};${error.status >= 500 ? 'Receiver' : 'Sender'}`,
+        date: new Date().toUTCString(),
+      });
+      res.end(
+        JSON.stringify({ __type: `com.amazonaws.sqs#${error.code}`, message: error.message }),
+      );
+    }
+  }
+
+  private queueUrl(name: string): string {
+    return `${this.url}/${this.accountId}/${name}`;
+  }
+
+  private queueByUrl(url: unknown): SqsWorldQueue {
+    const queue =
+      typeof url === 'string'
+        ? this.queues.find((q) => this.queueUrl(q.QueueName) === url)
+        : undefined;
+    if (!queue) throw queueDoesNotExist();
+    return queue;
+  }
+
+  private dispatchSqs(action: string, input: Record<string, unknown>): Record<string, unknown> {
+    switch (action) {
+      case 'GetQueueUrl': {
+        const name = input.QueueName;
+        if (typeof name !== 'string' || name === '')
+          throw new SqsError(
+            'MissingParameter',
+            'AWS.SimpleQueueService.MissingParameter',
+            'The request must contain the parameter QueueName.',
+          );
+        if (
+          input.QueueOwnerAWSAccountId !== undefined &&
+          input.QueueOwnerAWSAccountId !== this.accountId
+        )
+          throw queueDoesNotExist();
+        if (!this.queues.some((q) => q.QueueName === name)) throw queueDoesNotExist();
+        return { QueueUrl: this.queueUrl(name) };
+      }
+      case 'GetQueueAttributes': {
+        const queue = this.queueByUrl(input.QueueUrl);
+        const names = Array.isArray(input.AttributeNames) ? (input.AttributeNames as string[]) : [];
+        const all: Record<string, string> = {
+          QueueArn: `arn:aws:sqs:${this.regionName}:${this.accountId}:${queue.QueueName}`,
+          ApproximateNumberOfMessages: '0',
+          VisibilityTimeout: '30',
+          MessageRetentionPeriod: '300',
+        };
+        const wanted = names.includes('All') ? Object.keys(all) : names;
+        for (const n of wanted)
+          if (!(n in all))
+            throw new SqsError(
+              'InvalidAttributeName',
+              'InvalidAttributeName',
+              `Unknown Attribute ${n}.`,
+            );
+        return { Attributes: Object.fromEntries(wanted.map((n) => [n, all[n]!])) };
+      }
+      default:
+        throw new SqsError(
+          'InvalidAction',
+          'AWS.SimpleQueueService.InvalidAction',
+          `The action ${action} is not valid for this endpoint.`,
+        );
     }
   }
 
@@ -730,6 +865,25 @@ export class Ec2Emulator {
 }
 
 // ---- query protocol helpers ----------------------------------------------------------------
+
+/** An SQS error: its JSON `__type` code and its query-protocol code (x-amzn-query-error). */
+export class SqsError extends Error {
+  constructor(
+    readonly code: string,
+    readonly queryCode: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+const queueDoesNotExist = (): SqsError =>
+  new SqsError(
+    'QueueDoesNotExist',
+    'AWS.SimpleQueueService.NonExistentQueue',
+    'The specified queue does not exist.',
+  );
 
 function invalidAction(action: string): Ec2Error {
   return new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);

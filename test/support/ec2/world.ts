@@ -14,6 +14,12 @@ export interface Ec2World {
   images?: Ec2WorldImage[];
   instanceProfiles?: Ec2WorldInstanceProfile[];
   instances?: Ec2WorldInstance[];
+  /** SQS queues of the account and region (Karpenter's interruption queue), by name. */
+  queues?: SqsWorldQueue[];
+}
+
+export interface SqsWorldQueue {
+  QueueName: string;
 }
 
 export type Ec2Tags = Record<string, string>;

@@ -90,8 +90,25 @@ function subjectMatches(subject: JsonObject, user: UserInfo, bindingNamespace: s
   }
 }
 
+/** One authorization decision, as kube-apiserver's audit log would record it. */
+export interface AuthorizationDecision {
+  attributes: Attributes;
+  allowed: boolean;
+}
+
 export class RbacAuthorizer {
+  private readonly listeners = new Set<(d: AuthorizationDecision) => void>();
+
   constructor(private readonly store: RbacObjects) {}
+
+  /**
+   * Every decision from now on, request checks and the escalate/bind/approve checks alike; lets a
+   * test record exactly what a client was allowed and refused. Returns an unsubscribe function.
+   */
+  onDecision(listener: (d: AuthorizationDecision) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   /** Rules of a ClusterRole, aggregated ones included (what the aggregation controller stores). */
   private clusterRoleRules(name: string, seen = new Set<string>()): PolicyRule[] {
@@ -145,6 +162,12 @@ export class RbacAuthorizer {
   }
 
   authorize(a: Attributes): { allowed: boolean; reason: string } {
+    const decision = this.decide(a);
+    for (const l of this.listeners) l({ attributes: a, allowed: decision.allowed });
+    return decision;
+  }
+
+  private decide(a: Attributes): { allowed: boolean; reason: string } {
     if (a.user.groups.includes('system:masters')) return { allowed: true, reason: '' };
     const ns = a.resourceRequest ? a.namespace : undefined;
     for (const b of this.store.clusterRoleBindings()) {

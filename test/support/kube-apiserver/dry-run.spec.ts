@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
-import { CRDS_DIR } from '../fixtures.js';
+import { fixtureCrdFiles } from '../fixtures.js';
 import { KubeApiServerEmulator, type KubeObject } from './index.js';
 
 interface Answer {
@@ -53,7 +53,7 @@ describe('dryRun=All', () => {
 
   beforeAll(async () => {
     await em.start();
-    em.loadCrdsFromDir(CRDS_DIR);
+    em.loadCrdFiles(fixtureCrdFiles());
     em.create(nodePool('existing'));
     em.create({
       apiVersion: 'v1',

@@ -1963,6 +1963,13 @@ export class KubeApiServerEmulator {
     return this.create(crd);
   }
 
+  loadCrdFiles(files: readonly string[]): KubeObject[] {
+    return files
+      .flatMap((f) => readYamlFile(f))
+      .filter((o) => o.kind === 'CustomResourceDefinition')
+      .map((o) => this.addCrd(o));
+  }
+
   loadCrdsFromDir(dir: string): KubeObject[] {
     return readYamlDir(dir)
       .filter((o) => o.kind === 'CustomResourceDefinition')

@@ -16,6 +16,7 @@ export {
   type WriteOptions,
   type WriteResult,
 } from './emulator.js';
+export type { Attributes, AuthorizationDecision, PolicyRule } from './authorization.js';
 export { ApiError, type StatusCause, type StatusObject } from './errors.js';
 export type { CelCompileFailure } from '@fleet/crd-schema';
 export type { JSONSchemaProps } from '@fleet/crd-schema';

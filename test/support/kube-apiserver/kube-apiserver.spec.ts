@@ -14,7 +14,7 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 
-import { CRDS_DIR, FIXTURES_DIR } from '../fixtures.js';
+import { FIXTURES_DIR, fixtureCrdFiles } from '../fixtures.js';
 import { KubeApiServerEmulator, KubeObject, readYamlDir } from './index.js';
 
 interface StatusBody {
@@ -76,7 +76,7 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
 
   beforeAll(async () => {
     await em.start();
-    em.loadCrdsFromDir(CRDS_DIR);
+    em.loadCrdFiles(fixtureCrdFiles());
     kc.loadFromString(em.kubeconfigYaml());
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);

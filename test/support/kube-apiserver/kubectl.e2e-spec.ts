@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
-import { CRDS_DIR } from '../fixtures.js';
+import { fixtureCrdFiles } from '../fixtures.js';
 import { KubeApiServerEmulator, type KubeObject } from './index.js';
 
 // The real kubectl (v1.32 on these machines) as the client: where it and the emulator disagree,
@@ -72,7 +72,7 @@ describe('kubectl against the emulator', () => {
 
   beforeAll(async () => {
     await em.start();
-    em.loadCrdsFromDir(CRDS_DIR);
+    em.loadCrdFiles(fixtureCrdFiles());
     writeFileSync(kubeconfig, em.kubeconfigYaml());
   });
   afterAll(async () => {

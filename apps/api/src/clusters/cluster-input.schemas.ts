@@ -1,4 +1,7 @@
 import {
+  KarpenterVersion,
+  imageByDigest,
+  sqsQueueName,
   ClusterAutoscalerMode,
   FeatureGates,
   LogLevel,
@@ -64,6 +67,9 @@ export const SetKarpenterSchema = z.object({
   clusterAutoscalerMode: ClusterAutoscalerMode.nullish(),
   logLevel: LogLevel.nullish(),
   featureGates: FeatureGates.nullish(),
+  karpenterVersion: KarpenterVersion.nullish(),
+  operandImage: imageByDigest.nullish(),
+  interruptionQueue: sqsQueueName.nullish(),
   expectedGeneration: z.number().int().positive().nullish(),
 });
 

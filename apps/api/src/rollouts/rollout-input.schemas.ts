@@ -1,4 +1,11 @@
-import { ClusterAutoscalerMode, dns1123Subdomain, FeatureGates, LogLevel } from '@fleet/contracts';
+import {
+  ClusterAutoscalerMode,
+  dns1123Subdomain,
+  FeatureGates,
+  imageByDigest,
+  KarpenterVersion,
+  LogLevel,
+} from '@fleet/contracts';
 import { DEFAULT_WAVE_STEPS, WaveSteps } from '@fleet/desired-state';
 import { z } from 'zod';
 
@@ -13,6 +20,8 @@ export const RolloutChangeSchema = z
       .object({ name: dns1123Subdomain, spec: z.record(z.string(), z.unknown()) })
       .nullish(),
     deleteNodePool: dns1123Subdomain.nullish(),
+    karpenterVersion: KarpenterVersion.nullish(),
+    operandImage: imageByDigest.nullish(),
   })
   .superRefine((change, ctx) => {
     if (Object.values(change).every((v) => v == null)) {

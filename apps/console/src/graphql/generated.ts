@@ -50,7 +50,13 @@ export type SetKarpenterInput = {
   /** Optimistic concurrency: fail with CONFLICT unless generation is still this. */
   expectedGeneration?: number | null | undefined;
   featureGates?: unknown;
+  /** SQS queue Karpenter reads Spot interruption events from. */
+  interruptionQueue?: string | null | undefined;
+  /** Karpenter release for this cluster (one this fleet ships CRDs for, e.g. 1.14.1); overrides the fleet default. */
+  karpenterVersion?: string | null | undefined;
   logLevel?: KarpenterLogLevel | null | undefined;
+  /** Operand image by digest (registry/repository@sha256:…), e.g. a mirror’s copy. */
+  operandImage?: string | null | undefined;
   paused?: boolean | null | undefined;
 };
 

@@ -24,6 +24,8 @@ export interface ObjectRef {
 
 export const isNotFound = (err: unknown): boolean =>
   err instanceof ApiException && err.code === 404;
+export const isForbidden = (err: unknown): boolean =>
+  err instanceof ApiException && err.code === 403;
 export const isConflict = (err: unknown): boolean =>
   err instanceof ApiException && err.code === 409;
 

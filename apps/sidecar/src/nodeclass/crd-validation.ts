@@ -19,6 +19,12 @@ export class CrdValidator {
   private readonly schemas = new Map<string, StructuralSchema>();
 
   constructor(crds: readonly TargetedObject[]) {
+    this.use(crds);
+  }
+
+  /** Validates against these CRDs from now on (another Karpenter release was installed). */
+  use(crds: readonly TargetedObject[]): void {
+    this.schemas.clear();
     for (const { object } of crds) {
       const crd = object as KubeObject & CrdShape;
       for (const version of crd.spec?.versions ?? []) {

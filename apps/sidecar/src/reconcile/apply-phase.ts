@@ -13,6 +13,7 @@ import { describeKubeError } from '../kube/cluster-client.js';
 import type { ClusterAutoscalerPhase } from './cluster-autoscaler-phase.js';
 import type { ConditionSet } from './conditions.js';
 import { degraded, describeObject, type Outcome } from './outcome.js';
+import { OPERAND_ACCESS_BINDING, operandAccessBinding } from './operand-access.js';
 import type { OwnedObjects } from './owned-objects.js';
 import type { ReconcilerDeps } from './reconciler.js';
 
@@ -45,6 +46,8 @@ export class ApplyPhase {
     for (const c of discovery.conditions ?? [])
       conditions.set(c.type, c.status, c.reason, c.message);
     this.deps.approver?.setNodeIdentityCheck(this.deps.driver.nodeIdentity(infra));
+    const missing = await this.deps.driver.checkCloud?.(infra, spec);
+    if (missing) return degraded(this.deps.log, conditions, missing.reason, missing.message);
 
     let desired: TargetedObject[];
     try {
@@ -106,8 +109,17 @@ export class ApplyPhase {
     try {
       for (const { target, object } of desired) {
         current = describeObject(object);
-        await this.deps.apiServers.client(target).apply(object);
+        const client = this.deps.apiServers.client(target);
+        await client.apply(object);
         applied++;
+        if (
+          this.deps.identity &&
+          object.kind === 'Namespace' &&
+          object.metadata.name === this.provider.operandNamespace
+        ) {
+          current = `RoleBinding ${this.provider.operandNamespace}/${OPERAND_ACCESS_BINDING}`;
+          await client.apply(operandAccessBinding(object.metadata.name, this.deps.identity));
+        }
       }
     } catch (err) {
       return degraded(

@@ -7,7 +7,8 @@ import {
   type OwnedKind,
   type TargetedObject,
 } from '@fleet/cloud-provider';
-import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
+import type { V1Namespace } from '@kubernetes/client-node';
+import { isForbidden, isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
 
 const keyOf = (o: {
   apiVersion: string;
@@ -33,6 +34,13 @@ export class OwnedObjects {
     const namespaces = kind.namespaced ? (kind.namespaces ?? []) : [undefined];
     const out: KubeObject[] = [];
     for (const namespace of namespaces) {
+      // The sidecar's rights in the operand's namespace live in that namespace (operand-access.ts):
+      // before it is created and after it is gone there is nothing to list, and no right to.
+      if (
+        namespace === this.provider.operandNamespace &&
+        !(await this.namespaceLive(kind, namespace))
+      )
+        continue;
       try {
         const live = await this.client(kind.target).list<KubeObject>(kind.apiVersion, kind.kind, {
           ...(namespace ? { namespace } : {}),
@@ -41,10 +49,23 @@ export class OwnedObjects {
         out.push(...live.map((o) => ({ ...o, apiVersion: kind.apiVersion, kind: kind.kind })));
       } catch (err) {
         // A kind whose CRD is not installed (yet) has nothing of ours.
-        if (!isUnknownKind(err)) throw err;
+        if (isUnknownKind(err)) continue;
+        // Terminating: its RoleBindings (the sidecar's among them) may be gone before it is.
+        if (namespace && isForbidden(err) && !(await this.namespaceLive(kind, namespace))) continue;
+        throw err;
       }
     }
     return out;
+  }
+
+  /** Exists and is not being deleted. */
+  private async namespaceLive(kind: OwnedKind, namespace: string): Promise<boolean> {
+    const live = await this.client(kind.target).read<V1Namespace>({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      name: namespace,
+    });
+    return live !== undefined && !live.metadata?.deletionTimestamp;
   }
 
   async count(): Promise<number> {

@@ -11,6 +11,7 @@ import { ClusterAutoscalerPhase } from './cluster-autoscaler-phase.js';
 import { ConditionSet } from './conditions.js';
 import { DisablePhase } from './disable-phase.js';
 import { degraded, type Outcome, type ReconcileResult } from './outcome.js';
+import type { SidecarIdentity } from './operand-access.js';
 import { OwnedObjects } from './owned-objects.js';
 
 export type { ReconcileResult } from './outcome.js';
@@ -18,13 +19,19 @@ export type { ReconcileResult } from './outcome.js';
 export interface ReconcilerDeps {
   apiServers: { client(target: ClusterTarget): ClusterClient };
   driver: ClusterDriver;
-  /** CRD manifests the operand needs, loaded once at start-up. */
-  crds: readonly TargetedObject[];
+  /**
+   * CRD manifests of the Karpenter release an order names (undefined: the sidecar's built-in
+   * default); refused when the sidecar ships none for it.
+   */
+  crdsFor(version: string | undefined): Promise<readonly TargetedObject[]>;
+  /** Follows the installed release (`use`), so what is applied is checked against its CRDs. */
   validator: CrdValidator;
   nodeClasses?: NodeClassController;
   approver?: CsrApprover;
   clusterAutoscaler?: ClusterAutoscalerSwitch;
   log: Logger;
+  /** Who the sidecar is: it binds its rights in the operand namespace to this (operand-access.ts). */
+  identity?: SidecarIdentity;
   /** After the CRDs are installed, so watches waiting for them start now. */
   onCrdsInstalled?: () => void;
   /** Each step of a multi-step change (disabling Karpenter), as it happens. */
@@ -39,7 +46,8 @@ export interface ReconcilerDeps {
  * Karpenter itself (NodeClaim finalizers), so it returns `requeue` instead of blocking.
  */
 export class Reconciler {
-  private crdsInstalled = false;
+  /** The release whose CRDs are installed; null before the first install. */
+  private installedRelease: string | undefined | null = null;
   private previous: Condition[] = [];
   private readonly apply: ApplyPhase;
   private readonly disable: DisablePhase;
@@ -76,7 +84,7 @@ export class Reconciler {
     conditions.set('Paused', 'False', 'AsExpected', 'reconciling');
 
     try {
-      await this.installCrds();
+      await this.installCrds(spec.operand?.version);
     } catch (err) {
       return degraded(
         this.deps.log,
@@ -89,10 +97,17 @@ export class Reconciler {
     return this.apply.run(order, conditions);
   }
 
-  private async installCrds(): Promise<void> {
-    if (this.crdsInstalled) return;
-    for (const { target, object } of this.deps.crds) await this.client(target).apply(object);
-    this.crdsInstalled = true;
+  /**
+   * The CRDs of the order's Karpenter release, before anything that uses them: an upgrade
+   * installs the new release's CRDs before the new controller rolls out, as Karpenter's upgrade
+   * guide requires, and the objects of this order are validated against them.
+   */
+  private async installCrds(release: string | undefined): Promise<void> {
+    if (this.installedRelease === release) return;
+    const crds = await this.deps.crdsFor(release);
+    for (const { target, object } of crds) await this.client(target).apply(object);
+    this.deps.validator.use(crds);
+    this.installedRelease = release;
     this.deps.onCrdsInstalled?.();
   }
 }

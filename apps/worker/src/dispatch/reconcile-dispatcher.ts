@@ -1,7 +1,12 @@
 import type { Condition, ReconcileRequest } from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
 import { conditionChanges, withCondition } from '../conditions/fleet-conditions.js';
-import { buildOrder, sidecarReads } from './order.js';
+import {
+  BUILT_IN_OPERAND_DEFAULT,
+  buildOrder,
+  sidecarReads,
+  type OperandDefault,
+} from './order.js';
 import type { SidecarQueues } from './sidecar-queues.js';
 
 export type DispatchOutcome = 'dispatched' | 'in-sync' | 'unknown-cluster' | 'sidecar-outdated';
@@ -15,6 +20,7 @@ export class ReconcileDispatcher {
   constructor(
     private readonly db: PrismaClient,
     private readonly sidecarQueues: SidecarQueues,
+    private readonly operandDefault: OperandDefault = BUILT_IN_OPERAND_DEFAULT,
   ) {}
 
   async dispatch(request: ReconcileRequest): Promise<DispatchOutcome> {
@@ -26,13 +32,16 @@ export class ReconcileDispatcher {
     const { desired } = cluster;
     if (!request.force && cluster.status.observedGeneration >= desired.generation) return 'in-sync';
 
-    const order = buildOrder({
-      ...desired,
-      clusterId: cluster.id,
-      platform: cluster.platform,
-      topology: cluster.topology,
-      nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
-    });
+    const order = buildOrder(
+      {
+        ...desired,
+        clusterId: cluster.id,
+        platform: cluster.platform,
+        topology: cluster.topology,
+        nodePools: cluster.nodePools.map((p) => ({ name: p.name, spec: p.spec })),
+      },
+      this.operandDefault,
+    );
     // A sidecar that reported an older contract would misread the order (a contract-1 sidecar
     // runs the standalone AWS logic whatever the platform), so the order is not sent.
     const speaks = cluster.status.sidecarContractVersion;

@@ -2,7 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { WorkerConfig } from '../config.js';
+import { operandDefault, type WorkerConfig } from '../config.js';
 import type { SidecarQueues } from '../dispatch/sidecar-queues.js';
 import { maintainHealthHistory } from './health-history.js';
 import { resyncPendingOrders } from './resync.js';
@@ -40,7 +40,7 @@ export async function startMaintenance({
   const run = async (task: Task): Promise<unknown> => {
     switch (task) {
       case 'resync':
-        return resyncPendingOrders(pool, sidecarQueues);
+        return resyncPendingOrders(pool, sidecarQueues, { operandDefault: operandDefault(config) });
       case 'sweep':
         return sweepStaleness(pool, {
           staleAfterSeconds: config.HEARTBEAT_SECONDS * config.STALE_AFTER_HEARTBEATS,

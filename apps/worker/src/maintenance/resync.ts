@@ -1,5 +1,11 @@
 import type pg from 'pg';
-import { buildOrder, sidecarReads, type DesiredRow } from '../dispatch/order.js';
+import {
+  BUILT_IN_OPERAND_DEFAULT,
+  buildOrder,
+  sidecarReads,
+  type DesiredRow,
+  type OperandDefault,
+} from '../dispatch/order.js';
 import type { SidecarQueues } from '../dispatch/sidecar-queues.js';
 
 export interface ResyncResult {
@@ -16,7 +22,10 @@ export interface ResyncResult {
 export async function resyncPendingOrders(
   pool: pg.Pool,
   queues: SidecarQueues,
-  { pageSize = 1000 } = {},
+  {
+    pageSize = 1000,
+    operandDefault = BUILT_IN_OPERAND_DEFAULT,
+  }: { pageSize?: number; operandDefault?: OperandDefault } = {},
 ): Promise<ResyncResult> {
   let after = '00000000-0000-0000-0000-000000000000';
   let pending = 0;
@@ -26,6 +35,7 @@ export async function resyncPendingOrders(
       `SELECT d."clusterId", d.generation, c.platform::text, c.topology::text, d.enabled, d.paused,
               d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode", d."logLevel"::text AS "logLevel",
               d."featureGates", d."nodeClassOverrides", s."sidecarContractVersion",
+              d."karpenterVersion", d."operandImage", d."interruptionQueue",
               COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec) ORDER BY p.name)
                           FROM "NodePool" p WHERE p."clusterId" = d."clusterId"), '[]'::jsonb) AS "nodePools"
          FROM "DesiredState" d
@@ -42,7 +52,7 @@ export async function resyncPendingOrders(
     after = rows.at(-1)!.clusterId;
     // The dispatcher refused orders their sidecar cannot read (SidecarOutdated); so does the resync.
     const orders = rows
-      .map(buildOrder)
+      .map((row) => buildOrder(row, operandDefault))
       .filter((o, i) => sidecarReads(rows[i]!.sidecarContractVersion, o));
     await queues.pushMany(orders);
     // The runs say what is on the queues: the current generation DISPATCHED (its first dispatch

@@ -1,4 +1,4 @@
-import { defineKind } from '@fleet/contracts';
+import { DEFAULT_KARPENTER_VERSION, KARPENTER_RELEASES, defineKind } from '@fleet/contracts';
 
 export const EC2_NODE_CLASS = defineKind(
   'karpenter.k8s.aws',
@@ -26,11 +26,15 @@ export const CLOUD_CREDENTIAL_OPERATOR_NAMESPACE = 'openshift-cloud-credential-o
 export const KARPENTER_CR_NAME = 'default';
 
 /**
- * Karpenter v1.14.1, the release whose CRDs the fleet validates against. Pinned so a fleet-wide
- * change of operand version is an explicit rollout, not an upstream push; override per fleet
- * (e.g. a digest in a mirror registry) through AwsCloudProviderOptions.image.
+ * The default release's image, by digest. Orders name the release and image (the fleet default
+ * or the cluster's override), so a fleet-wide change of operand version is a rollout, not an
+ * upstream push; this is only what an order without `operand` gets.
  */
-export const DEFAULT_KARPENTER_IMAGE = 'public.ecr.aws/karpenter/controller:1.14.1';
+export const DEFAULT_KARPENTER_IMAGE: string = KARPENTER_RELEASES[DEFAULT_KARPENTER_VERSION].image;
+
+/** Where the upstream CRDs of a release live, relative to the shipped CRD directory. */
+export const karpenterCrdDirectory = (release: string): string =>
+  release === DEFAULT_KARPENTER_VERSION ? 'karpenter' : `karpenter-releases/v${release}`;
 
 export const METRICS_PORT = 8080;
 export const HEALTH_PROBE_PORT = 8081;

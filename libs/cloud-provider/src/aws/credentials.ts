@@ -4,6 +4,7 @@ import { z } from 'zod';
 const AwsEnv = z.object({
   AWS_REGION: z.string().min(1).optional(),
   AWS_ENDPOINT_URL_EC2: z.url({ error: 'must be the URL of an EC2 endpoint' }).optional(),
+  AWS_ENDPOINT_URL_SQS: z.url({ error: 'must be the URL of an SQS endpoint' }).optional(),
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
@@ -48,6 +49,7 @@ export function ec2CallDeadlineMs(env: Readonly<Record<string, string | undefine
 export function awsClientConfig(
   env: Readonly<Record<string, string | undefined>>,
   region: string,
+  service: 'EC2' | 'SQS' = 'EC2',
 ): EC2ClientConfig {
   const e = parseAwsEnv(env);
   const timeoutMs = e.EC2_REQUEST_TIMEOUT_SECONDS * 1000;
@@ -59,7 +61,7 @@ export function awsClientConfig(
       // Without it the SDK only logs a breached requestTimeout and keeps waiting.
       throwOnRequestTimeout: true,
     },
-    ...(e.AWS_ENDPOINT_URL_EC2 ? { endpoint: e.AWS_ENDPOINT_URL_EC2 } : {}),
+    ...(e[`AWS_ENDPOINT_URL_${service}`] ? { endpoint: e[`AWS_ENDPOINT_URL_${service}`] } : {}),
     ...(e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
       ? {
           credentials: {

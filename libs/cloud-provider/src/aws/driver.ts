@@ -1,5 +1,11 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
-import type { NodeClassOverrides } from '@fleet/contracts';
+import {
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  QueueDoesNotExist,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
 import { discoverAwsStandalone, type AwsStandaloneInfrastructure } from '@fleet/discovery';
 import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
 import type { KubeObject } from '../types.js';
@@ -49,6 +55,7 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
   readonly provider = new AwsStandaloneCloudProvider();
   readonly statusSurfaces = ['ClusterOperator'] as const;
   private readonly clients = new Map<string, EC2Client>();
+  private readonly sqsClients = new Map<string, SQSClient>();
 
   constructor(private readonly context: DriverContext) {}
 
@@ -68,6 +75,41 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
     });
   }
 
+  private sqs(region: string): SQSClient {
+    let client = this.sqsClients.get(region);
+    if (!client) {
+      client = new SQSClient(awsClientConfig(this.context.env, region, 'SQS'));
+      this.sqsClients.set(region, client);
+    }
+    return client;
+  }
+
+  /**
+   * The interruption queue must exist in the cluster's region before Karpenter is told to read
+   * it: Karpenter only logs its failure to find the queue and runs without interruption
+   * handling, which nobody would notice until a Spot reclaim drains nodes without warning.
+   */
+  async checkCloud(infra: AwsStandaloneInfrastructure, desired: KarpenterDesiredState) {
+    const queue = desired.interruptionQueue;
+    if (!queue) return undefined;
+    const sqs = this.sqs(infra.region);
+    try {
+      const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: queue }));
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+      return undefined;
+    } catch (err) {
+      if (err instanceof QueueDoesNotExist)
+        return {
+          reason: 'InterruptionQueueNotFound',
+          message: `interruptionQueue: SQS queue ${queue} does not exist in ${infra.region}`,
+        };
+      return {
+        reason: 'InterruptionQueueCheckFailed',
+        message: `interruptionQueue: checking SQS queue ${queue} in ${infra.region}: ${err instanceof Error ? err.message : String(err)}`,
+      };
+    }
+  }
+
   nodeIdentity(infra: AwsStandaloneInfrastructure) {
     const lookup = describeInstancesLookup(
       this.ec2(infra.region),
@@ -80,6 +122,8 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
   close(): void {
     for (const client of this.clients.values()) client.destroy();
     this.clients.clear();
+    for (const client of this.sqsClients.values()) client.destroy();
+    this.sqsClients.clear();
   }
 }
 

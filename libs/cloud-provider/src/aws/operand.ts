@@ -79,8 +79,19 @@ export function operandEnv(
     { name: 'AWS_REGION', value: infra.region },
     { name: 'AWS_SHARED_CREDENTIALS_FILE', value: `${CREDENTIALS_MOUNT_PATH}/credentials` },
     { name: 'AWS_SDK_LOAD_CONFIG', value: 'true' },
+    // Spot interruption and instance health events (Karpenter's --interruption-queue).
+    ...(desired.interruptionQueue
+      ? [{ name: 'INTERRUPTION_QUEUE', value: desired.interruptionQueue }]
+      : []),
   ];
 }
+
+/** What Karpenter calls on its interruption queue (karpenter-provider-aws pkg/providers/sqs). */
+export const KARPENTER_SQS_ACTIONS: readonly string[] = [
+  'sqs:DeleteMessage',
+  'sqs:GetQueueUrl',
+  'sqs:ReceiveMessage',
+];
 
 export const logLevelArg = (level: LogLevel): string => `--log-level=${level}`;
 
@@ -208,7 +219,11 @@ function rbac(): KubeObject[] {
 }
 
 /** Asks the cloud-credential-operator for the Secret the operand mounts at /etc/provider. */
-export function credentialsRequest(): KubeObject {
+export function credentialsRequest(
+  infra?: AwsStandaloneInfrastructure,
+  desired?: KarpenterDesiredState,
+): KubeObject {
+  const queue = desired?.interruptionQueue;
   return {
     apiVersion: CREDENTIALS_REQUEST.apiVersion,
     kind: CREDENTIALS_REQUEST.kind,
@@ -224,7 +239,19 @@ export function credentialsRequest(): KubeObject {
       providerSpec: {
         apiVersion: 'cloudcredential.openshift.io/v1',
         kind: 'AWSProviderSpec',
-        statementEntries: [{ effect: 'Allow', action: [...KARPENTER_AWS_ACTIONS], resource: '*' }],
+        statementEntries: [
+          { effect: 'Allow', action: [...KARPENTER_AWS_ACTIONS], resource: '*' },
+          // Only the named queue, in the cluster's region, in any account the credentials reach.
+          ...(queue && infra
+            ? [
+                {
+                  effect: 'Allow',
+                  action: [...KARPENTER_SQS_ACTIONS],
+                  resource: `arn:aws:sqs:${infra.region}:*:${queue}`,
+                },
+              ]
+            : []),
+        ],
       },
     },
   };
@@ -267,6 +294,9 @@ export function deployment(
           labels: operandLabels(),
           annotations: {
             'target.workload.openshift.io/management': '{"effect": "PreferredDuringScheduling"}',
+            // Pins the SCC OpenShift admits the pod under: without it a more privileged SCC the
+            // service account can use (granted by someone else) could be chosen instead.
+            'openshift.io/required-scc': 'restricted-v2',
           },
         },
         spec: {
@@ -387,7 +417,7 @@ export function renderAwsOperand(
     asKube(namespace()),
     asKube(serviceAccount()),
     ...rbac(),
-    credentialsRequest(),
+    credentialsRequest(infra, desired),
     karpenterCR(desired),
     asKube(deployment(infra, desired, options)),
     asKube(podDisruptionBudget()),

@@ -14,6 +14,8 @@ import {
   SERVICE_ACCOUNT,
   VALIDATING_ADMISSION_POLICY,
   VALIDATING_ADMISSION_POLICY_BINDING,
+  DEFAULT_KARPENTER_VERSION,
+  KarpenterVersion,
   type KarpenterDesiredState,
   type NodeClassOverrides,
 } from '@fleet/contracts';
@@ -47,6 +49,7 @@ import {
   CREDENTIALS_REQUEST_NAME,
   DEFAULT_KARPENTER_IMAGE,
   DEFAULT_NODE_CLASS_NAME,
+  karpenterCrdDirectory,
   EC2_NODE_CLASS,
   EC2_NODE_CLASS_LABEL,
   KARPENTER_CR_NAME,
@@ -110,13 +113,20 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
   readonly defaultNodeClassName = DEFAULT_NODE_CLASS_NAME;
   readonly operandNamespace = OPERAND_NAMESPACE;
   readonly nodeClassLabel = EC2_NODE_CLASS_LABEL;
+  readonly defaultRelease: string = DEFAULT_KARPENTER_VERSION;
   private readonly image: string;
 
   constructor(options: AwsCloudProviderOptions = {}) {
     this.image = options.image ?? DEFAULT_KARPENTER_IMAGE;
   }
 
-  customResourceDefinitions(): readonly CustomResourceDefinitionSource[] {
+  customResourceDefinitions(
+    release: string = this.defaultRelease,
+  ): readonly CustomResourceDefinitionSource[] {
+    const parsed = KarpenterVersion.safeParse(release);
+    if (!parsed.success)
+      throw new Error(`Karpenter ${release}: ${parsed.error.issues[0]?.message}`);
+    const directory = karpenterCrdDirectory(parsed.data);
     const upstream = (
       identity: ResourceIdentity,
       file: string,
@@ -124,7 +134,7 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
       identity,
       target: 'workload',
       origin: 'upstream',
-      path: `karpenter/${file}`,
+      path: `${directory}/${file}`,
     });
     return [
       upstream(NODEPOOL, 'karpenter.sh_nodepools.yaml'),
@@ -143,10 +153,12 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
     infra: AwsStandaloneInfrastructure,
     desired: KarpenterDesiredState,
   ): TargetedObject[] {
-    return renderAwsOperand(infra, desired, { image: this.image }).map((object) => ({
-      target: 'workload',
-      object,
-    }));
+    return renderAwsOperand(infra, desired, { image: desired.operand?.image ?? this.image }).map(
+      (object) => ({
+        target: 'workload',
+        object,
+      }),
+    );
   }
 
   renderDefaultNodeClass(

@@ -51,6 +51,25 @@ export class SetKarpenterInput {
   @Field(() => JSONScalar, { nullable: true })
   featureGates?: unknown;
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Karpenter release for this cluster (one this fleet ships CRDs for, e.g. 1.14.1); overrides the fleet default.',
+  })
+  karpenterVersion?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Operand image by digest (registry/repository@sha256:…), e.g. a mirror’s copy.',
+  })
+  operandImage?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'SQS queue Karpenter reads Spot interruption events from.',
+  })
+  interruptionQueue?: string | null;
+
   @Field(() => Int, {
     nullable: true,
     description: 'Optimistic concurrency: fail with CONFLICT unless generation is still this.',

@@ -38,6 +38,15 @@ export class RolloutChangeInput {
     description: 'NodePool name; clusters without it are SKIPPED.',
   })
   deleteNodePool?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Upgrade (or roll back) Karpenter: a release this fleet ships CRDs for.',
+  })
+  karpenterVersion?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Operand image by digest.' })
+  operandImage?: string | null;
 }
 
 @InputType({
