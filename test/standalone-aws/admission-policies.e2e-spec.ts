@@ -123,7 +123,11 @@ describe('standalone AWS: admission policies protect what the fleet enforces', (
     }, 'the sidecar to correct the new NodeClass');
     expect(fixed).toMatchObject({
       amiSelectorTerms: reference.amiSelectorTerms,
-      userData: reference.userData,
+      // Each NodeClass boots from its own MachineConfigPool: the default's pointer, moved.
+      userData: String(reference.userData).replace(
+        '/config/karpenter-default',
+        '/config/karpenter-batch',
+      ),
     });
   });
 

@@ -174,7 +174,18 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     expect(created.indexOf('EC2NodeClass/gpu')).toBeLessThan(
       created.indexOf('MachineConfigPool/karpenter-gpu'),
     );
-    kube().patch(...NODECLASS, 'gpu', undefined, { spec: { userData: pointerTo('worker') } });
+    const tamper = () =>
+      kube().patch(...NODECLASS, 'gpu', undefined, { spec: { userData: pointerTo('worker') } });
+    // The fleet's ValidatingAdmissionPolicy refuses the edit outright...
+    expect(tamper).toThrow(/spec\.userData is set by the Karpenter fleet/);
+    // ...and where it is not in force (a cluster-admin removed its binding), the sidecar puts
+    // the pointer back.
+    kube().delete(
+      'admissionregistration.k8s.io/v1',
+      'ValidatingAdmissionPolicyBinding',
+      'karpenter-fleet-ec2nodeclass-enforced-fields',
+    );
+    tamper();
     await until(
       () => (nodeClass('gpu')?.userData === pointerTo('karpenter-gpu') ? true : undefined),
       'tampered gpu userData put back',

@@ -43,8 +43,14 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
     // First order: the ClusterOperator, nothing enabled.
     await h.runtime.apply(h.order({}));
     // Enable with the Cluster Autoscaler removed, a node launched and its CSRs approved.
+    // Kubelet settings too, so the pools' KubeletConfigs are written and pruned.
     await h.runtime.apply(
-      h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL], clusterAutoscalerMode: 'DISABLE' }),
+      h.order({
+        enabled: true,
+        nodePools: [GENERAL_NODEPOOL],
+        clusterAutoscalerMode: 'DISABLE',
+        nodeClassOverrides: { kubelet: { maxPods: 50 } },
+      }),
     );
     h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
     // Karpenter (played by the simulator) once its CRDs are there.
@@ -53,6 +59,14 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
       ec2: h.cluster.ec2,
       terminationDelayMs: 300,
     }).start();
+    // Karpenter can take over: the Cluster Autoscaler (and its MachineAutoscalers) go, copied first.
+    sim.markNodeClassReady('default');
+    await until(
+      () =>
+        h.cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ===
+        undefined,
+      'the Cluster Autoscaler removed once Karpenter is ready',
+    );
     // The binding the sidecar gave itself in the operand namespace (gone with the namespace).
     const access = h.cluster.kube.get(...BINDING, OPERAND_NAMESPACE);
     expect(access).toMatchObject({
