@@ -27,8 +27,7 @@ describe('standalone AWS: the cluster-wide Proxy reaches the operand and is foll
   let h: Harness;
   const deployment = () =>
     h.cluster.kube.get('apps/v1', 'Deployment', OPERAND_NAME, OPERAND_NAMESPACE) as
-      | OperandDeployment
-      | undefined;
+      OperandDeployment | undefined;
   const env = (): Record<string, string | undefined> =>
     Object.fromEntries(
       (deployment()?.spec.template.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]),
@@ -61,9 +60,7 @@ describe('standalone AWS: the cluster-wide Proxy reaches the operand and is foll
   afterAll(async () => h?.stop());
 
   it('puts the Proxy status and the injected trusted CA bundle into the operand', async () => {
-    const result = await h.runtime.apply(
-      h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }),
-    );
+    const result = await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
     expect(result.conditions.find((c) => c.type === 'Degraded')).toMatchObject({
       status: 'False',
     });
@@ -137,8 +134,8 @@ describe('standalone AWS: the cluster-wide Proxy reaches the operand and is foll
     );
     const pod = deployment()!.spec.template.spec;
     expect(pod.volumes.map((v) => v.name)).not.toContain('trusted-ca-bundle');
-    expect(h.runtime.lastResult()!.result.conditions.find((c) => c.type === 'Degraded')).toMatchObject(
-      { status: 'False' },
-    );
+    expect(
+      h.runtime.lastResult()!.result.conditions.find((c) => c.type === 'Degraded'),
+    ).toMatchObject({ status: 'False' });
   });
 });
