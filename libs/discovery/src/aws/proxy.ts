@@ -30,9 +30,7 @@ const nonEmpty = z
 
 const ProxyObject = z.object({
   spec: z.object({ trustedCA: z.object({ name: nonEmpty }).optional() }).optional(),
-  status: z
-    .object({ httpProxy: nonEmpty, httpsProxy: nonEmpty, noProxy: nonEmpty })
-    .optional(),
+  status: z.object({ httpProxy: nonEmpty, httpsProxy: nonEmpty, noProxy: nonEmpty }).optional(),
 });
 
 /**
