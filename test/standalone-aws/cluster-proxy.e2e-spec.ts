@@ -71,7 +71,7 @@ describe('standalone AWS: the cluster-wide Proxy reaches the operand and is foll
       NO_PROXY: `.corp.example.com,${STATUS_NO_PROXY}`,
       AWS_CA_BUNDLE: CA_FILE,
     });
-    expect(h.cluster.kube.get(...BUNDLE)?.metadata.labels).toMatchObject({
+    expect(h.cluster.kube.get(...BUNDLE)?.metadata?.labels).toMatchObject({
       'config.openshift.io/inject-trusted-cabundle': 'true',
     });
     const pod = deployment()!.spec.template.spec;
