@@ -40,6 +40,17 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
   });
 
   it('enables, approves, enforces, disables: nothing refused, nothing granted in vain', async () => {
+    // A cluster behind a proxy with its own CA: the operand's trusted CA bundle is written.
+    const proxy = h.cluster.kube.create({
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'Proxy',
+      metadata: { name: 'cluster' },
+      spec: { httpsProxy: 'http://proxy.corp.example.com:3128', trustedCA: { name: 'user-ca' } },
+    });
+    h.cluster.kube.updateStatus({
+      ...proxy,
+      status: { httpsProxy: 'http://proxy.corp.example.com:3128', noProxy: '.svc' },
+    });
     // First order: the ClusterOperator, nothing enabled.
     await h.runtime.apply(h.order({}));
     // Enable with the Cluster Autoscaler removed, a node launched and its CSRs approved.
@@ -59,14 +70,6 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
       ec2: h.cluster.ec2,
       terminationDelayMs: 300,
     }).start();
-    // Karpenter can take over: the Cluster Autoscaler (and its MachineAutoscalers) go, copied first.
-    sim.markNodeClassReady('default');
-    await until(
-      () =>
-        h.cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default') ===
-        undefined,
-      'the Cluster Autoscaler removed once Karpenter is ready',
-    );
     // The binding the sidecar gave itself in the operand namespace (gone with the namespace).
     const access = h.cluster.kube.get(...BINDING, OPERAND_NAMESPACE);
     expect(access).toMatchObject({
@@ -75,6 +78,15 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
         { kind: 'ServiceAccount', name: 'karpenter-fleet-sidecar', namespace: 'karpenter-fleet' },
       ],
     });
+    // Karpenter makes its NodeClass Ready: only now is the Cluster Autoscaler removed.
+    sim.markNodeClassReady('default');
+    await until(
+      () =>
+        h.cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default')
+          ? undefined
+          : true,
+      'the Cluster Autoscaler to be removed',
+    );
     await h.runtime.nodeClaims.whenSynced();
     await h.runtime.csrs.whenSynced();
     const node = await sim.launch('general');
@@ -101,6 +113,17 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
         'Custom',
       'the user NodeClass enforced',
     );
+    // The proxy's CA removed: the bundle is pruned, by the watch on the Proxy alone.
+    h.cluster.kube.update({
+      ...h.cluster.kube.get('config.openshift.io/v1', 'Proxy', 'cluster')!,
+      spec: {},
+    });
+    await until(
+      () =>
+        !h.cluster.kube.get('v1', 'ConfigMap', 'trusted-ca-bundle', OPERAND_NAMESPACE) || undefined,
+      'the trusted CA bundle pruned',
+    );
+    await h.runtime.idle();
     // A report: metrics read Nodes and pending Pods.
     expect((await h.runtime.snapshot())?.metrics).toMatchObject({ nodes: expect.any(Number) });
     // Disable: NodePools, NodeClaims, NodeClasses, operand, and the Cluster Autoscaler back.

@@ -73,6 +73,8 @@ export class SidecarRuntime {
   readonly karpenterNodes: ResourceWatch;
   /** The NodeClasses' MachineConfigPools; only where the provider keeps them. */
   readonly machineConfigPools?: ResourceWatch;
+  /** What rendering reads from the cluster (the Proxy), watched by name (renderInputs). */
+  readonly renderInputs: ResourceWatch[];
   /** Only where the driver owns a ClusterOperator (standalone OpenShift). */
   readonly operator?: ClusterOperatorController;
   readonly nodeClasses: NodeClassController;
@@ -85,6 +87,7 @@ export class SidecarRuntime {
   private requeueTimer?: NodeJS.Timeout;
   private requeueDebounce?: NodeJS.Timeout;
   private readonly extra = new ConditionSet();
+  private readonly renderInputContent = new Map<string, string>();
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
 
@@ -124,6 +127,9 @@ export class SidecarRuntime {
       });
       this.offs.push(this.machineConfigPools.on(() => this.changed(false)));
     }
+    this.renderInputs = (provider.renderInputs?.() ?? []).map(({ kind, name }) =>
+      make(kind, { fieldSelector: `metadata.name=${name}` }),
+    );
     if (driver.statusSurfaces.includes('ClusterOperator'))
       this.operator = new ClusterOperatorController({
         cluster: this.cluster,
@@ -188,6 +194,7 @@ export class SidecarRuntime {
       this.csrs,
       this.karpenterNodes,
       ...(this.machineConfigPools ? [this.machineConfigPools] : []),
+      ...this.renderInputs,
     ];
   }
 
@@ -209,6 +216,30 @@ export class SidecarRuntime {
       this.nodeClassWatch.on(recheck),
       this.deployments.on(recheck),
     );
+    for (const input of this.renderInputs)
+      this.offs.push(input.on((type, object) => this.renderInputChanged(type, object)));
+  }
+
+  /**
+   * A change to what rendering reads (the Proxy) is applied at once with the current order: the
+   * operand follows the cluster without waiting for the fleet. Only spec and status count, so a
+   * relist or a metadata-only write does not re-apply.
+   */
+  private renderInputChanged(type: string, object: { metadata?: { name?: string } }): void {
+    const key = `${object.metadata?.name ?? ''}`;
+    const { spec, status } = object as { spec?: unknown; status?: unknown };
+    const content = type === 'DELETED' ? '' : JSON.stringify({ spec, status });
+    // Not seen yet is absent: creating the Proxy is a change too.
+    if ((this.renderInputContent.get(key) ?? '') === content) return;
+    this.renderInputContent.set(key, content);
+    const order = this.order;
+    if (!order) return;
+    this.options.log.info({ object: key, type }, 'render input changed; applying the order again');
+    void this.enqueue(order)
+      .catch((err: unknown) =>
+        this.options.log.error({ err: String(err) }, 're-applying after a render input change'),
+      )
+      .then(() => this.changed(true));
   }
 
   async stop(): Promise<void> {

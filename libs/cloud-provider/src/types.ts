@@ -44,6 +44,11 @@ export interface TargetedObject<T extends KubeObject = KubeObject> {
  * OWNED_BY_SELECTOR (in each of `namespaces` when namespaced) and delete what the latest render
  * no longer contains.
  */
+export interface RenderInput {
+  kind: ResourceIdentity;
+  name: string;
+}
+
 export interface OwnedKind extends ResourceIdentity {
   target: ClusterTarget;
   /** For namespaced kinds, the namespaces the sidecar writes them to. */
@@ -240,6 +245,13 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
    * running controller removes.
    */
   ownedKinds(): readonly OwnedKind[];
+
+  /**
+   * Cluster-scoped objects on the workload cluster that rendering reads (through discovery):
+   * the sidecar watches each by name and applies the current order again when one changes, so
+   * the operand follows them without a new order from the fleet.
+   */
+  renderInputs?(): readonly RenderInput[];
 
   relatedObjects(): RelatedObject[];
 

@@ -99,6 +99,8 @@ export const INFRASTRUCTURE = defineKind(
   'infrastructures',
   false,
 );
+/** The cluster-wide egress proxy (`cluster`); its status is what components must use. */
+export const PROXY = defineKind('config.openshift.io', 'v1', 'Proxy', 'proxies', false);
 export const CLUSTER_OPERATOR = defineKind(
   'config.openshift.io',
   'v1',

@@ -1,4 +1,4 @@
-import { INFRASTRUCTURE, MACHINE_SET } from '@fleet/contracts';
+import { INFRASTRUCTURE, MACHINE_SET, PROXY } from '@fleet/contracts';
 import {
   ApiException,
   CoreV1Api,
@@ -15,6 +15,8 @@ import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from './api-deadl
 export interface ClusterObjectReader {
   /** Infrastructure `cluster` (config.openshift.io/v1). */
   getInfrastructure(): Promise<unknown>;
+  /** Proxy `cluster` (config.openshift.io/v1); undefined where the cluster has none. */
+  getProxy(): Promise<unknown>;
   /** MachineSets (machine.openshift.io/v1beta1) of a namespace; empty when the CRD is absent. */
   listMachineSets(namespace: string): Promise<unknown[]>;
   /** A Secret with its `data` values base64-encoded, as the API returns them. */
@@ -43,6 +45,17 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
         group: INFRASTRUCTURE.group,
         version: INFRASTRUCTURE.version,
         plural: INFRASTRUCTURE.plural,
+        name: 'cluster',
+      }) as Promise<unknown>,
+    );
+  }
+
+  async getProxy(): Promise<unknown> {
+    return notFoundAsUndefined(
+      this.customObjects.getClusterCustomObject({
+        group: PROXY.group,
+        version: PROXY.version,
+        plural: PROXY.plural,
         name: 'cluster',
       }) as Promise<unknown>,
     );
@@ -104,6 +117,14 @@ export class InMemoryClusterObjectReader implements ClusterObjectReader {
           o.kind === INFRASTRUCTURE.kind &&
           o.metadata?.name === 'cluster' &&
           isGroup(o, INFRASTRUCTURE.group),
+      ),
+    );
+  }
+
+  getProxy(): Promise<unknown> {
+    return Promise.resolve(
+      this.objects.find(
+        (o) => o.kind === PROXY.kind && o.metadata?.name === 'cluster' && isGroup(o, PROXY.group),
       ),
     );
   }

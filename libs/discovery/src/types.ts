@@ -2,6 +2,7 @@
 export type DiscoveryFailureReason =
   | 'InfrastructureNotFound'
   | 'InvalidInfrastructure'
+  | 'InvalidProxy'
   | 'UnsupportedPlatform'
   | 'NoWorkerMachineSet'
   | 'InvalidWorkerMachineSet'

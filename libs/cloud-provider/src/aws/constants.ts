@@ -20,6 +20,15 @@ export const CLUSTER_ROLE_NAME = 'openshift-karpenter';
 
 export const CREDENTIALS_SECRET_NAME = 'karpenter-cloud-credentials';
 export const CREDENTIALS_MOUNT_PATH = '/etc/provider';
+/**
+ * OpenShift's trusted CA bundle: the Cluster Network Operator fills a ConfigMap labelled
+ * config.openshift.io/inject-trusted-cabundle=true with the system CAs plus the Proxy's
+ * spec.trustedCA, under the key ca-bundle.crt; mounted where RHEL images keep their bundle.
+ */
+export const TRUSTED_CA_BUNDLE_CONFIGMAP = 'trusted-ca-bundle';
+export const TRUSTED_CA_BUNDLE_KEY = 'ca-bundle.crt';
+export const TRUSTED_CA_BUNDLE_DIR = '/etc/pki/ca-trust/extracted/pem';
+export const TRUSTED_CA_BUNDLE_FILE = 'tls-ca-bundle.pem';
 export const CREDENTIALS_REQUEST_NAME = 'openshift-karpenter';
 export const CLOUD_CREDENTIAL_OPERATOR_NAMESPACE = 'openshift-cloud-credential-operator';
 

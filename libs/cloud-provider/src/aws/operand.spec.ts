@@ -30,6 +30,50 @@ const containerOf = (objects: KubeObject[]) => {
 };
 
 describe('operand', () => {
+  describe('behind the cluster-wide Proxy', () => {
+    const proxied = (proxy: NonNullable<typeof infra.proxy>) =>
+      renderAwsOperand({ ...infra, proxy }, desiredState(), { image: DEFAULT_KARPENTER_IMAGE });
+    const envOf = (objects: KubeObject[]) =>
+      (containerOf(objects).env ?? []).filter((e) => /PROXY|AWS_CA_BUNDLE/.test(e.name));
+
+    it('sets only the proxy variables the Proxy has, and no CA bundle without a trusted CA', () => {
+      const objects = proxied({ httpsProxy: 'http://p:3128', noProxy: '.svc,169.254.169.254' });
+      expect(envOf(objects)).toEqual([
+        { name: 'HTTPS_PROXY', value: 'http://p:3128' },
+        { name: 'NO_PROXY', value: '.svc,169.254.169.254' },
+      ]);
+      expect(objects.some((o) => o.kind === 'ConfigMap')).toBe(false);
+      expect(deploymentOf(objects).spec.template.spec?.volumes?.map((v) => v.name)).not.toContain(
+        'trusted-ca-bundle',
+      );
+    });
+
+    it('with a trusted CA: the injected bundle, before the Deployment that mounts it', () => {
+      const objects = proxied({ httpProxy: 'http://p:3128', trustedCA: 'user-ca-bundle' });
+      expect(envOf(objects)).toEqual([
+        { name: 'HTTP_PROXY', value: 'http://p:3128' },
+        {
+          name: 'AWS_CA_BUNDLE',
+          value: '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem',
+        },
+      ]);
+      const kinds = objects.map((o) => o.kind);
+      expect(kinds.indexOf('ConfigMap')).toBeLessThan(kinds.indexOf('Deployment'));
+      const bundle = find(objects, 'ConfigMap');
+      expect(bundle.metadata).toMatchObject({
+        name: 'trusted-ca-bundle',
+        namespace: 'openshift-karpenter',
+        labels: { 'config.openshift.io/inject-trusted-cabundle': 'true' },
+      });
+      // The Cluster Network Operator owns the data; the fleet never sets it.
+      expect(bundle).not.toHaveProperty('data');
+    });
+
+    it('renders exactly as before for a cluster without a proxy', () => {
+      expect(envOf(render())).toEqual([]);
+    });
+  });
+
   it('renders the objects in apply order', () => {
     expect(
       render().map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`),

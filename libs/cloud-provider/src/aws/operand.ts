@@ -7,6 +7,7 @@ import {
 } from '@fleet/contracts';
 import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
 import type {
+  V1ConfigMap,
   V1ClusterRole,
   V1ClusterRoleBinding,
   V1Deployment,
@@ -40,6 +41,10 @@ import {
   OPERAND_NAME,
   OPERAND_NAMESPACE,
   SERVICE_ACCOUNT_NAME,
+  TRUSTED_CA_BUNDLE_CONFIGMAP,
+  TRUSTED_CA_BUNDLE_DIR,
+  TRUSTED_CA_BUNDLE_FILE,
+  TRUSTED_CA_BUNDLE_KEY,
 } from './constants.js';
 
 export interface OperandOptions {
@@ -83,7 +88,48 @@ export function operandEnv(
     ...(desired.interruptionQueue
       ? [{ name: 'INTERRUPTION_QUEUE', value: desired.interruptionQueue }]
       : []),
+    ...proxyEnv(infra),
   ];
+}
+
+/**
+ * The cluster-wide Proxy as Go's net/http (ProxyFromEnvironment, used by the AWS SDK) reads
+ * it; values from Proxy.status, which the
+ * Cluster Network Operator completes (status.noProxy adds the cluster's own networks and the
+ * instance metadata service, so IMDS and the API server are never sent to the proxy).
+ */
+export function proxyEnv(infra: AwsStandaloneInfrastructure): V1EnvVar[] {
+  const proxy = infra.proxy;
+  if (!proxy) return [];
+  const pairs: [string, string | undefined][] = [
+    ['HTTP_PROXY', proxy.httpProxy],
+    ['HTTPS_PROXY', proxy.httpsProxy],
+    ['NO_PROXY', proxy.noProxy],
+  ];
+  return [
+    ...pairs.flatMap(([name, value]) => (value ? [{ name, value }] : [])),
+    // Karpenter's AWS SDK trusts the injected bundle (system CAs + the proxy's CA) instead of
+    // the image's own, so a TLS-intercepting proxy is accepted.
+    ...(proxy.trustedCA
+      ? [{ name: 'AWS_CA_BUNDLE', value: `${TRUSTED_CA_BUNDLE_DIR}/${TRUSTED_CA_BUNDLE_FILE}` }]
+      : []),
+  ];
+}
+
+/**
+ * Empty on purpose: the Cluster Network Operator injects ca-bundle.crt into it, and server-side
+ * apply leaves the injected data alone because the fleet never sets it.
+ */
+function trustedCABundle(): V1ConfigMap {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: TRUSTED_CA_BUNDLE_CONFIGMAP,
+      namespace: OPERAND_NAMESPACE,
+      labels: { ...operandLabels(), 'config.openshift.io/inject-trusted-cabundle': 'true' },
+    },
+  };
 }
 
 /** What Karpenter calls on its interruption queue (karpenter-provider-aws pkg/providers/sqs). */
@@ -371,6 +417,15 @@ export function deployment(
                   mountPath: '/var/run/secrets/openshift/serviceaccount',
                   readOnly: true,
                 },
+                ...(infra.proxy?.trustedCA
+                  ? [
+                      {
+                        name: TRUSTED_CA_BUNDLE_CONFIGMAP,
+                        mountPath: TRUSTED_CA_BUNDLE_DIR,
+                        readOnly: true,
+                      },
+                    ]
+                  : []),
               ],
             },
           ],
@@ -391,6 +446,17 @@ export function deployment(
                 ],
               },
             },
+            ...(infra.proxy?.trustedCA
+              ? [
+                  {
+                    name: TRUSTED_CA_BUNDLE_CONFIGMAP,
+                    configMap: {
+                      name: TRUSTED_CA_BUNDLE_CONFIGMAP,
+                      items: [{ key: TRUSTED_CA_BUNDLE_KEY, path: TRUSTED_CA_BUNDLE_FILE }],
+                    },
+                  },
+                ]
+              : []),
           ],
         },
       },
@@ -418,6 +484,7 @@ export function renderAwsOperand(
     asKube(serviceAccount()),
     ...rbac(),
     credentialsRequest(infra, desired),
+    ...(infra.proxy?.trustedCA ? [asKube(trustedCABundle())] : []),
     karpenterCR(desired),
     asKube(deployment(infra, desired, options)),
     asKube(podDisruptionBudget()),

@@ -2,7 +2,9 @@ import { fileURLToPath } from 'node:url';
 import {
   CLUSTER_ROLE,
   CLUSTER_ROLE_BINDING,
+  CONFIG_MAP,
   CREDENTIALS_REQUEST,
+  PROXY,
   DEPLOYMENT,
   KARPENTER_CR,
   NAMESPACE,
@@ -19,7 +21,7 @@ import {
   type KarpenterDesiredState,
   type NodeClassOverrides,
 } from '@fleet/contracts';
-import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
+import { PROXY_NAME, type AwsStandaloneInfrastructure } from '@fleet/discovery';
 import { renderClusterOperator } from '../cluster-operator.js';
 import { NODE_LEASE_NAMESPACE } from '../rbac.js';
 import { renderNodePools } from '../nodepools.js';
@@ -30,6 +32,7 @@ import {
   validateKubeletForMachineConfig,
 } from '../openshift/machine-config.js';
 import type {
+  RenderInput,
   CloudProvider,
   CustomResourceDefinitionSource,
   KubeObject,
@@ -84,6 +87,7 @@ export interface AwsCloudProviderOptions {
 const OWNED_KINDS: readonly OwnedKind[] = [
   NAMESPACE,
   { ...SERVICE_ACCOUNT, namespaces: [OPERAND_NAMESPACE] },
+  { ...CONFIG_MAP, namespaces: [OPERAND_NAMESPACE] },
   CLUSTER_ROLE,
   CLUSTER_ROLE_BINDING,
   { ...ROLE, namespaces: [NODE_LEASE_NAMESPACE, OPERAND_NAMESPACE] },
@@ -221,6 +225,11 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
 
   ownedKinds(): readonly OwnedKind[] {
     return OWNED_KINDS;
+  }
+
+  /** The cluster-wide Proxy: its URLs and trusted CA are in the operand's environment. */
+  renderInputs(): readonly RenderInput[] {
+    return [{ kind: PROXY, name: PROXY_NAME }];
   }
 
   relatedObjects(): RelatedObject[] {

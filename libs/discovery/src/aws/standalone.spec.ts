@@ -425,6 +425,7 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
   it('KubernetesLookupFailed when reading the cluster fails', async () => {
     const reader: ClusterObjectReader = {
       getInfrastructure: () => cluster().getInfrastructure(),
+      getProxy: () => Promise.resolve(undefined),
       listMachineSets: () =>
         Promise.reject(
           Object.assign(new Error('HTTP-Code: 403'), {

@@ -10,6 +10,7 @@ import {
 
 import type { ClusterObjectReader } from '../cluster-reader.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
+import { parseClusterProxy, PROXY_NAME } from './proxy.js';
 import {
   MACHINE_API_NAMESPACE,
   parseWorkerMachineSet,
@@ -96,6 +97,10 @@ async function discover({
   const infrastructure = parseAwsInfrastructure(infrastructureObject);
   if (!infrastructure.ok) throw new Stop(infrastructure);
   const { infraID, region } = infrastructure.value;
+  const proxy = parseClusterProxy(
+    await readCluster(`Proxy ${PROXY_NAME}`, () => reader.getProxy()),
+  );
+  if (!proxy.ok) throw new Stop(proxy);
 
   const machineSets = await readCluster(`MachineSets in ${MACHINE_API_NAMESPACE}`, () =>
     reader.listMachineSets(MACHINE_API_NAMESPACE),
@@ -125,6 +130,7 @@ async function discover({
       return {
         platform: 'AWS',
         ...infrastructure.value,
+        ...(proxy.value ? { proxy: proxy.value } : {}),
         worker: chosen.worker,
         subnets,
         securityGroupIDs: chosen.securityGroupIDs,

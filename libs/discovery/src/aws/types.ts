@@ -1,3 +1,5 @@
+import type { ClusterProxy } from './proxy.js';
+
 /**
  * What discovery learns about a standalone OpenShift cluster on AWS. Everything the AWS
  * CloudProvider needs to render the operand and the default EC2NodeClass, and nothing else.
@@ -13,6 +15,8 @@ export interface AwsStandaloneInfrastructure {
   controlPlaneTopology: string;
   /** Infrastructure.status.platformStatus.aws.resourceTags as a map. */
   resourceTags: Record<string, string>;
+  /** The cluster-wide Proxy (proxy.ts); absent when the cluster reaches AWS directly. */
+  proxy?: ClusterProxy;
   worker: WorkerMachineSet;
   /** Which worker MachineSet the default NodeClass is copied from, and why the others were not. */
   workerSelection: { chosen: string; passedOver: { name: string; why: string }[] };
