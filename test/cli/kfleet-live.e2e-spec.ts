@@ -14,32 +14,11 @@ import {
 } from '@fleet/testing';
 // Tests boot the real worker in process; the apps-never-import-apps rule is about app code.
 import { startWorker } from '../../apps/worker/src/main.js';
+import { KFLEET, generalNodePoolYaml, runKfleet } from './kfleet-process.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import { FakeSidecar } from '../rollouts/fake-sidecar.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
-
-const CLI = join(process.cwd(), 'dist', 'apps', 'cli', 'src', 'main.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const NODEPOOL = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: general
-spec:
-  template:
-    spec:
-      nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-      requirements:
-        - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-  limits:
-    cpu: "64"
-`;
 
 /**
  * The live half of kfleet: `--wait`, `watch` and `--watch` over the API's subscriptions, and the
@@ -66,19 +45,10 @@ describe('kfleet live: --wait, watch, history and CSRs (built CLI, real API, wor
     KFLEET_API_URL: api.url,
     KFLEET_TOKEN: api.adminToken,
   });
-  const kfleet = (args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], { env: env() });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-      child.stdin.end();
-    });
+  const kfleet = (args: string[]) => runKfleet(args, env());
   /** A long-running kfleet (a watch): its output so far, and a way to wait for a line. */
   const background = (args: string[]) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: env() });
+    const child = spawn(process.execPath, [KFLEET, ...args], { env: env() });
     children.push(child);
     const out = { stdout: '', stderr: '' };
     child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
@@ -109,7 +79,7 @@ describe('kfleet live: --wait, watch, history and CSRs (built CLI, real API, wor
   };
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run node scripts/build.mjs`);
+    if (!existsSync(KFLEET)) throw new Error(`${KFLEET} is missing: run node scripts/build.mjs`);
     dir = mkdtempSync(join(tmpdir(), 'kfleet-live-'));
     db = await createTestDatabase();
     prefix = testQueuePrefix();
@@ -191,7 +161,7 @@ describe('kfleet live: --wait, watch, history and CSRs (built CLI, real API, wor
 
   it('shows the CSR decisions of nodes that joined, and the health history with a chart', async () => {
     const pool = join(dir, 'nodepool.yaml');
-    writeFileSync(pool, NODEPOOL);
+    writeFileSync(pool, generalNodePoolYaml(64));
     const apply = await kfleet(['nodepools', 'apply', 'ocp-east-1', '-f', pool]);
     expect(apply.code).toBe(0);
     await eventually(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -14,15 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import { KFLEET, runKfleet, type KfleetRun } from './kfleet-process.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
-
-const CLI = join(process.cwd(), 'dist', 'apps', 'cli', 'src', 'main.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('kfleet: log in once, every read, the rest of the API (built CLI, real API)', () => {
   let db: TestDatabase;
@@ -30,18 +23,8 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
   let dir: string;
   let config: string;
 
-  const run = (args: string[], env: Record<string, string>, input?: string): Promise<Run> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { PATH: process.env.PATH ?? '', HOME: dir, ...env },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-      child.stdin.end(input ?? '');
-    });
+  const run = (args: string[], env: Record<string, string>, input?: string) =>
+    runKfleet(args, { PATH: process.env.PATH ?? '', HOME: dir, ...env }, input);
   /** As the admin, through the environment (no config file involved). */
   const admin = (args: string[]) =>
     run(args, {
@@ -55,7 +38,7 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
   const mode = (path: string) => statSync(path).mode & 0o777;
 
   beforeAll(async () => {
-    if (!existsSync(CLI))
+    if (!existsSync(KFLEET))
       execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
     dir = mkdtempSync(join(tmpdir(), 'kfleet-login-'));
     config = join(dir, 'conf.d', 'kfleet', 'config');
@@ -223,14 +206,14 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
     for (const read of reads) {
       const [table, wide, json, yaml, name] = (await Promise.all(
         ['table', 'wide', 'json', 'yaml', 'name'].map((o) => logged([...read, '-o', o])),
-      )) as [Run, Run, Run, Run, Run];
+      )) as [KfleetRun, KfleetRun, KfleetRun, KfleetRun, KfleetRun];
       const what = read.join(' ');
       for (const res of [table, wide, json, yaml, name])
         expect([what, res.code, res.stderr]).toEqual([what, 0, expect.not.stringMatching(/error/)]);
       const parsed: unknown = JSON.parse(json.stdout);
       if (!changing.has(what)) expect([what, parseYaml(yaml.stdout)]).toEqual([what, parsed]);
       expect([what, name.stdout]).toEqual([what, expect.stringMatching(/^([a-z]+\/\S+\n)*$/)]);
-      const columns = (r: Run) => r.stdout.split('\n')[0]!.split(/\s+/).length;
+      const columns = (r: KfleetRun) => r.stdout.split('\n')[0]!.split(/\s+/).length;
       expect([what, columns(wide) >= columns(table)]).toEqual([what, true]);
     }
     const cluster = JSON.parse(
@@ -365,7 +348,7 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
   it('completes commands, flags and cluster names from the API in bash', async () => {
     const bin = join(dir, 'bin');
     mkdirSync(bin, { recursive: true });
-    writeFileSync(join(bin, 'kfleet'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, {
+    writeFileSync(join(bin, 'kfleet'), `#!/bin/sh\nexec "${process.execPath}" "${KFLEET}" "$@"\n`, {
       mode: 0o755,
     });
     const script = (await logged(['completion', 'bash'])).stdout;

@@ -4,29 +4,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import { KFLEET, generalNodePoolYaml, type KfleetRun } from './kfleet-process.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 
-const CLI = join(process.cwd(), 'dist', 'apps', 'cli', 'src', 'main.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const NODEPOOL = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: general
-spec:
-  template:
-    spec:
-      nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-      requirements:
-        - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-  limits:
-    cpu: "100"
-`;
+const NODEPOOL = generalNodePoolYaml(100);
 
 describe('kfleet, the built CLI as a real process against the real API', () => {
   let db: TestDatabase;
@@ -34,12 +15,12 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
   let dir: string;
 
   /** Runs `node dist/.../main.js args`; the token defaults to the bootstrap admin's. */
-  const kfleet = (args: string[], token: string | null = api.adminToken): Promise<Run> => {
+  const kfleet = (args: string[], token: string | null = api.adminToken): Promise<KfleetRun> => {
     const env: NodeJS.ProcessEnv = { ...process.env, KFLEET_API_URL: api.url };
     delete env.KFLEET_TOKEN;
     if (token) env.KFLEET_TOKEN = token;
     return new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { env }, (err, stdout, stderr) => {
+      execFile(process.execPath, [KFLEET, ...args], { env }, (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout, stderr });
       });
@@ -53,7 +34,7 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
 
   beforeAll(async () => {
     // `npm test` builds first; a bare jest run on a fresh clone still gets a CLI to run.
-    if (!existsSync(CLI))
+    if (!existsSync(KFLEET))
       execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
     dir = mkdtempSync(join(tmpdir(), 'kfleet-'));
     db = await createTestDatabase();
