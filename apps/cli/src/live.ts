@@ -1,4 +1,5 @@
 import type { Client } from 'graphql-ws';
+import { parseDuration } from './args.js';
 import { errorFromGraphQL } from './client.js';
 import { CliError } from './errors.js';
 
@@ -105,4 +106,31 @@ export function deadline(
     if (ms > 0) timer = setTimeout(() => reject(new CliError(what(), 'TIMEOUT')), ms);
   });
   return { promise, clear: () => clearTimeout(timer) };
+}
+
+/**
+ * A `--watch`: hands every value of the live object to `show` until the stream ends or
+ * `--timeout` passes (the end such a watch asks for, so not an error), then closes the
+ * subscription and the connection. `--timeout` absent or `0` runs until interrupted.
+ */
+export async function watch<T>(
+  options: FollowOptions<T> & { timeout: string | undefined },
+  show: (value: T) => void,
+): Promise<void> {
+  const { timeout } = options;
+  const limit = timeout === undefined || timeout === '0' ? 0 : parseDuration(timeout, '--timeout');
+  const stop = deadline(limit, () => `--timeout ${String(timeout)} reached`);
+  const changes = follow(options);
+  const consume = (async () => {
+    for await (const value of changes) show(value);
+  })();
+  try {
+    await Promise.race([consume, stop.promise]);
+  } catch (err) {
+    if (!(err instanceof CliError && err.code === 'TIMEOUT')) throw err;
+  } finally {
+    stop.clear();
+    await changes.return(undefined);
+    await options.client.dispose();
+  }
 }

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import {
   applyLabelChanges,
   parseConditionFilter,
-  parseDuration,
   parseEnumOption,
   parseLabelChanges,
   parseLabelPairs,
@@ -17,7 +16,7 @@ import {
   type ClusterRow,
   type OutputFormat,
 } from '../format.js';
-import { deadline, follow } from '../live.js';
+import { watch } from '../live.js';
 import {
   PLATFORMS,
   TOPOLOGIES,
@@ -68,10 +67,6 @@ export function changeSignature(cluster: { status?: unknown }): string {
   delete status.lastReportAt;
   return JSON.stringify({ ...cluster, status });
 }
-
-/** `--timeout 10m` in ms; 0 (the default for watches) runs until interrupted. */
-const timeoutMs = (text: string | undefined): number =>
-  text === undefined || text === '0' ? 0 : parseDuration(text, '--timeout');
 
 /**
  * One watched object or row as it is printed after the first listing: table rows without the
@@ -132,22 +127,21 @@ export function addClustersCommands(program: Command, context: CommandContext): 
         return;
       }
       const client = await live(cmd);
-      const limit = timeoutMs(opts.timeout as string | undefined);
-      const stop = deadline(limit, () => `--timeout ${String(opts.timeout)} reached`);
       // Each cluster is printed when what is shown of it differs from what was last printed,
       // so the periodic re-read and repeated events add no lines.
       const shown = new Map<string, string>();
       let first = true;
-      const changes = follow<(ClusterRow & { id: string })[]>({
-        client,
-        query: gql.CLUSTER_CHANGED,
-        variables: { filter },
-        pick: (d) => [d.clusterChanged as ClusterRow & { id: string }],
-        fetch: list,
-        pollMs: WATCH_REFETCH_MS,
-      });
-      const consume = (async () => {
-        for await (const rows of changes) {
+      await watch<(ClusterRow & { id: string })[]>(
+        {
+          client,
+          query: gql.CLUSTER_CHANGED,
+          variables: { filter },
+          pick: (d) => [d.clusterChanged as ClusterRow & { id: string }],
+          fetch: list,
+          pollMs: WATCH_REFETCH_MS,
+          timeout: opts.timeout as string | undefined,
+        },
+        (rows) => {
           const changed = rows.filter((r) => shown.get(r.id) !== changeSignature(r));
           for (const r of changed) shown.set(r.id, changeSignature(r));
           if (first) {
@@ -155,7 +149,7 @@ export function addClustersCommands(program: Command, context: CommandContext): 
             if (opts.output === 'json' || opts.output === 'yaml')
               for (const r of rows) io.stdout(watchLine(opts.output, r, () => ''));
             else if (rows.length) io.stdout(print(opts.output, rows, printer));
-            continue;
+            return;
           }
           for (const r of changed)
             io.stdout(
@@ -165,18 +159,8 @@ export function addClustersCommands(program: Command, context: CommandContext): 
                   : print(opts.output, [v], printer).split('\n').slice(1).join('\n'),
               ),
             );
-        }
-      })();
-      try {
-        await Promise.race([consume, stop.promise]);
-      } catch (err) {
-        // A watch that ran its --timeout ended as asked.
-        if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
-      } finally {
-        stop.clear();
-        await changes.return(undefined);
-        await client.dispose();
-      }
+        },
+      );
     });
 
   clusters
@@ -203,22 +187,22 @@ export function addClustersCommands(program: Command, context: CommandContext): 
           return;
         }
         const client = await live(cmd);
-        const stop = deadline(timeoutMs(opts.timeout), () => `--timeout ${opts.timeout} reached`);
         let last: string | undefined;
-        const changes = follow<ClusterRow & { id: string }>({
-          client,
-          query: gql.CLUSTER_DETAIL_CHANGED,
-          // The API filters by name substring; the ID check below keeps only this cluster.
-          variables: { filter: { nameContains: (await get()).name } },
-          pick: (d) => d.clusterChanged as ClusterRow & { id: string },
-          fetch: get,
-          pollMs: WATCH_REFETCH_MS,
-        });
-        const consume = (async () => {
-          for await (const cluster of changes) {
-            if (cluster.id !== id) continue;
+        await watch<ClusterRow & { id: string }>(
+          {
+            client,
+            query: gql.CLUSTER_DETAIL_CHANGED,
+            // The API filters by name substring; the ID check below keeps only this cluster.
+            variables: { filter: { nameContains: (await get()).name } },
+            pick: (d) => d.clusterChanged as ClusterRow & { id: string },
+            fetch: get,
+            pollMs: WATCH_REFETCH_MS,
+            timeout: opts.timeout,
+          },
+          (cluster) => {
+            if (cluster.id !== id) return;
             const text = changeSignature(cluster);
-            if (text === last) continue;
+            if (text === last) return;
             const header = last === undefined;
             last = text;
             io.stdout(
@@ -228,17 +212,8 @@ export function addClustersCommands(program: Command, context: CommandContext): 
                 return header ? out : out.split('\n').slice(1).join('\n');
               }),
             );
-          }
-        })();
-        try {
-          await Promise.race([consume, stop.promise]);
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
-        } finally {
-          stop.clear();
-          await changes.return(undefined);
-          await client.dispose();
-        }
+          },
+        );
       },
     );
 

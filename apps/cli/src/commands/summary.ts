@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import * as gql from '../documents.js';
-import { parseDuration } from '../args.js';
 import { print, render, table, type OutputFormat } from '../format.js';
-import { deadline, follow } from '../live.js';
+import { watch } from '../live.js';
 import { WATCH_REFETCH_MS } from './clusters.js';
 import { type CommandContext } from './context.js';
 
@@ -28,38 +27,27 @@ export function addSummaryCommands(
           (await request<{ fleetSummary: FleetSummary }>(gql.FLEET_SUMMARY)).fleetSummary;
         if (!opts.watch) return io.stdout(print(opts.output, await get(), printer));
         const client = await live(cmd);
-        const limit =
-          opts.timeout && opts.timeout !== '0' ? parseDuration(opts.timeout, '--timeout') : 0;
-        const stop = deadline(limit, () => `--timeout ${opts.timeout} reached`);
-        const changes = follow<FleetSummary>({
-          client,
-          query: gql.FLEET_SUMMARY_CHANGED,
-          variables: {},
-          pick: (d) => d.fleetSummaryChanged as FleetSummary,
-          fetch: get,
-          pollMs: WATCH_REFETCH_MS,
-        });
         let last: string | undefined;
-        const consume = (async () => {
-          for await (const s of changes) {
+        await watch<FleetSummary>(
+          {
+            client,
+            query: gql.FLEET_SUMMARY_CHANGED,
+            variables: {},
+            pick: (d) => d.fleetSummaryChanged as FleetSummary,
+            fetch: get,
+            pollMs: WATCH_REFETCH_MS,
+            timeout: opts.timeout,
+          },
+          (s) => {
             const text = JSON.stringify(s);
-            if (text === last) continue;
+            if (text === last) return;
             const again = last !== undefined;
             last = text;
             if (opts.output === 'json') io.stdout(`${text}\n`);
             else if (opts.output === 'yaml') io.stdout(`---\n${render(s, 'yaml')}`);
             else io.stdout(`${again ? '\n' : ''}${print(opts.output, s, printer)}`);
-          }
-        })();
-        try {
-          await Promise.race([consume, stop.promise]);
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'TIMEOUT') throw err;
-        } finally {
-          stop.clear();
-          await changes.return(undefined);
-          await client.dispose();
-        }
+          },
+        );
       },
     );
 }
