@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ec2Emulator, loadWorld } from './ec2/index.js';
 import { CRDS_DIR, fixtureClusterDir } from './fixtures.js';
-import { KubeApiServerEmulator, type KubeObject } from './kube-apiserver/index.js';
+import { KubeApiServerEmulator, readYamlDir, type KubeObject } from './kube-apiserver/index.js';
 
 export const CAPI_FIXTURE = 'capi-aws-workload';
 /** The workload cluster's name, and the management namespace its CAPI objects live in. */
@@ -24,6 +24,11 @@ export interface EmulatedCapiCluster {
   /** Environment a process needs to reach both API servers and the cloud. */
   env: Record<string, string>;
   stop(): Promise<void>;
+}
+
+/** The fixture's objects, as its management cluster holds them (for in-memory readers). */
+export function capiFixtureObjects(): KubeObject[] {
+  return readYamlDir(fixtureClusterDir(CAPI_FIXTURE));
 }
 
 /** CRD files of one upstream group directory (libs/crd-schema/upstream/<dir>). */

@@ -12,6 +12,7 @@ import {
   paginateDescribeSubnets,
   type EC2ClientConfig,
   type Instance,
+  type _InstanceType,
 } from '@aws-sdk/client-ec2';
 
 import {
@@ -458,7 +459,8 @@ describe('Ec2Emulator', () => {
       const err = await failure(
         ec2.send(
           new DescribeInstanceTypesCommand({
-            InstanceTypes: ['m6i.xlarge', 'm9z.huge', 'x0.tiny'],
+            // The SDK types the known names; EC2 is what judges them.
+            InstanceTypes: ['m6i.xlarge', 'm9z.huge', 'x0.tiny'] as _InstanceType[],
           }),
         ),
       );
