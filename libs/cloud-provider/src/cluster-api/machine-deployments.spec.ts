@@ -181,7 +181,12 @@ describe('renderKarpenterNodeGroups (capi-aws-workload, capacities from the EC2 
         name: object.metadata.name,
         errors: [],
       });
-      pair.management.apply(object, { fieldManager: 'karpenter-fleet' });
+      pair.management.apply(
+        structuredClone(object) as Parameters<typeof pair.management.apply>[0],
+        {
+          fieldManager: 'karpenter-fleet',
+        },
+      );
     }
     expect(
       pair.management
