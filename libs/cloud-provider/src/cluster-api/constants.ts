@@ -11,11 +11,11 @@ export const CLUSTER_API_NODE_CLASS = defineKind(
 export const DEFAULT_CLUSTER_API_NODE_CLASS_NAME = 'default';
 
 /**
- * The label the default ClusterAPINodeClass selects: only MachineDeployments the fleet renders
- * for Karpenter carry it, so the provider never scales a worker group the SRE owns.
+ * The label the default ClusterAPINodeClass selects, valued with the Cluster's namespace: only
+ * MachineDeployments the fleet renders for Karpenter carry it, so the provider never scales a
+ * worker group the SRE owns, nor another cluster's on a shared management cluster.
  */
 export const KARPENTER_NODE_GROUP_LABEL = 'fleet.karpenter.sh/karpenter-node-group';
-export const KARPENTER_NODE_GROUP_VALUE = 'true';
 
 /** The scale-from-zero annotations karpenter-provider-cluster-api reads (cloudprovider.go). */
 export const CAPACITY_ANNOTATION = {

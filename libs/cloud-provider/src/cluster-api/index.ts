@@ -2,3 +2,4 @@ export * from './constants.js';
 export * from './infrastructure.js';
 export * from './machine-deployments.js';
 export * from './aws/index.js';
+export * from './operand.js';

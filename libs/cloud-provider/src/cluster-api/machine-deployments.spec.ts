@@ -20,6 +20,7 @@ import { awsInfrastructureProvider } from './aws/infrastructure.js';
 import { KARPENTER_NODE_GROUP_LABEL } from './constants.js';
 import type { InfrastructureProvider } from './infrastructure.js';
 import { renderKarpenterNodeGroups } from './machine-deployments.js';
+import { nodeGroupSelector } from './operand.js';
 
 const MIN_SIZE = 'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size';
 const MAX_SIZE = 'cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size';
@@ -103,7 +104,7 @@ describe('renderKarpenterNodeGroups (capi-aws-workload, capacities from the EC2 
     });
     expect(gpu.metadata.labels).toMatchObject({
       'cluster.x-k8s.io/cluster-name': 'capi-east',
-      [KARPENTER_NODE_GROUP_LABEL]: 'true',
+      [KARPENTER_NODE_GROUP_LABEL]: 'capi-east',
       'topology.kubernetes.io/zone': 'us-east-1b',
       'fleet.karpenter.sh/managed-by': 'karpenter-fleet',
     });
@@ -156,7 +157,7 @@ describe('renderKarpenterNodeGroups (capi-aws-workload, capacities from the EC2 
   });
 
   it("the provider's selector picks the fleet's MachineDeployments and none of the SRE's", async () => {
-    const selector = { [KARPENTER_NODE_GROUP_LABEL]: 'true' };
+    const selector = nodeGroupSelector(infra);
     expect(mds(await render(['m6i.xlarge'])).every((m) => providerSelects(m, selector))).toBe(true);
     const workers = capiFixtureObjects().filter((o) => o.kind === 'MachineDeployment');
     expect(workers.some((w) => providerSelects(w as KubeObject, selector))).toBe(false);
@@ -191,7 +192,7 @@ describe('renderKarpenterNodeGroups (capi-aws-workload, capacities from the EC2 
     expect(
       pair.management
         .list('cluster.x-k8s.io/v1beta1', 'MachineDeployment', CAPI_CLUSTER.namespace)
-        .filter((m) => m.metadata?.labels?.[KARPENTER_NODE_GROUP_LABEL] === 'true'),
+        .filter((m) => m.metadata?.labels?.[KARPENTER_NODE_GROUP_LABEL] === 'capi-east'),
     ).toHaveLength(6);
     const arm = mds(objects).find((m) => m.metadata.name.includes('m6g'))!;
     expect(

@@ -8,12 +8,7 @@ import {
 import { canonical } from '../canonical.js';
 import { ownedLabels } from '../labels.js';
 import type { KubeObject, ResourceIdentity, TargetedObject } from '../types.js';
-import {
-  CAPACITY_ANNOTATION,
-  DEFAULT_MAX_PODS,
-  KARPENTER_NODE_GROUP_LABEL,
-  KARPENTER_NODE_GROUP_VALUE,
-} from './constants.js';
+import { CAPACITY_ANNOTATION, DEFAULT_MAX_PODS, KARPENTER_NODE_GROUP_LABEL } from './constants.js';
 import type { InstanceCapacity } from './infrastructure.js';
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
@@ -112,7 +107,8 @@ export function renderKarpenterNodeGroups(input: KarpenterNodeGroupsInput): Targ
           namespace: infra.namespace,
           labels: ownedLabels({
             [CLUSTER_NAME_LABEL]: infra.clusterName,
-            [KARPENTER_NODE_GROUP_LABEL]: KARPENTER_NODE_GROUP_VALUE,
+            // The default ClusterAPINodeClass selects this value (operand.ts, nodeGroupSelector).
+            [KARPENTER_NODE_GROUP_LABEL]: infra.namespace,
             [ZONE_LABEL]: zone,
             [INSTANCE_TYPE_LABEL]: capacity.instanceType,
           }),
