@@ -3,3 +3,4 @@ export * from './infrastructure.js';
 export * from './machine-deployments.js';
 export * from './aws/index.js';
 export * from './operand.js';
+export * from './cluster-autoscaler.js';
