@@ -4,3 +4,4 @@ export * from './machine-deployments.js';
 export * from './aws/index.js';
 export * from './operand.js';
 export * from './cluster-autoscaler.js';
+export * from './admission.js';
