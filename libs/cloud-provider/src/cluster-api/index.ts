@@ -5,3 +5,4 @@ export * from './aws/index.js';
 export * from './operand.js';
 export * from './cluster-autoscaler.js';
 export * from './admission.js';
+export * from './node-identity.js';
