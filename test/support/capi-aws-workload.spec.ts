@@ -82,7 +82,10 @@ describe('startEmulatedCapiCluster', () => {
           spec: { clusterName: CAPI_CLUSTER.name },
         },
       })
-      .catch((e: unknown) => e as { code: number; body: string });
+      .then(
+        () => ({ code: 201, body: '' }),
+        (e: unknown) => e as { code: number; body: string },
+      );
     expect(err).toMatchObject({ code: 422 });
     expect((err as { body: string }).body).toContain('spec.template');
   });

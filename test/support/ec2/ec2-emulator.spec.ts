@@ -436,15 +436,15 @@ describe('Ec2Emulator', () => {
       const out = await ec2.send(
         new DescribeInstanceTypesCommand({ InstanceTypes: ['m6i.xlarge', 'g5.xlarge'] }),
       );
-      const byName = Object.fromEntries((out.InstanceTypes ?? []).map((t) => [t.InstanceType, t]));
-      expect(byName['m6i.xlarge']).toMatchObject({
+      const byName = new Map((out.InstanceTypes ?? []).map((t) => [t.InstanceType ?? '', t]));
+      expect(byName.get('m6i.xlarge')).toMatchObject({
         VCpuInfo: { DefaultVCpus: 4 },
         MemoryInfo: { SizeInMiB: 16384 },
         ProcessorInfo: { SupportedArchitectures: ['x86_64'] },
         InstanceStorageSupported: false,
       });
-      expect(byName['m6i.xlarge']?.GpuInfo).toBeUndefined();
-      expect(byName['g5.xlarge']).toMatchObject({
+      expect(byName.get('m6i.xlarge')?.GpuInfo).toBeUndefined();
+      expect(byName.get('g5.xlarge')).toMatchObject({
         GpuInfo: {
           Gpus: [
             { Name: 'A10G', Manufacturer: 'NVIDIA', Count: 1, MemoryInfo: { SizeInMiB: 24576 } },

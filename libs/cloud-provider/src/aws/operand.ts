@@ -1,7 +1,6 @@
 import {
   CREDENTIALS_REQUEST,
   KARPENTER_CR,
-  type FeatureGates,
   type KarpenterDesiredState,
   type LogLevel,
 } from '@fleet/contracts';

@@ -25,7 +25,7 @@ function machine(overrides: {
           overrides.deployment ?? 'capi-east-karpenter-m6i-xlarge-us-east-1a',
       },
       ...(overrides.deleting ? { deletionTimestamp: '2026-12-01T00:00:00Z' } : {}),
-    } as KubeObject['metadata'],
+    },
     spec: { providerID: overrides.providerID ?? PROVIDER_ID },
     status: {
       ...(overrides.nodeRef ? { nodeRef: { kind: 'Node', name: overrides.nodeRef } } : {}),

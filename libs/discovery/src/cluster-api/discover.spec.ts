@@ -40,7 +40,7 @@ function ok(result: DiscoveryResult<ClusterApiInfrastructure>): ClusterApiInfras
 
 /** The fixture with `edit` applied to its objects (copies). */
 function fixture(edit: (objects: Obj[]) => Obj[] = (o) => o): Obj[] {
-  return edit(structuredClone(capiFixtureObjects()) as Obj[]);
+  return edit(structuredClone(capiFixtureObjects()));
 }
 
 const named = (name: string) => (o: Obj) => o.metadata?.name === name;

@@ -40,7 +40,7 @@ export const AWS_TEMPLATE_PARSER: InfrastructureTemplateParser = {
         name: parsed.data.metadata.name,
         instanceType: spec.instanceType,
         ...(spec.rootVolume ? { rootVolumeGiB: spec.rootVolume.size } : {}),
-        spec: spec as Record<string, unknown>,
+        spec,
       },
     };
   },
