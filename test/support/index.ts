@@ -16,3 +16,4 @@ export * from './crd-validation.js';
 export * from './status-reports.js';
 export * from './machine-config-operator.js';
 export * from './rbac-usage.js';
+export * from './capi-aws-workload.js';

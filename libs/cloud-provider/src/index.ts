@@ -20,3 +20,4 @@ export {
 } from './rbac.js';
 export * from './aws/index.js';
 export * from './openshift/machine-config.js';
+export * from './cluster-api/index.js';

@@ -1,4 +1,4 @@
-import { INFRASTRUCTURE, MACHINE_SET, PROXY } from '@fleet/contracts';
+import { INFRASTRUCTURE, MACHINE_SET, PROXY, type ResourceIdentity } from '@fleet/contracts';
 import {
   ApiException,
   CoreV1Api,
@@ -24,6 +24,17 @@ export interface ClusterObjectReader {
     namespace: string,
     name: string,
   ): Promise<{ data?: Record<string, string> } | undefined>;
+  /** Any custom object by name; undefined when it, or its CRD, is absent. */
+  getObject(kind: ResourceIdentity, namespace: string, name: string): Promise<unknown>;
+  /**
+   * Custom objects of a kind in a namespace, optionally by label selector (`k=v,k2`); empty
+   * when the CRD is absent.
+   */
+  listObjects(
+    kind: ResourceIdentity,
+    namespace: string,
+    labelSelector?: string,
+  ): Promise<unknown[]>;
 }
 
 const LIST_PAGE_SIZE = 250;
@@ -62,16 +73,37 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
   }
 
   async listMachineSets(namespace: string): Promise<unknown[]> {
+    return this.listObjects(MACHINE_SET, namespace);
+  }
+
+  async getObject(kind: ResourceIdentity, namespace: string, name: string): Promise<unknown> {
+    return notFoundAsUndefined(
+      this.customObjects.getNamespacedCustomObject({
+        group: kind.group,
+        version: kind.version,
+        namespace,
+        plural: kind.plural,
+        name,
+      }) as Promise<unknown>,
+    );
+  }
+
+  async listObjects(
+    kind: ResourceIdentity,
+    namespace: string,
+    labelSelector?: string,
+  ): Promise<unknown[]> {
     const items: unknown[] = [];
     let continueToken: string | undefined;
     do {
       const page = (await notFoundAsUndefined(
         this.customObjects.listNamespacedCustomObject({
-          group: MACHINE_SET.group,
-          version: MACHINE_SET.version,
+          group: kind.group,
+          version: kind.version,
           namespace,
-          plural: MACHINE_SET.plural,
+          plural: kind.plural,
           limit: LIST_PAGE_SIZE,
+          ...(labelSelector ? { labelSelector } : {}),
           ...(continueToken ? { _continue: continueToken } : {}),
         }) as Promise<{ items?: unknown[]; metadata?: { continue?: string } }>,
       )) ?? { items: [] };
@@ -140,6 +172,37 @@ export class InMemoryClusterObjectReader implements ClusterObjectReader {
     );
   }
 
+  getObject(kind: ResourceIdentity, namespace: string, name: string): Promise<unknown> {
+    return Promise.resolve(
+      this.objects.find(
+        (o) =>
+          o.kind === kind.kind &&
+          isGroup(o, kind.group) &&
+          o.metadata?.name === name &&
+          (o.metadata?.namespace ?? 'default') === namespace,
+      ),
+    );
+  }
+
+  listObjects(
+    kind: ResourceIdentity,
+    namespace: string,
+    labelSelector?: string,
+  ): Promise<unknown[]> {
+    const wanted = (labelSelector ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((r) => r.split('=') as [string, string | undefined]);
+    return Promise.resolve(
+      this.objects.filter((o) => {
+        if (o.kind !== kind.kind || !isGroup(o, kind.group)) return false;
+        if ((o.metadata?.namespace ?? 'default') !== namespace) return false;
+        const labels = o.metadata?.labels ?? {};
+        return wanted.every(([k, v]) => (v === undefined ? k in labels : labels[k] === v));
+      }),
+    );
+  }
+
   getSecret(
     namespace: string,
     name: string,
@@ -165,7 +228,7 @@ export class InMemoryClusterObjectReader implements ClusterObjectReader {
 interface KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
   [field: string]: unknown;
 }
 

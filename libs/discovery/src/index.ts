@@ -2,3 +2,4 @@ export * from './types.js';
 export * from './cluster-reader.js';
 export * from './aws/index.js';
 export * from './api-deadline.js';
+export * from './cluster-api/index.js';

@@ -13,7 +13,15 @@ export type DiscoveryFailureReason =
   | 'AMINotFound'
   | 'SecurityGroupNotFound'
   | 'CloudLookupFailed'
-  | 'KubernetesLookupFailed';
+  | 'KubernetesLookupFailed'
+  // Cluster API (cluster-api/discover.ts)
+  | 'ClusterNotFound'
+  | 'UnsupportedInfrastructure'
+  | 'NoWorkerMachineDeployment'
+  | 'InfrastructureTemplateNotFound'
+  | 'InvalidInfrastructureTemplate'
+  | 'BootstrapDataSecretNotFound'
+  | 'NoFailureDomains';
 
 /** What discovery chose and why, for the fleet's report (e.g. which worker MachineSet). */
 export interface DiscoveryCondition {

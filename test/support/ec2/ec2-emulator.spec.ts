@@ -2,14 +2,17 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import {
   DescribeImagesCommand,
   DescribeInstancesCommand,
+  DescribeInstanceTypesCommand,
   DescribeSecurityGroupsCommand,
   DescribeSubnetsCommand,
   DescribeVpcsCommand,
   EC2Client,
   paginateDescribeInstances,
+  paginateDescribeInstanceTypes,
   paginateDescribeSubnets,
   type EC2ClientConfig,
   type Instance,
+  type _InstanceType,
 } from '@aws-sdk/client-ec2';
 
 import {
@@ -425,6 +428,74 @@ describe('Ec2Emulator', () => {
 
       emulator.removeInstance(added.InstanceId);
       expect((await failure(describeOne())).name).toBe('InvalidInstanceID.NotFound');
+    });
+  });
+
+  describe('DescribeInstanceTypes', () => {
+    it('describes the named types with the figures capacity is derived from', async () => {
+      const out = await ec2.send(
+        new DescribeInstanceTypesCommand({ InstanceTypes: ['m6i.xlarge', 'g5.xlarge'] }),
+      );
+      const byName = new Map((out.InstanceTypes ?? []).map((t) => [t.InstanceType ?? '', t]));
+      expect(byName.get('m6i.xlarge')).toMatchObject({
+        VCpuInfo: { DefaultVCpus: 4 },
+        MemoryInfo: { SizeInMiB: 16384 },
+        ProcessorInfo: { SupportedArchitectures: ['x86_64'] },
+        InstanceStorageSupported: false,
+      });
+      expect(byName.get('m6i.xlarge')?.GpuInfo).toBeUndefined();
+      expect(byName.get('g5.xlarge')).toMatchObject({
+        GpuInfo: {
+          Gpus: [
+            { Name: 'A10G', Manufacturer: 'NVIDIA', Count: 1, MemoryInfo: { SizeInMiB: 24576 } },
+          ],
+          TotalGpuMemoryInMiB: 24576,
+        },
+        InstanceStorageInfo: { TotalSizeInGB: 250 },
+      });
+    });
+
+    it('an unknown type is InvalidInstanceType naming every unknown one', async () => {
+      const err = await failure(
+        ec2.send(
+          new DescribeInstanceTypesCommand({
+            // The SDK types the known names; EC2 is what judges them.
+            InstanceTypes: ['m6i.xlarge', 'm9z.huge', 'x0.tiny'] as _InstanceType[],
+          }),
+        ),
+      );
+      expect(err.name).toBe('InvalidInstanceType');
+      expect(err.message).toBe(
+        'The following supplied instance types do not exist: [m9z.huge, x0.tiny]',
+      );
+    });
+
+    it('filters by architecture and pages with MaxResults 5..100', async () => {
+      const arm = await ec2.send(
+        new DescribeInstanceTypesCommand({
+          Filters: [{ Name: 'processor-info.supported-architecture', Values: ['arm64'] }],
+        }),
+      );
+      expect(arm.InstanceTypes?.map((t) => t.InstanceType)).toEqual(['m6g.xlarge']);
+      const names: string[] = [];
+      for await (const page of paginateDescribeInstanceTypes({ client: ec2, pageSize: 5 }, {})) {
+        names.push(...(page.InstanceTypes ?? []).map((t) => t.InstanceType ?? ''));
+      }
+      expect(names).toHaveLength(8);
+      const tooBig = await failure(ec2.send(new DescribeInstanceTypesCommand({ MaxResults: 101 })));
+      expect(tooBig.name).toBe('InvalidParameterValue');
+    });
+
+    it('a world can declare its own catalogue', async () => {
+      const own = new Ec2Emulator({
+        instanceTypes: [{ InstanceType: 'm7i.large', VCpus: 2, MemoryMiB: 8192 }],
+      });
+      await own.start();
+      const client2 = new EC2Client({ ...own.clientConfig(), maxAttempts: 1 });
+      const out = await client2.send(new DescribeInstanceTypesCommand({}));
+      client2.destroy();
+      await own.stop();
+      expect(out.InstanceTypes?.map((t) => t.InstanceType)).toEqual(['m7i.large']);
     });
   });
 

@@ -10,11 +10,13 @@ import type {
   Ec2WorldImage,
   Ec2WorldInstance,
   Ec2WorldInstanceProfile,
+  Ec2WorldInstanceType,
   Ec2WorldSecurityGroup,
   Ec2WorldSubnet,
   Ec2WorldVpc,
   SqsWorldQueue,
 } from './world.js';
+import { DEFAULT_INSTANCE_TYPES } from './world.js';
 import { renderXml, type XmlObject, type XmlValue } from './xml.js';
 
 const XMLNS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
@@ -79,8 +81,11 @@ interface DescribeSpec<T> {
   action: string;
   items: T[];
   idOf: (item: T) => string;
-  /** Query list parameter holding explicit ids, e.g. `SubnetId` for SubnetId.N. */
-  idParam: string;
+  /**
+   * Query list parameter holding explicit ids, e.g. `SubnetId` for SubnetId.N; undefined when the
+   * action checks its names itself (instance types are names, not ids).
+   */
+  idParam?: string;
   idPrefix: string;
   malformedCode: string;
   notFoundCode: string;
@@ -111,6 +116,7 @@ export class Ec2Emulator {
   private instanceProfiles: Ec2WorldInstanceProfile[] = [];
   private instances: Ec2Instance[] = [];
   private queues: SqsWorldQueue[] = [];
+  private instanceTypes: Ec2WorldInstanceType[] = [];
   private injected: (Ec2InjectedError & { action: string; remaining: number })[] = [];
   private stalls: { action: string; remaining: number; stalled: number }[] = [];
   private ipCounter = 0;
@@ -160,6 +166,7 @@ export class Ec2Emulator {
     this.instances = [];
     for (const instance of world.instances ?? []) this.addInstance(instance);
     this.queues = structuredClone(world.queues ?? []);
+    this.instanceTypes = structuredClone([...(world.instanceTypes ?? DEFAULT_INSTANCE_TYPES)]);
   }
 
   addQueue(queue: SqsWorldQueue): void {
@@ -495,6 +502,7 @@ export class Ec2Emulator {
           'DescribeSecurityGroups',
           'DescribeImages',
           'DescribeInstances',
+          'DescribeInstanceTypes',
         ].includes(action)
       ) {
         throw invalidAction(action);
@@ -514,6 +522,8 @@ export class Ec2Emulator {
         return this.describeImages(params);
       case 'DescribeInstances':
         return this.describeInstances(params);
+      case 'DescribeInstanceTypes':
+        return this.describeInstanceTypes(params);
       default:
         throw invalidAction(action);
     }
@@ -742,6 +752,88 @@ export class Ec2Emulator {
     };
   }
 
+  private describeInstanceTypes(params: Map<string, string>): XmlObject {
+    // Instance type names are not ids: an unknown one is InvalidInstanceType, listing them all.
+    const names = listParam(params, 'InstanceType');
+    const unknown = names.filter((n) => !this.instanceTypes.some((t) => t.InstanceType === n));
+    if (unknown.length > 0) {
+      throw new Ec2Error(
+        'InvalidInstanceType',
+        `The following supplied instance types do not exist: [${unknown.join(', ')}]`,
+      );
+    }
+    const page = describe(params, {
+      action: 'DescribeInstanceTypes',
+      items:
+        names.length > 0
+          ? this.instanceTypes.filter((t) => names.includes(t.InstanceType))
+          : this.instanceTypes,
+      idOf: (t) => t.InstanceType,
+      idPrefix: 'none',
+      malformedCode: 'InvalidInstanceType',
+      notFoundCode: 'InvalidInstanceType',
+      notFoundMessage: (ids) =>
+        `The following supplied instance types do not exist: [${ids.join(', ')}]`,
+      maxResults: { min: 5, max: 100 },
+      filters: {
+        'instance-type': (t) => [t.InstanceType],
+        'current-generation': (t) => [String(t.CurrentGeneration ?? true)],
+        'processor-info.supported-architecture': (t) => t.Architectures ?? ['x86_64'],
+        'vcpu-info.default-vcpus': (t) => [String(t.VCpus)],
+        'memory-info.size-in-mib': (t) => [String(t.MemoryMiB)],
+        'instance-storage-supported': (t) => [String(t.InstanceStorageGB !== undefined)],
+      },
+    });
+    return {
+      instanceTypeSet: page.items.map((t) => ({
+        instanceType: t.InstanceType,
+        currentGeneration: t.CurrentGeneration ?? true,
+        freeTierEligible: false,
+        supportedUsageClasses: ['on-demand', 'spot'],
+        supportedRootDeviceTypes: ['ebs'],
+        supportedVirtualizationTypes: ['hvm'],
+        bareMetal: false,
+        hypervisor: 'nitro',
+        processorInfo: { supportedArchitectures: t.Architectures ?? ['x86_64'] },
+        vCpuInfo: { defaultVCpus: t.VCpus },
+        memoryInfo: { sizeInMiB: t.MemoryMiB },
+        instanceStorageSupported: t.InstanceStorageGB !== undefined,
+        instanceStorageInfo:
+          t.InstanceStorageGB === undefined
+            ? undefined
+            : {
+                totalSizeInGB: t.InstanceStorageGB,
+                disks: [{ sizeInGB: t.InstanceStorageGB, count: 1, type: 'ssd' }],
+                nvmeSupport: 'required',
+              },
+        ebsInfo: {
+          ebsOptimizedSupport: 'default',
+          encryptionSupport: 'supported',
+          nvmeSupport: 'required',
+        },
+        networkInfo: {
+          maximumNetworkInterfaces: t.MaximumNetworkInterfaces ?? 4,
+          ipv4AddressesPerInterface: t.Ipv4AddressesPerInterface ?? 15,
+          ipv6Supported: true,
+          enaSupport: 'required',
+        },
+        gpuInfo:
+          t.Gpus === undefined
+            ? undefined
+            : {
+                gpus: t.Gpus.map((g) => ({
+                  name: g.Name,
+                  manufacturer: g.Manufacturer,
+                  count: g.Count,
+                  memoryInfo: { sizeInMiB: g.MemoryMiB },
+                })),
+                totalGpuMemoryInMiB: t.Gpus.reduce((sum, g) => sum + g.Count * g.MemoryMiB, 0),
+              },
+      })),
+      nextToken: page.nextToken,
+    };
+  }
+
   private renderInstance(i: Ec2Instance): XmlObject {
     const profileArn = this.instanceProfileArn(i.IamInstanceProfile);
     const live = i.State !== 'terminated';
@@ -965,7 +1057,7 @@ function describe<T>(
   params: Map<string, string>,
   spec: DescribeSpec<T>,
 ): { items: T[]; nextToken?: string } {
-  const ids = listParam(params, spec.idParam);
+  const ids = spec.idParam === undefined ? [] : listParam(params, spec.idParam);
   const maxResultsRaw = params.get('MaxResults');
   const nextToken = params.get('NextToken');
 

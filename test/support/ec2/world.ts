@@ -16,7 +16,90 @@ export interface Ec2World {
   instances?: Ec2WorldInstance[];
   /** SQS queues of the account and region (Karpenter's interruption queue), by name. */
   queues?: SqsWorldQueue[];
+  /**
+   * The instance types the region offers (DescribeInstanceTypes). Absent: a small catalogue of
+   * real types with EC2's published figures, `DEFAULT_INSTANCE_TYPES`.
+   */
+  instanceTypes?: Ec2WorldInstanceType[];
 }
+
+/** An instance type as DescribeInstanceTypes describes it (the fields the fleet reads). */
+export interface Ec2WorldInstanceType {
+  InstanceType: string;
+  VCpus: number;
+  MemoryMiB: number;
+  Architectures?: ('x86_64' | 'arm64' | 'i386')[];
+  CurrentGeneration?: boolean;
+  /** Local NVMe instance storage, total GB (EC2's `InstanceStorageInfo.TotalSizeInGB`). */
+  InstanceStorageGB?: number;
+  Gpus?: { Name: string; Manufacturer: string; Count: number; MemoryMiB: number }[];
+  MaximumNetworkInterfaces?: number;
+  Ipv4AddressesPerInterface?: number;
+}
+
+/** Figures from EC2's DescribeInstanceTypes in us-east-1 (vCPUs, MiB, GB, ENIs). */
+export const DEFAULT_INSTANCE_TYPES: readonly Ec2WorldInstanceType[] = [
+  {
+    InstanceType: 'm6i.large',
+    VCpus: 2,
+    MemoryMiB: 8192,
+    MaximumNetworkInterfaces: 3,
+    Ipv4AddressesPerInterface: 10,
+  },
+  {
+    InstanceType: 'm6i.xlarge',
+    VCpus: 4,
+    MemoryMiB: 16384,
+    MaximumNetworkInterfaces: 4,
+    Ipv4AddressesPerInterface: 15,
+  },
+  {
+    InstanceType: 'm6i.2xlarge',
+    VCpus: 8,
+    MemoryMiB: 32768,
+    MaximumNetworkInterfaces: 4,
+    Ipv4AddressesPerInterface: 15,
+  },
+  {
+    InstanceType: 'c6i.2xlarge',
+    VCpus: 8,
+    MemoryMiB: 16384,
+    MaximumNetworkInterfaces: 4,
+    Ipv4AddressesPerInterface: 15,
+  },
+  {
+    InstanceType: 'r6i.xlarge',
+    VCpus: 4,
+    MemoryMiB: 32768,
+    MaximumNetworkInterfaces: 4,
+    Ipv4AddressesPerInterface: 15,
+  },
+  {
+    InstanceType: 'm6id.xlarge',
+    VCpus: 4,
+    MemoryMiB: 16384,
+    InstanceStorageGB: 237,
+    MaximumNetworkInterfaces: 4,
+    Ipv4AddressesPerInterface: 15,
+  },
+  {
+    InstanceType: 'm6g.xlarge',
+    VCpus: 4,
+    MemoryMiB: 16384,
+    Architectures: ['arm64'],
+    MaximumNetworkInterfaces: 4,
+    Ipv4AddressesPerInterface: 15,
+  },
+  {
+    InstanceType: 'g5.xlarge',
+    VCpus: 4,
+    MemoryMiB: 16384,
+    InstanceStorageGB: 250,
+    Gpus: [{ Name: 'A10G', Manufacturer: 'NVIDIA', Count: 1, MemoryMiB: 24576 }],
+    MaximumNetworkInterfaces: 4,
+    Ipv4AddressesPerInterface: 15,
+  },
+];
 
 export interface SqsWorldQueue {
   QueueName: string;

@@ -1,7 +1,6 @@
 import {
   CREDENTIALS_REQUEST,
   KARPENTER_CR,
-  type FeatureGates,
   type KarpenterDesiredState,
   type LogLevel,
 } from '@fleet/contracts';
@@ -19,6 +18,7 @@ import type {
   V1RoleBinding,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
+import { renderFeatureGates } from '../feature-gates.js';
 import { canonical } from '../canonical.js';
 import { ownedLabels } from '../labels.js';
 import {
@@ -57,13 +57,7 @@ export const OPERAND_SELECTOR = { 'app.kubernetes.io/name': OPERAND_NAME };
 const operandLabels = (): Record<string, string> =>
   ownedLabels({ 'app.kubernetes.io/name': OPERAND_NAME, 'app.kubernetes.io/part-of': 'karpenter' });
 
-/** `A=true,B=false`, sorted by gate name so the Deployment does not roll on key order. */
-export function renderFeatureGates(gates: FeatureGates): string {
-  return Object.keys(gates)
-    .sort()
-    .map((name) => `${name}=${String(gates[name])}`)
-    .join(',');
-}
+export { renderFeatureGates } from '../feature-gates.js';
 
 /** The operand's environment, exactly as karpenter-operator sets it on standalone OpenShift. */
 export function operandEnv(

@@ -437,6 +437,8 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
           }),
         ),
       getSecret: () => Promise.resolve(undefined),
+      getObject: () => Promise.resolve(undefined),
+      listObjects: () => Promise.resolve([]),
     };
     expect(failure(await discoverAwsStandalone({ reader, ec2 }))).toEqual({
       reason: 'KubernetesLookupFailed',

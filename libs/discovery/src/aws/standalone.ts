@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-ec2';
 
 import type { ClusterObjectReader } from '../cluster-reader.js';
+import { describeError } from '../describe-error.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
 import { parseClusterProxy, PROXY_NAME } from './proxy.js';
 import {
@@ -344,21 +345,4 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** One line for a failure from client-node (ApiException with a Status body) or the AWS SDK. */
-export function describeError(err: unknown): string {
-  if (typeof err !== 'object' || err === null) return String(err);
-  const e = err as { name?: unknown; message?: unknown; code?: unknown; body?: unknown };
-  if (typeof e.code === 'number') {
-    let detail: string | undefined;
-    try {
-      const body: unknown = typeof e.body === 'string' ? JSON.parse(e.body) : e.body;
-      const status = body as { message?: unknown; reason?: unknown } | undefined;
-      if (typeof status?.message === 'string') detail = status.message;
-    } catch {
-      // a non-JSON body carries no Status message
-    }
-    return `HTTP ${e.code}${detail ? `: ${detail}` : ''}`;
-  }
-  const name = typeof e.name === 'string' ? e.name : 'Error';
-  return typeof e.message === 'string' && e.message !== '' ? `${name}: ${e.message}` : name;
-}
+export { describeError } from '../describe-error.js';
