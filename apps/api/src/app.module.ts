@@ -2,6 +2,7 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { APP_FILTER } from '@nestjs/core';
+import { maskInternalErrors } from './common/error-masking.js';
 import { GraphQLErrorFilter } from './common/graphql-error.filter.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -53,6 +54,8 @@ export class AppModule {
             autoSchemaFile: schemaFile,
             sortSchema: true,
             introspection: true,
+            includeStacktraceInErrorResponses: false,
+            formatError: maskInternalErrors((line) => console.error(JSON.stringify(line))),
             subscriptions: { 'graphql-ws': true },
             plugins: [
               queryLimitsPlugin({

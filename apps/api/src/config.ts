@@ -49,3 +49,15 @@ export type ApiConfig = z.infer<typeof ApiConfigSchema>;
 export const API_CONFIG = Symbol('API_CONFIG');
 export const loadApiConfig = (env: NodeJS.ProcessEnv = process.env): ApiConfig =>
   parseEnv(ApiConfigSchema, env);
+
+/**
+ * The deployed entry point (main.ts) runs only with NODE_ENV=production, which libraries read
+ * to drop development behaviour (Apollo's stack traces in errors, Express' verbose error pages).
+ * Anything else is refused at start unless FLEET_ALLOW_NON_PRODUCTION=true says, on purpose,
+ * that this is a development run. Tests boot the application module in process and are not
+ * concerned.
+ */
+export function productionRuntimeProblem(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.NODE_ENV === 'production' || env.FLEET_ALLOW_NON_PRODUCTION === 'true') return undefined;
+  return `NODE_ENV: must be "production" (is ${env.NODE_ENV === undefined ? 'unset' : `"${env.NODE_ENV}"`}); set FLEET_ALLOW_NON_PRODUCTION=true to run a development API`;
+}
