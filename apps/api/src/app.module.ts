@@ -8,7 +8,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AuditModule } from './audit/audit.module.js';
+import { ApiTokensService } from './auth/api-tokens.service.js';
 import { AuthModule } from './auth/auth.module.js';
+import { subscriptionTokenWatch } from './auth/subscription-token-watch.js';
 import { ClustersModule } from './clusters/clusters.module.js';
 import { ConsoleModule } from './console/console.module.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
@@ -49,14 +51,14 @@ export class AppModule {
       imports: [
         GraphQLModule.forRootAsync<ApolloDriverConfig>({
           driver: ApolloDriver,
-          inject: [MetricsService],
-          useFactory: (metrics: MetricsService) => ({
+          inject: [MetricsService, ApiTokensService],
+          useFactory: (metrics: MetricsService, tokens: ApiTokensService) => ({
             autoSchemaFile: schemaFile,
             sortSchema: true,
             introspection: true,
             includeStacktraceInErrorResponses: false,
             formatError: maskInternalErrors((line) => console.error(JSON.stringify(line))),
-            subscriptions: { 'graphql-ws': true },
+            subscriptions: { 'graphql-ws': { ...subscriptionTokenWatch(tokens) } },
             plugins: [
               queryLimitsPlugin({
                 maxDepth: config.MAX_QUERY_DEPTH,
