@@ -227,4 +227,51 @@ describe('deploy/ manifests', () => {
       }),
     );
   });
+
+  it('every container, the migration Job and the bootstrap manifest included, has a read-only root filesystem and the runtime seccomp profile (issue 17, point 13)', () => {
+    const bootstrap = bootstrapManifest({
+      clusterUid: '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b',
+      clusterName: 'c',
+      reportToken: 'x'.repeat(32),
+      apiUrl: 'https://fleet.example.com',
+      redisUrl: 'redis://u:p@redis:6379',
+      queuePrefix: 'bull',
+      image: 'sidecar',
+      namespace: 'karpenter-fleet',
+    })
+      .split(/^---$/m)
+      .map((d) => parse(d) as Doc);
+    interface PodSpec {
+      securityContext?: { seccompProfile?: { type?: string } };
+      containers?: (Container & {
+        securityContext?: {
+          readOnlyRootFilesystem?: boolean;
+          allowPrivilegeEscalation?: boolean;
+          seccompProfile?: { type?: string };
+        };
+      })[];
+    }
+    const workloads = [...all.flatMap((f) => f.docs), ...bootstrap].filter(
+      (d) => (d as { spec?: { template?: unknown } }).spec?.template,
+    );
+    expect(workloads.map((w) => `${w.kind}/${w.metadata?.name}`).sort()).toEqual(
+      expect.arrayContaining(['Job/karpenter-fleet-migrate', 'Deployment/karpenter-fleet-sidecar']),
+    );
+    const weak = workloads.flatMap((w) => {
+      const pod = (w as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+      return (pod.containers ?? []).flatMap((c) => {
+        const seccomp =
+          c.securityContext?.seccompProfile?.type ?? pod.securityContext?.seccompProfile?.type;
+        const problems = [
+          c.securityContext?.readOnlyRootFilesystem === true ? null : 'readOnlyRootFilesystem',
+          c.securityContext?.allowPrivilegeEscalation === false ? null : 'allowPrivilegeEscalation',
+          seccomp === 'RuntimeDefault' ? null : 'seccompProfile',
+        ].filter(Boolean);
+        return problems.length
+          ? [`${w.kind}/${w.metadata?.name}/${c.name}: ${problems.join(', ')}`]
+          : [];
+      });
+    });
+    expect(weak).toEqual([]);
+  });
 });
