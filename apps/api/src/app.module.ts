@@ -55,7 +55,11 @@ export class AppModule {
           useFactory: (metrics: MetricsService, tokens: ApiTokensService) => ({
             autoSchemaFile: schemaFile,
             sortSchema: true,
-            introspection: true,
+            // The schema is public in the repository; a production API need not hand it to
+            // anyone probing it (clients are generated from the committed schema.gql).
+            introspection: config.GRAPHQL_INTROSPECTION
+              ? config.GRAPHQL_INTROSPECTION === 'true'
+              : config.NODE_ENV !== 'production',
             includeStacktraceInErrorResponses: false,
             formatError: maskInternalErrors((line) => console.error(JSON.stringify(line))),
             subscriptions: { 'graphql-ws': { ...subscriptionTokenWatch(tokens) } },

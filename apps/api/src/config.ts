@@ -26,6 +26,15 @@ export const ApiConfigSchema = z.object({
   LOG_LEVEL: logLevel,
   /** An admin token created at start-up if absent: how a new fleet gets its first token. */
   FLEET_BOOTSTRAP_TOKEN: z.string().min(20, 'must be at least 20 characters').optional(),
+  /**
+   * The bootstrap token expires this long after it is first created (a restart does not renew
+   * it): long enough to create real admin tokens, not a standing credential in a Secret.
+   */
+  FLEET_BOOTSTRAP_TOKEN_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(24),
+  /** Production runs as production (see productionRuntimeProblem); read for production defaults. */
+  NODE_ENV: z.string().optional(),
+  /** GraphQL introspection; default off when NODE_ENV=production, on otherwise. */
+  GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),

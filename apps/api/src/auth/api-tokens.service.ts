@@ -33,7 +33,10 @@ export class ApiTokensService implements OnModuleInit {
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
-  /** A first admin token from the environment, so a new fleet can be administered at all. */
+  /**
+   * A first admin token from the environment, so a new fleet can be administered at all. It
+   * expires FLEET_BOOTSTRAP_TOKEN_TTL_HOURS after its creation; restarts do not renew it.
+   */
   async onModuleInit(): Promise<void> {
     const secret = this.config.FLEET_BOOTSTRAP_TOKEN;
     if (!secret) return;
@@ -44,6 +47,7 @@ export class ApiTokensService implements OnModuleInit {
         tokenHash: hashSecret(secret),
         role: 'ADMIN',
         createdBy: 'FLEET_BOOTSTRAP_TOKEN',
+        expiresAt: new Date(Date.now() + this.config.FLEET_BOOTSTRAP_TOKEN_TTL_HOURS * 3_600_000),
       },
       update: {},
     });
