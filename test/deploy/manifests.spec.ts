@@ -274,4 +274,55 @@ describe('deploy/ manifests', () => {
     });
     expect(weak).toEqual([]);
   });
+
+  it('a NetworkPolicy admits traffic to each workload only on its own named ports; only the API is open to all (issue 17, point 13)', () => {
+    interface Policy {
+      metadata: { name: string; namespace?: string };
+      spec: {
+        podSelector: { matchLabels?: Record<string, string> };
+        policyTypes: string[];
+        ingress?: { from?: unknown[]; ports?: { port: string | number }[] }[];
+      };
+    }
+    interface Pod {
+      metadata: { labels: Record<string, string> };
+      spec: { containers: { ports?: { name?: string }[] }[] };
+    }
+    const unguarded: string[] = [];
+    for (const { file, docs } of all) {
+      if (!file.endsWith('.yaml') || file.endsWith('kustomization.yaml')) continue;
+      const dir = file.slice(0, file.lastIndexOf('/'));
+      const kustomization = all.find((f) => f.file === `${dir}/kustomization.yaml`)?.docs[0] as
+        { namespace?: string; resources?: string[] } | undefined;
+      const policies = all
+        .filter((f) => f.file.startsWith(`${dir}/`))
+        .flatMap((f) => f.docs)
+        .filter((d) => d.kind === 'NetworkPolicy') as unknown as Policy[];
+      for (const policy of policies) {
+        expect(kustomization?.resources).toContain(
+          all.find((f) => f.docs.includes(policy as unknown as Doc))!.file.slice(dir.length + 1),
+        );
+      }
+      for (const w of docs.filter((d) => d.kind === 'Deployment' || d.kind === 'Job')) {
+        const namespace = kustomization?.namespace ?? w.metadata?.namespace;
+        const pod = (w as unknown as { spec: { template: Pod } }).spec.template;
+        const ports = pod.spec.containers.flatMap((c) => (c.ports ?? []).map((p) => p.name));
+        const selecting = policies.filter(
+          (p) =>
+            (kustomization?.namespace ?? p.metadata.namespace) === namespace &&
+            p.spec.policyTypes.includes('Ingress') &&
+            Object.entries(p.spec.podSelector.matchLabels ?? {}).every(
+              ([k, v]) => pod.metadata.labels[k] === v,
+            ),
+        );
+        if (!selecting.length) unguarded.push(`${file}: ${w.kind}/${w.metadata?.name}`);
+        for (const rule of selecting.flatMap((p) => p.spec.ingress ?? [])) {
+          for (const port of rule.ports ?? []) expect(ports).toContain(port.port);
+          // Open to every source: only the API's own port.
+          if (!rule.from) expect(w.metadata?.name).toBe('karpenter-fleet-api');
+        }
+      }
+    }
+    expect(unguarded).toEqual([]);
+  });
 });
