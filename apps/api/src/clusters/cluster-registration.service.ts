@@ -197,41 +197,41 @@ export const AFTER_COMMIT_REDIS_MS = 2_000;
 
 /**
  * Redis work after the PostgreSQL commit that issued one-time secrets. The commit stands, so the
- * secrets must reach the caller whatever Redis does: each step gets AFTER_COMMIT_REDIS_MS (a
- * command to a Redis that is down waits in ioredis' queue, and is sent if Redis returns), a
- * failure is logged, never thrown. Each step has a repair: the worker's ACL sync recreates sidecar
- * users from the stored hashes, its resync dispatches orders from PostgreSQL, and a lost event
- * costs freshness only.
+ * secrets must reach the caller whatever Redis does. The steps run in order (the sidecar's user
+ * exists before its first order), each within AFTER_COMMIT_REDIS_MS; the first that fails or
+ * times out is logged and the rest are left to their repair rather than waited for: the worker's
+ * ACL sync recreates sidecar users from the stored hashes, its resync dispatches orders from
+ * PostgreSQL, and a lost event costs freshness only. A command to a Redis that is down stays in
+ * ioredis' queue and is sent if Redis returns.
  */
 async function afterCommit(
   action: string,
   clusterId: string,
   steps: (() => Promise<unknown>)[],
 ): Promise<void> {
-  await Promise.all(
-    steps.map(async (step) => {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`Redis did not answer within ${AFTER_COMMIT_REDIS_MS} ms`)),
-          AFTER_COMMIT_REDIS_MS,
-        );
-      });
-      try {
-        await Promise.race([step(), deadline]);
-      } catch (err) {
-        console.warn(
-          JSON.stringify({
-            level: 'warn',
-            msg: 'Redis step after commit failed; the worker repairs it',
-            action,
-            clusterId,
-            err: err instanceof Error ? err.message : String(err),
-          }),
-        );
-      } finally {
-        clearTimeout(timer);
-      }
-    }),
-  );
+  for (const step of steps) {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis did not answer within ${AFTER_COMMIT_REDIS_MS} ms`)),
+        AFTER_COMMIT_REDIS_MS,
+      );
+    });
+    try {
+      await Promise.race([step(), deadline]);
+    } catch (err) {
+      console.warn(
+        JSON.stringify({
+          level: 'warn',
+          msg: 'Redis failed after the commit; the worker repairs what is left',
+          action,
+          clusterId,
+          err: err instanceof Error ? err.message : String(err),
+        }),
+      );
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
