@@ -170,7 +170,7 @@ export async function benchIngest(clusters = 10_000, perCluster = 3): Promise<In
     };
     const apiProcess = startProcess(
       'dist/apps/api/src/main.js',
-      { ...processEnv, API_PORT: String(apiPort) },
+      { ...processEnv, API_PORT: String(apiPort), NODE_ENV: 'production' },
       'api',
     );
     const workerProcess = startProcess('dist/apps/worker/src/main.js', processEnv, 'worker');

@@ -227,4 +227,102 @@ describe('deploy/ manifests', () => {
       }),
     );
   });
+
+  it('every container, the migration Job and the bootstrap manifest included, has a read-only root filesystem and the runtime seccomp profile (issue 17, point 13)', () => {
+    const bootstrap = bootstrapManifest({
+      clusterUid: '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b',
+      clusterName: 'c',
+      reportToken: 'x'.repeat(32),
+      apiUrl: 'https://fleet.example.com',
+      redisUrl: 'redis://u:p@redis:6379',
+      queuePrefix: 'bull',
+      image: 'sidecar',
+      namespace: 'karpenter-fleet',
+    })
+      .split(/^---$/m)
+      .map((d) => parse(d) as Doc);
+    interface PodSpec {
+      securityContext?: { seccompProfile?: { type?: string } };
+      containers?: (Container & {
+        securityContext?: {
+          readOnlyRootFilesystem?: boolean;
+          allowPrivilegeEscalation?: boolean;
+          seccompProfile?: { type?: string };
+        };
+      })[];
+    }
+    const workloads = [...all.flatMap((f) => f.docs), ...bootstrap].filter(
+      (d) => (d as { spec?: { template?: unknown } }).spec?.template,
+    );
+    expect(workloads.map((w) => `${w.kind}/${w.metadata?.name}`).sort()).toEqual(
+      expect.arrayContaining(['Job/karpenter-fleet-migrate', 'Deployment/karpenter-fleet-sidecar']),
+    );
+    const weak = workloads.flatMap((w) => {
+      const pod = (w as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+      return (pod.containers ?? []).flatMap((c) => {
+        const seccomp =
+          c.securityContext?.seccompProfile?.type ?? pod.securityContext?.seccompProfile?.type;
+        const problems = [
+          c.securityContext?.readOnlyRootFilesystem === true ? null : 'readOnlyRootFilesystem',
+          c.securityContext?.allowPrivilegeEscalation === false ? null : 'allowPrivilegeEscalation',
+          seccomp === 'RuntimeDefault' ? null : 'seccompProfile',
+        ].filter(Boolean);
+        return problems.length
+          ? [`${w.kind}/${w.metadata?.name}/${c.name}: ${problems.join(', ')}`]
+          : [];
+      });
+    });
+    expect(weak).toEqual([]);
+  });
+
+  it('a NetworkPolicy admits traffic to each workload only on its own named ports; only the API is open to all (issue 17, point 13)', () => {
+    interface Policy {
+      metadata: { name: string; namespace?: string };
+      spec: {
+        podSelector: { matchLabels?: Record<string, string> };
+        policyTypes: string[];
+        ingress?: { from?: unknown[]; ports?: { port: string | number }[] }[];
+      };
+    }
+    interface Pod {
+      metadata: { labels: Record<string, string> };
+      spec: { containers: { ports?: { name?: string }[] }[] };
+    }
+    const unguarded: string[] = [];
+    for (const { file, docs } of all) {
+      if (!file.endsWith('.yaml') || file.endsWith('kustomization.yaml')) continue;
+      const dir = file.slice(0, file.lastIndexOf('/'));
+      const kustomization = all.find((f) => f.file === `${dir}/kustomization.yaml`)?.docs[0] as
+        { namespace?: string; resources?: string[] } | undefined;
+      const policies = all
+        .filter((f) => f.file.startsWith(`${dir}/`))
+        .flatMap((f) => f.docs)
+        .filter((d) => d.kind === 'NetworkPolicy') as unknown as Policy[];
+      for (const policy of policies) {
+        expect(kustomization?.resources).toContain(
+          all.find((f) => f.docs.includes(policy as unknown as Doc))!.file.slice(dir.length + 1),
+        );
+      }
+      for (const w of docs.filter((d) => d.kind === 'Deployment' || d.kind === 'Job')) {
+        const namespace = kustomization?.namespace ?? w.metadata?.namespace;
+        const pod = (w as unknown as { spec: { template: Pod } }).spec.template;
+        const ports = pod.spec.containers.flatMap((c) => (c.ports ?? []).map((p) => p.name));
+        const selecting = policies.filter(
+          (p) =>
+            (kustomization?.namespace ?? p.metadata.namespace) === namespace &&
+            p.spec.policyTypes.includes('Ingress') &&
+            Object.entries(p.spec.podSelector.matchLabels ?? {}).every(
+              ([k, v]) => pod.metadata.labels[k] === v,
+            ),
+        );
+        if (!selecting.length) unguarded.push(`${file}: ${w.kind}/${w.metadata?.name}`);
+        for (const rule of selecting.flatMap((p) => p.spec.ingress ?? [])) {
+          for (const port of rule.ports ?? []) expect(ports).toContain(port.port);
+          // Open to every source: only the API's own port.
+          if (!rule.from) expect(w.metadata?.name).toBe('karpenter-fleet-api');
+        }
+      }
+    }
+    expect(unguarded).toEqual([]);
+  });
 });

@@ -41,9 +41,12 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-/** A redis-server of its own (no persistence) on a free port. */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
+/**
+ * A redis-server of its own (no persistence) on a free port, or on `port` to bring back one
+ * that was stopped (empty, as a restarted Redis without persistence is).
+ */
+export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
+  port ??= await freePort();
   const child: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],

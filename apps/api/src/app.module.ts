@@ -2,12 +2,15 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { APP_FILTER } from '@nestjs/core';
+import { maskInternalErrors } from './common/error-masking.js';
 import { GraphQLErrorFilter } from './common/graphql-error.filter.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AuditModule } from './audit/audit.module.js';
+import { ApiTokensService } from './auth/api-tokens.service.js';
 import { AuthModule } from './auth/auth.module.js';
+import { subscriptionTokenWatch } from './auth/subscription-token-watch.js';
 import { ClustersModule } from './clusters/clusters.module.js';
 import { ConsoleModule } from './console/console.module.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
@@ -48,12 +51,18 @@ export class AppModule {
       imports: [
         GraphQLModule.forRootAsync<ApolloDriverConfig>({
           driver: ApolloDriver,
-          inject: [MetricsService],
-          useFactory: (metrics: MetricsService) => ({
+          inject: [MetricsService, ApiTokensService],
+          useFactory: (metrics: MetricsService, tokens: ApiTokensService) => ({
             autoSchemaFile: schemaFile,
             sortSchema: true,
-            introspection: true,
-            subscriptions: { 'graphql-ws': true },
+            // The schema is public in the repository; a production API need not hand it to
+            // anyone probing it (clients are generated from the committed schema.gql).
+            introspection: config.GRAPHQL_INTROSPECTION
+              ? config.GRAPHQL_INTROSPECTION === 'true'
+              : config.NODE_ENV !== 'production',
+            includeStacktraceInErrorResponses: false,
+            formatError: maskInternalErrors((line) => console.error(JSON.stringify(line))),
+            subscriptions: { 'graphql-ws': { ...subscriptionTokenWatch(tokens) } },
             plugins: [
               queryLimitsPlugin({
                 maxDepth: config.MAX_QUERY_DEPTH,

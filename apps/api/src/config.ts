@@ -26,6 +26,15 @@ export const ApiConfigSchema = z.object({
   LOG_LEVEL: logLevel,
   /** An admin token created at start-up if absent: how a new fleet gets its first token. */
   FLEET_BOOTSTRAP_TOKEN: z.string().min(20, 'must be at least 20 characters').optional(),
+  /**
+   * The bootstrap token expires this long after it is first created (a restart does not renew
+   * it): long enough to create real admin tokens, not a standing credential in a Secret.
+   */
+  FLEET_BOOTSTRAP_TOKEN_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(24),
+  /** Production runs as production (see productionRuntimeProblem); read for production defaults. */
+  NODE_ENV: z.string().optional(),
+  /** GraphQL introspection; default off when NODE_ENV=production, on otherwise. */
+  GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
@@ -49,3 +58,15 @@ export type ApiConfig = z.infer<typeof ApiConfigSchema>;
 export const API_CONFIG = Symbol('API_CONFIG');
 export const loadApiConfig = (env: NodeJS.ProcessEnv = process.env): ApiConfig =>
   parseEnv(ApiConfigSchema, env);
+
+/**
+ * The deployed entry point (main.ts) runs only with NODE_ENV=production, which libraries read
+ * to drop development behaviour (Apollo's stack traces in errors, Express' verbose error pages).
+ * Anything else is refused at start unless FLEET_ALLOW_NON_PRODUCTION=true says, on purpose,
+ * that this is a development run. Tests boot the application module in process and are not
+ * concerned.
+ */
+export function productionRuntimeProblem(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.NODE_ENV === 'production' || env.FLEET_ALLOW_NON_PRODUCTION === 'true') return undefined;
+  return `NODE_ENV: must be "production" (is ${env.NODE_ENV === undefined ? 'unset' : `"${env.NODE_ENV}"`}); set FLEET_ALLOW_NON_PRODUCTION=true to run a development API`;
+}

@@ -1,10 +1,12 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
-import { loadApiConfig } from './config.js';
+import { loadApiConfig, productionRuntimeProblem } from './config.js';
 import { listen } from './http-server.js';
 
 async function bootstrap(): Promise<void> {
+  const problem = productionRuntimeProblem();
+  if (problem) throw new Error(problem);
   const config = loadApiConfig();
   const app = await NestFactory.create(AppModule.forRoot(config), { logger: ['error', 'warn'] });
   app.enableShutdownHooks();

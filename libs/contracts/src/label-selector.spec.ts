@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { LabelSelectorError, matchesLabelSelector, parseLabelSelector } from './label-selector.js';
+import {
+  LabelSelectorError,
+  labelSelectorWithin,
+  matchesLabelSelector,
+  parseLabelSelector,
+} from './label-selector.js';
 
 describe('parseLabelSelector', () => {
   it('parses every operator of the Kubernetes grammar', () => {
@@ -53,5 +58,31 @@ describe('matchesLabelSelector', () => {
     ['env=prod,gpu', false],
   ])('%s → %s', (selector, expected) => {
     expect(matchesLabelSelector(parseLabelSelector(selector), labels)).toBe(expected);
+  });
+});
+
+describe('labelSelectorWithin', () => {
+  const within = (inner: string, outer: string) =>
+    labelSelectorWithin(parseLabelSelector(inner), parseLabelSelector(outer));
+
+  it('admits a selector that repeats or narrows every requirement of the outer one', () => {
+    expect(within('team=a', 'team=a')).toBe(true);
+    expect(within('team=a,env=prod', 'team=a')).toBe(true);
+    expect(within('team in (a)', 'team in (a,b)')).toBe(true);
+    expect(within('team=a', 'team')).toBe(true);
+    expect(within('team=a', 'team!=b')).toBe(true);
+    expect(within('team notin (b,c)', 'team!=b')).toBe(true);
+    expect(within('!legacy', 'legacy notin (x)')).toBe(true);
+    expect(within('anything', '')).toBe(true);
+  });
+
+  it('refuses a selector that widens, drops or contradicts a requirement', () => {
+    expect(within('', 'team=a')).toBe(false);
+    expect(within('env=prod', 'team=a')).toBe(false);
+    expect(within('team in (a,b)', 'team=a')).toBe(false);
+    expect(within('team', 'team=a')).toBe(false);
+    expect(within('team!=b', 'team=a')).toBe(false);
+    expect(within('team=b', 'team!=b')).toBe(false);
+    expect(within('team', '!team')).toBe(false);
   });
 });

@@ -100,3 +100,35 @@ export function matchesLabelSelector(
     }
   });
 }
+
+/** Whether `inner` alone guarantees `outer`: every label set `inner` matches also meets it. */
+function implies(inner: LabelRequirement, outer: LabelRequirement): boolean {
+  if (inner.key !== outer.key) return false;
+  switch (outer.operator) {
+    case 'Exists':
+      return inner.operator === 'Exists' || inner.operator === 'In';
+    case 'DoesNotExist':
+      return inner.operator === 'DoesNotExist';
+    case 'In':
+      return inner.operator === 'In' && inner.values.every((v) => outer.values.includes(v));
+    case 'NotIn':
+      return (
+        inner.operator === 'DoesNotExist' ||
+        (inner.operator === 'NotIn' && outer.values.every((v) => inner.values.includes(v))) ||
+        (inner.operator === 'In' && inner.values.every((v) => !outer.values.includes(v)))
+      );
+  }
+}
+
+/**
+ * Whether every label set `inner` matches is also matched by `outer` (a scope within a scope),
+ * decided requirement by requirement: each of `outer`'s must be implied by one of `inner`'s.
+ * Sound, not complete: `a in (x),a in (y)` (matches nothing) is not recognised as within
+ * everything, which only ever refuses, never admits.
+ */
+export function labelSelectorWithin(
+  inner: readonly LabelRequirement[],
+  outer: readonly LabelRequirement[],
+): boolean {
+  return outer.every((o) => inner.some((i) => implies(i, o)));
+}

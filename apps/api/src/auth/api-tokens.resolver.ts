@@ -1,5 +1,4 @@
 import { Args, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { notFoundError } from '../common/errors.js';
 import { ApiToken, CreateApiTokenInput, CreateApiTokenPayload } from './api-token.model.js';
 import { ApiTokensService } from './api-tokens.service.js';
 import { CurrentPrincipal } from './current-principal.decorator.js';
@@ -12,8 +11,8 @@ export class ApiTokensResolver {
 
   @Query(() => [ApiToken])
   @RequireRole('ADMIN')
-  apiTokens(): Promise<ApiToken[]> {
-    return this.tokens.list() as Promise<ApiToken[]>;
+  apiTokens(@CurrentPrincipal() principal: Principal): Promise<ApiToken[]> {
+    return this.tokens.list(principal) as Promise<ApiToken[]>;
   }
 
   @Mutation(() => CreateApiTokenPayload)
@@ -22,15 +21,16 @@ export class ApiTokensResolver {
     @Args('input') input: CreateApiTokenInput,
     @CurrentPrincipal() principal: Principal,
   ): Promise<CreateApiTokenPayload> {
-    const { token, secret } = await this.tokens.create(input, principal.name);
+    const { token, secret } = await this.tokens.create(input, principal);
     return { token: token as ApiToken, secret };
   }
 
   @Mutation(() => ApiToken)
   @RequireRole('ADMIN')
-  async revokeApiToken(@Args('id', { type: () => ID }) id: string): Promise<ApiToken> {
-    const token = await this.tokens.revoke(id);
-    if (!token) throw notFoundError('active API token', id);
-    return token as ApiToken;
+  async revokeApiToken(
+    @Args('id', { type: () => ID }) id: string,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<ApiToken> {
+    return (await this.tokens.revoke(id, principal)) as ApiToken;
   }
 }

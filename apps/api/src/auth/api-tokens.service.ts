@@ -1,11 +1,18 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { LabelSelectorError, parseLabelSelector } from '@fleet/contracts';
+import {
+  LabelSelectorError,
+  labelSelectorWithin,
+  parseLabelSelector,
+  type LabelRequirement,
+} from '@fleet/contracts';
 import type { ApiToken } from '@fleet/database';
 import { createHash, randomBytes } from 'node:crypto';
-import { userInputError } from '../common/errors.js';
+import { AuditService } from '../audit/audit.service.js';
+import { forbiddenError, notFoundError, userInputError } from '../common/errors.js';
+import { isUuid } from '../common/global-id.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { Principal, Role } from './principal.js';
+import { hasRole, type Principal, type Role } from './principal.js';
 
 export const hashSecret = (secret: string): string =>
   createHash('sha256').update(secret).digest('hex');
@@ -22,10 +29,14 @@ export class ApiTokensService implements OnModuleInit {
 
   constructor(
     private readonly prisma: PrismaService,
+    private readonly audit: AuditService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
-  /** A first admin token from the environment, so a new fleet can be administered at all. */
+  /**
+   * A first admin token from the environment, so a new fleet can be administered at all. It
+   * expires FLEET_BOOTSTRAP_TOKEN_TTL_HOURS after its creation; restarts do not renew it.
+   */
   async onModuleInit(): Promise<void> {
     const secret = this.config.FLEET_BOOTSTRAP_TOKEN;
     if (!secret) return;
@@ -36,21 +47,33 @@ export class ApiTokensService implements OnModuleInit {
         tokenHash: hashSecret(secret),
         role: 'ADMIN',
         createdBy: 'FLEET_BOOTSTRAP_TOKEN',
+        expiresAt: new Date(Date.now() + this.config.FLEET_BOOTSTRAP_TOKEN_TTL_HOURS * 3_600_000),
       },
       update: {},
     });
   }
 
+  /**
+   * A token no stronger than its creator: its role at most the creator's, its scope within the
+   * creator's (an unscoped token only from an unscoped one). Recorded in the audit trail.
+   */
   async create(
     input: { name: string; role: Role; labelSelector?: string | null; expiresAt?: Date | null },
-    createdBy: string,
+    creator: Principal,
   ): Promise<{ token: ApiToken; secret: string }> {
     if (!/^[a-z0-9]([-a-z0-9.]{0,98}[a-z0-9])?$/.test(input.name)) {
       throw userInputError('input.name', 'must be 1-100 lower-case letters, digits, "-" or "."');
     }
+    let scope: LabelRequirement[] | null = null;
     if (input.labelSelector != null) {
+      // A blank selector would be stored as a scope that limits nothing.
+      if (input.labelSelector.trim() === '')
+        throw userInputError(
+          'input.labelSelector',
+          'must not be blank; omit it (null) for a token without a scope',
+        );
       try {
-        parseLabelSelector(input.labelSelector);
+        scope = parseLabelSelector(input.labelSelector);
       } catch (err) {
         if (err instanceof LabelSelectorError)
           throw userInputError('input.labelSelector', err.message);
@@ -60,31 +83,70 @@ export class ApiTokensService implements OnModuleInit {
     if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
       throw userInputError('input.expiresAt', 'must be in the future');
     }
+    if (!hasRole(creator, input.role))
+      throw forbiddenError(
+        `token ${creator.name} (${creator.role}) may not create a ${input.role} token`,
+      );
+    if (!this.manages(creator, scope))
+      throw forbiddenError(
+        `token ${creator.name} is scoped to "${creator.labelSelector}"; input.labelSelector must repeat or narrow every requirement of it`,
+      );
     const secret = `kf_${randomBytes(24).toString('base64url')}`;
-    const token = await this.prisma.client.apiToken.create({
-      data: {
-        name: input.name,
-        tokenHash: hashSecret(secret),
-        role: input.role,
-        labelSelector: input.labelSelector || null,
-        expiresAt: input.expiresAt ?? null,
-        createdBy,
-      },
+    const token = await this.prisma.client.$transaction(async (tx) => {
+      const created = await tx.apiToken.create({
+        data: {
+          name: input.name,
+          tokenHash: hashSecret(secret),
+          role: input.role,
+          labelSelector: input.labelSelector ?? null,
+          expiresAt: input.expiresAt ?? null,
+          createdBy: creator.name,
+        },
+      });
+      await this.audit.record(tx, creator, 'createApiToken', null, null, auditView(created));
+      return created;
     });
     return { token, secret };
   }
 
-  async revoke(id: string): Promise<ApiToken | null> {
-    const { count } = await this.prisma.client.apiToken.updateMany({
-      where: { id, revokedAt: null },
-      data: { revokedAt: new Date() },
-    });
+  /** Revokes a token the caller manages (see `manages`); others are NOT_FOUND, as if absent. */
+  async revoke(id: string, caller: Principal): Promise<ApiToken> {
+    const revoked = isUuid(id)
+      ? await this.prisma.client.$transaction(async (tx) => {
+          const rows = await tx.$queryRaw<ApiToken[]>`
+            SELECT * FROM "ApiToken" WHERE id = ${id}::uuid AND "revokedAt" IS NULL FOR UPDATE`;
+          const target = rows[0];
+          if (!target || !this.manages(caller, scopeOf(target))) return null;
+          const updated = await tx.apiToken.update({
+            where: { id },
+            data: { revokedAt: new Date() },
+          });
+          await this.audit.record(
+            tx,
+            caller,
+            'revokeApiToken',
+            null,
+            auditView(target),
+            auditView(updated),
+          );
+          return updated;
+        })
+      : null;
+    if (!revoked) throw notFoundError('active API token', id);
     this.cache.clear();
-    return count ? this.prisma.client.apiToken.findUnique({ where: { id } }) : null;
+    return revoked;
   }
 
-  list(): Promise<ApiToken[]> {
-    return this.prisma.client.apiToken.findMany({ orderBy: { createdAt: 'asc' } });
+  /** The tokens the caller manages: all for an unscoped ADMIN, those within its scope otherwise. */
+  async list(caller: Principal): Promise<ApiToken[]> {
+    const tokens = await this.prisma.client.apiToken.findMany({ orderBy: { createdAt: 'asc' } });
+    return tokens.filter((t) => this.manages(caller, scopeOf(t)));
+  }
+
+  /** Whether `caller` may create, see or revoke a token of this scope (null: unscoped). */
+  private manages(caller: Principal, scope: LabelRequirement[] | null): boolean {
+    if (!caller.scope) return true;
+    return scope !== null && labelSelectorWithin(scope, caller.scope);
   }
 
   /** The principal behind a bearer secret, or null when unknown, revoked or expired. */
@@ -121,3 +183,16 @@ export class ApiTokensService implements OnModuleInit {
       .catch(() => undefined);
   }
 }
+
+const scopeOf = (token: ApiToken): LabelRequirement[] | null =>
+  token.labelSelector ? parseLabelSelector(token.labelSelector) : null;
+
+/** What the audit trail keeps of a token: never its hash. */
+const auditView = (token: ApiToken) => ({
+  id: token.id,
+  name: token.name,
+  role: token.role,
+  labelSelector: token.labelSelector,
+  expiresAt: token.expiresAt?.toISOString() ?? null,
+  revokedAt: token.revokedAt?.toISOString() ?? null,
+});

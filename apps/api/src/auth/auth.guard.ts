@@ -37,7 +37,7 @@ export class AuthGuard implements CanActivate {
 
     const carrier = carrierOf(context);
     if (carrier.principal === undefined) {
-      const secret = /^Bearer\s+(\S+)$/i.exec(carrier.authorization ?? '')?.[1];
+      const secret = bearerSecret(carrier.authorization);
       carrier.principal = secret ? await this.tokens.verify(secret) : null;
     }
     const principal = carrier.principal;
@@ -64,6 +64,10 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 }
+
+/** The secret of an `Authorization: Bearer <secret>` header, or undefined. */
+export const bearerSecret = (authorization: string | undefined): string | undefined =>
+  /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
 
 function carrierOf(context: ExecutionContext): AuthCarrier {
   if (context.getType<string>() === 'graphql') {

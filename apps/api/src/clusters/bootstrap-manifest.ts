@@ -54,6 +54,7 @@ export function bootstrapManifest(input: BootstrapInput): string {
           spec: {
             serviceAccountName: 'karpenter-fleet-sidecar',
             priorityClassName: 'system-cluster-critical',
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [
               {
                 name: 'sidecar',
@@ -65,6 +66,7 @@ export function bootstrapManifest(input: BootstrapInput): string {
                 },
                 securityContext: {
                   allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
                   runAsNonRoot: true,
                   capabilities: { drop: ['ALL'] },
                 },

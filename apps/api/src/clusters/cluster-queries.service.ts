@@ -3,7 +3,7 @@ import { type PrismaClient } from '@fleet/database';
 import { inScope, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor, pageWindow, type PageArgs } from '../common/connection.js';
 import { notFoundError, userInputError } from '../common/errors.js';
-import { toGlobalId } from '../common/global-id.js';
+import { isUuid, toGlobalId } from '../common/global-id.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { toCluster, type ClusterView } from './cluster.mapper.js';
@@ -23,6 +23,15 @@ const DEFAULT_ORDER: ClusterOrder = {
 };
 
 /** Reads: one cluster, and pages of clusters (keyset, filtered, scoped). */
+/** A timestamp sort value exactly as pageSql writes it into cursors (to_char, microseconds, UTC). */
+const SORT_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const isSortTimestamp = (value: string): boolean => {
+  if (!SORT_TIMESTAMP.test(value)) return false;
+  const at = new Date(value);
+  // A calendar-valid instant only (no 31 February): what PostgreSQL's timestamptz accepts.
+  return !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 19) === value.slice(0, 19);
+};
+
 @Injectable()
 export class ClusterQueries {
   private readonly db: PrismaClient;
@@ -60,7 +69,8 @@ export class ClusterQueries {
         parts.length !== 3 ||
         parts[0] !== order.field ||
         typeof parts[1] !== 'string' ||
-        typeof parts[2] !== 'string'
+        !isUuid(parts[2]) ||
+        (order.field !== ClusterOrderField.NAME && !isSortTimestamp(parts[1]))
       ) {
         throw userInputError(
           backward ? 'before' : 'after',

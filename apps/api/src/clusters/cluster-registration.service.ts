@@ -96,11 +96,14 @@ export class ClusterRegistration {
       }
       throw err;
     }
-    // If Redis refuses now, the worker's credential sync recreates the user from the stored hash.
-    await this.credentials.applyAcl(row.id, [credentials.redisPasswordHash]).catch(() => undefined);
-    // The first order tells the sidecar what "nothing enabled yet" means for this cluster.
-    await this.queues.requestReconcile({ clusterId: row.id, generation: 1 });
-    await clusterChanged(this.events, row.id);
+    await afterCommit('registerCluster', row.id, [
+      // Else the worker's ACL sync recreates the user from the stored hash.
+      () => this.credentials.applyAcl(row.id, [credentials.redisPasswordHash]),
+      // The first order tells the sidecar what "nothing enabled yet" means for this cluster;
+      // else the worker's resync dispatches it (generation 1 above observed 0).
+      () => this.queues.requestReconcile({ clusterId: row.id, generation: 1 }),
+      () => clusterChanged(this.events, row.id),
+    ]);
     return { cluster: this.queries.toModel(row), ...this.credentialsPayload(row, credentials) };
   }
 
@@ -178,11 +181,57 @@ export class ClusterRegistration {
       await this.audit.record(tx, principal, 'rotateClusterCredentials', uid, snapshot, snapshot);
       return { row: updated, previousRedisPasswordHash: current.redisPasswordHash };
     });
-    await this.credentials.applyAcl(uid, [issued.redisPasswordHash, previousRedisPasswordHash]);
+    await afterCommit('rotateClusterCredentials', uid, [
+      () => this.credentials.applyAcl(uid, [issued.redisPasswordHash, previousRedisPasswordHash]),
+    ]);
     return {
       cluster: this.queries.toModel(row),
       ...this.credentialsPayload(row, issued),
       previousValidUntil,
     };
+  }
+}
+
+/** How long a request waits for Redis after its PostgreSQL commit before answering anyway. */
+export const AFTER_COMMIT_REDIS_MS = 2_000;
+
+/**
+ * Redis work after the PostgreSQL commit that issued one-time secrets. The commit stands, so the
+ * secrets must reach the caller whatever Redis does. The steps run in order (the sidecar's user
+ * exists before its first order), each within AFTER_COMMIT_REDIS_MS; the first that fails or
+ * times out is logged and the rest are left to their repair rather than waited for: the worker's
+ * ACL sync recreates sidecar users from the stored hashes, its resync dispatches orders from
+ * PostgreSQL, and a lost event costs freshness only. A command to a Redis that is down stays in
+ * ioredis' queue and is sent if Redis returns.
+ */
+async function afterCommit(
+  action: string,
+  clusterId: string,
+  steps: (() => Promise<unknown>)[],
+): Promise<void> {
+  for (const step of steps) {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis did not answer within ${AFTER_COMMIT_REDIS_MS} ms`)),
+        AFTER_COMMIT_REDIS_MS,
+      );
+    });
+    try {
+      await Promise.race([step(), deadline]);
+    } catch (err) {
+      console.warn(
+        JSON.stringify({
+          level: 'warn',
+          msg: 'Redis failed after the commit; the worker repairs what is left',
+          action,
+          clusterId,
+          err: err instanceof Error ? err.message : String(err),
+        }),
+      );
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -9,6 +9,10 @@ export type NodeType = 'Cluster' | 'ApiToken' | 'Rollout';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Whether a value is a UUID (what PostgreSQL's uuid type accepts from this API). */
+export const isUuid = (value: unknown): value is string =>
+  typeof value === 'string' && UUID.test(value);
+
 export const toGlobalId = (type: NodeType, uid: string): string =>
   Buffer.from(`${type}:${uid}`, 'utf8').toString('base64url');
 

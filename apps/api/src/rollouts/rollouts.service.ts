@@ -13,7 +13,7 @@ import {
   parseInput,
   userInputError,
 } from '../common/errors.js';
-import { toGlobalId } from '../common/global-id.js';
+import { isUuid, toGlobalId } from '../common/global-id.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { FleetEventsService } from '../events/fleet-events.service.js';
 import type { RolloutChangeInput, RolloutStrategyInput } from './dto/rollout.inputs.js';
@@ -67,6 +67,8 @@ export class RolloutsService {
     changeInput: RolloutChangeInput,
     strategyInput: RolloutStrategyInput | null | undefined,
   ): Promise<Rollout> {
+    if (selector !== '' && selector.trim() === '')
+      throw userInputError('selector', 'must not be blank; "" selects every cluster in scope');
     const requirements = parseSelectorInput(selector, 'selector');
     const change = parseInput(RolloutChangeSchema, changeInput, 'change');
     const upsert = changeInput.upsertNodePool;
@@ -169,16 +171,6 @@ export class RolloutsService {
       'resumeRollout',
       [RolloutState.PAUSED, RolloutState.FAILED],
       async (tx, row) => {
-        if (principal.scope) {
-          // Resuming changes clusters; every one still to be changed or re-judged must be the caller's.
-          const outside = await tx.$queryRaw<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM "RolloutCluster" rc JOIN "Cluster" c ON c.id = rc."clusterId"
-           WHERE rc."rolloutId" = ${uid}::uuid AND rc.state IN ('PENDING', 'APPLYING', 'FAILED') AND NOT (${scopeSql(principal)})`;
-          if ((outside[0]?.n ?? 0) > 0)
-            throw forbiddenError(
-              `token ${principal.name} may not resume a rollout over clusters outside its scope`,
-            );
-        }
         const now = new Date();
         await tx.rolloutCluster.updateMany({
           where: { rolloutId: uid, state: 'FAILED' },
@@ -192,9 +184,21 @@ export class RolloutsService {
             deadlineAt: new Date(now.getTime() + row.waveTimeoutSeconds * 1000),
           },
         });
+        // The rollout continues on the resumer's authority: the driver checks this token (and
+        // this scope) before each change from now on.
+        const token = await tx.apiToken.findUnique({
+          where: { id: principal.tokenId },
+          select: { labelSelector: true },
+        });
         await tx.rollout.update({
           where: { id: uid },
-          data: { state: 'RUNNING', reason: null, finishedAt: null },
+          data: {
+            state: 'RUNNING',
+            reason: null,
+            finishedAt: null,
+            createdByTokenId: principal.tokenId,
+            scopeSelector: token?.labelSelector ?? null,
+          },
         });
       },
     );
@@ -236,7 +240,30 @@ export class RolloutsService {
       },
     });
     if (!row) throw notFoundError('rollout', toGlobalId('Rollout', uid));
-    return toRollout(row);
+    return toRollout(await this.withinScope(principal, row));
+  }
+
+  /**
+   * The rollout as the reader may see it: only the clusters within its scope (and the counts of
+   * those), so a rollout visible through one cluster does not reveal the others.
+   */
+  private async withinScope<R extends RolloutRow>(principal: Principal, row: R): Promise<R> {
+    const rows = await this.withinScopeAll(principal, [row]);
+    return rows[0]!;
+  }
+
+  private async withinScopeAll<R extends RolloutRow>(
+    principal: Principal,
+    rows: R[],
+  ): Promise<R[]> {
+    if (!principal.scope) return rows;
+    const ids = [...new Set(rows.flatMap((r) => r.clusters.map((c) => c.clusterId)))];
+    const visible = ids.length
+      ? await this.db.$queryRaw<{ id: string }[]>`
+          SELECT c.id::text AS id FROM "Cluster" c WHERE c.id = ANY(${ids}::uuid[]) AND ${scopeSql(principal)}`
+      : [];
+    const mine = new Set(visible.map((v) => v.id));
+    return rows.map((r) => ({ ...r, clusters: r.clusters.filter((c) => mine.has(c.clusterId)) }));
   }
 
   /** Newest first; scoped tokens see rollouts that touch at least one of their clusters. */
@@ -256,7 +283,7 @@ export class RolloutsService {
     let after = Prisma.empty;
     if (page.after) {
       const [at, id] = decodeCursor(page.after, 'after');
-      if (typeof at !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(at))) {
+      if (typeof at !== 'string' || !isUuid(id) || Number.isNaN(Date.parse(at))) {
         throw userInputError('after', 'is not a cursor returned by this API');
       }
       after = Prisma.sql`AND (r."createdAt", r.id) < (${new Date(at)}, ${id}::uuid)`;
@@ -270,13 +297,16 @@ export class RolloutsService {
       >`SELECT count(*)::int AS count FROM "Rollout" r WHERE ${where}`,
     ]);
     const pageIds = ids.slice(0, size);
-    const rows = await this.db.rollout.findMany({
-      where: { id: { in: pageIds.map((r) => r.id) } },
-      include: {
-        waves: { orderBy: { index: 'asc' } },
-        clusters: { orderBy: [{ wave: 'asc' }, { clusterName: 'asc' }] },
-      },
-    });
+    const rows = await this.withinScopeAll(
+      principal,
+      await this.db.rollout.findMany({
+        where: { id: { in: pageIds.map((r) => r.id) } },
+        include: {
+          waves: { orderBy: { index: 'asc' } },
+          clusters: { orderBy: [{ wave: 'asc' }, { clusterName: 'asc' }] },
+        },
+      }),
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const edges = pageIds.flatMap((r) => {
       const row = byId.get(r.id);
@@ -327,6 +357,16 @@ export class RolloutsService {
       const row = rows[0];
       if (!row || !(await this.visible(tx, principal, uid)))
         throw notFoundError('rollout', toGlobalId('Rollout', uid));
+      if (principal.scope) {
+        // Steering acts on every cluster of the rollout: all of them must be the caller's.
+        const outside = await tx.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM "RolloutCluster" rc JOIN "Cluster" c ON c.id = rc."clusterId"
+           WHERE rc."rolloutId" = ${uid}::uuid AND NOT (${scopeSql(principal)})`;
+        if ((outside[0]?.n ?? 0) > 0)
+          throw forbiddenError(
+            `token ${principal.name} may not ${action} a rollout that includes clusters outside its scope`,
+          );
+      }
       if (!from.includes(row.state as RolloutState)) {
         throw conflictError(`rollout is ${row.state}; ${action} needs ${from.join(' or ')}`);
       }

@@ -139,6 +139,20 @@ export class RolloutDriver {
       take: this.applyBatch,
     });
     if (pending.length) {
+      // Each change is made on the starter's authority: a token revoked or expired since the
+      // start changes nothing more. Paused (not failed) so that someone entitled can resume it.
+      const refusal = await starterRefusal(tx, rollout.createdByTokenId, now);
+      if (refusal) {
+        await tx.rollout.update({
+          where: { id: rollout.id },
+          data: {
+            state: 'PAUSED',
+            reason: `StarterTokenInvalid: ${refusal}; resume to continue on your authority`,
+          },
+        });
+        out.changed = true;
+        return;
+      }
       await this.apply(tx, rollout, pending, now, out);
       return;
     }
@@ -306,4 +320,24 @@ export class RolloutDriver {
       out.reconciles.push({ clusterId: rc.clusterId, generation });
     }
   }
+}
+
+/** Why the token that started a rollout may no longer act, or undefined when it still may. */
+async function starterRefusal(
+  tx: Tx,
+  tokenId: string | null,
+  now: Date,
+): Promise<string | undefined> {
+  // Rollouts from before tokens were recorded, or whose token row was deleted, have no starter to check.
+  if (!tokenId) return undefined;
+  const token = await tx.apiToken.findUnique({
+    where: { id: tokenId },
+    select: { name: true, revokedAt: true, expiresAt: true },
+  });
+  if (!token) return 'the token that started it no longer exists';
+  if (token.revokedAt)
+    return `the token that started it (${token.name}) was revoked at ${token.revokedAt.toISOString()}`;
+  if (token.expiresAt && token.expiresAt <= now)
+    return `the token that started it (${token.name}) expired at ${token.expiresAt.toISOString()}`;
+  return undefined;
 }
