@@ -12,6 +12,11 @@ import type { ClusterObjectReader } from '../cluster-reader.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
 import { parseClusterProxy, PROXY_NAME } from './proxy.js';
 import {
+  AUTHENTICATION_NAME,
+  CLOUD_CREDENTIAL_NAME,
+  parseCloudCredentials,
+} from './credentials-mode.js';
+import {
   MACHINE_API_NAMESPACE,
   parseWorkerMachineSet,
   selectWorkerMachineSet,
@@ -101,6 +106,13 @@ async function discover({
     await readCluster(`Proxy ${PROXY_NAME}`, () => reader.getProxy()),
   );
   if (!proxy.ok) throw new Stop(proxy);
+  const cloudCredentials = parseCloudCredentials(
+    await readCluster(`CloudCredential ${CLOUD_CREDENTIAL_NAME}`, () =>
+      reader.getCloudCredential(),
+    ),
+    await readCluster(`Authentication ${AUTHENTICATION_NAME}`, () => reader.getAuthentication()),
+  );
+  if (!cloudCredentials.ok) throw new Stop(cloudCredentials);
 
   const machineSets = await readCluster(`MachineSets in ${MACHINE_API_NAMESPACE}`, () =>
     reader.listMachineSets(MACHINE_API_NAMESPACE),
@@ -131,6 +143,7 @@ async function discover({
         platform: 'AWS',
         ...infrastructure.value,
         ...(proxy.value ? { proxy: proxy.value } : {}),
+        cloudCredentials: cloudCredentials.value,
         worker: chosen.worker,
         subnets,
         securityGroupIDs: chosen.securityGroupIDs,
