@@ -16,6 +16,22 @@ export interface Ec2World {
   instances?: Ec2WorldInstance[];
   /** SQS queues of the account and region (Karpenter's interruption queue), by name. */
   queues?: SqsWorldQueue[];
+  /** IAM roles of the account (a Manual/STS cluster's web-identity role), with their policies. */
+  roles?: IamWorldRole[];
+}
+
+export interface IamWorldPolicyStatement {
+  Effect: 'Allow' | 'Deny';
+  Action: string | string[];
+  Resource: string | string[];
+}
+
+export interface IamWorldRole {
+  RoleName: string;
+  /** `/` unless given; part of the ARN. */
+  Path?: string;
+  /** Inline and attached policies alike: SimulatePrincipalPolicy evaluates them all. */
+  Policies: { PolicyName: string; PolicyDocument: { Statement: IamWorldPolicyStatement[] } }[];
 }
 
 export interface SqsWorldQueue {
