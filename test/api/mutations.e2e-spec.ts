@@ -210,6 +210,11 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
         { interruptionQueue: 'spot events!' },
         'input.interruptionQueue',
       ],
+      [
+        'a web-identity role that is not an IAM role ARN',
+        { webIdentityRoleArn: 'arn:aws:iam::123456789012:user/karpenter' },
+        'input.webIdentityRoleArn',
+      ],
     ])('setKarpenter: %s', async (_what, input, field) => {
       await expectRefused(SET_KARPENTER, { id: clusterId, input }, 'BAD_USER_INPUT', field);
     });

@@ -128,6 +128,8 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
       'disable',
       '--feature-gate',
       'Drift=true',
+      '--web-identity-role',
+      'arn:aws:iam::123456789012:role/ocp-east-karpenter',
     ]);
     expect(enable).toMatchObject({ code: 0, stderr: '' });
     expect(enable.stdout).toMatch(/karpenter enabled, cluster autoscaler DISABLE \(generation 2/);
@@ -148,6 +150,7 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
       generation: 3,
       clusterAutoscalerMode: 'DISABLE',
       featureGates: { Drift: true },
+      webIdentityRoleArn: 'arn:aws:iam::123456789012:role/ocp-east-karpenter',
     });
     expect(cluster.nodePools.map((p) => [p.name, p.spec.limits])).toEqual([
       ['general', { cpu: '100' }],
@@ -181,6 +184,17 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
       kfleet(['nodepools', 'apply', 'ocp-east', '-f', file('spec.yaml', 'limits: {cpu: "1"}\n')]),
       kfleet(['karpenter', 'enable', 'ocp-east', '--cas', 'off']),
     ]);
+    const role = await kfleet([
+      'karpenter',
+      'enable',
+      'ocp-east',
+      '--web-identity-role',
+      'arn:aws:iam::123456789012:user/karpenter',
+    ]);
+    expect(role.code).toBe(2);
+    expect(role.stderr).toMatch(
+      /must be an IAM role ARN.*\(code: BAD_USER_INPUT, field: input\.webIdentityRoleArn\)\n$/,
+    );
     expect(selector.code).toBe(2);
     expect(selector.stderr).toMatch(
       /^error: .*\(code: BAD_USER_INPUT, field: filter\.labelSelector\)\n$/,

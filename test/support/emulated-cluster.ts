@@ -86,6 +86,7 @@ export async function startEmulatedCluster(
       KUBECONFIG: kubeconfigPath,
       AWS_ENDPOINT_URL_EC2: ec2.url,
       AWS_ENDPOINT_URL_SQS: ec2.url,
+      AWS_ENDPOINT_URL_IAM: ec2.url,
       AWS_REGION: ec2.region,
       AWS_ACCESS_KEY_ID: ec2.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,

@@ -66,6 +66,8 @@ export function fixtureInfrastructure(): AwsStandaloneInfrastructure {
     apiServerInternalURI: 'https://api-int.prod-east.example.com:6443',
     controlPlaneTopology: 'HighlyAvailable',
     resourceTags: { 'cost-center': '4411', team: 'platform' },
+    // The fixture has no CloudCredential: CCO's default mode.
+    cloudCredentials: { mode: 'Default' },
     worker: {
       name: 'prod-east-7xk2p-worker-us-east-1a',
       providerSpecAPIVersion: 'machine.openshift.io/v1beta1',

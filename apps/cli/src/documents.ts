@@ -14,6 +14,7 @@ const CLUSTER_DETAIL = `
   inSync
   karpenter {
     enabled paused generation clusterAutoscalerMode logLevel featureGates nodeClassOverrides
+    webIdentityRoleArn
   }
   nodePools { name spec updatedAt }
   status {

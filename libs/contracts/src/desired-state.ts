@@ -126,6 +126,18 @@ export const sqsQueueName = z
     'must be an SQS queue name: 1 to 80 letters, digits, hyphens or underscores',
   );
 
+/**
+ * An IAM role ARN (arn:<partition>:iam::<12-digit account>:role/<optional path/>name), the
+ * role the operand assumes with its service-account token on a Manual/STS cluster.
+ */
+export const iamRoleArn = z
+  .string()
+  .max(2048, 'must be no more than 2048 characters')
+  .regex(
+    /^arn:aws(-[a-z]+)*:iam::\d{12}:role\/([\x21-\x7e]+\/)?[\w+=,.@-]{1,64}$/,
+    'must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/karpenter',
+  );
+
 /** The whole desired Karpenter state of one cluster, as an order carries it. */
 export const KarpenterDesiredState = z.object({
   enabled: z.boolean(),
@@ -142,6 +154,11 @@ export const KarpenterDesiredState = z.object({
   operand: KarpenterOperand.optional(),
   /** Spot interruption and instance health events: the SQS queue Karpenter reads, if any. */
   interruptionQueue: sqsQueueName.optional(),
+  /**
+   * The IAM role the operand assumes with its projected service-account token where the Cloud
+   * Credential Operator runs in Manual/STS mode (no CredentialsRequest is minted there).
+   */
+  webIdentityRoleArn: iamRoleArn.optional(),
 });
 export type KarpenterDesiredState = z.infer<typeof KarpenterDesiredState>;
 

@@ -101,6 +101,22 @@ export const INFRASTRUCTURE = defineKind(
 );
 /** The cluster-wide egress proxy (`cluster`); its status is what components must use. */
 export const PROXY = defineKind('config.openshift.io', 'v1', 'Proxy', 'proxies', false);
+/** The cluster's authentication settings (`cluster`); spec.serviceAccountIssuer marks STS. */
+export const AUTHENTICATION = defineKind(
+  'config.openshift.io',
+  'v1',
+  'Authentication',
+  'authentications',
+  false,
+);
+/** The Cloud Credential Operator's settings (`cluster`); spec.credentialsMode. */
+export const CLOUD_CREDENTIAL = defineKind(
+  'operator.openshift.io',
+  'v1',
+  'CloudCredential',
+  'cloudcredentials',
+  false,
+);
 export const CLUSTER_OPERATOR = defineKind(
   'config.openshift.io',
   'v1',

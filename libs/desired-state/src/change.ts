@@ -6,6 +6,7 @@ import {
   LogLevel,
   dns1123Subdomain,
   imageByDigest,
+  iamRoleArn,
   sqsQueueName,
 } from '@fleet/contracts';
 import type { Prisma } from '@fleet/database';
@@ -29,6 +30,7 @@ export const DesiredStateChange = z
     /** The operand image, by digest (a mirror's copy of the release). */
     operandImage: imageByDigest.optional(),
     interruptionQueue: sqsQueueName.optional(),
+    webIdentityRoleArn: iamRoleArn.optional(),
   })
   .strict();
 export type DesiredStateChange = z.infer<typeof DesiredStateChange>;

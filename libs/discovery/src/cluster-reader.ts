@@ -1,4 +1,11 @@
-import { INFRASTRUCTURE, MACHINE_SET, PROXY, type ResourceIdentity } from '@fleet/contracts';
+import {
+  AUTHENTICATION,
+  CLOUD_CREDENTIAL,
+  INFRASTRUCTURE,
+  MACHINE_SET,
+  PROXY,
+  type ResourceIdentity,
+} from '@fleet/contracts';
 import {
   ApiException,
   CoreV1Api,
@@ -17,6 +24,10 @@ export interface ClusterObjectReader {
   getInfrastructure(): Promise<unknown>;
   /** Proxy `cluster` (config.openshift.io/v1); undefined where the cluster has none. */
   getProxy(): Promise<unknown>;
+  /** CloudCredential `cluster` (operator.openshift.io/v1); undefined where CCO is not installed. */
+  getCloudCredential(): Promise<unknown>;
+  /** Authentication `cluster` (config.openshift.io/v1). */
+  getAuthentication(): Promise<unknown>;
   /** MachineSets (machine.openshift.io/v1beta1) of a namespace; empty when the CRD is absent. */
   listMachineSets(namespace: string): Promise<unknown[]>;
   /** A Secret with its `data` values base64-encoded, as the API returns them. */
@@ -61,12 +72,25 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
     );
   }
 
-  async getProxy(): Promise<unknown> {
+  getProxy(): Promise<unknown> {
+    return this.getCluster(PROXY);
+  }
+
+  getCloudCredential(): Promise<unknown> {
+    return this.getCluster(CLOUD_CREDENTIAL);
+  }
+
+  getAuthentication(): Promise<unknown> {
+    return this.getCluster(AUTHENTICATION);
+  }
+
+  /** The cluster-scoped singleton `cluster` of an OpenShift configuration kind. */
+  private getCluster(kind: ResourceIdentity): Promise<unknown> {
     return notFoundAsUndefined(
       this.customObjects.getClusterCustomObject({
-        group: PROXY.group,
-        version: PROXY.version,
-        plural: PROXY.plural,
+        group: kind.group,
+        version: kind.version,
+        plural: kind.plural,
         name: 'cluster',
       }) as Promise<unknown>,
     );
@@ -154,10 +178,20 @@ export class InMemoryClusterObjectReader implements ClusterObjectReader {
   }
 
   getProxy(): Promise<unknown> {
-    return Promise.resolve(
-      this.objects.find(
-        (o) => o.kind === PROXY.kind && o.metadata?.name === 'cluster' && isGroup(o, PROXY.group),
-      ),
+    return Promise.resolve(this.findCluster(PROXY));
+  }
+
+  getCloudCredential(): Promise<unknown> {
+    return Promise.resolve(this.findCluster(CLOUD_CREDENTIAL));
+  }
+
+  getAuthentication(): Promise<unknown> {
+    return Promise.resolve(this.findCluster(AUTHENTICATION));
+  }
+
+  private findCluster(kind: ResourceIdentity): KubeObject | undefined {
+    return this.objects.find(
+      (o) => o.kind === kind.kind && o.metadata?.name === 'cluster' && isGroup(o, kind.group),
     );
   }
 

@@ -3,6 +3,7 @@ export type DiscoveryFailureReason =
   | 'InfrastructureNotFound'
   | 'InvalidInfrastructure'
   | 'InvalidProxy'
+  | 'InvalidCloudCredential'
   | 'UnsupportedPlatform'
   | 'NoWorkerMachineSet'
   | 'InvalidWorkerMachineSet'

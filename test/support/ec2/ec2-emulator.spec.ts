@@ -21,6 +21,12 @@ import {
   QueueDoesNotExist,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import {
+  IAMClient,
+  NoSuchEntityException,
+  SimulatePrincipalPolicyCommand,
+  paginateSimulatePrincipalPolicy,
+} from '@aws-sdk/client-iam';
 import { join } from 'node:path';
 
 import { fixtureClusterDir } from '../fixtures.js';
@@ -662,5 +668,105 @@ describe('Ec2Emulator: SQS on the wire protocol of @aws-sdk/client-sqs (AWS JSON
       (err as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode,
     ).toBeGreaterThanOrEqual(400);
     expect(emulator.requestLog.at(-1)?.errorCode).toEqual(expect.any(String));
+  });
+});
+
+describe('Ec2Emulator: IAM on the wire protocol of @aws-sdk/client-iam (query, member lists)', () => {
+  const emulator = new Ec2Emulator({
+    region: 'us-east-1',
+    accountId: '123456789012',
+    roles: [
+      {
+        RoleName: 'karpenter',
+        Path: '/openshift/',
+        Policies: [
+          {
+            PolicyName: 'describe',
+            PolicyDocument: {
+              Statement: [
+                { Effect: 'Allow', Action: ['ec2:Describe*', 'iam:PassRole'], Resource: '*' },
+                { Effect: 'Deny', Action: 'ec2:DescribeImages', Resource: '*' },
+                {
+                  Effect: 'Allow',
+                  Action: 'sqs:ReceiveMessage',
+                  Resource: 'arn:aws:sqs:us-east-1:123456789012:spot-*',
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  });
+  let iam: IAMClient;
+  const ARN = 'arn:aws:iam::123456789012:role/openshift/karpenter';
+
+  beforeAll(async () => {
+    await emulator.start();
+    iam = new IAMClient({ ...emulator.clientConfig(), maxAttempts: 1 });
+  });
+  afterAll(async () => {
+    iam.destroy();
+    await emulator.stop();
+  });
+
+  it('SimulatePrincipalPolicy: allowed, explicitDeny and implicitDeny, wildcards included', async () => {
+    const { EvaluationResults, IsTruncated } = await iam.send(
+      new SimulatePrincipalPolicyCommand({
+        PolicySourceArn: ARN,
+        ActionNames: ['EC2:DescribeSubnets', 'ec2:DescribeImages', 'ec2:RunInstances'],
+      }),
+    );
+    expect(IsTruncated).toBe(false);
+    expect(EvaluationResults?.map((r) => [r.EvalActionName, r.EvalDecision])).toEqual([
+      ['EC2:DescribeSubnets', 'allowed'],
+      ['ec2:DescribeImages', 'explicitDeny'],
+      ['ec2:RunInstances', 'implicitDeny'],
+    ]);
+    expect(emulator.requestLog.at(-1)).toMatchObject({
+      action: 'iam:SimulatePrincipalPolicy',
+      params: { PolicySourceArn: ARN, 'ActionNames.member.1': 'EC2:DescribeSubnets' },
+    });
+  });
+
+  it('evaluates against the resources asked about', async () => {
+    const decide = async (resource: string) =>
+      (
+        await iam.send(
+          new SimulatePrincipalPolicyCommand({
+            PolicySourceArn: ARN,
+            ActionNames: ['sqs:ReceiveMessage'],
+            ResourceArns: [resource],
+          }),
+        )
+      ).EvaluationResults?.[0]?.EvalDecision;
+    expect(await decide('arn:aws:sqs:us-east-1:123456789012:spot-east')).toBe('allowed');
+    expect(await decide('arn:aws:sqs:us-east-1:123456789012:other')).toBe('implicitDeny');
+  });
+
+  it('pages with MaxItems and Marker, as the SDK paginator follows them', async () => {
+    const actions: string[] = [];
+    for await (const page of paginateSimulatePrincipalPolicy(
+      { client: iam, pageSize: 2 },
+      { PolicySourceArn: ARN, ActionNames: ['ec2:A', 'ec2:B', 'ec2:C', 'ec2:D', 'ec2:E'] },
+    ))
+      actions.push(...(page.EvaluationResults ?? []).map((r) => r.EvalActionName!));
+    expect(actions).toEqual(['ec2:A', 'ec2:B', 'ec2:C', 'ec2:D', 'ec2:E']);
+  });
+
+  it('an unknown role is NoSuchEntity (404), as the SDK models it', async () => {
+    const err = await iam
+      .send(
+        new SimulatePrincipalPolicyCommand({
+          PolicySourceArn: 'arn:aws:iam::123456789012:role/nobody',
+          ActionNames: ['ec2:RunInstances'],
+        }),
+      )
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoSuchEntityException);
+    expect(err).toMatchObject({
+      message: 'The role with name nobody cannot be found.',
+      $metadata: { httpStatusCode: 404 },
+    });
   });
 });

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { IAM_API_VERSION, IAM_XMLNS, IamError, IamService } from './iam.js';
 import { verifySigV4, type SigV4Credentials } from './sigv4.js';
 import type {
   Ec2InstanceStateName,
@@ -14,6 +15,7 @@ import type {
   Ec2WorldSecurityGroup,
   Ec2WorldSubnet,
   Ec2WorldVpc,
+  IamWorldRole,
   SqsWorldQueue,
 } from './world.js';
 import { DEFAULT_INSTANCE_TYPES } from './world.js';
@@ -117,6 +119,7 @@ export class Ec2Emulator {
   private instances: Ec2Instance[] = [];
   private queues: SqsWorldQueue[] = [];
   private instanceTypes: Ec2WorldInstanceType[] = [];
+  private readonly iam = new IamService(() => this.accountId);
   private injected: (Ec2InjectedError & { action: string; remaining: number })[] = [];
   private stalls: { action: string; remaining: number; stalled: number }[] = [];
   private ipCounter = 0;
@@ -167,6 +170,17 @@ export class Ec2Emulator {
     for (const instance of world.instances ?? []) this.addInstance(instance);
     this.queues = structuredClone(world.queues ?? []);
     this.instanceTypes = structuredClone([...(world.instanceTypes ?? DEFAULT_INSTANCE_TYPES)]);
+    this.iam.seed(world.roles);
+  }
+
+  /** Adds an IAM role, or replaces its policies. */
+  putRole(role: IamWorldRole): void {
+    this.iam.putRole(role);
+  }
+
+  /** The ARN of a role of the world's account. */
+  roleArn(roleName: string): string {
+    return this.iam.roleArn(roleName);
   }
 
   addQueue(queue: SqsWorldQueue): void {
@@ -312,6 +326,11 @@ export class Ec2Emulator {
       for (const [k, v] of new URLSearchParams(body.toString('utf8'))) params.set(k, v);
     }
     const action = params.get('Action') ?? '';
+    // IAM speaks the same query protocol on this port (global service, signed as `iam`).
+    if (params.get('Version') === IAM_API_VERSION) {
+      this.handleIam(req, res, action, params, body);
+      return;
+    }
     const record: Ec2RequestRecord = { action, params: Object.fromEntries(params) };
     this.requestLog.push(record);
 
@@ -359,6 +378,69 @@ export class Ec2Emulator {
       const error = err instanceof Ec2Error ? err : new Ec2Error('InternalError', String(err), 500);
       record.errorCode = error.code;
       this.sendError(res, error);
+    }
+  }
+
+  // ---- IAM (query protocol, `member` lists, ErrorResponse) -----------------------------------
+
+  private handleIam(
+    req: IncomingMessage,
+    res: ServerResponse,
+    action: string,
+    params: Map<string, string>,
+    body: Buffer,
+  ): void {
+    const record: Ec2RequestRecord = {
+      action: `iam:${action}`,
+      params: Object.fromEntries(params),
+    };
+    this.requestLog.push(record);
+    const requestId = randomUUID();
+    try {
+      if (req.method !== 'POST') throw new IamError('InvalidHttpRequest', 'POST only');
+      const rejection = verifySigV4(
+        { method: req.method, url: req.url ?? '/', rawHeaders: req.rawHeaders, body },
+        { credentials: this.credentials, region: this.regionName, service: 'iam' },
+      );
+      if (rejection) throw new IamError(rejection.code, rejection.message, rejection.status);
+      const injected = this.injected.find((e) => e.action === `iam:${action}` && e.remaining > 0);
+      if (injected) {
+        injected.remaining -= 1;
+        throw new IamError(
+          injected.code,
+          injected.message ?? `Injected ${injected.code} for ${action}`,
+          injected.status ?? 400,
+        );
+      }
+      const payload = this.iam.dispatch(action, params);
+      res.writeHead(200, {
+        'content-type': 'text/xml',
+        'x-amzn-requestid': requestId,
+        date: new Date().toUTCString(),
+      });
+      res.end(
+        `<${action}Response xmlns="${IAM_XMLNS}">${renderXml(payload, 'member')}` +
+          `<ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`,
+      );
+    } catch (err) {
+      const error =
+        err instanceof IamError ? err : new IamError('ServiceFailure', String(err), 500);
+      record.errorCode = error.code;
+      if (res.headersSent) return;
+      res.writeHead(error.status, {
+        'content-type': 'text/xml',
+        'x-amzn-requestid': requestId,
+        date: new Date().toUTCString(),
+      });
+      res.end(
+        `<ErrorResponse xmlns="${IAM_XMLNS}"><Error>` +
+          renderXml({
+            Type: error.status >= 500 ? 'Receiver' : 'Sender',
+            Code: error.code,
+            Message: error.message,
+          }) +
+          `</Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+      );
     }
   }
 

@@ -21,6 +21,22 @@ export interface Ec2World {
    * real types with EC2's published figures, `DEFAULT_INSTANCE_TYPES`.
    */
   instanceTypes?: Ec2WorldInstanceType[];
+  /** IAM roles of the account (a Manual/STS cluster's web-identity role), with their policies. */
+  roles?: IamWorldRole[];
+}
+
+export interface IamWorldPolicyStatement {
+  Effect: 'Allow' | 'Deny';
+  Action: string | string[];
+  Resource: string | string[];
+}
+
+export interface IamWorldRole {
+  RoleName: string;
+  /** `/` unless given; part of the ARN. */
+  Path?: string;
+  /** Inline and attached policies alike: SimulatePrincipalPolicy evaluates them all. */
+  Policies: { PolicyName: string; PolicyDocument: { Statement: IamWorldPolicyStatement[] } }[];
 }
 
 /** An instance type as DescribeInstanceTypes describes it (the fields the fleet reads). */

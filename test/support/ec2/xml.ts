@@ -13,18 +13,22 @@ export function escapeXml(value: string): string {
     .replace(/'/g, '&apos;');
 }
 
-export function renderXml(object: XmlObject): string {
+/** `member` is the list element of the AWS Query protocol (IAM, STS); EC2's is `item`. */
+export function renderXml(object: XmlObject, listElement: 'item' | 'member' = 'item'): string {
   let out = '';
   for (const [name, value] of Object.entries(object)) {
     if (value === undefined) continue;
-    out += `<${name}>${renderValue(value)}</${name}>`;
+    out += `<${name}>${renderValue(value, listElement)}</${name}>`;
   }
   return out;
 }
 
-function renderValue(value: XmlValue): string {
+function renderValue(value: XmlValue, listElement: 'item' | 'member'): string {
   if (value === undefined) return '';
-  if (Array.isArray(value)) return value.map((v) => `<item>${renderValue(v)}</item>`).join('');
-  if (typeof value === 'object') return renderXml(value);
+  if (Array.isArray(value))
+    return value
+      .map((v) => `<${listElement}>${renderValue(v, listElement)}</${listElement}>`)
+      .join('');
+  if (typeof value === 'object') return renderXml(value, listElement);
   return escapeXml(String(value));
 }

@@ -420,7 +420,16 @@ export function apply(
     const prefix = p.endsWith('.') ? p.slice(0, -1) : `${p}${SEP}`;
     return others.some((m) => m.set.has(p) || [...m.set].some((q) => q.startsWith(prefix)));
   };
-  const stale = [...previous].filter((p) => !appliedSet.has(p)).sort((a, b) => b.length - a.length);
+  // Whole list items first (outermost first): removing an item's key field first would leave
+  // the item unfindable by its key, stripped but still there. Then fields, innermost first.
+  const stale = [...previous]
+    .filter((p) => !appliedSet.has(p))
+    .sort((a, b) => {
+      const itemA = a.endsWith(`${SEP}.`);
+      const itemB = b.endsWith(`${SEP}.`);
+      if (itemA !== itemB) return itemA ? -1 : 1;
+      return itemA ? a.length - b.length : b.length - a.length;
+    });
   for (const p of stale) if (!ownedByOthers(p)) removePath(merged, p);
   if (!mine) {
     mine = { manager, operation: 'Apply', apiVersion, time: nowIso(), set: appliedSet };

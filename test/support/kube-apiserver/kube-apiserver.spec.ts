@@ -341,6 +341,41 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     ).toBe(404);
   });
 
+  it('server-side apply removes a whole keyed list item its manager no longer applies', async () => {
+    const pod = (volumes: Record<string, unknown>[]): KubernetesObject =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'ssa-volumes', namespace: 'default' },
+        spec: {
+          containers: [{ name: 'c', image: 'registry.example/c@sha256:' + 'a'.repeat(64) }],
+          volumes,
+        },
+      }) as KubernetesObject;
+    const token = {
+      name: 'token',
+      projected: { sources: [{ serviceAccountToken: { path: 't' } }] },
+    };
+    await objects.patch(
+      pod([{ name: 'creds', secret: { secretName: 'creds' } }, token]),
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
+    const dropped = (await objects.patch(
+      pod([token]),
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    )) as { spec: { volumes: { name?: string }[] } };
+    // Not the item stripped of its key and fields ({secret: {}}): the item itself is gone.
+    expect(dropped.spec.volumes.map((v) => v.name)).toEqual(['token']);
+  });
+
   it('server-side apply tracks ownership, removes dropped fields, conflicts and forces', async () => {
     const cm = (
       data: Record<string, string>,

@@ -1,6 +1,7 @@
 import {
   KarpenterVersion,
   imageByDigest,
+  iamRoleArn,
   sqsQueueName,
   ClusterAutoscalerMode,
   FeatureGates,
@@ -70,6 +71,7 @@ export const SetKarpenterSchema = z.object({
   karpenterVersion: KarpenterVersion.nullish(),
   operandImage: imageByDigest.nullish(),
   interruptionQueue: sqsQueueName.nullish(),
+  webIdentityRoleArn: iamRoleArn.nullish(),
   expectedGeneration: z.number().int().positive().nullish(),
 });
 

@@ -129,6 +129,7 @@ export interface PageRow {
   logLevel: string;
   featureGates: Prisma.JsonValue;
   nodeClassOverrides: Prisma.JsonValue;
+  webIdentityRoleArn: string | null;
   observedGeneration: number;
   conditions: Prisma.JsonValue;
   metrics: Prisma.JsonValue;
@@ -157,7 +158,7 @@ export function pageSql(q: PageQuery): Prisma.Sql {
     SELECT c.id, c.name, c.topology::text AS topology, c.platform::text AS platform, c.region, c."infraID",
            c.labels, c."managementCluster", c."hcpNamespace", c."createdAt",
            d.generation, d.enabled, d.paused, d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode",
-           d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides",
+           d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides", d."webIdentityRoleArn",
            s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler", s."machineConfigPools",
            s."sidecarVersion", s."sidecarContractVersion",
            COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec, 'updatedAt', p."updatedAt") ORDER BY p.name)
@@ -211,6 +212,7 @@ export function fromPageRow(r: PageRow): ClusterView {
       logLevel: r.logLevel as NonNullable<ClusterView['desired']>['logLevel'],
       featureGates: r.featureGates,
       nodeClassOverrides: r.nodeClassOverrides,
+      webIdentityRoleArn: r.webIdentityRoleArn,
     },
     status: {
       observedGeneration: r.observedGeneration,

@@ -22,6 +22,7 @@ type DesiredView = Pick<
   | 'logLevel'
   | 'featureGates'
   | 'nodeClassOverrides'
+  | 'webIdentityRoleArn'
 >;
 type StatusView = Pick<
   NonNullable<ClusterRow['status']>,
@@ -98,6 +99,7 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       logLevel: desired.logLevel as KarpenterLogLevel,
       featureGates: desired.featureGates,
       nodeClassOverrides: desired.nodeClassOverrides,
+      webIdentityRoleArn: desired.webIdentityRoleArn,
     },
     status: {
       observedGeneration: status.observedGeneration,

@@ -108,6 +108,10 @@ export function addKarpenterCommands(
         'feature gate, merged over the current ones (repeatable)',
         collect,
       )
+      .option(
+        '--web-identity-role <arn>',
+        'IAM role ARN the operand assumes on a Cloud Credential Operator Manual/STS cluster',
+      )
       .option('--expected-generation <n>', 'fail with CONFLICT unless the generation is still n')
       .option('--wait', 'return once the cluster reports the new generation')
       .option('--timeout <duration>', 'with --wait: give up after this long (exit 6)', '5m')
@@ -118,6 +122,7 @@ export function addKarpenterCommands(
             cas?: string;
             logLevel?: string;
             featureGate?: string[];
+            webIdentityRole?: string;
             expectedGeneration?: string;
             wait?: boolean;
             timeout: string;
@@ -130,6 +135,8 @@ export function addKarpenterCommands(
           const input: Record<string, unknown> = { enabled: verb === 'enable' };
           if (opts.cas) input.clusterAutoscalerMode = parseCasMode(opts.cas);
           if (opts.logLevel) input.logLevel = parseLogLevel(opts.logLevel);
+          // Validated by the API, which names the field in its refusal.
+          if (opts.webIdentityRole) input.webIdentityRoleArn = opts.webIdentityRole;
           if (opts.expectedGeneration)
             input.expectedGeneration = parseIntOption(
               opts.expectedGeneration,

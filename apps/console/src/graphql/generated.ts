@@ -58,6 +58,8 @@ export type SetKarpenterInput = {
   /** Operand image by digest (registry/repository@sha256:…), e.g. a mirror’s copy. */
   operandImage?: string | null | undefined;
   paused?: boolean | null | undefined;
+  /** IAM role the operand assumes with its service-account token on a Cloud Credential Operator Manual/STS cluster (arn:aws:iam::<account>:role/<name>). */
+  webIdentityRoleArn?: string | null | undefined;
 };
 
 export type Topology = 'HOSTED' | 'STANDALONE';

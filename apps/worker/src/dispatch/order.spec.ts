@@ -52,6 +52,12 @@ describe('buildOrder: the operand release', () => {
     expect(buildOrder(row()).spec).not.toHaveProperty('interruptionQueue');
   });
 
+  it('carries the web-identity role when set', () => {
+    const role = 'arn:aws:iam::123456789012:role/prod-east-karpenter';
+    expect(buildOrder(row({ webIdentityRoleArn: role })).spec.webIdentityRoleArn).toBe(role);
+    expect(buildOrder(row()).spec).not.toHaveProperty('webIdentityRoleArn');
+  });
+
   it('names no Karpenter AWS release on other platforms', () => {
     expect(buildOrder(row({ platform: 'CAPI' })).spec).not.toHaveProperty('operand');
   });

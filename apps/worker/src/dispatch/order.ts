@@ -30,6 +30,7 @@ export interface DesiredRow {
   karpenterVersion?: string | null;
   operandImage?: string | null;
   interruptionQueue?: string | null;
+  webIdentityRoleArn?: string | null;
   /** Sorted by name. */
   nodePools: { name: string; spec: unknown }[];
 }
@@ -60,6 +61,7 @@ export function buildOrder(
       // default's mirror only if no version override says otherwise.
       ...(platform === 'AWS' ? { operand: resolveOperand(row, fleetDefault) } : {}),
       ...(row.interruptionQueue ? { interruptionQueue: row.interruptionQueue } : {}),
+      ...(row.webIdentityRoleArn ? { webIdentityRoleArn: row.webIdentityRoleArn } : {}),
     }),
   };
 }

@@ -21,6 +21,16 @@ export const CLUSTER_ROLE_NAME = 'openshift-karpenter';
 export const CREDENTIALS_SECRET_NAME = 'karpenter-cloud-credentials';
 export const CREDENTIALS_MOUNT_PATH = '/etc/provider';
 /**
+ * The projected service-account token an STS cluster's components exchange for their role's
+ * credentials: where OpenShift mounts it, and the audience its OIDC provider is registered with
+ * in IAM (ccoctl registers `openshift`; CCO's STS Secrets name this path as
+ * web_identity_token_file).
+ */
+export const BOUND_SA_TOKEN_VOLUME = 'bound-sa-token';
+export const BOUND_SA_TOKEN_DIR = '/var/run/secrets/openshift/serviceaccount';
+export const BOUND_SA_TOKEN_FILE = `${BOUND_SA_TOKEN_DIR}/token`;
+export const BOUND_SA_TOKEN_AUDIENCE = 'openshift';
+/**
  * OpenShift's trusted CA bundle: the Cluster Network Operator fills a ConfigMap labelled
  * config.openshift.io/inject-trusted-cabundle=true with the system CAs plus the Proxy's
  * spec.trustedCA, under the key ca-bundle.crt; mounted where RHEL images keep their bundle.

@@ -5,6 +5,7 @@ const AwsEnv = z.object({
   AWS_REGION: z.string().min(1).optional(),
   AWS_ENDPOINT_URL_EC2: z.url({ error: 'must be the URL of an EC2 endpoint' }).optional(),
   AWS_ENDPOINT_URL_SQS: z.url({ error: 'must be the URL of an SQS endpoint' }).optional(),
+  AWS_ENDPOINT_URL_IAM: z.url({ error: 'must be the URL of an IAM endpoint' }).optional(),
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
@@ -49,7 +50,7 @@ export function ec2CallDeadlineMs(env: Readonly<Record<string, string | undefine
 export function awsClientConfig(
   env: Readonly<Record<string, string | undefined>>,
   region: string,
-  service: 'EC2' | 'SQS' = 'EC2',
+  service: 'EC2' | 'SQS' | 'IAM' = 'EC2',
 ): EC2ClientConfig {
   const e = parseAwsEnv(env);
   const timeoutMs = e.EC2_REQUEST_TIMEOUT_SECONDS * 1000;

@@ -1,5 +1,10 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
+  IAMClient,
+  NoSuchEntityException,
+  paginateSimulatePrincipalPolicy,
+} from '@aws-sdk/client-iam';
+import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   QueueDoesNotExist,
@@ -14,6 +19,7 @@ import { awsClientConfig, ec2CallDeadlineMs } from './credentials.js';
 import { describeInstancesLookup } from './describe-instances.js';
 import { validateKubeletForMachineConfig } from '../openshift/machine-config.js';
 import { validateNodeClassOverrides } from './nodeclass.js';
+import { karpenterPolicyStatements, usesWebIdentity } from './operand.js';
 import { AwsStandaloneCloudProvider } from './provider.js';
 
 /** The fleet API's checks for AWS: the EC2NodeClass CRD, then the provider's own rules. */
@@ -56,6 +62,7 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
   readonly statusSurfaces = ['ClusterOperator'] as const;
   private readonly clients = new Map<string, EC2Client>();
   private readonly sqsClients = new Map<string, SQSClient>();
+  private iamClient: IAMClient | undefined;
 
   constructor(private readonly context: DriverContext) {}
 
@@ -84,12 +91,93 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
     return client;
   }
 
+  /** IAM is global: one client, signed for the cluster's region's partition. */
+  private iam(region: string): IAMClient {
+    this.iamClient ??= new IAMClient(awsClientConfig(this.context.env, region, 'IAM'));
+    return this.iamClient;
+  }
+
+  async checkCloud(infra: AwsStandaloneInfrastructure, desired: KarpenterDesiredState) {
+    return (
+      (await this.checkWebIdentityRole(infra, desired)) ??
+      (await this.checkInterruptionQueue(infra, desired))
+    );
+  }
+
+  /**
+   * Manual/STS: nobody mints credentials, so Karpenter runs as the admin's role, and a role that
+   * lacks an action fails only when Karpenter first needs it (a launch, a Spot interruption).
+   * SimulatePrincipalPolicy evaluates the role's identity policies (inline, attached, boundary)
+   * for exactly the statements the CredentialsRequest would have asked for; whether the role
+   * trusts the cluster's OIDC issuer is not something IAM can simulate.
+   */
+  private async checkWebIdentityRole(
+    infra: AwsStandaloneInfrastructure,
+    desired: KarpenterDesiredState,
+  ): Promise<{ reason: string; message: string } | undefined> {
+    if (!desired.enabled || !usesWebIdentity(infra)) return undefined;
+    const role = desired.webIdentityRoleArn;
+    if (!role)
+      return {
+        reason: 'WebIdentityRoleMissing',
+        message:
+          `webIdentityRoleArn: the cluster's Cloud Credential Operator runs in Manual mode with ` +
+          `service-account issuer ${infra.cloudCredentials.serviceAccountIssuer ?? '(unknown)'} ` +
+          `(STS), so no CredentialsRequest is answered; set the IAM role Karpenter assumes ` +
+          `with its service-account token`,
+      };
+    const account = /^arn:[^:]+:iam::(\d{12}):/.exec(role)?.[1] ?? '*';
+    const missing: string[] = [];
+    const denied: string[] = [];
+    try {
+      for (const statement of karpenterPolicyStatements(infra.region, desired, account)) {
+        const scoped = statement.resource !== '*';
+        for await (const page of paginateSimulatePrincipalPolicy(
+          { client: this.iam(infra.region) },
+          {
+            PolicySourceArn: role,
+            ActionNames: statement.action,
+            ...(scoped ? { ResourceArns: [statement.resource] } : {}),
+          },
+        )) {
+          for (const result of page.EvaluationResults ?? []) {
+            if (result.EvalDecision === 'allowed') continue;
+            const name = `${result.EvalActionName ?? '?'}${scoped ? ` on ${statement.resource}` : ''}`;
+            (result.EvalDecision === 'explicitDeny' ? denied : missing).push(name);
+          }
+        }
+      }
+    } catch (err) {
+      if (err instanceof NoSuchEntityException)
+        return {
+          reason: 'WebIdentityRoleNotFound',
+          message: `webIdentityRoleArn: IAM role ${role} does not exist`,
+        };
+      return {
+        reason: 'WebIdentityRoleCheckFailed',
+        message: `webIdentityRoleArn: simulating the policy of ${role}: ${err instanceof Error ? err.message : String(err)}`,
+      };
+    }
+    if (missing.length === 0 && denied.length === 0) return undefined;
+    return {
+      reason: 'WebIdentityRolePolicyIncomplete',
+      message:
+        `webIdentityRoleArn: the policy of ${role} does not allow what Karpenter calls:` +
+        (missing.length ? ` not allowed: ${missing.join(', ')}` : '') +
+        (missing.length && denied.length ? ';' : '') +
+        (denied.length ? ` explicitly denied: ${denied.join(', ')}` : ''),
+    };
+  }
+
   /**
    * The interruption queue must exist in the cluster's region before Karpenter is told to read
    * it: Karpenter only logs its failure to find the queue and runs without interruption
    * handling, which nobody would notice until a Spot reclaim drains nodes without warning.
    */
-  async checkCloud(infra: AwsStandaloneInfrastructure, desired: KarpenterDesiredState) {
+  private async checkInterruptionQueue(
+    infra: AwsStandaloneInfrastructure,
+    desired: KarpenterDesiredState,
+  ): Promise<{ reason: string; message: string } | undefined> {
     const queue = desired.interruptionQueue;
     if (!queue) return undefined;
     const sqs = this.sqs(infra.region);
@@ -124,6 +212,8 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
     this.clients.clear();
     for (const client of this.sqsClients.values()) client.destroy();
     this.sqsClients.clear();
+    this.iamClient?.destroy();
+    this.iamClient = undefined;
   }
 }
 

@@ -16,6 +16,9 @@ export {
 } from './nodeclass.js';
 export {
   KARPENTER_AWS_ACTIONS,
+  karpenterPolicyStatements,
+  usesWebIdentity,
+  type KarpenterPolicyStatement,
   OPERAND_SELECTOR,
   credentialsRequest,
   deployment,

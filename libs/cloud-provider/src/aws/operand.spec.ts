@@ -74,6 +74,52 @@ describe('operand', () => {
     });
   });
 
+  describe('on a Cloud Credential Operator Manual/STS cluster', () => {
+    const ROLE = 'arn:aws:iam::111122223333:role/prod-east-karpenter';
+    const sts = { ...infra, cloudCredentials: { mode: 'ManualSTS' as const } };
+    const objects = renderAwsOperand(sts, desiredState({ webIdentityRoleArn: ROLE }), {
+      image: DEFAULT_KARPENTER_IMAGE,
+    });
+
+    it('writes no CredentialsRequest', () => {
+      expect(objects.map((o) => o.kind)).not.toContain('CredentialsRequest');
+    });
+
+    it('assumes the role with the projected service-account token, mounts no Secret', () => {
+      const container = containerOf(objects);
+      const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+      expect(env).toMatchObject({
+        AWS_ROLE_ARN: ROLE,
+        AWS_WEB_IDENTITY_TOKEN_FILE: '/var/run/secrets/openshift/serviceaccount/token',
+        AWS_STS_REGIONAL_ENDPOINTS: 'regional',
+      });
+      expect(env).not.toHaveProperty('AWS_SHARED_CREDENTIALS_FILE');
+      const pod = deploymentOf(objects).spec.template.spec!;
+      expect(pod.volumes!.map((v) => v.name)).toEqual(['bound-sa-token']);
+      expect(pod.volumes![0]!.projected!.sources![0]!.serviceAccountToken).toMatchObject({
+        audience: 'openshift',
+        path: 'token',
+      });
+      expect(container.volumeMounts).toEqual([
+        {
+          name: 'bound-sa-token',
+          mountPath: '/var/run/secrets/openshift/serviceaccount',
+          readOnly: true,
+        },
+      ]);
+    });
+
+    it('plain Manual mode (no issuer) keeps the CredentialsRequest and its Secret', () => {
+      const manual = renderAwsOperand(
+        { ...infra, cloudCredentials: { mode: 'Manual' } },
+        desiredState({ webIdentityRoleArn: ROLE }),
+        { image: DEFAULT_KARPENTER_IMAGE },
+      );
+      expect(manual.map((o) => o.kind)).toContain('CredentialsRequest');
+      expect((containerOf(manual).env ?? []).map((e) => e.name)).not.toContain('AWS_ROLE_ARN');
+    });
+  });
+
   it('renders the objects in apply order', () => {
     expect(
       render().map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`),

@@ -31,6 +31,10 @@ import type { KubeObject } from '../types.js';
 import {
   CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
   CLUSTER_ROLE_NAME,
+  BOUND_SA_TOKEN_AUDIENCE,
+  BOUND_SA_TOKEN_DIR,
+  BOUND_SA_TOKEN_FILE,
+  BOUND_SA_TOKEN_VOLUME,
   CREDENTIALS_MOUNT_PATH,
   CREDENTIALS_REQUEST_NAME,
   CREDENTIALS_SECRET_NAME,
@@ -76,13 +80,41 @@ export function operandEnv(
     { name: 'HEALTH_PROBE_PORT', value: String(HEALTH_PROBE_PORT) },
     { name: 'FEATURE_GATES', value: renderFeatureGates(desired.featureGates) },
     { name: 'AWS_REGION', value: infra.region },
-    { name: 'AWS_SHARED_CREDENTIALS_FILE', value: `${CREDENTIALS_MOUNT_PATH}/credentials` },
-    { name: 'AWS_SDK_LOAD_CONFIG', value: 'true' },
+    ...credentialsEnv(infra, desired),
     // Spot interruption and instance health events (Karpenter's --interruption-queue).
     ...(desired.interruptionQueue
       ? [{ name: 'INTERRUPTION_QUEUE', value: desired.interruptionQueue }]
       : []),
     ...proxyEnv(infra),
+  ];
+}
+
+/**
+ * Manual/STS: CCO mints nothing, so the operand assumes the admin's role with its projected
+ * service-account token, the AWS SDK's web-identity provider reading AWS_ROLE_ARN and
+ * AWS_WEB_IDENTITY_TOKEN_FILE, through the regional STS endpoint (as CCO's STS Secrets say,
+ * sts_regional_endpoints = regional). Otherwise the CredentialsRequest's Secret.
+ */
+export const usesWebIdentity = (infra: AwsStandaloneInfrastructure): boolean =>
+  infra.cloudCredentials.mode === 'ManualSTS';
+
+function credentialsEnv(
+  infra: AwsStandaloneInfrastructure,
+  desired: KarpenterDesiredState,
+): V1EnvVar[] {
+  if (!usesWebIdentity(infra))
+    return [
+      { name: 'AWS_SHARED_CREDENTIALS_FILE', value: `${CREDENTIALS_MOUNT_PATH}/credentials` },
+      { name: 'AWS_SDK_LOAD_CONFIG', value: 'true' },
+    ];
+  return [
+    // Absent only while the cluster is being disabled without one (checkCloud refuses to
+    // enable Karpenter without it): the operand is then only kept until its NodeClaims are gone.
+    ...(desired.webIdentityRoleArn
+      ? [{ name: 'AWS_ROLE_ARN', value: desired.webIdentityRoleArn }]
+      : []),
+    { name: 'AWS_WEB_IDENTITY_TOKEN_FILE', value: BOUND_SA_TOKEN_FILE },
+    { name: 'AWS_STS_REGIONAL_ENDPOINTS', value: 'regional' },
   ];
 }
 
@@ -164,6 +196,39 @@ export const KARPENTER_AWS_ACTIONS: readonly string[] = [
   'pricing:GetProducts',
   'ssm:GetParameter',
 ];
+
+/** One Allow statement of the permissions Karpenter needs, as a CredentialsRequest writes it. */
+export interface KarpenterPolicyStatement {
+  effect: 'Allow';
+  action: string[];
+  resource: string;
+}
+
+/**
+ * Everything Karpenter calls, the one list both the CredentialsRequest (CCO's modes) and the
+ * web-identity role check (Manual/STS) use. `account` fills the ARNs' account (`*`: any the
+ * credentials reach, as the CredentialsRequest grants it).
+ */
+export function karpenterPolicyStatements(
+  region: string,
+  desired: Pick<KarpenterDesiredState, 'interruptionQueue'> | undefined,
+  account = '*',
+): KarpenterPolicyStatement[] {
+  const queue = desired?.interruptionQueue;
+  return [
+    { effect: 'Allow', action: [...KARPENTER_AWS_ACTIONS], resource: '*' },
+    // Only the named queue, in the cluster's region.
+    ...(queue
+      ? [
+          {
+            effect: 'Allow' as const,
+            action: [...KARPENTER_SQS_ACTIONS],
+            resource: `arn:aws:sqs:${region}:${account}:${queue}`,
+          },
+        ]
+      : []),
+  ];
+}
 
 function namespace(): V1Namespace {
   return {
@@ -263,7 +328,6 @@ export function credentialsRequest(
   infra?: AwsStandaloneInfrastructure,
   desired?: KarpenterDesiredState,
 ): KubeObject {
-  const queue = desired?.interruptionQueue;
   return {
     apiVersion: CREDENTIALS_REQUEST.apiVersion,
     kind: CREDENTIALS_REQUEST.kind,
@@ -279,19 +343,10 @@ export function credentialsRequest(
       providerSpec: {
         apiVersion: 'cloudcredential.openshift.io/v1',
         kind: 'AWSProviderSpec',
-        statementEntries: [
-          { effect: 'Allow', action: [...KARPENTER_AWS_ACTIONS], resource: '*' },
-          // Only the named queue, in the cluster's region, in any account the credentials reach.
-          ...(queue && infra
-            ? [
-                {
-                  effect: 'Allow',
-                  action: [...KARPENTER_SQS_ACTIONS],
-                  resource: `arn:aws:sqs:${infra.region}:*:${queue}`,
-                },
-              ]
-            : []),
-        ],
+        statementEntries: karpenterPolicyStatements(
+          infra?.region ?? '*',
+          infra ? desired : undefined,
+        ),
       },
     },
   };
@@ -401,16 +456,16 @@ export function deployment(
               },
               terminationMessagePolicy: 'FallbackToLogsOnError',
               volumeMounts: [
-                {
-                  name: CREDENTIALS_SECRET_NAME,
-                  mountPath: CREDENTIALS_MOUNT_PATH,
-                  readOnly: true,
-                },
-                {
-                  name: 'bound-sa-token',
-                  mountPath: '/var/run/secrets/openshift/serviceaccount',
-                  readOnly: true,
-                },
+                ...(usesWebIdentity(infra)
+                  ? []
+                  : [
+                      {
+                        name: CREDENTIALS_SECRET_NAME,
+                        mountPath: CREDENTIALS_MOUNT_PATH,
+                        readOnly: true,
+                      },
+                    ]),
+                { name: BOUND_SA_TOKEN_VOLUME, mountPath: BOUND_SA_TOKEN_DIR, readOnly: true },
                 ...(infra.proxy?.trustedCA
                   ? [
                       {
@@ -424,15 +479,22 @@ export function deployment(
             },
           ],
           volumes: [
-            { name: CREDENTIALS_SECRET_NAME, secret: { secretName: CREDENTIALS_SECRET_NAME } },
-            // In STS mode the CCO credentials file points at this token (web_identity_token_file).
+            ...(usesWebIdentity(infra)
+              ? []
+              : [
+                  {
+                    name: CREDENTIALS_SECRET_NAME,
+                    secret: { secretName: CREDENTIALS_SECRET_NAME },
+                  },
+                ]),
+            // What the web-identity provider exchanges for the role's credentials on STS clusters.
             {
-              name: 'bound-sa-token',
+              name: BOUND_SA_TOKEN_VOLUME,
               projected: {
                 sources: [
                   {
                     serviceAccountToken: {
-                      audience: 'openshift',
+                      audience: BOUND_SA_TOKEN_AUDIENCE,
                       expirationSeconds: 3600,
                       path: 'token',
                     },
@@ -477,7 +539,9 @@ export function renderAwsOperand(
     asKube(namespace()),
     asKube(serviceAccount()),
     ...rbac(),
-    credentialsRequest(infra, desired),
+    // Manual mode: CCO answers no CredentialsRequest; on STS the role replaces it (and a
+    // request written before the cluster moved to STS is pruned as no longer rendered).
+    ...(usesWebIdentity(infra) ? [] : [credentialsRequest(infra, desired)]),
     ...(infra.proxy?.trustedCA ? [asKube(trustedCABundle())] : []),
     karpenterCR(desired),
     asKube(deployment(infra, desired, options)),

@@ -422,10 +422,35 @@ describe('discoverAwsStandalone against the EC2 emulator', () => {
     }
   });
 
+  it('finds a Manual/STS cluster from its CloudCredential and Authentication', async () => {
+    const sts = (objects: KubeObject[]) => [
+      ...objects,
+      {
+        apiVersion: 'operator.openshift.io/v1',
+        kind: 'CloudCredential',
+        metadata: { name: 'cluster' },
+        spec: { credentialsMode: 'Manual' },
+      },
+      {
+        apiVersion: 'config.openshift.io/v1',
+        kind: 'Authentication',
+        metadata: { name: 'cluster' },
+        spec: { serviceAccountIssuer: 'https://prod-east-oidc.s3.us-east-1.amazonaws.com' },
+      },
+    ];
+    const result = await discoverAwsStandalone({ reader: cluster(sts), ec2 });
+    expect(result.ok && result.infrastructure.cloudCredentials).toEqual({
+      mode: 'ManualSTS',
+      serviceAccountIssuer: 'https://prod-east-oidc.s3.us-east-1.amazonaws.com',
+    });
+  });
+
   it('KubernetesLookupFailed when reading the cluster fails', async () => {
     const reader: ClusterObjectReader = {
       getInfrastructure: () => cluster().getInfrastructure(),
       getProxy: () => Promise.resolve(undefined),
+      getCloudCredential: () => Promise.resolve(undefined),
+      getAuthentication: () => Promise.resolve(undefined),
       listMachineSets: () =>
         Promise.reject(
           Object.assign(new Error('HTTP-Code: 403'), {

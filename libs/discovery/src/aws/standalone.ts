@@ -13,6 +13,11 @@ import { describeError } from '../describe-error.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
 import { parseClusterProxy, PROXY_NAME } from './proxy.js';
 import {
+  AUTHENTICATION_NAME,
+  CLOUD_CREDENTIAL_NAME,
+  parseCloudCredentials,
+} from './credentials-mode.js';
+import {
   MACHINE_API_NAMESPACE,
   parseWorkerMachineSet,
   selectWorkerMachineSet,
@@ -102,6 +107,13 @@ async function discover({
     await readCluster(`Proxy ${PROXY_NAME}`, () => reader.getProxy()),
   );
   if (!proxy.ok) throw new Stop(proxy);
+  const cloudCredentials = parseCloudCredentials(
+    await readCluster(`CloudCredential ${CLOUD_CREDENTIAL_NAME}`, () =>
+      reader.getCloudCredential(),
+    ),
+    await readCluster(`Authentication ${AUTHENTICATION_NAME}`, () => reader.getAuthentication()),
+  );
+  if (!cloudCredentials.ok) throw new Stop(cloudCredentials);
 
   const machineSets = await readCluster(`MachineSets in ${MACHINE_API_NAMESPACE}`, () =>
     reader.listMachineSets(MACHINE_API_NAMESPACE),
@@ -132,6 +144,7 @@ async function discover({
         platform: 'AWS',
         ...infrastructure.value,
         ...(proxy.value ? { proxy: proxy.value } : {}),
+        cloudCredentials: cloudCredentials.value,
         worker: chosen.worker,
         subnets,
         securityGroupIDs: chosen.securityGroupIDs,

@@ -1,3 +1,4 @@
+import type { CloudCredentials } from './credentials-mode.js';
 import type { ClusterProxy } from './proxy.js';
 
 /**
@@ -17,6 +18,11 @@ export interface AwsStandaloneInfrastructure {
   resourceTags: Record<string, string>;
   /** The cluster-wide Proxy (proxy.ts); absent when the cluster reaches AWS directly. */
   proxy?: ClusterProxy;
+  /**
+   * How the Cloud Credential Operator runs (credentials-mode.ts): in ManualSTS the operand
+   * assumes the desired state's web-identity role and no CredentialsRequest is written.
+   */
+  cloudCredentials: CloudCredentials;
   worker: WorkerMachineSet;
   /** Which worker MachineSet the default NodeClass is copied from, and why the others were not. */
   workerSelection: { chosen: string; passedOver: { name: string; why: string }[] };

@@ -70,6 +70,13 @@ export class SetKarpenterInput {
   })
   interruptionQueue?: string | null;
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'IAM role the operand assumes with its service-account token on a Cloud Credential Operator Manual/STS cluster (arn:aws:iam::<account>:role/<name>).',
+  })
+  webIdentityRoleArn?: string | null;
+
   @Field(() => Int, {
     nullable: true,
     description: 'Optimistic concurrency: fail with CONFLICT unless generation is still this.',

@@ -65,6 +65,13 @@ export class KarpenterState {
 
   @Field(() => JSONScalar)
   nodeClassOverrides!: unknown;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'IAM role the operand assumes on a Cloud Credential Operator Manual/STS cluster; null elsewhere.',
+  })
+  webIdentityRoleArn!: string | null;
 }
 
 @ObjectType({ description: 'A Kubernetes-style condition reported by the cluster sidecar.' })

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "DesiredState" ADD COLUMN     "webIdentityRoleArn" TEXT;
+
