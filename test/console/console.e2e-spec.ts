@@ -313,7 +313,16 @@ describe('the web console', () => {
     );
     expect(await page.evaluate<boolean | undefined>('window.noReload')).toBe(true);
     await expectAccessible(page);
-    await screenshot(page, '08-machine-config-pools-degraded');
+    // Long rendered-configuration names and MCO messages wrap inside the card, never past it.
+    const overflow = await page.evaluate(`(() => {
+      const table = document.querySelector('table[aria-label="Karpenter MachineConfigPools"]');
+      const card = table.closest('.pf-v6-c-card').getBoundingClientRect();
+      const t = table.getBoundingClientRect();
+      return Math.max(0, Math.round(t.right - card.right), Math.round(card.left - t.left));
+    })()`);
+    expect(overflow).toBe(0);
+    await page.getByTestId('pool-karpenter-default').scrollIntoViewIfNeeded();
+    await screenshot(page, '07b-machine-config-pools-degraded');
 
     // Put back as it was for the tests that follow.
     cluster.kube.delete('v1', 'Node', node);
