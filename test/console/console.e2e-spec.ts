@@ -15,6 +15,7 @@ import { startApi, type RunningApi } from '../api/start-api.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
+import { fixtureInfrastructure } from '../support/ocp-aws-standalone.js';
 import { launchChromium, screenshot, seriousViolations, textMatches } from './browser.js';
 
 /**
@@ -236,6 +237,101 @@ describe('the web console', () => {
     await textMatches(row, new RegExp(`In sync.*Enabled.*DISABLE.*${generation} / ${generation}`));
     expect(await list.evaluate<boolean | undefined>('window.noReload')).toBe(true);
     await screenshot(page, '07-cluster-in-sync');
+  });
+
+  it("shows each NodeClass's MachineConfigPool, live, and a Degraded one", async () => {
+    const page = await newPage();
+    await signIn(page, viewerToken);
+    await page.goto(clusterUrl());
+    await page.getByRole('heading', { name: 'Karpenter MachineConfigPools' }).waitFor();
+    const cells = (row: string) =>
+      page
+        .getByTestId(row)
+        .locator('td')
+        .allTextContents()
+        .then((t) => t.join(' | '));
+    await textMatches(
+      page.getByTestId('pool-karpenter-default'),
+      /rendered-karpenter-default-/,
+      30_000,
+    );
+    expect(await cells('pool-karpenter-default')).toMatch(
+      /^default \| karpenter-default \| 0 \| 0 \| 0 \| 0 \| rendered-karpenter-default-\S+ \| Updated: All nodes are updated with MachineConfig rendered-karpenter-default-\S+$/,
+    );
+    await page.evaluate('window.noReload = true');
+
+    // A cluster admin's own NodeClass gets its pool, and a row, without a reload.
+    const infra = fixtureInfrastructure();
+    cluster.kube.create(
+      {
+        apiVersion: 'karpenter.k8s.aws/v1',
+        kind: 'EC2NodeClass',
+        metadata: { name: 'gpu' },
+        spec: {
+          amiFamily: 'Custom',
+          amiSelectorTerms: [{ id: infra.worker.amiID }],
+          role: 'gpu-role',
+          subnetSelectorTerms: [{ id: 'subnet-0aa11111111111111' }],
+          securityGroupSelectorTerms: [{ id: 'sg-0n0de000000000001' }],
+          userData: infra.userData,
+        },
+      },
+      { fieldManager: 'kubectl-create' },
+    );
+    await textMatches(page.getByTestId('pool-karpenter-gpu'), /^gpu\s*karpenter-gpu/, 30_000);
+
+    // A node of the default NodeClass whose machine-config daemon failed: its pool is Degraded.
+    const node = 'ip-10-0-1-77.ec2.internal';
+    cluster.kube.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: node,
+        labels: {
+          'karpenter.k8s.aws/ec2nodeclass': 'default',
+          'node-role.kubernetes.io/worker': '',
+        },
+        annotations: {
+          'machineconfiguration.openshift.io/state': 'Degraded',
+          'machineconfiguration.openshift.io/reason': 'unexpected on-disk state',
+        },
+      },
+    });
+    const degraded = await textMatches(
+      page.getByTestId('pool-karpenter-default'),
+      /Degraded/,
+      30_000,
+    );
+    expect(await cells('pool-karpenter-default')).toMatch(
+      /^default \| karpenter-default \| 1 \| 0 \| 0 \| 1 \| rendered-karpenter-default-\S+ \| .*Degraded/,
+    );
+    expect(degraded).toContain('Degraded');
+    await textMatches(
+      page.getByTestId('condition-KarpenterPoolsDegraded'),
+      /KarpenterPoolsDegraded\s*True\s*MachineConfigPoolDegraded.*karpenter-default/,
+      30_000,
+    );
+    expect(await page.evaluate<boolean | undefined>('window.noReload')).toBe(true);
+    await expectAccessible(page);
+    // Long rendered-configuration names and MCO messages wrap inside the card, never past it.
+    const overflow = await page.evaluate(`(() => {
+      const table = document.querySelector('table[aria-label="Karpenter MachineConfigPools"]');
+      const card = table.closest('.pf-v6-c-card').getBoundingClientRect();
+      const t = table.getBoundingClientRect();
+      return Math.max(0, Math.round(t.right - card.right), Math.round(card.left - t.left));
+    })()`);
+    expect(overflow).toBe(0);
+    await page.getByTestId('pool-karpenter-default').scrollIntoViewIfNeeded();
+    await screenshot(page, '07b-machine-config-pools-degraded');
+
+    // Put back as it was for the tests that follow.
+    cluster.kube.delete('v1', 'Node', node);
+    cluster.kube.delete('karpenter.k8s.aws/v1', 'EC2NodeClass', 'gpu');
+    await textMatches(
+      page.getByTestId('condition-KarpenterPoolsDegraded'),
+      /KarpenterPoolsDegraded\s*False/,
+      30_000,
+    );
   });
 
   it('shows an invalid NodePool refused at the offending field, with nothing saved', async () => {

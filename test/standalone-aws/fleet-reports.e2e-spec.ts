@@ -223,16 +223,63 @@ describe('standalone AWS through the fleet: reports carry the operand and Cluste
       'MachineConfigPool karpenter-default (NodeClass default) is Degraded',
     );
 
-    // History: the samples keep the pools, the transition is recorded.
+    // History, served by the API: each change of the pools as stored, oldest first.
+    const HISTORY = `query($id: ID!, $from: DateTime!, $to: DateTime!) { cluster(id: $id) {
+      machineConfigPoolHistory(from: $from, to: $to) { observedAt observedGeneration
+        pools { nodeClass name machineCount degradedMachineCount renderedConfig
+          conditions { type status } } } } }`;
+    interface PoolSample {
+      observedAt: string;
+      observedGeneration: number;
+      pools: {
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: { type: string; status: string }[];
+      }[];
+    }
+    const history = await eventually(
+      async () => {
+        const res = await gql<{ cluster: { machineConfigPoolHistory: PoolSample[] } }>(HISTORY, {
+          id: clusterId,
+          from: new Date(Date.now() - 3_600_000).toISOString(),
+          to: new Date(Date.now() + 60_000).toISOString(),
+        });
+        if (res.errors) throw new Error(JSON.stringify(res.errors));
+        const samples = res.data?.cluster.machineConfigPoolHistory ?? [];
+        return samples.some((s) => s.pools[0]?.degradedMachineCount === 1) ? samples : undefined;
+      },
+      { timeoutMs: 30_000, what: 'a Degraded pool in machineConfigPoolHistory' },
+    );
+    const times = history.map((s) => Date.parse(s.observedAt));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    // Only changes: no two neighbouring samples carry the same pools.
+    for (let i = 1; i < history.length; i++)
+      expect(history[i]!.pools).not.toEqual(history[i - 1]!.pools);
+    const before = history.findIndex((s) => s.pools[0]?.renderedConfig);
+    const after = history.findIndex((s) => s.pools[0]?.degradedMachineCount === 1);
+    expect(before).toBeLessThan(after);
+    expect(history[before]!.pools).toEqual([
+      expect.objectContaining({ nodeClass: 'default', name: 'karpenter-default', machineCount: 0 }),
+    ]);
+    expect(history[after]!.pools[0]).toMatchObject({
+      machineCount: 1,
+      renderedConfig: ready.machineConfigPools?.[0]?.renderedConfig,
+      conditions: expect.arrayContaining([{ type: 'Degraded', status: 'True' }]) as unknown,
+    });
+    const bad = await gql(HISTORY.replace('to: $to)', 'to: $to, last: 0)'), {
+      id: clusterId,
+      from: new Date().toISOString(),
+      to: new Date(Date.now() + 1000).toISOString(),
+    });
+    expect(bad.errors?.[0]?.message).toMatch(/last.*between 1 and 1000/);
+
+    // The transition is recorded.
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
-      const samples = await client.query<{ pools: { degradedMachineCount: number }[] }>(
-        `SELECT "machineConfigPools" AS pools FROM "HealthSample"
-          WHERE "clusterId" = $1 AND "machineConfigPools" IS NOT NULL ORDER BY "observedAt"`,
-        [registeredUid],
-      );
-      expect(samples.rows.some((r) => r.pools[0]?.degradedMachineCount === 1)).toBe(true);
       const transitions = await client.query<{ toReason: string }>(
         `SELECT "toReason" FROM "ConditionTransition" WHERE "clusterId" = $1 AND type = 'KarpenterPoolsDegraded' ORDER BY at`,
         [registeredUid],

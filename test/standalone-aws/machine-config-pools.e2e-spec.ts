@@ -192,6 +192,69 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     );
   });
 
+  it('nothing launches from a NodeClass before its pool and pointer are in place, nor from one that cannot get a pool', async () => {
+    const nodePool = (name: string, nodeClassName: string) => ({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name },
+      spec: {
+        template: {
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
+            requirements: [],
+          },
+        },
+      },
+    });
+    const instances = () => h.cluster.ec2.listInstances().length;
+    // A cluster admin creates a NodeClass and its NodePool by hand; Karpenter tries to launch at
+    // once, before the sidecar has seen either.
+    kube().create(userNodeClass('batch'), { fieldManager: 'kubectl-create' });
+    kube().create(nodePool('batch', 'batch'), { fieldManager: 'kubectl-create' });
+    const before = instances();
+    expect(() => sim.createNodeClaim('batch')).toThrow(
+      /EC2NodeClass batch cannot launch nodes yet: the Karpenter fleet has not put its MachineConfigPool karpenter-batch/,
+    );
+    expect(instances()).toBe(before);
+    // Once its pool exists and its pointer names it, Karpenter's next try launches, from that pool.
+    const node = await sim.launch('batch');
+    expect(pool('karpenter-batch')).toBeDefined();
+    expect(node.booted?.pool).toBe('karpenter-batch');
+
+    // A NodeClass whose pool name would be too long never gets a pool, and never launches.
+    const long = `l${'o'.repeat(53)}ng`;
+    kube().create(userNodeClass(long), { fieldManager: 'kubectl-create' });
+    kube().create(nodePool('long', long), { fieldManager: 'kubectl-create' });
+    await eventually(
+      async () =>
+        (await h.runtime.snapshot())?.conditions
+          .find((c) => c.type === 'KarpenterPoolsDegraded')
+          ?.message.includes(long)
+          ? true
+          : undefined,
+      { timeoutMs: 10_000, intervalMs: 20, what: `KarpenterPoolsDegraded naming ${long}` },
+    );
+    expect(() => sim.createNodeClaim('long')).toThrow(
+      `EC2NodeClass ${long} cannot launch nodes yet`,
+    );
+    expect(pool(`karpenter-${long}`)).toBeUndefined();
+    kube().delete('karpenter.sh/v1', 'NodePool', 'long');
+    kube().delete(...NODECLASS, long);
+    await eventually(
+      async () =>
+        (await h.runtime.snapshot())?.conditions
+          .find((c) => c.type === 'KarpenterPoolsDegraded')
+          ?.message.includes(long)
+          ? undefined
+          : true,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        what: `KarpenterPoolsDegraded no longer naming ${long}`,
+      },
+    );
+  });
+
   it('a MachineConfig labelled for the pool is selected by it and not by the workers', async () => {
     kube().create({
       apiVersion: MCO,

@@ -68,6 +68,11 @@ export interface CreatedNodeClaim {
   userData: string | undefined;
 }
 
+/** The fleet's launch gate (libs/cloud-provider aws/admission-policies.ts LAUNCH_GATE_POLICY_NAME). */
+const LAUNCH_GATE_POLICY = 'karpenter-fleet-nodeclaim-launch-gate';
+export const isLaunchGateDenial = (err: unknown): boolean =>
+  err instanceof Error && err.message.includes(`'${LAUNCH_GATE_POLICY}'`);
+
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const suffix = () => randomBytes(3).toString('hex').slice(0, 5);
 
@@ -206,6 +211,8 @@ export class NodeLaunchSimulator {
   /**
    * Creates a NodeClaim of the NodePool with a running instance behind it (Launched), launched
    * with the user data of the NodePool's EC2NodeClass (or `userData`, as a tampered launch).
+   * As in Karpenter, the NodeClaim is created before the instance: when admission refuses it
+   * (the fleet's launch gate, say) this throws and nothing is launched.
    */
   createNodeClaim(
     nodePool: string,
@@ -456,7 +463,18 @@ export class NodeLaunchSimulator {
    * IgnitionFetchError and no CSR is ever sent (the node never joins).
    */
   async launch(nodePool: string, options: { userData?: string } = {}): Promise<LaunchedNode> {
-    const claim = this.createNodeClaim(nodePool, options);
+    // Karpenter's provisioner retries a NodeClaim the API server refused in its next loop.
+    const deadline = Date.now() + (this.options.approvalTimeoutMs ?? 10_000);
+    let claim: CreatedNodeClaim;
+    for (;;) {
+      try {
+        claim = this.createNodeClaim(nodePool, options);
+        break;
+      } catch (err) {
+        if (!isLaunchGateDenial(err) || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
     let booted: BootedConfig | undefined;
     if (this.options.mco) {
       booted = await this.options.mco.boot(claim.userData);

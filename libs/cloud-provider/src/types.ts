@@ -240,6 +240,13 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
   renderAdmissionPolicies?(sidecarUsername: string): TargetedObject[];
 
   /**
+   * Where NodeClasses need configuration before they launch (renderNodeClassConfig), the launch
+   * gate's list of those whose configuration is in place; admission refuses a NodeClaim of any
+   * other NodeClass. Written by the NodeClass controller only.
+   */
+  renderLaunchableNodeClasses?(launchable: string[]): TargetedObject;
+
+  /**
    * Kinds the sidecar writes, in apply order. Prune in reverse, and keep the operand until no
    * NodeClaims remain: NodeClaims and NodeClasses carry Karpenter's finalizers, which only its
    * running controller removes.

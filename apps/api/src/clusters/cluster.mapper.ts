@@ -63,21 +63,33 @@ interface StoredCondition {
   lastTransitionTime: string;
 }
 
-export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Date.now()): Cluster {
-  const desired = row.desired;
-  const status = row.status;
-  if (!desired || !status) throw new Error(`cluster ${row.id} has no desired state or status row`);
-  const toCondition = (c: StoredCondition): Condition => ({
-    ...c,
-    lastTransitionTime: new Date(c.lastTransitionTime),
-  });
-  const conditions = (status.conditions as unknown as StoredCondition[]).map(toCondition);
-  const pools = status.machineConfigPools as unknown as
+const toCondition = (c: StoredCondition): Condition => ({
+  ...c,
+  lastTransitionTime: new Date(c.lastTransitionTime),
+});
+
+/** The pools as a report stored them (ClusterStatus and HealthSample keep the same JSON). */
+export function toMachineConfigPools(stored: unknown): MachineConfigPoolStatus[] | null {
+  const pools = stored as
     | (Omit<MachineConfigPoolStatus, 'conditions' | 'renderedConfig'> & {
         renderedConfig?: string;
         conditions: StoredCondition[];
       })[]
     | null;
+  return (
+    pools?.map((p) => ({
+      ...p,
+      renderedConfig: p.renderedConfig ?? null,
+      conditions: p.conditions.map(toCondition),
+    })) ?? null
+  );
+}
+
+export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Date.now()): Cluster {
+  const desired = row.desired;
+  const status = row.status;
+  if (!desired || !status) throw new Error(`cluster ${row.id} has no desired state or status row`);
+  const conditions = (status.conditions as unknown as StoredCondition[]).map(toCondition);
   return {
     __typename: 'Cluster',
     id: toGlobalId('Cluster', row.id),
@@ -108,12 +120,7 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       stale: !status.lastReportAt || now - status.lastReportAt.getTime() > staleAfterSeconds * 1000,
       metrics: status.metrics,
       clusterAutoscaler: (status.clusterAutoscaler as ClusterAutoscalerStatus | null) ?? null,
-      machineConfigPools:
-        pools?.map((p) => ({
-          ...p,
-          renderedConfig: p.renderedConfig ?? null,
-          conditions: p.conditions.map(toCondition),
-        })) ?? null,
+      machineConfigPools: toMachineConfigPools(status.machineConfigPools),
       sidecar:
         status.sidecarContractVersion === null
           ? null

@@ -1,10 +1,11 @@
 import { Args, GraphQLISODateTime, Int, Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { RequireRole } from '../auth/roles.decorator.js';
 import { Cluster } from '../clusters/models/cluster.model.js';
-import { HealthHistoryService } from './health-history.service.js';
+import { HealthHistoryService, MAX_POOL_SAMPLES } from './health-history.service.js';
 import { HealthPoint } from './health-point.model.js';
+import { MachineConfigPoolSample } from './machine-config-pool-sample.model.js';
 
-/** `Cluster.health`: the parent query already checked the caller may see this cluster. */
+/** `Cluster.health` and `Cluster.machineConfigPoolHistory`: the parent query already checked the caller may see this cluster. */
 @Resolver(() => Cluster)
 export class HealthHistoryResolver {
   constructor(private readonly service: HealthHistoryService) {}
@@ -21,5 +22,18 @@ export class HealthHistoryResolver {
     @Args('step', { type: () => Int, nullable: true }) step: number | null,
   ): Promise<HealthPoint[]> {
     return this.service.points(cluster.uid, from, to, step);
+  }
+
+  @ResolveField(() => [MachineConfigPoolSample], {
+    description: `Each NodeClass's MachineConfigPool between from and to, as the reports stored it: every change (a report equal to the one before it is left out), oldest first, the newest \`last\` (default 100, at most ${MAX_POOL_SAMPLES}). From raw samples only (kept 7 days by default); empty where the platform has no pools.`,
+  })
+  @RequireRole('VIEWER')
+  machineConfigPoolHistory(
+    @Parent() cluster: Cluster,
+    @Args('from', { type: () => GraphQLISODateTime }) from: Date,
+    @Args('to', { type: () => GraphQLISODateTime }) to: Date,
+    @Args('last', { type: () => Int, defaultValue: 100 }) last: number,
+  ): Promise<MachineConfigPoolSample[]> {
+    return this.service.machineConfigPools(cluster.uid, from, to, last);
   }
 }

@@ -2,12 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '@fleet/database';
 import { userInputError } from '../common/errors.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { toMachineConfigPools } from '../clusters/cluster.mapper.js';
 import type { HealthPoint } from './health-point.model.js';
+import type { MachineConfigPoolSample } from './machine-config-pool-sample.model.js';
 
 const HOUR = 3600;
 /** Raw samples are kept this long (the worker's HISTORY_RAW_RETENTION_DAYS default). */
 const RAW_RETENTION_SECONDS = 7 * 86_400;
 const MAX_POINTS = 1000;
+/** Most pool samples one request returns (the newest). */
+export const MAX_POOL_SAMPLES = 1000;
 /** Up to this range (and within raw retention) points come from raw samples. */
 const RAW_RANGE_SECONDS = 48 * HOUR;
 
@@ -59,5 +63,40 @@ export class HealthHistoryService {
            WHERE "clusterId" = ${clusterId}::uuid AND bucket >= date_trunc('hour', ${from}::timestamptz) AND bucket < ${to}
            GROUP BY 1 ORDER BY 1`);
     return rows;
+  }
+
+  /**
+   * The pools over a range, from the raw samples: each sample whose pools differ from the one
+   * stored before it (a report every few seconds would otherwise repeat the same state), oldest
+   * first, at most `last` of the newest. The rolled-up hours keep no pools, so a range reaches
+   * back only as far as raw samples are kept.
+   */
+  async machineConfigPools(
+    clusterId: string,
+    from: Date,
+    to: Date,
+    last: number,
+  ): Promise<MachineConfigPoolSample[]> {
+    if (!(to.getTime() > from.getTime())) throw userInputError('to', 'must be after from');
+    if (!Number.isInteger(last) || last < 1 || last > MAX_POOL_SAMPLES)
+      throw userInputError('last', `must be between 1 and ${MAX_POOL_SAMPLES}`);
+    const rows = await this.prisma.client.$queryRaw<
+      { observedAt: Date; observedGeneration: number; pools: unknown }[]
+    >(Prisma.sql`
+      SELECT "observedAt", "observedGeneration", pools FROM (
+        SELECT "observedAt", "observedGeneration", "machineConfigPools" AS pools,
+               "machineConfigPools" IS DISTINCT FROM lag("machineConfigPools") OVER (ORDER BY "observedAt") AS changed
+          FROM "HealthSample"
+         WHERE "clusterId" = ${clusterId}::uuid AND "observedAt" >= ${from} AND "observedAt" < ${to}
+           AND "machineConfigPools" IS NOT NULL
+      ) s
+       WHERE changed
+       ORDER BY "observedAt" DESC
+       LIMIT ${last}`);
+    return rows.reverse().map((r) => ({
+      observedAt: r.observedAt,
+      observedGeneration: r.observedGeneration,
+      pools: toMachineConfigPools(r.pools) ?? [],
+    }));
   }
 }

@@ -272,14 +272,14 @@ export function ClusterPage({ id }: { id: string }) {
                     <Table aria-label="Karpenter MachineConfigPools" variant="compact">
                       <Thead>
                         <Tr>
-                          <Th>NodeClass</Th>
-                          <Th>Pool</Th>
-                          <Th>Machines</Th>
-                          <Th>Updated</Th>
-                          <Th>Updating</Th>
-                          <Th>Degraded</Th>
-                          <Th>Rendered configuration</Th>
-                          <Th>Conditions</Th>
+                          <Th modifier="wrap">NodeClass</Th>
+                          <Th modifier="wrap">Pool</Th>
+                          <Th modifier="wrap">Machines</Th>
+                          <Th modifier="wrap">Updated</Th>
+                          <Th modifier="wrap">Updating</Th>
+                          <Th modifier="wrap">Degraded</Th>
+                          <Th modifier="wrap">Rendered configuration</Th>
+                          <Th modifier="wrap">Conditions</Th>
                         </Tr>
                       </Thead>
                       <Tbody>
@@ -291,8 +291,10 @@ export function ClusterPage({ id }: { id: string }) {
                             <Td dataLabel="Updated">{p.updatedMachineCount}</Td>
                             <Td dataLabel="Updating">{p.updatingMachineCount}</Td>
                             <Td dataLabel="Degraded">{p.degradedMachineCount}</Td>
-                            <Td dataLabel="Rendered configuration">{p.renderedConfig ?? '—'}</Td>
-                            <Td dataLabel="Conditions">
+                            <Td dataLabel="Rendered configuration" modifier="breakWord">
+                              {p.renderedConfig ?? '—'}
+                            </Td>
+                            <Td dataLabel="Conditions" modifier="breakWord">
                               {p.conditions
                                 .filter((c) => c.status === 'True')
                                 .map((c) => (c.message ? `${c.type}: ${c.message}` : c.type))

@@ -61,6 +61,10 @@ export class NodeClassController {
   /** What was last applied per NodeClass, so a NodeClass's status updates write nothing. */
   private readonly applied = new Map<string, string>();
   private readonly problems = new Map<string, NodeClassProblem>();
+  /** NodeClasses whose pool and pointer are in place: the launch gate lets their NodeClaims in. */
+  private readonly launchable = new Set<string>();
+  /** What the launch gate's ConfigMap was last written with. */
+  private launchableWritten?: string;
   /** Corrections applied since start, for tests and logs. */
   enforced = 0;
   recreated = 0;
@@ -108,6 +112,9 @@ export class NodeClassController {
     this.applied.clear();
     this.pruneWanted = true;
     if (!target) {
+      // Disabling prunes the gate with the admission policies; Karpenter is going too.
+      this.launchable.clear();
+      this.launchableWritten = undefined;
       this.queue.clear();
       for (const name of [...this.problems.keys()]) this.setProblem(name, undefined);
       this.drain();
@@ -118,6 +125,32 @@ export class NodeClassController {
       if (o.metadata?.name) this.queue.set(o.metadata.name, 'MODIFIED');
     }
     this.drain();
+  }
+
+  /**
+   * Lets Karpenter launch from a NodeClass whose pool and pointer were just applied (the apply
+   * phase does so for the default NodeClass, which it renders after its pool).
+   */
+  async allowLaunches(name: string): Promise<void> {
+    this.launchable.add(name);
+    await this.writeLaunchable();
+  }
+
+  private async holdLaunches(name: string): Promise<void> {
+    if (!this.launchable.delete(name)) return;
+    await this.writeLaunchable();
+  }
+
+  /** The launch gate's ConfigMap, under the enforcer's field manager (it owns the keys). */
+  private async writeLaunchable(): Promise<void> {
+    const render = this.deps.provider.renderLaunchableNodeClasses?.bind(this.deps.provider);
+    if (!render || !this.target) return;
+    const names = [...this.launchable].sort();
+    const key = names.join(',');
+    if (key === this.launchableWritten) return;
+    await this.deps.cluster.apply(render(names).object, NODECLASS_ENFORCER_FIELD_MANAGER);
+    this.launchableWritten = key;
+    this.deps.log.info({ launchable: names }, 'launch gate: NodeClasses Karpenter may launch from');
   }
 
   async idle(): Promise<void> {
@@ -279,29 +312,36 @@ export class NodeClassController {
     for (const owner of owners) {
       this.applied.delete(owner);
       this.setProblem(owner, undefined);
+      await this.holdLaunches(owner);
     }
   }
 
   private async handle(name: string, type: WatchEventType, target: NodeClassTarget): Promise<void> {
     const live = this.deps.nodeClasses.get(name) as KubeObject | undefined;
     if (type === 'DELETED' || !live) {
-      if (name !== this.deps.provider.defaultNodeClassName) return;
-      if (!(await this.ensureConfig(name, target))) return;
+      if (name !== this.deps.provider.defaultNodeClassName) {
+        // A NodeClass that never got a pool has nothing to prune: its problem goes with it.
+        this.setProblem(name, undefined);
+        return this.holdLaunches(name);
+      }
+      if (!(await this.ensureConfig(name, target))) return this.holdLaunches(name);
       await this.deps.cluster.apply(target.defaultNodeClass);
       this.recreated++;
       this.deps.log.info({ nodeClass: name }, 'default NodeClass recreated');
-      return;
+      return this.allowLaunches(name);
     }
     // A NodeClass on its way out keeps its spec; Karpenter's finalizer is draining it.
-    if ((live.metadata as { deletionTimestamp?: string }).deletionTimestamp) return;
-    // The pool first: the user data put on the NodeClass below points at it.
-    if (!(await this.ensureConfig(name, target))) return;
+    if ((live.metadata as { deletionTimestamp?: string }).deletionTimestamp)
+      return this.holdLaunches(name);
+    // The pool first: the user data put on the NodeClass below points at it. Until both are in
+    // place the launch gate keeps Karpenter from launching anything from it.
+    if (!(await this.ensureConfig(name, target))) return this.holdLaunches(name);
     const { patch, mergePatch, drifted } = this.deps.provider.enforceNodeClass(
       live,
       target.infra,
       target.desired,
     );
-    if (drifted.length === 0) return;
+    if (drifted.length === 0) return this.allowLaunches(name);
     await this.deps.cluster.apply(patch, NODECLASS_ENFORCER_FIELD_MANAGER);
     if (mergePatch)
       await this.deps.cluster.mergePatch(mergePatch, NODECLASS_ENFORCER_FIELD_MANAGER);
@@ -310,5 +350,6 @@ export class NodeClassController {
       { nodeClass: name, drifted },
       'NodeClass fields put back in line with the cluster',
     );
+    await this.allowLaunches(name);
   }
 }

@@ -135,12 +135,25 @@ export class ApplyPhase {
         object.kind === this.provider.nodeClass.kind &&
         object.metadata.name === this.provider.defaultNodeClassName,
     );
-    if (defaultNodeClass)
+    if (defaultNodeClass) {
       this.deps.nodeClasses?.setTarget({
         infra,
         defaultNodeClass: defaultNodeClass.object,
         desired: spec,
       });
+      // Its pool was applied before it, with the pointer it carries: Karpenter may launch from it.
+      try {
+        await this.deps.nodeClasses?.allowLaunches(this.provider.defaultNodeClassName);
+      } catch (err) {
+        return degraded(
+          this.deps.log,
+          conditions,
+          'ApplyFailed',
+          `opening the launch gate to NodeClass ${this.provider.defaultNodeClassName}: ${describeKubeError(err)}`,
+          applied,
+        );
+      }
+    }
 
     let pruned: number;
     try {

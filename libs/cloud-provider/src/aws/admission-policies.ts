@@ -1,15 +1,22 @@
 import {
+  CONFIG_MAP,
   KARPENTER_CR,
+  NODECLAIM,
   VALIDATING_ADMISSION_POLICY,
   VALIDATING_ADMISSION_POLICY_BINDING,
 } from '@fleet/contracts';
 import { canonical } from '../canonical.js';
 import { ownedLabels } from '../labels.js';
+import {
+  LAUNCHABLE_NODECLASSES,
+  renderLaunchableNodeClasses,
+} from '../openshift/machine-config.js';
 import type { KubeObject } from '../types.js';
 import { EC2_NODE_CLASS, KARPENTER_CR_NAME } from './constants.js';
 
 export const NODECLASS_POLICY_NAME = 'karpenter-fleet-ec2nodeclass-enforced-fields';
 export const KARPENTER_CR_POLICY_NAME = 'karpenter-fleet-karpenter-cr';
+export const LAUNCH_GATE_POLICY_NAME = 'karpenter-fleet-nodeclaim-launch-gate';
 
 /** The EC2NodeClass fields RHCOS needs from the cluster (enforcedNodeClassFields). */
 const ENFORCED_FIELDS = ['amiFamily', 'amiSelectorTerms', 'userData'] as const;
@@ -27,12 +34,12 @@ function policy(name: string, spec: Record<string, unknown>): KubeObject {
   });
 }
 
-function binding(name: string): KubeObject {
+function binding(name: string, extra: Record<string, unknown> = {}): KubeObject {
   return canonical({
     apiVersion: VALIDATING_ADMISSION_POLICY_BINDING.apiVersion,
     kind: VALIDATING_ADMISSION_POLICY_BINDING.kind,
     metadata: { name, labels: ownedLabels() },
-    spec: { policyName: name, validationActions: ['Deny'] },
+    spec: { policyName: name, validationActions: ['Deny'], ...extra },
   });
 }
 
@@ -45,9 +52,17 @@ function binding(name: string): KubeObject {
  *   the sidecar corrects a new class right after;
  * - the Karpenter CR `default` cannot be deleted (only the sidecar removes it, when the fleet
  *   disables Karpenter).
+ * - a NodeClaim of an EC2NodeClass may be created only once the NodeClass controller has listed
+ *   that NodeClass in the launch gate's ConfigMap (its MachineConfigPool and Ignition pointer are
+ *   in place): Karpenter creates the NodeClaim before it launches the instance, so a refused
+ *   NodeClaim launches nothing, and Karpenter retries it in its next provisioning loop. The
+ *   ConfigMap missing denies every NodeClaim (parameterNotFoundAction Deny).
  * Status writes (Karpenter's) are not matched: the rules name the main resource only.
  */
-export function renderAdmissionPolicies(sidecarUsername: string): KubeObject[] {
+export function renderAdmissionPolicies(
+  sidecarUsername: string,
+  gateNamespace: string,
+): KubeObject[] {
   const notTheSidecar = [
     {
       name: 'not-the-karpenter-fleet-sidecar',
@@ -98,5 +113,40 @@ export function renderAdmissionPolicies(sidecarUsername: string): KubeObject[] {
       ],
     }),
     binding(KARPENTER_CR_POLICY_NAME),
+    renderLaunchableNodeClasses(gateNamespace),
+    policy(LAUNCH_GATE_POLICY_NAME, {
+      failurePolicy: 'Fail',
+      paramKind: { apiVersion: CONFIG_MAP.apiVersion, kind: CONFIG_MAP.kind },
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [NODECLAIM.group],
+            apiVersions: ['*'],
+            resources: [NODECLAIM.plural],
+            operations: ['CREATE'],
+          },
+        ],
+      },
+      matchConditions: [
+        {
+          name: 'of-an-ec2nodeclass',
+          expression: `object.spec.nodeClassRef.group == ${JSON.stringify(EC2_NODE_CLASS.group)} && object.spec.nodeClassRef.kind == ${JSON.stringify(EC2_NODE_CLASS.kind)}`,
+        },
+      ],
+      validations: [
+        {
+          expression: 'has(params.data) && object.spec.nodeClassRef.name in params.data',
+          messageExpression: `'EC2NodeClass ' + object.spec.nodeClassRef.name + ' cannot launch nodes yet: the Karpenter fleet has not put its MachineConfigPool karpenter-' + object.spec.nodeClassRef.name + ' and Ignition pointer in place (see the KarpenterPoolsDegraded condition of the cluster in the fleet)'`,
+          reason: 'Forbidden',
+        },
+      ],
+    }),
+    binding(LAUNCH_GATE_POLICY_NAME, {
+      paramRef: {
+        name: LAUNCHABLE_NODECLASSES,
+        namespace: gateNamespace,
+        parameterNotFoundAction: 'Deny',
+      },
+    }),
   ];
 }

@@ -27,6 +27,7 @@ import { NODE_LEASE_NAMESPACE } from '../rbac.js';
 import { renderNodePools } from '../nodepools.js';
 import {
   MACHINE_CONFIG_KINDS,
+  renderLaunchableNodeClasses,
   renderNodeClassMachineConfig,
   targetedOnWorkload,
   validateKubeletForMachineConfig,
@@ -178,7 +179,7 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
   }
 
   renderAdmissionPolicies(sidecarUsername: string): TargetedObject[] {
-    return renderAdmissionPolicies(sidecarUsername).map((object) => ({
+    return renderAdmissionPolicies(sidecarUsername, OPERAND_NAMESPACE).map((object) => ({
       target: 'workload',
       object,
     }));
@@ -209,6 +210,14 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
 
   nodeClassConfigKinds(): readonly NodeClassConfigKind[] {
     return MACHINE_CONFIG_KINDS;
+  }
+
+  /** The launch gate's ConfigMap (admission-policies.ts), in the operand's namespace. */
+  renderLaunchableNodeClasses(launchable: string[]): TargetedObject {
+    return {
+      target: 'workload',
+      object: renderLaunchableNodeClasses(OPERAND_NAMESPACE, launchable),
+    };
   }
 
   renderNodePools(desired: KarpenterDesiredState): TargetedObject[] {

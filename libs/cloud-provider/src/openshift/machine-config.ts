@@ -1,4 +1,5 @@
 import {
+  CONFIG_MAP,
   KUBELET_CONFIG,
   MACHINE_CONFIG_POOL,
   SECRET,
@@ -41,6 +42,34 @@ export class NodeClassConfigError extends Error {
   ) {
     super(`NodeClass ${nodeClass}: ${message}`);
   }
+}
+
+/**
+ * The launch gate's list: a ConfigMap whose keys are the NodeClasses whose pool and Ignition
+ * pointer are in place (value: the pool). A ValidatingAdmissionPolicy takes it as params and
+ * refuses a NodeClaim of any other NodeClass, so Karpenter cannot launch from a NodeClass before
+ * its pool exists, nor from one that cannot get a pool.
+ */
+export const LAUNCHABLE_NODECLASSES = 'karpenter-fleet-launchable-nodeclasses';
+
+/**
+ * The gate's ConfigMap. Without `launchable` it carries no data: the apply phase writes it that
+ * way (so it is owned, and pruned with Karpenter) and the NodeClass controller, under its own
+ * field manager, owns the keys.
+ */
+export function renderLaunchableNodeClasses(namespace: string, launchable?: string[]): KubeObject {
+  return canonical({
+    apiVersion: CONFIG_MAP.apiVersion,
+    kind: CONFIG_MAP.kind,
+    metadata: { name: LAUNCHABLE_NODECLASSES, namespace, labels: ownedLabels() },
+    ...(launchable
+      ? {
+          data: Object.fromEntries(
+            [...launchable].sort().map((name) => [name, machineConfigPoolName(name)]),
+          ),
+        }
+      : {}),
+  });
 }
 
 export const machineConfigPoolName = (nodeClass: string): string => `${POOL_PREFIX}${nodeClass}`;
