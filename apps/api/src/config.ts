@@ -27,6 +27,14 @@ export const ApiConfigSchema = z.object({
   /** An admin token created at start-up if absent: how a new fleet gets its first token. */
   FLEET_BOOTSTRAP_TOKEN: z.string().min(20, 'must be at least 20 characters').optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /**
+   * Requests refused for want of a valid credential allowed per peer address and window; past
+   * it, that address's unknown credentials are refused (429) without a database look-up.
+   */
+  UNAUTHENTICATED_PER_WINDOW: z.coerce.number().int().min(1).default(60),
+  UNAUTHENTICATED_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** Status reports accepted per cluster and minute (a sidecar sends about 2 at rest). */
+  REPORTS_PER_CLUSTER_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
   MAX_QUERY_COST: z.coerce.number().int().min(1).default(50_000),

@@ -13,16 +13,23 @@ export class RateLimiterService {
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
-  /** Counts one request; returns the seconds to wait when over budget, else 0. */
-  async hit(tokenId: string, now = Date.now()): Promise<number> {
+  /**
+   * Counts one request of a credential (an API token's id, or `report:<cluster>`); returns the
+   * seconds to wait when over `perMinute`, else 0.
+   */
+  async hit(
+    credential: string,
+    perMinute = this.config.RATE_LIMIT_PER_MINUTE,
+    now = Date.now(),
+  ): Promise<number> {
     const window = Math.floor(now / 60_000);
-    const key = `${this.config.QUEUE_PREFIX}:ratelimit:${tokenId}:${window}`;
+    const key = `${this.config.QUEUE_PREFIX}:ratelimit:${credential}:${window}`;
     const [[, count]] = (await this.queues.connection
       .multi()
       .incr(key)
       .expire(key, 120)
       .exec()) as [[Error | null, number], [Error | null, number]];
-    if (count <= this.config.RATE_LIMIT_PER_MINUTE) return 0;
+    if (count <= perMinute) return 0;
     return Math.ceil(((window + 1) * 60_000 - now) / 1000);
   }
 }

@@ -5,12 +5,17 @@ import {
   HttpCode,
   HttpException,
   HttpStatus,
+  Inject,
+  Ip,
   Param,
   Post,
 } from '@nestjs/common';
 import { StatusReport } from '@fleet/contracts';
 import { timingSafeEqual } from 'node:crypto';
+import { RateLimiterService } from '../auth/rate-limiter.service.js';
 import { Public } from '../auth/roles.decorator.js';
+import { UnauthenticatedLimiter } from '../auth/unauthenticated-limiter.service.js';
+import { API_CONFIG, type ApiConfig } from '../config.js';
 import { hashToken } from '../clusters/cluster-access.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -39,6 +44,9 @@ export class ReportsController {
     private readonly prisma: PrismaService,
     private readonly queues: QueuesService,
     private readonly metrics: MetricsService,
+    private readonly rateLimiter: RateLimiterService,
+    private readonly unauthenticated: UnauthenticatedLimiter,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
   private readonly credentials = new Map<string, { row: ReportCredentials; until: number }>();
@@ -48,9 +56,26 @@ export class ReportsController {
   async report(
     @Param('clusterId') clusterId: string,
     @Headers('authorization') authorization: string | undefined,
+    @Ip() address: string | undefined,
     @Body() body: unknown,
   ): Promise<{ accepted: true }> {
-    await this.authenticate(clusterId, authorization);
+    await this.authenticate(clusterId, authorization, address ?? 'unknown');
+    // Per cluster: a leaked or runaway report token cannot flood the ingest queue.
+    const wait = await this.rateLimiter.hit(
+      `report:${clusterId}`,
+      this.config.REPORTS_PER_CLUSTER_PER_MINUTE,
+    );
+    if (wait > 0) {
+      this.metrics.rateLimited.inc({ limit: 'cluster' });
+      throw new HttpException(
+        {
+          error: 'TooManyRequests',
+          message: `more than ${this.config.REPORTS_PER_CLUSTER_PER_MINUTE} reports a minute for cluster ${clusterId}`,
+          retryAfterSeconds: wait,
+        },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
     const parsed = StatusReport.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -70,14 +95,21 @@ export class ReportsController {
     return { accepted: true };
   }
 
-  private async authenticate(clusterId: string, authorization: string | undefined): Promise<void> {
+  private async authenticate(
+    clusterId: string,
+    authorization: string | undefined,
+    address: string,
+  ): Promise<void> {
     const token = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
     const unauthorized = () =>
       new HttpException(
         { error: 'Unauthorized', message: 'a valid cluster token is required' },
         HttpStatus.UNAUTHORIZED,
       );
-    if (!token || !/^[0-9a-f-]{36}$/i.test(clusterId)) throw unauthorized();
+    if (!token || !/^[0-9a-f-]{36}$/i.test(clusterId)) {
+      this.unauthenticated.refused(address);
+      throw unauthorized();
+    }
     const presented = Buffer.from(hashToken(token), 'hex');
     const accepts = (c: ReportCredentials) =>
       matches(presented, c.reportTokenHash) ||
@@ -87,6 +119,23 @@ export class ReportsController {
     // refusing, so a rotation takes effect at once and a miss never locks a sidecar out.
     const cached = this.credentials.get(clusterId);
     if (cached && cached.until > Date.now() && accepts(cached.row)) return;
+    // A known cluster's credentials are read again once they are due (a rotation takes effect
+    // within CREDENTIALS_CACHE_MS whoever shares the address); any other look-up only within
+    // the address's budget of refusals, so bogus tokens and cluster ids cannot turn into
+    // unbounded database look-ups.
+    const due = cached !== undefined && cached.until <= Date.now();
+    const wait = due ? 0 : this.unauthenticated.retryAfter(address);
+    if (wait > 0) {
+      this.metrics.rateLimited.inc({ limit: 'unauthenticated' });
+      throw new HttpException(
+        {
+          error: 'TooManyRequests',
+          message: `too many requests without a valid cluster token from ${address}; retry later`,
+          retryAfterSeconds: wait,
+        },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
     const row = await this.prisma.client.cluster.findUnique({
       where: { id: clusterId },
       select: {
@@ -95,11 +144,16 @@ export class ReportsController {
         previousCredentialsExpireAt: true,
       },
     });
-    if (!row || !accepts(row)) {
+    if (!row) {
       this.credentials.delete(clusterId);
+      this.unauthenticated.refused(address);
       throw unauthorized();
     }
     if (this.credentials.size > 100_000) this.credentials.clear();
     this.credentials.set(clusterId, { row, until: Date.now() + CREDENTIALS_CACHE_MS });
+    if (!accepts(row)) {
+      this.unauthenticated.refused(address);
+      throw unauthorized();
+    }
   }
 }
