@@ -28,6 +28,11 @@ export const ApiConfigSchema = z.object({
   FLEET_BOOTSTRAP_TOKEN: z.string().min(20, 'must be at least 20 characters').optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /**
+   * The rate limiter's Redis commands give up after this long; then reads go on unlimited and
+   * writes are refused with SERVICE_UNAVAILABLE (docs/SECURITY.md).
+   */
+  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).default(250),
+  /**
    * Requests refused for want of a valid credential allowed per peer address and window; past
    * it, that address's unknown credentials are refused (429) without a database look-up.
    */

@@ -5,7 +5,7 @@ import { GraphQLError } from 'graphql';
 import { ApiTokensService } from './api-tokens.service.js';
 import { hasRole, type Principal, type Role } from './principal.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { RateLimiterService } from './rate-limiter.service.js';
+import { RateLimiterService, RateLimiterUnavailable } from './rate-limiter.service.js';
 import { UnauthenticatedLimiter } from './unauthenticated-limiter.service.js';
 import { PUBLIC_ENDPOINT, REQUIRED_ROLE } from './roles.decorator.js';
 
@@ -66,7 +66,7 @@ export class AuthGuard implements CanActivate {
       );
     if (!carrier.rateCounted) {
       carrier.rateCounted = true;
-      const retryAfter = await this.rateLimiter.hit(principal.tokenId);
+      const retryAfter = await this.countRequest(context, principal.tokenId);
       if (retryAfter > 0) {
         this.metrics.rateLimited.inc({ limit: 'token' });
         throw fail('RATE_LIMITED', `rate limit exceeded for token ${principal.name}`, {
@@ -82,6 +82,39 @@ export class AuthGuard implements CanActivate {
     }
     return true;
   }
+
+  /**
+   * Redis away must not hang the API (nor refuse PostgreSQL reads): reads are served uncounted,
+   * anything that changes state is refused with SERVICE_UNAVAILABLE, at once.
+   */
+  private async countRequest(context: ExecutionContext, tokenId: string): Promise<number> {
+    try {
+      return await this.rateLimiter.hit(tokenId);
+    } catch (err) {
+      if (!(err instanceof RateLimiterUnavailable)) throw err;
+      if (isRead(context)) {
+        this.metrics.rateLimiterUnavailable.inc({ outcome: 'served' });
+        return 0;
+      }
+      this.metrics.rateLimiterUnavailable.inc({ outcome: 'refused' });
+      throw fail(
+        'SERVICE_UNAVAILABLE',
+        'the fleet cannot take changes right now (its Redis does not answer); retry later',
+        { http: { status: 503 } },
+      );
+    }
+  }
+}
+
+function isRead(context: ExecutionContext): boolean {
+  if (context.getType<string>() === 'graphql') {
+    const kind = GqlExecutionContext.create(context).getInfo<{
+      operation: { operation: string };
+    }>().operation.operation;
+    return kind === 'query' || kind === 'subscription';
+  }
+  const method = context.switchToHttp().getRequest<{ method?: string }>().method;
+  return method === 'GET' || method === 'HEAD';
 }
 
 type HttpRequest = {

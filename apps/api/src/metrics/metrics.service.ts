@@ -15,6 +15,13 @@ export class MetricsService {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  /** Requests the rate limiter could not count (Redis away), by what was done with them. */
+  readonly rateLimiterUnavailable = new Counter({
+    name: 'fleet_api_rate_limiter_unavailable_total',
+    help: 'Requests the rate limiter could not count because Redis did not answer',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly tokenCacheEntries = new Gauge({
     name: 'fleet_api_token_cache_entries',
     help: 'Valid API tokens held in the verification cache',

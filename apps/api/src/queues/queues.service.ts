@@ -45,6 +45,8 @@ export class QueuesService implements OnModuleDestroy {
 
   /** Waiting plus delayed jobs of the fleet-wide queues, for the queue-depth gauge. */
   async depths(): Promise<Record<string, number>> {
+    // A scrape must not hang while Redis is away (commands would wait for it): no samples then.
+    if (this.connection.status !== 'ready') return {};
     const [reconcile, ingest] = await Promise.all([
       this.reconcile.getJobCounts('waiting', 'delayed', 'prioritized'),
       this.statusIngest.getJobCounts('waiting', 'delayed', 'prioritized'),
@@ -54,6 +56,7 @@ export class QueuesService implements OnModuleDestroy {
   }
 
   async ping(): Promise<void> {
+    if (this.connection.status !== 'ready') throw new Error(`redis ${this.connection.status}`);
     await this.connection.ping();
   }
 

@@ -12,7 +12,7 @@ import {
 } from '@nestjs/common';
 import { StatusReport } from '@fleet/contracts';
 import { timingSafeEqual } from 'node:crypto';
-import { RateLimiterService } from '../auth/rate-limiter.service.js';
+import { RateLimiterService, RateLimiterUnavailable } from '../auth/rate-limiter.service.js';
 import { Public } from '../auth/roles.decorator.js';
 import { UnauthenticatedLimiter } from '../auth/unauthenticated-limiter.service.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
@@ -61,10 +61,17 @@ export class ReportsController {
   ): Promise<{ accepted: true }> {
     await this.authenticate(clusterId, authorization, address ?? 'unknown');
     // Per cluster: a leaked or runaway report token cannot flood the ingest queue.
-    const wait = await this.rateLimiter.hit(
-      `report:${clusterId}`,
-      this.config.REPORTS_PER_CLUSTER_PER_MINUTE,
-    );
+    const wait = await this.rateLimiter
+      .hit(`report:${clusterId}`, this.config.REPORTS_PER_CLUSTER_PER_MINUTE)
+      .catch((err: unknown) => {
+        if (!(err instanceof RateLimiterUnavailable)) throw err;
+        // A report is a write onto Redis itself: the sidecar keeps it and sends it again.
+        this.metrics.rateLimiterUnavailable.inc({ outcome: 'refused' });
+        throw new HttpException(
+          { error: 'ServiceUnavailable', message: 'the fleet cannot take reports right now' },
+          HttpStatus.SERVICE_UNAVAILABLE,
+        );
+      });
     if (wait > 0) {
       this.metrics.rateLimited.inc({ limit: 'cluster' });
       throw new HttpException(
