@@ -29,6 +29,7 @@ interface ReportCredentials {
   reportTokenHash: string;
   previousReportTokenHash: string | null;
   previousCredentialsExpireAt: Date | null;
+  desired: { generation: number } | null;
 }
 
 const CREDENTIALS_CACHE_MS = 5_000;
@@ -59,6 +60,8 @@ export class ReportsController {
     @Ip() address: string | undefined,
     @Body() body: unknown,
   ): Promise<{ accepted: true }> {
+    // The fleet's clock orders reports; the sidecar's reportedAt is information only.
+    const receivedAt = new Date().toISOString();
     await this.authenticate(clusterId, authorization, address ?? 'unknown');
     // Per cluster: a leaked or runaway report token cannot flood the ingest queue.
     const wait = await this.rateLimiter
@@ -97,9 +100,34 @@ export class ReportsController {
         HttpStatus.FORBIDDEN,
       );
     }
-    await this.queues.ingestStatus(parsed.data);
+    await this.refuseUnknownGeneration(clusterId, parsed.data.observedGeneration);
+    await this.queues.ingestStatus({ ...parsed.data, receivedAt });
     this.metrics.reportsReceived.inc();
     return { accepted: true };
+  }
+
+  /**
+   * A sidecar can only have applied a generation the fleet asked for: a higher one (a bug or a
+   * compromised node) would freeze status ordering and stop later orders. The cached desired
+   * generation is read again before refusing, since a change may have just bumped it.
+   */
+  private async refuseUnknownGeneration(clusterId: string, observed: number): Promise<void> {
+    const cached = this.credentials.get(clusterId);
+    if (observed <= (cached?.row.desired?.generation ?? 0)) return;
+    const desired = await this.prisma.client.desiredState.findUnique({
+      where: { clusterId },
+      select: { generation: true },
+    });
+    if (cached) cached.row.desired = desired;
+    if (desired && observed <= desired.generation) return;
+    throw new HttpException(
+      {
+        error: 'BadRequest',
+        field: 'observedGeneration',
+        message: `observedGeneration ${observed} is above the desired generation ${desired?.generation ?? 0} of cluster ${clusterId}`,
+      },
+      HttpStatus.BAD_REQUEST,
+    );
   }
 
   private async authenticate(
@@ -149,6 +177,7 @@ export class ReportsController {
         reportTokenHash: true,
         previousReportTokenHash: true,
         previousCredentialsExpireAt: true,
+        desired: { select: { generation: true } },
       },
     });
     if (!row) {
