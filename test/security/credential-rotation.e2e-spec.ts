@@ -24,7 +24,7 @@ describe('credential rotation cuts the old Redis connections', () => {
   const prefix = testQueuePrefix();
 
   /** A connection as a sidecar (or whoever holds its password) opens it; it never reconnects. */
-  const connect = async (url: string) => {
+  const connect = (url: string) => {
     const redis = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
     redis.on('error', () => undefined);
     open.push(redis);
@@ -75,30 +75,30 @@ describe('credential rotation cuts the old Redis connections', () => {
   });
 
   it('with no grace period, cuts the old password’s open connection at once', async () => {
-    const leaked = await connect(firstUrl);
+    const leaked = connect(firstUrl);
     expect(await leaked.redis.ping()).toBe('PONG');
     const secondUrl = await rotate(0);
     expect(await leaked.ended).toBe('ended');
-    const again = await connect(firstUrl);
+    const again = connect(firstUrl);
     await expect(again.redis.ping()).rejects.toThrow(/WRONGPASS|NOAUTH|Connection is closed/);
-    const current = await connect(secondUrl);
+    const current = connect(secondUrl);
     expect(await current.redis.ping()).toBe('PONG');
     firstUrl = secondUrl;
   });
 
   it('with a grace period, keeps the old password until it ends, then cuts it', async () => {
-    const old = await connect(firstUrl);
+    const old = connect(firstUrl);
     expect(await old.redis.ping()).toBe('PONG');
     const nextUrl = await rotate(1);
     // Still within the grace period (a second): the old connection works.
-    const during = await connect(firstUrl);
+    const during = connect(firstUrl);
     expect(await during.redis.ping()).toBe('PONG');
     // The worker ends the grace period: both connections opened with the old password are cut.
     expect(await old.ended).toBe('ended');
     expect(await during.ended).toBe('ended');
-    const after = await connect(firstUrl);
+    const after = connect(firstUrl);
     await expect(after.redis.ping()).rejects.toThrow(/WRONGPASS|NOAUTH|Connection is closed/);
-    const current = await connect(nextUrl);
+    const current = connect(nextUrl);
     expect(await current.redis.ping()).toBe('PONG');
   });
 });

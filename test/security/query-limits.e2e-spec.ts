@@ -124,7 +124,7 @@ describe('query limits on every transport', () => {
       ws.on('error', reject);
       ws.on('close', (code) => resolve(code));
       ws.on('message', (data) => {
-        resolve(`accepted: ${String(data)}`);
+        resolve(`accepted: ${Buffer.isBuffer(data) ? data.toString('utf8') : 'a message'}`);
         ws.close();
       });
       ws.on('open', () =>

@@ -38,8 +38,11 @@ export const ApiConfigSchema = z.object({
    */
   UNAUTHENTICATED_PER_WINDOW: z.coerce.number().int().min(1).default(60),
   UNAUTHENTICATED_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
-  /** Status reports accepted per cluster and minute (a sidecar sends about 2 at rest). */
-  REPORTS_PER_CLUSTER_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /**
+   * Status reports accepted per cluster and minute: a sidecar sends 2 at rest and bursts on
+   * changes; this only stops a runaway or leaked report token from flooding the ingest queue.
+   */
+  REPORTS_PER_CLUSTER_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
   MAX_QUERY_COST: z.coerce.number().int().min(1).default(50_000),
