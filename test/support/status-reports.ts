@@ -35,7 +35,8 @@ export function largestStatusReport(clusterId: string): StatusReport {
   const big = 2 ** 31 - 1;
   return StatusReport.parse({
     clusterId,
-    observedGeneration: big,
+    // The API refuses an observedGeneration above the cluster's desired generation (1 when new).
+    observedGeneration: 1,
     conditions,
     metrics: {
       nodes: big,

@@ -19,7 +19,7 @@ import { API_CONFIG, type ApiConfig } from './config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { FleetModule } from './fleet/fleet.module.js';
-import { queryLimitsPlugin } from './graphql/query-limits.js';
+import { queryLimitsPlugin, subscriptionLimits } from './graphql/query-limits.js';
 import { HealthModule } from './health/health.module.js';
 import { graphqlMetricsPlugin } from './metrics/graphql-metrics.plugin.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -52,37 +52,40 @@ export class AppModule {
         GraphQLModule.forRootAsync<ApolloDriverConfig>({
           driver: ApolloDriver,
           inject: [MetricsService, ApiTokensService],
-          useFactory: (metrics: MetricsService, tokens: ApiTokensService) => ({
-            autoSchemaFile: schemaFile,
-            sortSchema: true,
-            // The schema is public in the repository; a production API need not hand it to
-            // anyone probing it (clients are generated from the committed schema.gql).
-            introspection: config.GRAPHQL_INTROSPECTION
-              ? config.GRAPHQL_INTROSPECTION === 'true'
-              : config.NODE_ENV !== 'production',
-            includeStacktraceInErrorResponses: false,
-            formatError: maskInternalErrors((line) => console.error(JSON.stringify(line))),
-            subscriptions: { 'graphql-ws': { ...subscriptionTokenWatch(tokens) } },
-            plugins: [
-              queryLimitsPlugin({
-                maxDepth: config.MAX_QUERY_DEPTH,
-                maxCost: config.MAX_QUERY_COST,
-              }),
-              graphqlMetricsPlugin(metrics),
-            ],
-            // graphql-ws subscriptions authenticate with connectionParams.authorization.
-            // graphql-ws hands the context function its own Context: connectionParams sits beside extra.
-            context: ({
-              req,
-              extra,
-              connectionParams,
-            }: {
-              req?: unknown;
-              extra?: unknown;
-              connectionParams?: { authorization?: string };
-            }) =>
-              extra ? { connection: { authorization: connectionParams?.authorization } } : { req },
-          }),
+          useFactory: (metrics: MetricsService, tokens: ApiTokensService) => {
+            const limits = { maxDepth: config.MAX_QUERY_DEPTH, maxCost: config.MAX_QUERY_COST };
+            return {
+              autoSchemaFile: schemaFile,
+              sortSchema: true,
+              // The schema is public in the repository; a production API need not hand it to
+              // anyone probing it (clients are generated from the committed schema.gql).
+              introspection: config.GRAPHQL_INTROSPECTION
+                ? config.GRAPHQL_INTROSPECTION === 'true'
+                : config.NODE_ENV !== 'production',
+              includeStacktraceInErrorResponses: false,
+              formatError: maskInternalErrors((line) => console.error(JSON.stringify(line))),
+              subscriptions: {
+                'graphql-ws': { ...subscriptionTokenWatch(tokens), ...subscriptionLimits(limits) },
+              },
+              // One operation per HTTP request: a batch would multiply every per-request limit.
+              allowBatchedHttpRequests: false,
+              plugins: [queryLimitsPlugin(limits), graphqlMetricsPlugin(metrics)],
+              // graphql-ws subscriptions authenticate with connectionParams.authorization.
+              // graphql-ws hands the context function its own Context: connectionParams sits beside extra.
+              context: ({
+                req,
+                extra,
+                connectionParams,
+              }: {
+                req?: unknown;
+                extra?: unknown;
+                connectionParams?: { authorization?: string };
+              }) =>
+                extra
+                  ? { connection: { authorization: connectionParams?.authorization } }
+                  : { req },
+            };
+          },
         }),
         DatabaseModule,
         QueuesModule,

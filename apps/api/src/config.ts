@@ -36,6 +36,22 @@ export const ApiConfigSchema = z.object({
   /** GraphQL introspection; default off when NODE_ENV=production, on otherwise. */
   GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /**
+   * The rate limiter's Redis commands give up after this long; then reads go on unlimited and
+   * writes are refused with SERVICE_UNAVAILABLE (docs/SECURITY.md).
+   */
+  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).default(250),
+  /**
+   * Requests refused for want of a valid credential allowed per peer address and window; past
+   * it, that address's unknown credentials are refused (429) without a database look-up.
+   */
+  UNAUTHENTICATED_PER_WINDOW: z.coerce.number().int().min(1).default(60),
+  UNAUTHENTICATED_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /**
+   * Status reports accepted per cluster and minute: a sidecar sends 2 at rest and bursts on
+   * changes; this only stops a runaway or leaked report token from flooding the ingest queue.
+   */
+  REPORTS_PER_CLUSTER_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
   MAX_QUERY_COST: z.coerce.number().int().min(1).default(50_000),

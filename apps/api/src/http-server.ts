@@ -1,5 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { GraphQLModule } from '@nestjs/graphql';
+import type { WebSocketServer } from 'ws';
+import { WEBSOCKET_MAX_PAYLOAD_BYTES } from './graphql/query-limits.js';
 import { STATUS_REPORT_BODY_LIMIT_BYTES } from '@fleet/contracts';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
@@ -36,9 +39,28 @@ export async function listen(app: INestApplication, port: number, host: string):
   // authentication). Over a limit: 413. Registered before init, replacing Nest's default parser.
   app.use(defaultBodyLimit);
   (app as NestExpressApplication).useBodyParser('json', { limit: STATUS_REPORT_BODY_LIMIT_BYTES });
+  await app.init();
+  limitWebSocketPayload(app);
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   await app.listen(port, host);
   return app.getUrl();
+}
+
+/**
+ * ws accepts 100 MiB messages by default and @nestjs/graphql builds its WebSocketServer without
+ * options; the server reads `maxPayload` for every upgrade, so setting it before the first
+ * upgrade bounds every graphql-ws message (over it, ws closes the socket with 1009).
+ */
+function limitWebSocketPayload(app: INestApplication): void {
+  const driver = app.get(GraphQLModule, { strict: false }).graphQlAdapter as unknown as {
+    _subscriptionService?: { wss?: Partial<Pick<WebSocketServer, 'options'>> };
+  };
+  // Duck-typed: under Jest's module registry `ws` may be a second instance of the class.
+  const wss = driver._subscriptionService?.wss;
+  if (!wss?.options) {
+    throw new Error('graphql-ws server not found: cannot bound its message size');
+  }
+  wss.options.maxPayload = WEBSOCKET_MAX_PAYLOAD_BYTES;
 }

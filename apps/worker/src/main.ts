@@ -2,7 +2,7 @@ import {
   RECONCILE_QUEUE,
   ReconcileRequest,
   STATUS_INGEST_QUEUE,
-  StatusReport,
+  IngestedStatusReport,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
@@ -61,7 +61,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const ingest = new Worker(
     STATUS_INGEST_QUEUE,
     async (job) => {
-      const report = StatusReport.parse(job.data);
+      const report = IngestedStatusReport.parse(job.data);
       const result = await ingester.ingest(report);
       changeEvents.changed(report.clusterId);
       return result;

@@ -156,6 +156,17 @@ export const StatusReport = z.object({
 });
 export type StatusReport = z.infer<typeof StatusReport>;
 
+/**
+ * A report as the API queues it for ingest: `receivedAt` is the API's clock when it accepted
+ * the report, and the only time status ordering, lastReportAt and staleness use; the sidecar's
+ * `reportedAt` is information only (a sidecar's clock, or a compromised node, could say
+ * anything). Absent from jobs queued before the API stamped it: then reportedAt stands in.
+ */
+export const IngestedStatusReport = StatusReport.extend({
+  receivedAt: z.iso.datetime().optional(),
+});
+export type IngestedStatusReport = z.infer<typeof IngestedStatusReport>;
+
 export const sidecarQueueName = (clusterId: string): string => `sidecar.${clusterId}`;
 export const RECONCILE_QUEUE = 'reconcile';
 export const STATUS_INGEST_QUEUE = 'status-ingest';

@@ -54,6 +54,21 @@ export async function applySidecarAcl(
   );
 }
 
+/**
+ * Cuts every connection of the cluster's sidecar user: ACL changes do not end connections
+ * already authenticated, so without this a leaked password keeps working on an open
+ * connection after its grace period. The sidecar reconnects with its current password.
+ */
+export async function killSidecarConnections(
+  redis: RedisCommander,
+  clusterId: string,
+): Promise<void> {
+  await redis.call('CLIENT', 'KILL', 'USER', sidecarRedisUser(clusterId));
+}
+
+/** The worker queue whose jobs re-sync sidecar ACL users (and end grace periods). */
+export const SIDECAR_CREDENTIALS_QUEUE = 'sidecar-credentials';
+
 export async function deleteSidecarAcl(redis: RedisCommander, clusterId: string): Promise<void> {
   await redis.call('ACL', 'DELUSER', sidecarRedisUser(clusterId));
 }

@@ -12,6 +12,7 @@ import { forbiddenError, notFoundError, userInputError } from '../common/errors.
 import { isUuid } from '../common/global-id.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { hasRole, type Principal, type Role } from './principal.js';
 
 export const hashSecret = (secret: string): string =>
@@ -19,18 +20,25 @@ export const hashSecret = (secret: string): string =>
 
 /** How long a verified token is trusted without asking PostgreSQL again (revocation latency). */
 const CACHE_MS = 5_000;
+/**
+ * Valid tokens remembered at once (least recently used forgotten first). Misses are never
+ * cached: a bogus secret costs a look-up, which the per-address limit bounds instead.
+ */
+const CACHE_ENTRIES = 10_000;
 /** lastUsedAt is a hint, not a log: written at most this often per token. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 @Injectable()
 export class ApiTokensService implements OnModuleInit {
-  private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
+  /** Valid principals by secret hash, in least-recently-used order; `until` may have passed. */
+  private readonly cache = new Map<string, { principal: Principal; until: number }>();
   private readonly lastUsedWritten = new Map<string, number>();
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly audit: AuditService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -134,6 +142,7 @@ export class ApiTokensService implements OnModuleInit {
       : null;
     if (!revoked) throw notFoundError('active API token', id);
     this.cache.clear();
+    this.metrics.tokenCacheEntries.set(0);
     return revoked;
   }
 
@@ -149,12 +158,21 @@ export class ApiTokensService implements OnModuleInit {
     return scope !== null && labelSelectorWithin(scope, caller.scope);
   }
 
+  /** Whether this secret was valid when last looked up (its cache entry may be due a re-check). */
+  isKnown(secret: string): boolean {
+    return this.cache.has(hashSecret(secret));
+  }
+
   /** The principal behind a bearer secret, or null when unknown, revoked or expired. */
   async verify(secret: string): Promise<Principal | null> {
     const hash = hashSecret(secret);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.principal;
+    if (cached && cached.until > now) {
+      this.cache.delete(hash);
+      this.cache.set(hash, cached);
+      return cached.principal;
+    }
     const token = await this.prisma.client.apiToken.findUnique({ where: { tokenHash: hash } });
     const valid =
       token && !token.revokedAt && (!token.expiresAt || token.expiresAt.getTime() > now);
@@ -168,10 +186,19 @@ export class ApiTokensService implements OnModuleInit {
           expiresAt: token.expiresAt,
         }
       : null;
-    // Never trust a token beyond its own expiry.
-    const until = Math.min(now + CACHE_MS, token?.expiresAt?.getTime() ?? Infinity);
-    this.cache.set(hash, { principal, until });
-    if (principal) this.touch(principal.tokenId, now);
+    this.metrics.tokenLookups.inc({ outcome: principal ? 'valid' : 'invalid' });
+    this.cache.delete(hash);
+    if (principal) {
+      // Never trust a token beyond its own expiry.
+      const until = Math.min(now + CACHE_MS, token?.expiresAt?.getTime() ?? Infinity);
+      this.cache.set(hash, { principal, until });
+      if (this.cache.size > CACHE_ENTRIES) {
+        const oldest = this.cache.keys().next().value;
+        if (oldest !== undefined) this.cache.delete(oldest);
+      }
+      this.touch(principal.tokenId, now);
+    }
+    this.metrics.tokenCacheEntries.set(this.cache.size);
     return principal;
   }
 

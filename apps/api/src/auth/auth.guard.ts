@@ -4,12 +4,16 @@ import { GqlExecutionContext } from '@nestjs/graphql';
 import { GraphQLError } from 'graphql';
 import { ApiTokensService } from './api-tokens.service.js';
 import { hasRole, type Principal, type Role } from './principal.js';
-import { RateLimiterService } from './rate-limiter.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { RateLimiterService, RateLimiterUnavailable } from './rate-limiter.service.js';
+import { UnauthenticatedLimiter } from './unauthenticated-limiter.service.js';
 import { PUBLIC_ENDPOINT, REQUIRED_ROLE } from './roles.decorator.js';
 
 /** What the guard keeps on the request (HTTP) or the graphql-ws connection context. */
 export interface AuthCarrier {
   authorization?: string;
+  /** The peer's address (the per-address bound on unauthenticated requests). */
+  address?: string;
   principal?: Principal | null;
   rateCounted?: boolean;
 }
@@ -27,6 +31,8 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly tokens: ApiTokensService,
     private readonly rateLimiter: RateLimiterService,
+    private readonly unauthenticated: UnauthenticatedLimiter,
+    private readonly metrics: MetricsService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -38,7 +44,19 @@ export class AuthGuard implements CanActivate {
     const carrier = carrierOf(context);
     if (carrier.principal === undefined) {
       const secret = bearerSecret(carrier.authorization);
+      const address = carrier.address ?? 'unknown';
+      const known = secret !== undefined && this.tokens.isKnown(secret);
+      const wait = known ? 0 : this.unauthenticated.retryAfter(address);
+      if (wait > 0) {
+        this.metrics.rateLimited.inc({ limit: 'unauthenticated' });
+        throw fail(
+          'RATE_LIMITED',
+          `too many requests without a valid API token from ${address}; retry later`,
+          { retryAfterSeconds: wait },
+        );
+      }
       carrier.principal = secret ? await this.tokens.verify(secret) : null;
+      if (!carrier.principal) this.unauthenticated.refused(address);
     }
     const principal = carrier.principal;
     if (!principal)
@@ -48,8 +66,9 @@ export class AuthGuard implements CanActivate {
       );
     if (!carrier.rateCounted) {
       carrier.rateCounted = true;
-      const retryAfter = await this.rateLimiter.hit(principal.tokenId);
+      const retryAfter = await this.countRequest(context, principal.tokenId);
       if (retryAfter > 0) {
+        this.metrics.rateLimited.inc({ limit: 'token' });
         throw fail('RATE_LIMITED', `rate limit exceeded for token ${principal.name}`, {
           retryAfterSeconds: retryAfter,
         });
@@ -63,6 +82,50 @@ export class AuthGuard implements CanActivate {
     }
     return true;
   }
+
+  /**
+   * Redis away must not hang the API (nor refuse PostgreSQL reads): reads are served uncounted,
+   * anything that changes state is refused with SERVICE_UNAVAILABLE, at once.
+   */
+  private async countRequest(context: ExecutionContext, tokenId: string): Promise<number> {
+    try {
+      return await this.rateLimiter.hit(tokenId);
+    } catch (err) {
+      if (!(err instanceof RateLimiterUnavailable)) throw err;
+      if (isRead(context)) {
+        this.metrics.rateLimiterUnavailable.inc({ outcome: 'served' });
+        return 0;
+      }
+      this.metrics.rateLimiterUnavailable.inc({ outcome: 'refused' });
+      throw fail(
+        'SERVICE_UNAVAILABLE',
+        'the fleet cannot take changes right now (its Redis does not answer); retry later',
+        { http: { status: 503 } },
+      );
+    }
+  }
+}
+
+function isRead(context: ExecutionContext): boolean {
+  if (context.getType<string>() === 'graphql') {
+    const kind = GqlExecutionContext.create(context).getInfo<{
+      operation: { operation: string };
+    }>().operation.operation;
+    return kind === 'query' || kind === 'subscription';
+  }
+  const method = context.switchToHttp().getRequest<{ method?: string }>().method;
+  return method === 'GET' || method === 'HEAD';
+}
+
+type HttpRequest = {
+  headers: Record<string, string | undefined>;
+  socket: { remoteAddress?: string };
+} & AuthCarrier;
+
+function httpCarrier(req: HttpRequest): AuthCarrier {
+  req.authorization ??= req.headers.authorization;
+  req.address ??= req.socket.remoteAddress;
+  return req;
 }
 
 /** The secret of an `Authorization: Bearer <secret>` header, or undefined. */
@@ -72,19 +135,13 @@ export const bearerSecret = (authorization: string | undefined): string | undefi
 function carrierOf(context: ExecutionContext): AuthCarrier {
   if (context.getType<string>() === 'graphql') {
     const ctx = GqlExecutionContext.create(context).getContext<{
-      req?: { headers: Record<string, string | undefined> } & AuthCarrier;
+      req?: HttpRequest;
       connection?: AuthCarrier;
     }>();
     if (ctx.connection) return ctx.connection;
-    const req = ctx.req!;
-    req.authorization ??= req.headers.authorization;
-    return req;
+    return httpCarrier(ctx.req!);
   }
-  const req = context
-    .switchToHttp()
-    .getRequest<{ headers: Record<string, string | undefined> } & AuthCarrier>();
-  req.authorization ??= req.headers.authorization;
-  return req;
+  return httpCarrier(context.switchToHttp().getRequest<HttpRequest>());
 }
 
 /** The caller, as the guard resolved it. */

@@ -4,6 +4,7 @@ import { ApiTokensResolver } from './api-tokens.resolver.js';
 import { ApiTokensService } from './api-tokens.service.js';
 import { AuthGuard } from './auth.guard.js';
 import { RateLimiterService } from './rate-limiter.service.js';
+import { UnauthenticatedLimiter } from './unauthenticated-limiter.service.js';
 import { ViewerResolver } from './viewer.resolver.js';
 
 @Global()
@@ -11,10 +12,11 @@ import { ViewerResolver } from './viewer.resolver.js';
   providers: [
     ApiTokensService,
     RateLimiterService,
+    UnauthenticatedLimiter,
     ApiTokensResolver,
     ViewerResolver,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [ApiTokensService],
+  exports: [ApiTokensService, RateLimiterService, UnauthenticatedLimiter],
 })
 export class AuthModule {}

@@ -1,28 +1,65 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { API_CONFIG, type ApiConfig } from '../config.js';
-import { QueuesService } from '../queues/queues.service.js';
+
+/** The rate limiter could not reach Redis within RATE_LIMIT_REDIS_TIMEOUT_MS. */
+export class RateLimiterUnavailable extends Error {}
 
 /**
- * A fixed one-minute window per token, counted in Redis so that every API replica shares the
- * budget. Coarse by design: it protects the fleet's database from a runaway script.
+ * A fixed one-minute window per credential, counted in Redis so that every API replica shares
+ * the budget. Coarse by design: it protects the fleet's database from a runaway script.
+ *
+ * It runs on every request, so it has a connection of its own that never waits for Redis: no
+ * offline queue, no retries, a command timeout. When Redis is away `hit` fails at once with
+ * RateLimiterUnavailable and the caller decides (AuthGuard: reads go on, writes get 503).
  */
 @Injectable()
-export class RateLimiterService {
-  constructor(
-    private readonly queues: QueuesService,
-    @Inject(API_CONFIG) private readonly config: ApiConfig,
-  ) {}
+export class RateLimiterService implements OnModuleDestroy {
+  private readonly logger = new Logger(RateLimiterService.name);
+  private readonly connection: Redis;
 
-  /** Counts one request; returns the seconds to wait when over budget, else 0. */
-  async hit(tokenId: string, now = Date.now()): Promise<number> {
+  constructor(@Inject(API_CONFIG) private readonly config: ApiConfig) {
+    this.connection = new Redis(config.REDIS_URL, {
+      commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+      connectTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      // Keep trying to come back, never faster than the timeout.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    });
+    this.connection.on('error', (err: Error) =>
+      this.logger.warn(`rate limiter Redis: ${err.message}`),
+    );
+  }
+
+  /**
+   * Counts one request of a credential (an API token's id, or `report:<cluster>`); returns the
+   * seconds to wait when over `perMinute`, else 0.
+   */
+  async hit(
+    credential: string,
+    perMinute = this.config.RATE_LIMIT_PER_MINUTE,
+    now = Date.now(),
+  ): Promise<number> {
     const window = Math.floor(now / 60_000);
-    const key = `${this.config.QUEUE_PREFIX}:ratelimit:${tokenId}:${window}`;
-    const [[, count]] = (await this.queues.connection
-      .multi()
-      .incr(key)
-      .expire(key, 120)
-      .exec()) as [[Error | null, number], [Error | null, number]];
-    if (count <= this.config.RATE_LIMIT_PER_MINUTE) return 0;
+    const key = `${this.config.QUEUE_PREFIX}:ratelimit:${credential}:${window}`;
+    let count: number;
+    try {
+      const replies = (await this.connection.multi().incr(key).expire(key, 120).exec()) as
+        [[Error | null, number], [Error | null, number]] | null;
+      const [incr] = replies ?? [];
+      if (!incr || incr[0]) throw incr?.[0] ?? new Error('transaction discarded');
+      count = incr[1];
+    } catch (err) {
+      throw new RateLimiterUnavailable(
+        `rate limiter unavailable: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    if (count <= perMinute) return 0;
     return Math.ceil(((window + 1) * 60_000 - now) / 1000);
+  }
+
+  onModuleDestroy(): void {
+    this.connection.disconnect();
   }
 }

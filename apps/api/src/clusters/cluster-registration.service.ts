@@ -22,6 +22,9 @@ import type { Cluster, RegisterClusterPayload } from './models/cluster.model.js'
 import { withEverything, lockInScope, clusterChanged } from './cluster-access.js';
 import { ClusterQueries } from './cluster-queries.service.js';
 
+/** A rotation's grace period is at most a week: old credentials must end. */
+export const MAX_GRACE_SECONDS = 7 * 86_400;
+
 /** A cluster enters and leaves the fleet, and its sidecar credentials are issued and rotated. */
 @Injectable()
 export class ClusterRegistration {
@@ -160,9 +163,13 @@ export class ClusterRegistration {
    * New report token and Redis password; the previous ones keep working for the grace period so
    * the sidecar can be re-configured without a gap.
    */
-  async rotateCredentials(principal: Principal, uid: string) {
+  async rotateCredentials(principal: Principal, uid: string, gracePeriodSeconds?: number | null) {
+    const grace = gracePeriodSeconds ?? this.config.CREDENTIAL_GRACE_SECONDS;
+    if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS) {
+      throw userInputError('gracePeriodSeconds', `must be between 0 and ${MAX_GRACE_SECONDS}`);
+    }
     const issued = this.credentials.issue();
-    const previousValidUntil = new Date(Date.now() + this.config.CREDENTIAL_GRACE_SECONDS * 1000);
+    const previousValidUntil = new Date(Date.now() + grace * 1000);
     const { row, previousRedisPasswordHash } = await this.db.$transaction(async (tx) => {
       await lockInScope(tx, principal, uid);
       const current = await tx.cluster.findUniqueOrThrow({ where: { id: uid } });
@@ -171,9 +178,10 @@ export class ClusterRegistration {
         data: {
           reportTokenHash: issued.reportTokenHash,
           redisPasswordHash: issued.redisPasswordHash,
-          previousReportTokenHash: current.reportTokenHash,
-          previousRedisPasswordHash: current.redisPasswordHash,
-          previousCredentialsExpireAt: previousValidUntil,
+          // Without a grace period the previous credentials end now: nothing to remember.
+          previousReportTokenHash: grace ? current.reportTokenHash : null,
+          previousRedisPasswordHash: grace ? current.redisPasswordHash : null,
+          previousCredentialsExpireAt: grace ? previousValidUntil : null,
         },
         include: withEverything,
       });
@@ -181,9 +189,20 @@ export class ClusterRegistration {
       await this.audit.record(tx, principal, 'rotateClusterCredentials', uid, snapshot, snapshot);
       return { row: updated, previousRedisPasswordHash: current.redisPasswordHash };
     });
-    await afterCommit('rotateClusterCredentials', uid, [
-      () => this.credentials.applyAcl(uid, [issued.redisPasswordHash, previousRedisPasswordHash]),
-    ]);
+    await afterCommit(
+      'rotateClusterCredentials',
+      uid,
+      grace
+        ? [
+            () =>
+              this.credentials.applyAcl(uid, [issued.redisPasswordHash, previousRedisPasswordHash]),
+            () => this.credentials.scheduleGraceEnd(uid, grace),
+          ]
+        : [
+            () => this.credentials.applyAcl(uid, [issued.redisPasswordHash]),
+            () => this.credentials.killConnections(uid),
+          ],
+    );
     return {
       cluster: this.queries.toModel(row),
       ...this.credentialsPayload(row, issued),

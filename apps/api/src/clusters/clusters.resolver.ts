@@ -79,14 +79,26 @@ export class ClustersResolver {
   }
 
   @Mutation(() => RotateClusterCredentialsPayload, {
-    description: 'New sidecar credentials; the previous ones keep working for the grace period.',
+    description:
+      'New sidecar credentials; the previous ones keep working for the grace period, then their open Redis connections are cut.',
   })
   @RequireRole('ADMIN')
   rotateClusterCredentials(
     @CurrentPrincipal() principal: Principal,
     @Args('clusterId', { type: () => ID }) clusterId: string,
+    @Args('gracePeriodSeconds', {
+      type: () => Int,
+      nullable: true,
+      description:
+        'How long the previous credentials keep working (0–604800 s; 0 ends them and cuts their connections at once). Default: the API’s CREDENTIAL_GRACE_SECONDS.',
+    })
+    gracePeriodSeconds: number | null,
   ): Promise<RotateClusterCredentialsPayload> {
-    return this.registration.rotateCredentials(principal, clusterUid(clusterId));
+    return this.registration.rotateCredentials(
+      principal,
+      clusterUid(clusterId),
+      gracePeriodSeconds,
+    );
   }
 
   @Mutation(() => Cluster)

@@ -1,5 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { applySidecarAcl, sha256Hex, sidecarRedisUrl } from '@fleet/contracts';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import {
+  applySidecarAcl,
+  killSidecarConnections,
+  sha256Hex,
+  SIDECAR_CREDENTIALS_QUEUE,
+  sidecarRedisUrl,
+} from '@fleet/contracts';
+import { Queue } from 'bullmq';
 import { randomBytes } from 'node:crypto';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { QueuesService } from '../queues/queues.service.js';
@@ -13,11 +20,39 @@ export interface IssuedCredentials {
 
 /** What a cluster's sidecar authenticates with: a report token (API) and a Redis ACL user. */
 @Injectable()
-export class SidecarCredentialsService {
+export class SidecarCredentialsService implements OnModuleDestroy {
+  private readonly sync: Queue;
+
   constructor(
     private readonly queues: QueuesService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
-  ) {}
+  ) {
+    this.sync = new Queue(SIDECAR_CREDENTIALS_QUEUE, {
+      connection: queues.connection,
+      prefix: config.QUEUE_PREFIX,
+    });
+  }
+
+  /**
+   * Ends the previous credentials' grace period on time: the worker's ACL sync runs when it
+   * ends (not only on its periodic schedule), drops the old password and cuts its connections.
+   */
+  async scheduleGraceEnd(clusterId: string, graceSeconds: number): Promise<void> {
+    await this.sync.add(
+      'grace-end',
+      { clusterId },
+      { delay: graceSeconds * 1000, removeOnComplete: 10, removeOnFail: 50 },
+    );
+  }
+
+  /** Cuts every open connection of the cluster's sidecar user (see killSidecarConnections). */
+  async killConnections(clusterId: string): Promise<void> {
+    await killSidecarConnections(this.queues.connection, clusterId);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.sync.close();
+  }
 
   issue(): IssuedCredentials {
     const reportToken = randomBytes(32).toString('base64url');

@@ -2,42 +2,81 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import {
   GraphQLError,
   Kind,
+  OperationTypeNode,
+  parse,
+  type DocumentNode,
   type FragmentDefinitionNode,
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
+import type { ServerOptions } from 'graphql-ws';
 
 /** Page size assumed for a list field asked without first/last (the API's default). */
 const DEFAULT_PAGE = 20;
+/** The page sizes every connection accepts (`pageWindow` in common/connection.ts). */
+export const MIN_PAGE = 1;
+export const MAX_PAGE = 100;
+const PAGE_ARGUMENTS = ['first', 'last'] as const;
+
+export interface QueryLimits {
+  maxDepth: number;
+  maxCost: number;
+}
 
 interface Measure {
   depth: number;
   cost: number;
 }
 
+type Variables = Record<string, unknown>;
+
+/** A page argument's value as the resolver will see it: literal, variable or variable default. */
 function argValue(
   node: ValueNode | undefined,
-  variables: Record<string, unknown>,
-): number | undefined {
+  variables: Variables,
+  defaults: Record<string, ValueNode | undefined>,
+): unknown {
   if (!node) return undefined;
   if (node.kind === Kind.INT) return Number(node.value);
+  if (node.kind === Kind.NULL) return null;
   if (node.kind === Kind.VARIABLE) {
-    const v = variables[node.name.value];
-    return typeof v === 'number' ? v : undefined;
+    const name = node.name.value;
+    if (name in variables) return variables[name];
+    return argValue(defaults[name], variables, {});
   }
-  return undefined;
+  return undefined; // any other literal is refused by GraphQL's own validation (Int)
+}
+
+const pageError = (field: string, argument: string, value: unknown) =>
+  new GraphQLError(
+    `${argument}: must be between ${MIN_PAGE} and ${MAX_PAGE} (got ${JSON.stringify(value)} on ${field})`,
+    {
+      extensions: {
+        code: 'BAD_USER_INPUT',
+        field: argument,
+        reason: `must be between ${MIN_PAGE} and ${MAX_PAGE}`,
+        http: { status: 400 },
+      },
+    },
+  );
+
+interface Walk {
+  fragments: Record<string, FragmentDefinitionNode>;
+  variables: Variables;
+  defaults: Record<string, ValueNode | undefined>;
+  pageErrors: GraphQLError[];
 }
 
 /**
  * GitHub-style cost: every field selected costs 1, multiplied by the page sizes of the
  * connections above it, so `clusters(first: 100) { edges { node { reconcileRuns(first: 100) }}}`
- * costs ~10,000 before it runs. Depth ignores introspection fields.
+ * costs ~10,000 before it runs. Depth ignores introspection fields. A page size outside 1–100
+ * is an error of its own (collected in `walk.pageErrors`), so no value can shrink the cost.
  */
 function measure(
   set: SelectionSetNode | undefined,
-  fragments: Record<string, FragmentDefinitionNode>,
-  variables: Record<string, unknown>,
+  walk: Walk,
   multiplier: number,
   seen: Set<string>,
 ): Measure {
@@ -50,27 +89,35 @@ function measure(
       const args = Object.fromEntries(
         (selection.arguments ?? []).map((a) => [a.name.value, a.value]),
       );
-      const page = argValue(args.first, variables) ?? argValue(args.last, variables);
+      let page: number | undefined;
+      for (const name of PAGE_ARGUMENTS) {
+        const value = argValue(args[name], walk.variables, walk.defaults);
+        if (value == null) continue;
+        if (
+          typeof value !== 'number' ||
+          !Number.isInteger(value) ||
+          value < MIN_PAGE ||
+          value > MAX_PAGE
+        ) {
+          walk.pageErrors.push(pageError(selection.name.value, name, value));
+          continue;
+        }
+        page = Math.max(page ?? 0, value);
+      }
       const isPaged =
         'first' in args ||
         'last' in args ||
         /Connection$|^clusters$|^rollouts$/.test(selection.name.value);
       const childMultiplier = multiplier * (isPaged ? (page ?? DEFAULT_PAGE) : 1);
-      const child = measure(selection.selectionSet, fragments, variables, childMultiplier, seen);
+      const child = measure(selection.selectionSet, walk, childMultiplier, seen);
       inner = { depth: child.depth + 1, cost: multiplier + child.cost };
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      inner = measure(selection.selectionSet, fragments, variables, multiplier, seen);
+      inner = measure(selection.selectionSet, walk, multiplier, seen);
     } else {
       const name = selection.name.value;
-      const fragment = fragments[name];
+      const fragment = walk.fragments[name];
       if (!fragment || seen.has(name)) continue; // a cycle is a validation error anyway
-      inner = measure(
-        fragment.selectionSet,
-        fragments,
-        variables,
-        multiplier,
-        new Set([...seen, name]),
-      );
+      inner = measure(fragment.selectionSet, walk, multiplier, new Set([...seen, name]));
     }
     depth = Math.max(depth, inner.depth);
     cost += inner.cost;
@@ -78,43 +125,106 @@ function measure(
   return { depth, cost };
 }
 
-export function queryLimitsPlugin(limits: {
-  maxDepth: number;
-  maxCost: number;
-}): ApolloServerPlugin {
+/**
+ * The limits every operation of a document must keep, whatever the transport or operation type:
+ * page arguments first (an out-of-range `first` is refused naming the argument, before any cost
+ * is computed), then depth and cost. Empty when the document may run.
+ */
+export function queryLimitErrors(
+  document: DocumentNode,
+  variables: Variables | null | undefined,
+  limits: QueryLimits,
+): GraphQLError[] {
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const def of document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
+  }
+  const errors: GraphQLError[] = [];
+  for (const def of document.definitions) {
+    if (def.kind !== Kind.OPERATION_DEFINITION) continue;
+    const walk: Walk = {
+      fragments,
+      variables: variables ?? {},
+      defaults: Object.fromEntries(
+        (def.variableDefinitions ?? []).map((v) => [v.variable.name.value, v.defaultValue]),
+      ),
+      pageErrors: [],
+    };
+    const { depth, cost } = measure(def.selectionSet, walk, 1, new Set());
+    if (walk.pageErrors.length) {
+      errors.push(...walk.pageErrors);
+    } else if (depth > limits.maxDepth || cost > limits.maxCost) {
+      errors.push(
+        new GraphQLError(
+          `query too complex: depth ${depth} (max ${limits.maxDepth}), cost ${cost} (max ${limits.maxCost}); ask for fewer or smaller pages`,
+          {
+            extensions: {
+              code: 'QUERY_TOO_COMPLEX',
+              depth,
+              cost,
+              maxDepth: limits.maxDepth,
+              maxCost: limits.maxCost,
+              http: { status: 400 },
+            },
+          },
+        ),
+      );
+    }
+  }
+  return errors;
+}
+
+/** HTTP: every query and mutation (Apollo resolves the operation before it executes). */
+export function queryLimitsPlugin(limits: QueryLimits): ApolloServerPlugin {
   return {
     requestDidStart() {
       return Promise.resolve({
-        didResolveOperation({ document, operation, request }) {
-          const fragments: Record<string, FragmentDefinitionNode> = {};
-          for (const def of document.definitions) {
-            if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
-          }
-          const { depth, cost } = measure(
-            (operation as OperationDefinitionNode).selectionSet,
-            fragments,
-            request.variables ?? {},
-            1,
-            new Set(),
-          );
-          if (depth > limits.maxDepth || cost > limits.maxCost) {
-            throw new GraphQLError(
-              `query too complex: depth ${depth} (max ${limits.maxDepth}), cost ${cost} (max ${limits.maxCost}); ask for fewer or smaller pages`,
-              {
-                extensions: {
-                  code: 'QUERY_TOO_COMPLEX',
-                  depth,
-                  cost,
-                  maxDepth: limits.maxDepth,
-                  maxCost: limits.maxCost,
-                  http: { status: 400 },
-                },
-              },
-            );
-          }
+        didResolveOperation({ document, request }) {
+          const [first] = queryLimitErrors(document, request.variables, limits);
+          if (first) throw first;
           return Promise.resolve();
         },
       });
     },
   };
 }
+
+/**
+ * WebSocket (graphql-ws): only subscriptions are served there — queries and mutations go over
+ * HTTP, where the rate limiter and body limit apply — and each subscription keeps the same
+ * limits as HTTP. Returning errors refuses the operation and leaves the socket open.
+ */
+export function subscriptionLimits(limits: QueryLimits): Pick<ServerOptions, 'onSubscribe'> {
+  return {
+    onSubscribe(_ctx, _id, payload) {
+      let document: DocumentNode;
+      try {
+        document = parse(payload.query);
+      } catch (err) {
+        if (err instanceof GraphQLError) return [err];
+        throw err;
+      }
+      const operations = document.definitions.filter(
+        (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+      );
+      const operation = payload.operationName
+        ? operations.find((o) => o.name?.value === payload.operationName)
+        : operations.length === 1
+          ? operations[0]
+          : undefined;
+      if (operation && operation.operation !== OperationTypeNode.SUBSCRIPTION) {
+        return [
+          new GraphQLError(
+            `${operation.operation}: only subscriptions are served over WebSocket; send queries and mutations with HTTP POST /graphql`,
+            { extensions: { code: 'BAD_REQUEST', field: 'operation' } },
+          ),
+        ];
+      }
+      const errors = queryLimitErrors(document, payload.variables, limits);
+      return errors.length ? errors : undefined;
+    },
+  };
+}
+
+/** Largest graphql-ws message accepted; a subscribe message is a query and its variables. */
+export const WEBSOCKET_MAX_PAYLOAD_BYTES = 64 * 1024;

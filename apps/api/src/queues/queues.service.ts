@@ -3,7 +3,7 @@ import {
   RECONCILE_QUEUE,
   STATUS_INGEST_QUEUE,
   type ReconcileRequest,
-  type StatusReport,
+  type IngestedStatusReport,
 } from '@fleet/contracts';
 import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
@@ -15,7 +15,7 @@ import { API_CONFIG, type ApiConfig } from '../config.js';
 export class QueuesService implements OnModuleDestroy {
   readonly connection: Redis;
   private readonly reconcile: Queue<ReconcileRequest>;
-  private readonly statusIngest: Queue<StatusReport>;
+  private readonly statusIngest: Queue<IngestedStatusReport>;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
     // Auto-pipelining sends the commands of concurrent requests in one write: reports arrive in
@@ -34,7 +34,7 @@ export class QueuesService implements OnModuleDestroy {
     await this.reconcile.add('reconcile', request, reconcileJobOptions(request));
   }
 
-  async ingestStatus(report: StatusReport): Promise<void> {
+  async ingestStatus(report: IngestedStatusReport): Promise<void> {
     await this.statusIngest.add('report', report, {
       attempts: 20,
       backoff: { type: 'exponential', delay: 250, jitter: 0.5 },
@@ -45,6 +45,8 @@ export class QueuesService implements OnModuleDestroy {
 
   /** Waiting plus delayed jobs of the fleet-wide queues, for the queue-depth gauge. */
   async depths(): Promise<Record<string, number>> {
+    // A scrape must not hang while Redis is away (commands would wait for it): no samples then.
+    if (this.connection.status !== 'ready') return {};
     const [reconcile, ingest] = await Promise.all([
       this.reconcile.getJobCounts('waiting', 'delayed', 'prioritized'),
       this.statusIngest.getJobCounts('waiting', 'delayed', 'prioritized'),
@@ -54,6 +56,7 @@ export class QueuesService implements OnModuleDestroy {
   }
 
   async ping(): Promise<void> {
+    if (this.connection.status !== 'ready') throw new Error(`redis ${this.connection.status}`);
     await this.connection.ping();
   }
 

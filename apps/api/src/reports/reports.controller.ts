@@ -5,12 +5,17 @@ import {
   HttpCode,
   HttpException,
   HttpStatus,
+  Inject,
+  Ip,
   Param,
   Post,
 } from '@nestjs/common';
 import { StatusReport } from '@fleet/contracts';
 import { timingSafeEqual } from 'node:crypto';
+import { RateLimiterService, RateLimiterUnavailable } from '../auth/rate-limiter.service.js';
 import { Public } from '../auth/roles.decorator.js';
+import { UnauthenticatedLimiter } from '../auth/unauthenticated-limiter.service.js';
+import { API_CONFIG, type ApiConfig } from '../config.js';
 import { hashToken } from '../clusters/cluster-access.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -24,6 +29,7 @@ interface ReportCredentials {
   reportTokenHash: string;
   previousReportTokenHash: string | null;
   previousCredentialsExpireAt: Date | null;
+  desired: { generation: number } | null;
 }
 
 const CREDENTIALS_CACHE_MS = 5_000;
@@ -39,6 +45,9 @@ export class ReportsController {
     private readonly prisma: PrismaService,
     private readonly queues: QueuesService,
     private readonly metrics: MetricsService,
+    private readonly rateLimiter: RateLimiterService,
+    private readonly unauthenticated: UnauthenticatedLimiter,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
   private readonly credentials = new Map<string, { row: ReportCredentials; until: number }>();
@@ -48,9 +57,35 @@ export class ReportsController {
   async report(
     @Param('clusterId') clusterId: string,
     @Headers('authorization') authorization: string | undefined,
+    @Ip() address: string | undefined,
     @Body() body: unknown,
   ): Promise<{ accepted: true }> {
-    await this.authenticate(clusterId, authorization);
+    // The fleet's clock orders reports; the sidecar's reportedAt is information only.
+    const receivedAt = new Date().toISOString();
+    await this.authenticate(clusterId, authorization, address ?? 'unknown');
+    // Per cluster: a leaked or runaway report token cannot flood the ingest queue.
+    const wait = await this.rateLimiter
+      .hit(`report:${clusterId}`, this.config.REPORTS_PER_CLUSTER_PER_MINUTE)
+      .catch((err: unknown) => {
+        if (!(err instanceof RateLimiterUnavailable)) throw err;
+        // A report is a write onto Redis itself: the sidecar keeps it and sends it again.
+        this.metrics.rateLimiterUnavailable.inc({ outcome: 'refused' });
+        throw new HttpException(
+          { error: 'ServiceUnavailable', message: 'the fleet cannot take reports right now' },
+          HttpStatus.SERVICE_UNAVAILABLE,
+        );
+      });
+    if (wait > 0) {
+      this.metrics.rateLimited.inc({ limit: 'cluster' });
+      throw new HttpException(
+        {
+          error: 'TooManyRequests',
+          message: `more than ${this.config.REPORTS_PER_CLUSTER_PER_MINUTE} reports a minute for cluster ${clusterId}`,
+          retryAfterSeconds: wait,
+        },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
     const parsed = StatusReport.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -65,19 +100,51 @@ export class ReportsController {
         HttpStatus.FORBIDDEN,
       );
     }
-    await this.queues.ingestStatus(parsed.data);
+    await this.refuseUnknownGeneration(clusterId, parsed.data.observedGeneration);
+    await this.queues.ingestStatus({ ...parsed.data, receivedAt });
     this.metrics.reportsReceived.inc();
     return { accepted: true };
   }
 
-  private async authenticate(clusterId: string, authorization: string | undefined): Promise<void> {
+  /**
+   * A sidecar can only have applied a generation the fleet asked for: a higher one (a bug or a
+   * compromised node) would freeze status ordering and stop later orders. The cached desired
+   * generation is read again before refusing, since a change may have just bumped it.
+   */
+  private async refuseUnknownGeneration(clusterId: string, observed: number): Promise<void> {
+    const cached = this.credentials.get(clusterId);
+    if (observed <= (cached?.row.desired?.generation ?? 0)) return;
+    const desired = await this.prisma.client.desiredState.findUnique({
+      where: { clusterId },
+      select: { generation: true },
+    });
+    if (cached) cached.row.desired = desired;
+    if (desired && observed <= desired.generation) return;
+    throw new HttpException(
+      {
+        error: 'BadRequest',
+        field: 'observedGeneration',
+        message: `observedGeneration ${observed} is above the desired generation ${desired?.generation ?? 0} of cluster ${clusterId}`,
+      },
+      HttpStatus.BAD_REQUEST,
+    );
+  }
+
+  private async authenticate(
+    clusterId: string,
+    authorization: string | undefined,
+    address: string,
+  ): Promise<void> {
     const token = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
     const unauthorized = () =>
       new HttpException(
         { error: 'Unauthorized', message: 'a valid cluster token is required' },
         HttpStatus.UNAUTHORIZED,
       );
-    if (!token || !/^[0-9a-f-]{36}$/i.test(clusterId)) throw unauthorized();
+    if (!token || !/^[0-9a-f-]{36}$/i.test(clusterId)) {
+      this.unauthenticated.refused(address);
+      throw unauthorized();
+    }
     const presented = Buffer.from(hashToken(token), 'hex');
     const accepts = (c: ReportCredentials) =>
       matches(presented, c.reportTokenHash) ||
@@ -87,19 +154,42 @@ export class ReportsController {
     // refusing, so a rotation takes effect at once and a miss never locks a sidecar out.
     const cached = this.credentials.get(clusterId);
     if (cached && cached.until > Date.now() && accepts(cached.row)) return;
+    // A known cluster's credentials are read again once they are due (a rotation takes effect
+    // within CREDENTIALS_CACHE_MS whoever shares the address); any other look-up only within
+    // the address's budget of refusals, so bogus tokens and cluster ids cannot turn into
+    // unbounded database look-ups.
+    const due = cached !== undefined && cached.until <= Date.now();
+    const wait = due ? 0 : this.unauthenticated.retryAfter(address);
+    if (wait > 0) {
+      this.metrics.rateLimited.inc({ limit: 'unauthenticated' });
+      throw new HttpException(
+        {
+          error: 'TooManyRequests',
+          message: `too many requests without a valid cluster token from ${address}; retry later`,
+          retryAfterSeconds: wait,
+        },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
     const row = await this.prisma.client.cluster.findUnique({
       where: { id: clusterId },
       select: {
         reportTokenHash: true,
         previousReportTokenHash: true,
         previousCredentialsExpireAt: true,
+        desired: { select: { generation: true } },
       },
     });
-    if (!row || !accepts(row)) {
+    if (!row) {
       this.credentials.delete(clusterId);
+      this.unauthenticated.refused(address);
       throw unauthorized();
     }
     if (this.credentials.size > 100_000) this.credentials.clear();
     this.credentials.set(clusterId, { row, until: Date.now() + CREDENTIALS_CACHE_MS });
+    if (!accepts(row)) {
+      this.unauthenticated.refused(address);
+      throw unauthorized();
+    }
   }
 }

@@ -1,10 +1,14 @@
-import { applySidecarAcl } from '@fleet/contracts';
+import {
+  applySidecarAcl,
+  killSidecarConnections,
+  SIDECAR_CREDENTIALS_QUEUE,
+} from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-export const CREDENTIALS_QUEUE = 'sidecar-credentials';
+export const CREDENTIALS_QUEUE = SIDECAR_CREDENTIALS_QUEUE;
 
 /**
  * Keeps Redis's sidecar users in line with PostgreSQL: ends rotation grace periods and
@@ -19,8 +23,12 @@ export class SidecarAclSync {
   ) {}
 
   async sync(now = new Date()): Promise<{ users: number; expired: number }> {
-    const { count: expired } = await this.db.cluster.updateMany({
+    const ended = await this.db.cluster.findMany({
       where: { previousCredentialsExpireAt: { lte: now } },
+      select: { id: true },
+    });
+    const { count: expired } = await this.db.cluster.updateMany({
+      where: { id: { in: ended.map((c) => c.id) }, previousCredentialsExpireAt: { lte: now } },
       data: {
         previousReportTokenHash: null,
         previousRedisPasswordHash: null,
@@ -53,6 +61,9 @@ export class SidecarAclSync {
       users += clusters.length;
       cursor = clusters.at(-1)!.id;
     }
+    // The users now accept only the current password: cut connections opened with the old one
+    // (every connection of the user; the sidecar reconnects with its current password).
+    for (const { id } of ended) await killSidecarConnections(this.redis, id);
     return { users, expired };
   }
 }

@@ -1,4 +1,4 @@
-import type { Condition, StatusReport } from '@fleet/contracts';
+import type { Condition, IngestedStatusReport as StatusReport } from '@fleet/contracts';
 import type pg from 'pg';
 import {
   conditionChanges,
@@ -17,6 +17,9 @@ interface StoredStatus {
   conditions: Condition[];
   lastReportAt: Date | null;
 }
+
+/** When the API received the report: the fleet's clock, never the sidecar's (issue 17). */
+const receivedAt = (report: StatusReport): string => report.receivedAt ?? report.reportedAt;
 
 const conditionTrue = (report: StatusReport, type: string) =>
   report.conditions.some((c) => c.type === type && c.status === 'True');
@@ -54,23 +57,23 @@ export async function writeReportBatch(
       .sort(
         (a, b) =>
           a.report.observedGeneration - b.report.observedGeneration ||
-          a.report.reportedAt.localeCompare(b.report.reportedAt),
+          receivedAt(a.report).localeCompare(receivedAt(b.report)),
       );
     for (const { report, index } of order) {
       const status = current.get(report.clusterId);
       if (!status) continue; // deregistered meanwhile: nothing to record
-      const at = new Date(report.reportedAt);
+      const at = new Date(receivedAt(report));
       const forward =
         report.observedGeneration > status.observedGeneration ||
         (report.observedGeneration === status.observedGeneration &&
           (!status.lastReportAt || status.lastReportAt <= at));
       if (!forward) continue;
       const conditions = conditionsAfterReport(status.conditions, report.conditions, {
-        at: report.reportedAt,
+        at: receivedAt(report),
         advancedGeneration: report.observedGeneration > status.observedGeneration,
         contractVersion: report.sidecar?.contractVersion ?? 1,
       });
-      for (const t of conditionChanges(status.conditions, conditions, report.reportedAt))
+      for (const t of conditionChanges(status.conditions, conditions, receivedAt(report)))
         transitions.push({ ...t, clusterId: report.clusterId });
       const next = {
         clusterId: report.clusterId,
@@ -103,7 +106,7 @@ export async function writeReportBatch(
               observedGeneration: status.observedGeneration,
               conditions: status.conditions,
               metrics: report.metrics,
-              lastReportAt: report.reportedAt,
+              lastReportAt: receivedAt(report),
               clusterAutoscaler: report.clusterAutoscaler ?? null,
               // Absent where the platform has no pools: the status says so too.
               machineConfigPools: report.machineConfigPools ?? null,
@@ -135,7 +138,7 @@ export async function writeReportBatch(
               generation: report.observedGeneration,
               degraded: conditionTrue(report, 'Degraded'),
               message: report.conditions.find((c) => c.type === 'Degraded')?.message ?? null,
-              at: report.reportedAt,
+              at: receivedAt(report),
             })),
           ),
         ],
@@ -151,7 +154,7 @@ export async function writeReportBatch(
           JSON.stringify(
             known.map((r) => ({
               clusterId: r.clusterId,
-              observedAt: r.reportedAt,
+              observedAt: receivedAt(r),
               observedGeneration: r.observedGeneration,
               available: conditionTrue(r, 'Available'),
               degraded: conditionTrue(r, 'Degraded'),

@@ -1,4 +1,4 @@
-import type { StatusReport } from '@fleet/contracts';
+import type { IngestedStatusReport as StatusReport } from '@fleet/contracts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { writeReportBatch, type IngestResult } from './report-batch-writer.js';
