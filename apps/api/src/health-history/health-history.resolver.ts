@@ -25,7 +25,7 @@ export class HealthHistoryResolver {
   }
 
   @ResolveField(() => [MachineConfigPoolSample], {
-    description: `Each NodeClass's MachineConfigPool between from and to, as the reports stored it: every change (a report equal to the one before it is left out), oldest first, the newest \`last\` (default 100, at most ${MAX_POOL_SAMPLES}). From raw samples only (kept 7 days by default); empty where the platform has no pools.`,
+    description: `Each NodeClass's MachineConfigPool between from and to, as the reports stored it: every change (a report equal to the one before it is left out), oldest first, the newest \`last\` (at most and by default ${MAX_POOL_SAMPLES}). From raw samples only (kept 7 days by default); empty where the platform has no pools.`,
   })
   @RequireRole('VIEWER')
   machineConfigPoolHistory(

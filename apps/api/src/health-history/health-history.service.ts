@@ -11,7 +11,8 @@ const HOUR = 3600;
 const RAW_RETENTION_SECONDS = 7 * 86_400;
 const MAX_POINTS = 1000;
 /** Most pool samples one request returns (the newest). */
-export const MAX_POOL_SAMPLES = 1000;
+// Every `first`/`last` of the API is 1–100 (the query limits refuse others before any resolver).
+export const MAX_POOL_SAMPLES = 100;
 /** Up to this range (and within raw retention) points come from raw samples. */
 const RAW_RANGE_SECONDS = 48 * HOUR;
 
