@@ -122,6 +122,20 @@ describe('security: one-time secrets survive a Redis failure after the commit', 
     expect(lost.reportToken).toMatch(/^[\w-]{40,}$/);
 
     redis = await startPrivateRedis(redis.port);
+    // The API's rate limiter refuses writes (SERVICE_UNAVAILABLE) until its own connection is
+    // back; a rotation of a cluster that does not exist says when writes pass the guard again.
+    await eventually(
+      async () => {
+        const probe = await post(
+          `mutation { rotateClusterCredentials(clusterId: "00000000-0000-4000-8000-000000000000") { reportToken } }`,
+          {},
+        );
+        const code = (probe.errors?.[0] as { extensions?: { code?: string } } | undefined)
+          ?.extensions?.code;
+        return code === 'SERVICE_UNAVAILABLE' ? undefined : code;
+      },
+      { timeoutMs: 15_000, what: 'the API to take writes again after Redis is back' },
+    );
     const rotation = await withRedisLostAtCommit<{ rotateClusterCredentials: Secrets }>(
       `mutation($id: ID!) { rotateClusterCredentials(clusterId: $id) { ${SECRETS} } }`,
       { id: rotated.cluster.uid },
