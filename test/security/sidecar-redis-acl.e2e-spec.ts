@@ -149,21 +149,22 @@ describe("the sidecar's Redis user runs what BullMQ's worker needs and nothing e
   });
 
   describe("on a Redis with the fleet's configuration", () => {
-    let fleetRedis: PrivateRedis | undefined;
-    let fleetAdmin: Redis | undefined;
+    let fleet: { redis: PrivateRedis; admin: Redis } | undefined;
 
     beforeAll(async () => {
-      fleetRedis = await startPrivateRedis(undefined, FLEET_REDIS_CONFIG);
-      fleetAdmin = new Redis(fleetRedis.url);
-      await applySidecarAcl(fleetAdmin, prefix, clusterId, [sha256Hex(password)]);
+      const redis = await startPrivateRedis(undefined, FLEET_REDIS_CONFIG);
+      fleet = { redis, admin: new Redis(redis.url) };
+      await applySidecarAcl(fleet.admin, prefix, clusterId, [sha256Hex(password)]);
     });
 
     afterAll(async () => {
-      fleetAdmin?.disconnect();
-      await fleetRedis?.stop();
+      fleet?.admin.disconnect();
+      await fleet?.redis.stop();
     });
 
     it('never evicts queue data and refuses a 20 MiB value from a sidecar', async () => {
+      if (!fleet) throw new Error("the fleet's Redis did not start");
+      const { redis: fleetRedis, admin: fleetAdmin } = fleet;
       expect(await fleetAdmin.config('GET', 'maxmemory-policy')).toEqual([
         'maxmemory-policy',
         'noeviction',
