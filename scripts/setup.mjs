@@ -103,6 +103,8 @@ async function ensureRedis() {
   }
   log('starting Redis');
   run('redis-server', [
+    // The settings the fleet's Redis needs (noeviction, memory and value bounds).
+    join(root, 'deploy', 'redis', 'redis.conf'),
     '--daemonize',
     'yes',
     '--bind',

@@ -302,6 +302,45 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
     expect(readFileSync(manifest, 'utf8')).toMatch(/REPORT_TOKEN: /);
     expect(mode(manifest)).toBe(0o600);
 
+    // --grace: the API's gracePeriodSeconds; 0 ends the previous credentials at once.
+    const validUntil = (stderr: string) =>
+      Date.parse(/stop working at (\S+)/.exec(stderr)?.[1] ?? 'none');
+    const before = Date.now();
+    const [graced, ended] = [
+      await logged([
+        'clusters',
+        'rotate-credentials',
+        'ocp-temp',
+        '--grace',
+        '2h',
+        '--manifest-out',
+        manifest,
+      ]),
+      await logged([
+        'clusters',
+        'rotate-credentials',
+        'ocp-temp',
+        '--grace',
+        '0',
+        '--manifest-out',
+        manifest,
+      ]),
+    ];
+    const after = Date.now();
+    expect([graced.code, ended.code]).toEqual([0, 0]);
+    expect(validUntil(graced.stderr)).toBeGreaterThanOrEqual(before + 2 * 3600_000 - 1000);
+    expect(validUntil(graced.stderr)).toBeLessThanOrEqual(after + 2 * 3600_000);
+    expect(validUntil(ended.stderr)).toBeLessThanOrEqual(after);
+    expect(
+      await logged(['clusters', 'rotate-credentials', 'ocp-temp', '--grace', 'soon']),
+    ).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--grace soon: expected a positive duration'),
+    });
+    const tooLong = await logged(['clusters', 'rotate-credentials', 'ocp-temp', '--grace', '8d']);
+    expect(tooLong.code).not.toBe(0);
+    expect(tooLong.stderr).toMatch(/gracePeriodSeconds/);
+
     const unconfirmed = await logged(['clusters', 'deregister', 'ocp-temp']);
     expect(unconfirmed.code).toBe(2);
     const done = await logged(['clusters', 'deregister', 'ocp-temp', '--yes']);

@@ -3,6 +3,7 @@ import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import pg from 'pg';
@@ -41,15 +42,24 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
+/** The configuration the fleet's Redis runs with (deploy/redis/redis.conf). */
+export const FLEET_REDIS_CONFIG = fileURLToPath(
+  new URL('../../deploy/redis/redis.conf', import.meta.url),
+);
+
 /**
  * A redis-server of its own (no persistence) on a free port, or on `port` to bring back one
- * that was stopped (empty, as a restarted Redis without persistence is).
+ * that was stopped (empty, as a restarted Redis without persistence is); `config` is a
+ * configuration file it starts from.
  */
-export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
+export async function startPrivateRedis(port?: number, config?: string): Promise<PrivateRedis> {
   port ??= await freePort();
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    [
+      ...(config ? [config] : []),
+      ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ],
     { stdio: 'ignore' },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -5,6 +5,7 @@ import {
   parseCasMode,
   parseDuration,
   parseFeatureGates,
+  parseGraceSeconds,
   parseLabelChanges,
   parseLabelPairs,
   parseNodePoolDocument,
@@ -64,6 +65,12 @@ describe('flag values', () => {
     expect(parseDuration('2w')).toBe(14 * 86_400_000);
     for (const bad of ['30', '0d', '1.5h', 'd', '-1d'])
       expect(usage(() => parseDuration(bad)).exitCode).toBe(2);
+  });
+
+  it('a grace period may be 0, other durations are in seconds', () => {
+    expect(['0', '0s', '0h'].map((text) => parseGraceSeconds(text))).toEqual([0, 0, 0]);
+    expect(parseGraceSeconds('90m')).toBe(5400);
+    expect(usage(() => parseGraceSeconds('soon')).field).toBe('--grace');
   });
 
   it('Cluster Autoscaler modes, any case', () => {

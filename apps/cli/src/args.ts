@@ -190,6 +190,10 @@ export function parseConditionFilter(text: string): {
   };
 }
 
+/** `--grace 0`, `--grace 30m`: like `parseSeconds`, but 0 (end at once) is a valid answer. */
+export const parseGraceSeconds = (text: string, flag = '--grace'): number =>
+  /^0[smhdw]?$/.test(text.trim()) ? 0 : parseSeconds(text, flag);
+
 /** `--since 24h` style durations, and `--step 5m`, in whole seconds. */
 export const parseSeconds = (text: string, flag: string): number =>
   Math.round(parseDuration(text, flag) / 1000);

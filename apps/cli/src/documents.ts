@@ -159,8 +159,8 @@ export const DEREGISTER_CLUSTER = `
 mutation DeregisterCluster($id: ID!) { deregisterCluster(clusterId: $id) { id name } }`;
 
 export const ROTATE_CREDENTIALS = `
-mutation RotateClusterCredentials($id: ID!) {
-  rotateClusterCredentials(clusterId: $id) {
+mutation RotateClusterCredentials($id: ID!, $grace: Int) {
+  rotateClusterCredentials(clusterId: $id, gracePeriodSeconds: $grace) {
     cluster { id uid name }
     bootstrapManifest
     previousValidUntil

@@ -37,6 +37,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   ],
   'clusters rotate-credentials': [
     'kfleet clusters rotate-credentials ocp-east-1 --manifest-out ocp-east-1.yaml',
+    'kfleet clusters rotate-credentials ocp-east-1 --grace 0 --manifest-out ocp-east-1.yaml',
   ],
   'clusters deregister': ['kfleet clusters deregister ocp-old-3 --yes'],
   'clusters label': ['kfleet clusters label ocp-east-1 tier=gold team-'],

@@ -8,10 +8,94 @@ export const sha256Hex = (secret: string): string =>
   createHash('sha256').update(secret).digest('hex');
 
 /**
+ * The only commands a sidecar's Redis user may run: what BullMQ's Worker sends, nothing else.
+ * Redis checks the commands a Lua script calls against the caller's ACL, so the scripts'
+ * commands have to be here too; every one of them names a key, and the key pattern keeps them
+ * on the sidecar's own queue. Keyless commands that reach the whole server (SCAN, KEYS,
+ * FLUSH*, SCRIPT, FUNCTION, CONFIG, DEBUG, MONITOR, CLIENT LIST/KILL, ...) are left out.
+ * `sidecar-credentials.spec.ts` re-derives the scripts' commands from the installed BullMQ, so
+ * an upgrade that needs a new command fails there, not in a cluster.
+ */
+export const SIDECAR_REDIS_COMMANDS = {
+  /** Sent by ioredis/BullMQ themselves, outside scripts. */
+  connection: [
+    'info', // ioredis' ready check and BullMQ's Redis version check
+    'client|setname', // BullMQ names its connections
+    'ping', // the sidecar's /readyz
+    'evalsha', // every BullMQ operation is a Lua script (ioredis defineCommand) ...
+    'eval', // ... sent in full when the server answers NOSCRIPT (after a restart)
+    'bzpopmin', // the worker's blocking wait on the queue's marker key
+  ],
+  /** Called by BullMQ's Lua scripts (node_modules/bullmq/dist/esm/scripts, `rcall("…")`). */
+  scripts: [
+    'del',
+    'exists',
+    'get',
+    'hdel',
+    'hexists',
+    'hget',
+    'hgetall',
+    'hincrby',
+    'hlen',
+    'hmget',
+    'hmset',
+    'hset',
+    'incr',
+    'incrby',
+    'lindex',
+    'llen',
+    'lpop',
+    'lpos',
+    'lpush',
+    'lrange',
+    'lrem',
+    'lset',
+    'ltrim',
+    'persist',
+    'pexpire',
+    'pexpireat',
+    'pttl',
+    'rename',
+    'rpop',
+    'rpoplpush',
+    'rpush',
+    'sadd',
+    'scard',
+    'set',
+    'sismember',
+    'smembers',
+    'srem',
+    'time',
+    'type',
+    'unlink',
+    'xadd',
+    'xdel',
+    'xlen',
+    'xrange',
+    'xread',
+    'xtrim',
+    'zadd',
+    'zcard',
+    'zcount',
+    'zlexcount',
+    'zpopmin',
+    'zrange',
+    'zrangebylex',
+    'zrangebyscore',
+    'zrem',
+    'zremrangebyrank',
+    'zremrangebyscore',
+    'zrevrange',
+    'zrevrangebyscore',
+    'zscore',
+  ],
+} as const;
+
+/**
  * ACL SETUSER arguments that let a sidecar reach its own order queue's keys (and pub/sub
- * channels) and nothing else. Passwords are given as sha256 hashes (`#<hex>`), which Redis
- * accepts, so the fleet can recreate the user without knowing the password. BullMQ needs
- * INFO (version check) and CLIENT SETNAME besides ordinary key commands and Lua scripts.
+ * channels) with the commands of `SIDECAR_REDIS_COMMANDS` and nothing else. Passwords are given
+ * as sha256 hashes (`#<hex>`), which Redis accepts, so the fleet can recreate the user without
+ * knowing the password.
  */
 export function sidecarAclRules(
   prefix: string,
@@ -25,13 +109,9 @@ export function sidecarAclRules(
     ...passwordHashes.map((hash) => `#${hash}`),
     `~${keys}`,
     `&${keys}`,
-    '+@all',
-    '-@admin',
-    '-@dangerous',
-    '+info',
-    '+client|setname',
-    '+client|getname',
-    '+client|id',
+    ...[...SIDECAR_REDIS_COMMANDS.connection, ...SIDECAR_REDIS_COMMANDS.scripts].map(
+      (command) => `+${command}`,
+    ),
   ];
 }
 

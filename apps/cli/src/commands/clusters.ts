@@ -3,6 +3,7 @@ import {
   applyLabelChanges,
   parseConditionFilter,
   parseEnumOption,
+  parseGraceSeconds,
   parseLabelChanges,
   parseLabelPairs,
 } from '../args.js';
@@ -289,7 +290,12 @@ export function addClustersCommands(program: Command, context: CommandContext): 
     )
     .argument('<cluster>', 'cluster name or ID')
     .option('--manifest-out <file>', 'write the manifest here (mode 0600) instead of stdout')
-    .action(async (ref: string, opts: { manifestOut?: string }, cmd: Command) => {
+    .option(
+      '--grace <duration>',
+      "how long the previous credentials keep working (0 = end them and cut their connections now; up to 7d; default: the API's)",
+    )
+    .action(async (ref: string, opts: { manifestOut?: string; grace?: string }, cmd: Command) => {
+      const grace = opts.grace === undefined ? undefined : parseGraceSeconds(opts.grace);
       const request = connect(cmd);
       const id = await resolveCluster(request, ref);
       const { rotateClusterCredentials: r } = await request<{
@@ -298,7 +304,7 @@ export function addClustersCommands(program: Command, context: CommandContext): 
           bootstrapManifest: string;
           previousValidUntil: string;
         };
-      }>(gql.ROTATE_CREDENTIALS, { id });
+      }>(gql.ROTATE_CREDENTIALS, { id, grace });
       io.stderr(
         `cluster/${r.cluster.name} credentials rotated; the previous ones stop working at ${r.previousValidUntil}\n` +
           'WARNING: the bootstrap manifest holds the new sidecar credentials. They are shown this ' +
