@@ -14,8 +14,22 @@ describe('standalone AWS: the approver under calls that never return', () => {
 
   beforeAll(async () => {
     h = await startHarness({ timeouts: { apiServerSeconds: 2, ec2RequestSeconds: 2 } });
-    await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
-    h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+    // With 2 s API-server deadlines a loaded machine can cut an apply short (the sidecar then
+    // applies again at its next order); here the next order is this loop.
+    const order = h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] });
+    let conditions = '';
+    await until(
+      async () => {
+        const result = await h.runtime.apply(order);
+        conditions = JSON.stringify(result.conditions);
+        h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+        return true;
+      },
+      'the operand applied',
+      45_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last apply: ${conditions}`);
+    });
     // Waiting out a deadline (and the 5 s retry after a failed pass) takes longer than a launch.
     sim = new NodeLaunchSimulator({
       kube: h.cluster.kube,
