@@ -57,6 +57,12 @@ export default {
   // Every test and hook is bounded (suites that build or start processes raise it for their own
   // beforeAll, never unbounded), so a stuck suite fails instead of hanging.
   testTimeout: 60_000,
+  // Suites run in worker processes that are replaced once they hold more than 1 GB: run in band,
+  // one process grew past 4 GB over the suite, and its garbage-collection pauses made requests
+  // with second-scale deadlines time out in late suites. Two workers on two cores, because most
+  // of an end-to-end suite's time is spent waiting on other processes.
+  maxWorkers: Number(process.env.FLEET_JEST_WORKERS ?? 2),
+  workerIdleMemoryLimit: '1GB',
   // Suites close what they open; this is the last guard, so that a suite that failed half-way
   // through its set-up cannot keep Jest (and CI) waiting on a handle it never got to close.
   forceExit: true,

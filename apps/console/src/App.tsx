@@ -22,7 +22,13 @@ import {
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, createFleetClient, type FleetClient } from './graphql/client.js';
 import { ViewerDocument, type ViewerQuery } from './graphql/generated.js';
-import { clearToken, readToken, storeToken } from './lib/session.js';
+import {
+  clearToken,
+  readSignOutNotice,
+  readToken,
+  storeSignOutNotice,
+  storeToken,
+} from './lib/session.js';
 import { SessionContext, useSession, type Session } from './lib/session-context.js';
 import { Link, Router, useRouter } from './lib/router.js';
 import { SignIn } from './pages/SignIn.js';
@@ -43,12 +49,13 @@ export function App() {
 function Console() {
   const [token, setToken] = useState<string | null>(readToken);
   const [viewer, setViewer] = useState<Viewer | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(readSignOutNotice);
 
   const signOut = useCallback((why?: string) => {
     clearToken();
     setToken(null);
     setViewer(null);
+    storeSignOutNotice(why ?? null);
     setNotice(why ?? null);
   }, []);
 
@@ -87,6 +94,7 @@ function Console() {
           try {
             const data = await probe.request(ViewerDocument, {});
             storeToken(secret);
+            storeSignOutNotice(null);
             setNotice(null);
             setViewer(data.viewer);
             setToken(secret);

@@ -8,3 +8,13 @@ const KEY = 'karpenter-fleet.token';
 export const readToken = (): string | null => sessionStorage.getItem(KEY);
 export const storeToken = (token: string): void => sessionStorage.setItem(KEY, token);
 export const clearToken = (): void => sessionStorage.removeItem(KEY);
+
+// Why the session ended outlives a reload: a tab signed out by one of its own requests (a
+// subscription refused after revocation, say) and then reloaded still tells the user why.
+const NOTICE_KEY = 'karpenter-fleet.sign-out-notice';
+
+export const readSignOutNotice = (): string | null => sessionStorage.getItem(NOTICE_KEY);
+export const storeSignOutNotice = (notice: string | null): void => {
+  if (notice) sessionStorage.setItem(NOTICE_KEY, notice);
+  else sessionStorage.removeItem(NOTICE_KEY);
+};

@@ -12,7 +12,7 @@ describe('describeInstancesLookup against the EC2 emulator', () => {
     client = new EC2Client({
       ...ec2.clientConfig(),
       maxAttempts: 1,
-      requestHandler: { requestTimeout: 1_000, throwOnRequestTimeout: true },
+      requestHandler: { requestTimeout: 3_000, throwOnRequestTimeout: true },
     });
   });
   afterAll(async () => {
