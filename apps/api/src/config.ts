@@ -40,7 +40,7 @@ export const ApiConfigSchema = z.object({
    * The rate limiter's Redis commands give up after this long; then reads go on unlimited and
    * writes are refused with SERVICE_UNAVAILABLE (docs/SECURITY.md).
    */
-  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).default(250),
+  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).default(1_000),
   /**
    * Requests refused for want of a valid credential allowed per peer address and window; past
    * it, that address's unknown credentials are refused (429) without a database look-up.

@@ -1,9 +1,17 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
 /** The rate limiter could not reach Redis within RATE_LIMIT_REDIS_TIMEOUT_MS. */
 export class RateLimiterUnavailable extends Error {}
+
+const STARTUP_WAIT_MS = 5_000;
 
 /**
  * A fixed one-minute window per credential, counted in Redis so that every API replica shares
@@ -14,7 +22,7 @@ export class RateLimiterUnavailable extends Error {}
  * RateLimiterUnavailable and the caller decides (AuthGuard: reads go on, writes get 503).
  */
 @Injectable()
-export class RateLimiterService implements OnModuleDestroy {
+export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(RateLimiterService.name);
   private readonly connection: Redis;
 
@@ -57,6 +65,25 @@ export class RateLimiterService implements OnModuleDestroy {
     }
     if (count <= perMinute) return 0;
     return Math.ceil(((window + 1) * 60_000 - now) / 1000);
+  }
+
+  /**
+   * Without an offline queue, a request that comes before the connection is up is refused like
+   * one during an outage; a just-started API (a rolling update, a test's first request) would
+   * refuse its first writes. So start-up waits for the connection, bounded: with Redis down at
+   * start the API still comes up and serves reads.
+   */
+  async onModuleInit(): Promise<void> {
+    if (this.connection.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.connection.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, STARTUP_WAIT_MS);
+      this.connection.once('ready', done);
+    });
   }
 
   onModuleDestroy(): void {
