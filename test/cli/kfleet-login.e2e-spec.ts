@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
-import { KFLEET, runKfleet, type KfleetRun } from './kfleet-process.js';
+import { KFLEET, runKfleet, runKfleetInProcess, type KfleetRun } from './kfleet-process.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 
 describe('kfleet: log in once, every read, the rest of the API (built CLI, real API)', () => {
@@ -35,6 +35,9 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
   /** Through the config file only: no token or URL in the environment. */
   const logged = (args: string[], env: Record<string, string> = {}, input?: string) =>
     run(args, { KFLEET_CONFIG: config, ...env }, input);
+  /** As `logged`, in this process: for the output matrix (see runKfleetInProcess). */
+  const loggedInProcess = (args: string[]) =>
+    runKfleetInProcess(args, { PATH: process.env.PATH ?? '', HOME: dir, KFLEET_CONFIG: config });
   const mode = (path: string) => statSync(path).mode & 0o777;
 
   beforeAll(async () => {
@@ -205,7 +208,7 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
     const changing = new Set(['clusters history', 'whoami', 'version', 'tokens list']);
     for (const read of reads) {
       const [table, wide, json, yaml, name] = (await Promise.all(
-        ['table', 'wide', 'json', 'yaml', 'name'].map((o) => logged([...read, '-o', o])),
+        ['table', 'wide', 'json', 'yaml', 'name'].map((o) => loggedInProcess([...read, '-o', o])),
       )) as [KfleetRun, KfleetRun, KfleetRun, KfleetRun, KfleetRun];
       const what = read.join(' ');
       for (const res of [table, wide, json, yaml, name])
@@ -231,8 +234,7 @@ describe('kfleet: log in once, every read, the rest of the API (built CLI, real 
       'LABELS',
     ]);
     expect(wide.stdout).toMatch(/\nocp-east .*STANDALONE +KEEP +<never> +env=prod\n/);
-    // 15 reads × 5 formats, each a process start: minutes on a loaded 2-core machine.
-  }, 300_000);
+  });
 
   it('filters lists on the API: -l, --condition, --sort-by', async () => {
     const [prod, none, byCreated] = await Promise.all([
