@@ -2,11 +2,16 @@ import {
   Alert,
   Button,
   ClipboardCopy,
+  ClipboardCopyButton,
+  CodeBlock,
+  CodeBlockAction,
+  CodeBlockCode,
   Modal,
   ModalBody,
   ModalFooter,
   ModalHeader,
 } from '@patternfly/react-core';
+import { useState } from 'react';
 
 /**
  * A secret the API returns once (a token, a bootstrap manifest with the sidecar's credentials):
@@ -28,6 +33,7 @@ export function ShownOnce({
   multiline?: boolean;
   onClose: () => void;
 }) {
+  const [copied, setCopied] = useState(false);
   return (
     <Modal isOpen variant="large" onClose={onClose} aria-labelledby={`${id}-title`}>
       <ModalHeader title={title} labelId={`${id}-title`} />
@@ -38,19 +44,42 @@ export function ShownOnce({
           className="fleet-gap-bottom"
           title={`Copy ${what} now: it is shown only once and cannot be read back.`}
         />
-        <ClipboardCopy
-          isReadOnly
-          isCode={multiline}
-          variant={multiline ? 'expansion' : 'inline-compact'}
-          isExpanded={multiline}
-          hoverTip="Copy"
-          clickTip="Copied"
-          textAriaLabel={what}
-          toggleAriaLabel={`Show ${what}`}
-          data-testid={`${id}-value`}
-        >
-          {value}
-        </ClipboardCopy>
+        {multiline ? (
+          <CodeBlock
+            actions={
+              <CodeBlockAction>
+                <ClipboardCopyButton
+                  id={`${id}-copy`}
+                  textId={`${id}-text`}
+                  aria-label={`Copy ${what}`}
+                  variant="plain"
+                  onClick={() => {
+                    // A refused clipboard (no permission, no secure context) leaves the text
+                    // on screen to select by hand.
+                    void navigator.clipboard.writeText(value).then(() => setCopied(true));
+                  }}
+                  onTooltipHidden={() => setCopied(false)}
+                >
+                  {copied ? 'Copied' : `Copy ${what}`}
+                </ClipboardCopyButton>
+              </CodeBlockAction>
+            }
+          >
+            <CodeBlockCode id={`${id}-text`} data-testid={`${id}-value`} className="fleet-manifest">
+              {value}
+            </CodeBlockCode>
+          </CodeBlock>
+        ) : (
+          <ClipboardCopy
+            isReadOnly
+            hoverTip="Copy"
+            clickTip="Copied"
+            textAriaLabel={what}
+            data-testid={`${id}-value`}
+          >
+            {value}
+          </ClipboardCopy>
+        )}
       </ModalBody>
       <ModalFooter>
         <Button variant="primary" onClick={onClose}>
