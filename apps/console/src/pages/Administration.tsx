@@ -124,7 +124,6 @@ function ApiTokens() {
       <CardTitle component="h2">API tokens</CardTitle>
       <CardBody>
         <Form
-          isHorizontal
           className="fleet-gap-bottom"
           onSubmit={(event) => {
             event.preventDefault();

@@ -142,7 +142,7 @@ export function RolloutPage({ id }: { id: string }) {
           <CardBody>
             <DescriptionList isCompact isHorizontal>
               <Term term="Change">{describeChange(rollout.change)}</Term>
-              <Term term="Selector">{rollout.selector || '(every cluster in scope)'}</Term>
+              <Term term="Selector">{rollout.selector || 'none (no label requirement)'}</Term>
               <Term term="Started">
                 {when(rollout.createdAt)} by {rollout.createdBy}
               </Term>

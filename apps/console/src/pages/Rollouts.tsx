@@ -164,7 +164,7 @@ function RolloutRow({
       <Td dataLabel="State">
         <RolloutStateLabel state={r.state} />
       </Td>
-      <Td dataLabel="Selector">{r.selector || '(every cluster)'}</Td>
+      <Td dataLabel="Selector">{r.selector || 'none'}</Td>
       <Td dataLabel="Progress">
         {r.counts.healthy} healthy, {r.counts.applying} applying, {r.counts.failed} failed of{' '}
         {r.counts.total}
