@@ -42,9 +42,15 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(ARTEFACTS, `${name}.png`), fullPage: true });
 }
 
-/** axe on the page as it is: the serious and critical violations, described for the failure. */
-export async function seriousViolations(page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).analyze();
+/**
+ * axe on the page as it is: the serious and critical violations, described for the failure.
+ * `include` limits it to a part (a CSS selector), e.g. the content a page adds to a shell whose
+ * masthead and navigation another test already checked: axe's time grows with the DOM.
+ */
+export async function seriousViolations(page: Page, include?: string): Promise<string[]> {
+  const builder = new AxeBuilder({ page });
+  if (include) builder.include(include);
+  const result = await builder.analyze();
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map(

@@ -16,8 +16,8 @@ import { FakeSidecar } from './fake-sidecar.js';
 
 const ROLLOUT_FIELDS = `id uid state reason currentWave counts { total pending applying healthy failed skipped }
   waves { index state startedAt finishedAt counts { total healthy failed } clusters { clusterName state generation reason appliedAt healthySince } }`;
-const START = `mutation($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput) {
-  startRollout(selector: $selector, change: $change, strategy: $strategy) { ${ROLLOUT_FIELDS} } }`;
+const START = `mutation($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput, $clusterIds: [ID!]) {
+  startRollout(selector: $selector, change: $change, strategy: $strategy, clusterIds: $clusterIds) { ${ROLLOUT_FIELDS} } }`;
 const GET = `query($id: ID!) { rollout(id: $id) { ${ROLLOUT_FIELDS} } }`;
 
 interface RolloutView {
@@ -60,6 +60,14 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
       [names],
     );
     return Object.fromEntries(res.rows.map((r) => [r.name, r.generation]));
+  };
+  const clusterId = async (name: string) => {
+    if (!/^[a-d]-\d$/.test(name)) return name;
+    const res = await gql<{ clusters: { nodes: { id: string }[] } }>(
+      `query($name: String!) { clusters(first: 1, filter: { nameContains: $name }) { nodes { id } } }`,
+      { name },
+    );
+    return res.data!.clusters.nodes[0]!.id;
   };
   const rollout = async (id: string) => {
     const res = await gql<{ rollout: RolloutView }>(GET, { id });
@@ -461,8 +469,18 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
           strategy: { minHealthySeconds: 60, waveTimeoutSeconds: 30 },
         },
       ],
-    ])('%s', async (field, variables) => {
+      ['clusterIds', { selector: 'wave=a', ...valid, clusterIds: [] }],
+      ['clusterIds[0]', { selector: 'wave=a', ...valid, clusterIds: ['not-an-id'] }],
+      // A picked cluster the selector does not match (d-0 is wave=d) is refused, not dropped.
+      ['clusterIds[1]', { selector: 'wave=a', ...valid, clusterIds: ['a-0', 'd-0'] }],
+    ])('%s', async (field, input) => {
       const before = await snapshot();
+      const variables = { ...input } as Record<string, unknown>;
+      // Picked by name in the table above; the API takes the clusters' global IDs.
+      if (Array.isArray(variables.clusterIds))
+        variables.clusterIds = await Promise.all(
+          (variables.clusterIds as string[]).map((name) => clusterId(name)),
+        );
       const res = await gql(START, variables);
       expect(res.data ?? null).toBeNull();
       expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });

@@ -35,6 +35,10 @@ import { SignIn } from './pages/SignIn.js';
 import { Overview } from './pages/Overview.js';
 import { Clusters } from './pages/Clusters.js';
 import { ClusterPage } from './pages/ClusterPage.js';
+import { Rollouts } from './pages/Rollouts.js';
+import { RolloutNew } from './pages/RolloutNew.js';
+import { RolloutPage } from './pages/RolloutPage.js';
+import { Administration } from './pages/Administration.js';
 
 type Viewer = ViewerQuery['viewer'];
 
@@ -129,6 +133,7 @@ function Shell() {
   const { path } = useRouter();
   const session = useSession();
   const clusterMatch = /^\/clusters\/([^/]+)$/.exec(path);
+  const rolloutMatch = /^\/rollouts\/([^/]+)$/.exec(path);
   const masthead = (
     <Masthead>
       <MastheadMain>
@@ -180,6 +185,21 @@ function Shell() {
                 Clusters
               </Link>
             </NavItem>
+            <NavItem isActive={path.startsWith('/rollouts')}>
+              <Link to="/rollouts" aria-current={path === '/rollouts' ? 'page' : undefined}>
+                Rollouts
+              </Link>
+            </NavItem>
+            {session.viewer.role === 'ADMIN' ? (
+              <NavItem isActive={path === '/administration'}>
+                <Link
+                  to="/administration"
+                  aria-current={path === '/administration' ? 'page' : undefined}
+                >
+                  Administration
+                </Link>
+              </NavItem>
+            ) : null}
           </NavList>
         </Nav>
       </PageSidebarBody>
@@ -189,6 +209,10 @@ function Shell() {
   if (path === '/') content = <Overview />;
   else if (path === '/clusters') content = <Clusters />;
   else if (clusterMatch) content = <ClusterPage id={decodeURIComponent(clusterMatch[1]!)} />;
+  else if (path === '/rollouts') content = <Rollouts />;
+  else if (path === '/rollouts/new') content = <RolloutNew />;
+  else if (rolloutMatch) content = <RolloutPage id={decodeURIComponent(rolloutMatch[1]!)} />;
+  else if (path === '/administration') content = <Administration />;
   else
     content = (
       <Alert variant="warning" isInline title="No such page">

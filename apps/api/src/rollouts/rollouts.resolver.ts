@@ -56,8 +56,21 @@ export class RolloutsResolver {
     @Args('change') change: RolloutChangeInput,
     @Args('strategy', { type: () => RolloutStrategyInput, nullable: true })
     strategy: RolloutStrategyInput | null,
+    @Args('clusterIds', {
+      type: () => [ID],
+      nullable: true,
+      description:
+        'Narrows the selection to these clusters (global IDs, at most 1000), e.g. rows picked in the console; each must match the selector within your scope.',
+    })
+    clusterIds: string[] | null,
   ): Promise<Rollout> {
-    return this.service.start(principal, selector, change, strategy);
+    return this.service.start(
+      principal,
+      selector,
+      change,
+      strategy,
+      clusterIds?.map((id, i) => uidOf('Cluster', id, `clusterIds[${i}]`)) ?? null,
+    );
   }
 
   @Mutation(() => Rollout, {

@@ -33,6 +33,9 @@ import {
 } from './rollout-input.schemas.js';
 
 type Tx = Prisma.TransactionClient;
+
+/** A console selection is a page or a few; a larger set is what a selector is for. */
+const MAX_CLUSTER_IDS = 1000;
 type RolloutRow = Prisma.RolloutGetPayload<{ include: { waves: true; clusters: true } }>;
 
 /** Rollouts that still hold their clusters: a second rollout may not take them meanwhile. */
@@ -66,6 +69,7 @@ export class RolloutsService {
     selector: string,
     changeInput: RolloutChangeInput,
     strategyInput: RolloutStrategyInput | null | undefined,
+    clusterIds: readonly string[] | null = null,
   ): Promise<Rollout> {
     if (selector !== '' && selector.trim() === '')
       throw userInputError('selector', 'must not be blank; "" selects every cluster in scope');
@@ -87,13 +91,34 @@ export class RolloutsService {
         'give exactly one of percent or count',
       );
     const strategy = parseInput(RolloutStrategySchema, strategyInput ?? {}, 'strategy');
+    if (clusterIds) {
+      if (clusterIds.length === 0)
+        throw userInputError('clusterIds', 'must name at least one cluster (or be left out)');
+      if (clusterIds.length > MAX_CLUSTER_IDS)
+        throw userInputError('clusterIds', `at most ${MAX_CLUSTER_IDS} clusters`);
+    }
 
     const id = await this.db.$transaction(async (tx) => {
       // Starts serialize, so two rollouts cannot both pass the overlap check for one cluster.
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:start-rollout'))`;
       const conds = [Prisma.sql`TRUE`, ...labelSelectorSql(requirements), scopeSql(principal)];
-      const clusters = await tx.$queryRaw<{ id: string; name: string }[]>`
+      let clusters = await tx.$queryRaw<{ id: string; name: string }[]>`
         SELECT c.id, c.name FROM "Cluster" c WHERE ${Prisma.join(conds, ' AND ')} ORDER BY c.name, c.id`;
+      if (clusterIds) {
+        // A picked cluster outside the selector or the scope is refused rather than dropped: the
+        // caller chose it, so silently leaving it out would start a different rollout.
+        const matched = new Set(clusters.map((c) => c.id));
+        const outside = clusterIds.findIndex((id) => !matched.has(id));
+        if (outside >= 0)
+          throw userInputError(
+            `clusterIds[${outside}]`,
+            principal.scope
+              ? 'is not a cluster the selector matches within your token scope'
+              : 'is not a cluster the selector matches',
+          );
+        const picked = new Set(clusterIds);
+        clusters = clusters.filter((c) => picked.has(c.id));
+      }
       if (!clusters.length) {
         throw userInputError(
           'selector',

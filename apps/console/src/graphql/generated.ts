@@ -34,14 +34,81 @@ export type ConditionFilter = {
   type: string;
 };
 
+export type CreateApiTokenInput = {
+  expiresAt?: string | null | undefined;
+  labelSelector?: string | null | undefined;
+  name: string;
+  role: Role;
+};
+
 export type KarpenterLogLevel = 'debug' | 'error' | 'info';
 
 export type OrderDirection = 'ASC' | 'DESC';
 
 export type Platform = 'AWS' | 'AZURE' | 'CAPI';
 
+export type RegisterClusterInput = {
+  hcpNamespace?: string | null | undefined;
+  infraID?: string | null | undefined;
+  /** Kubernetes-style labels. */
+  labels?: unknown;
+  managementCluster?: string | null | undefined;
+  /** DNS-1123 label, unique in the fleet. */
+  name: string;
+  platform: Platform;
+  region: string;
+  topology: Topology;
+};
+
 /** VIEWER reads; OPERATOR also changes clusters; ADMIN also manages tokens and registrations. */
 export type Role = 'ADMIN' | 'OPERATOR' | 'VIEWER';
+
+/** The change applied to every cluster; give at least one field, at most one NodePool operation. */
+export type RolloutChangeInput = {
+  clusterAutoscalerMode?: ClusterAutoscalerMode | null | undefined;
+  /** NodePool name; clusters without it are SKIPPED. */
+  deleteNodePool?: string | null | undefined;
+  enabled?: boolean | null | undefined;
+  /** Replaces the feature gate map. */
+  featureGates?: unknown;
+  /** Upgrade (or roll back) Karpenter: a release this fleet ships CRDs for. */
+  karpenterVersion?: string | null | undefined;
+  logLevel?: KarpenterLogLevel | null | undefined;
+  /** Operand image by digest. */
+  operandImage?: string | null | undefined;
+  upsertNodePool?: RolloutNodePoolInput | null | undefined;
+};
+
+/** PENDING: not changed yet. APPLYING: changed (generation bumped), waiting to report that generation healthy for minHealthySeconds. HEALTHY: did so. FAILED: Degraded or Stale after the change, or not healthy by the wave deadline. SKIPPED: not changed (rollout aborted, cluster deregistered or no longer selected, NodePool to delete absent). */
+export type RolloutClusterState = 'APPLYING' | 'FAILED' | 'HEALTHY' | 'PENDING' | 'SKIPPED';
+
+export type RolloutNodePoolInput = {
+  name: string;
+  /** karpenter.sh/v1 NodePool spec, checked against the real CRD. */
+  spec: unknown;
+};
+
+/** RUNNING: waves advance. PAUSED: by pauseRollout; nothing advances until resumeRollout. FAILED: stopped by itself (more than maxFailures clusters Degraded, Stale or past the wave timeout; see reason); resumeRollout watches the failed clusters again and continues. COMPLETED: every wave done. ABORTED: by abortRollout; clusters already changed keep the change (nothing is reverted), the rest are SKIPPED. */
+export type RolloutState = 'ABORTED' | 'COMPLETED' | 'FAILED' | 'PAUSED' | 'RUNNING';
+
+export type RolloutStrategyInput = {
+  /** Failed clusters tolerated before the rollout stops (default 0). */
+  maxFailures?: number | null | undefined;
+  /** How long each cluster must stay healthy (0–86400, default 60). */
+  minHealthySeconds?: number | null | undefined;
+  /** Per wave; must exceed minHealthySeconds (default 1800). */
+  waveTimeoutSeconds?: number | null | undefined;
+  /** Default: 1 cluster, then 10 %, 50 %, 100 %. Steps that add no cluster are dropped; the rest of the set always forms a last wave. */
+  waves?: Array<RolloutWaveInput> | null | undefined;
+};
+
+/** A cumulative share of the selected clusters: exactly one of percent (1–100) or count. */
+export type RolloutWaveInput = {
+  count?: number | null | undefined;
+  percent?: number | null | undefined;
+};
+
+export type RolloutWaveState = 'FAILED' | 'PENDING' | 'RUNNING' | 'SKIPPED' | 'SUCCEEDED';
 
 /** Fields left out keep their current value. */
 export type SetKarpenterInput = {
@@ -705,6 +772,524 @@ export type ReconcileClusterMutation = {
   };
 };
 
+export type RolloutSummaryFragment = {
+  id: string;
+  state: RolloutState;
+  reason: string | null;
+  selector: string;
+  change: unknown;
+  createdAt: string;
+  createdBy: string;
+  finishedAt: string | null;
+  currentWave: number;
+  counts: {
+    total: number;
+    pending: number;
+    applying: number;
+    healthy: number;
+    failed: number;
+    skipped: number;
+  };
+};
+
+export type RolloutDetailFragment = {
+  updatedAt: string;
+  id: string;
+  state: RolloutState;
+  reason: string | null;
+  selector: string;
+  change: unknown;
+  createdAt: string;
+  createdBy: string;
+  finishedAt: string | null;
+  currentWave: number;
+  strategy: {
+    waves: unknown;
+    minHealthySeconds: number;
+    maxFailures: number;
+    waveTimeoutSeconds: number;
+  };
+  waves: Array<{
+    index: number;
+    state: RolloutWaveState;
+    startedAt: string | null;
+    finishedAt: string | null;
+    deadlineAt: string | null;
+    counts: { total: number; healthy: number; failed: number };
+    clusters: Array<{
+      clusterId: string;
+      clusterName: string;
+      state: RolloutClusterState;
+      generation: number | null;
+      reason: string | null;
+      appliedAt: string | null;
+    }>;
+  }>;
+  counts: {
+    total: number;
+    pending: number;
+    applying: number;
+    healthy: number;
+    failed: number;
+    skipped: number;
+  };
+};
+
+export type RolloutsQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  state?: RolloutState | null | undefined;
+}>;
+
+export type RolloutsQuery = {
+  rollouts: {
+    totalCount: number;
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    nodes: Array<{
+      id: string;
+      state: RolloutState;
+      reason: string | null;
+      selector: string;
+      change: unknown;
+      createdAt: string;
+      createdBy: string;
+      finishedAt: string | null;
+      currentWave: number;
+      counts: {
+        total: number;
+        pending: number;
+        applying: number;
+        healthy: number;
+        failed: number;
+        skipped: number;
+      };
+    }>;
+  };
+};
+
+export type RolloutQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type RolloutQuery = {
+  rollout: {
+    updatedAt: string;
+    id: string;
+    state: RolloutState;
+    reason: string | null;
+    selector: string;
+    change: unknown;
+    createdAt: string;
+    createdBy: string;
+    finishedAt: string | null;
+    currentWave: number;
+    strategy: {
+      waves: unknown;
+      minHealthySeconds: number;
+      maxFailures: number;
+      waveTimeoutSeconds: number;
+    };
+    waves: Array<{
+      index: number;
+      state: RolloutWaveState;
+      startedAt: string | null;
+      finishedAt: string | null;
+      deadlineAt: string | null;
+      counts: { total: number; healthy: number; failed: number };
+      clusters: Array<{
+        clusterId: string;
+        clusterName: string;
+        state: RolloutClusterState;
+        generation: number | null;
+        reason: string | null;
+        appliedAt: string | null;
+      }>;
+    }>;
+    counts: {
+      total: number;
+      pending: number;
+      applying: number;
+      healthy: number;
+      failed: number;
+      skipped: number;
+    };
+  };
+};
+
+export type RolloutChangedSubscriptionVariables = Exact<{
+  id: string | number;
+}>;
+
+export type RolloutChangedSubscription = {
+  rolloutChanged: {
+    updatedAt: string;
+    id: string;
+    state: RolloutState;
+    reason: string | null;
+    selector: string;
+    change: unknown;
+    createdAt: string;
+    createdBy: string;
+    finishedAt: string | null;
+    currentWave: number;
+    strategy: {
+      waves: unknown;
+      minHealthySeconds: number;
+      maxFailures: number;
+      waveTimeoutSeconds: number;
+    };
+    waves: Array<{
+      index: number;
+      state: RolloutWaveState;
+      startedAt: string | null;
+      finishedAt: string | null;
+      deadlineAt: string | null;
+      counts: { total: number; healthy: number; failed: number };
+      clusters: Array<{
+        clusterId: string;
+        clusterName: string;
+        state: RolloutClusterState;
+        generation: number | null;
+        reason: string | null;
+        appliedAt: string | null;
+      }>;
+    }>;
+    counts: {
+      total: number;
+      pending: number;
+      applying: number;
+      healthy: number;
+      failed: number;
+      skipped: number;
+    };
+  };
+};
+
+export type RolloutPreviewQueryVariables = Exact<{
+  filter?: ClusterFilter | null | undefined;
+  first?: number | null | undefined;
+}>;
+
+export type RolloutPreviewQuery = {
+  clusters: { totalCount: number; nodes: Array<{ id: string; name: string }> };
+};
+
+export type StartRolloutMutationVariables = Exact<{
+  selector: string;
+  change: RolloutChangeInput;
+  strategy?: RolloutStrategyInput | null | undefined;
+  clusterIds?: Array<string | number> | string | number | null | undefined;
+}>;
+
+export type StartRolloutMutation = {
+  startRollout: {
+    updatedAt: string;
+    id: string;
+    state: RolloutState;
+    reason: string | null;
+    selector: string;
+    change: unknown;
+    createdAt: string;
+    createdBy: string;
+    finishedAt: string | null;
+    currentWave: number;
+    strategy: {
+      waves: unknown;
+      minHealthySeconds: number;
+      maxFailures: number;
+      waveTimeoutSeconds: number;
+    };
+    waves: Array<{
+      index: number;
+      state: RolloutWaveState;
+      startedAt: string | null;
+      finishedAt: string | null;
+      deadlineAt: string | null;
+      counts: { total: number; healthy: number; failed: number };
+      clusters: Array<{
+        clusterId: string;
+        clusterName: string;
+        state: RolloutClusterState;
+        generation: number | null;
+        reason: string | null;
+        appliedAt: string | null;
+      }>;
+    }>;
+    counts: {
+      total: number;
+      pending: number;
+      applying: number;
+      healthy: number;
+      failed: number;
+      skipped: number;
+    };
+  };
+};
+
+export type PauseRolloutMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type PauseRolloutMutation = {
+  pauseRollout: {
+    updatedAt: string;
+    id: string;
+    state: RolloutState;
+    reason: string | null;
+    selector: string;
+    change: unknown;
+    createdAt: string;
+    createdBy: string;
+    finishedAt: string | null;
+    currentWave: number;
+    strategy: {
+      waves: unknown;
+      minHealthySeconds: number;
+      maxFailures: number;
+      waveTimeoutSeconds: number;
+    };
+    waves: Array<{
+      index: number;
+      state: RolloutWaveState;
+      startedAt: string | null;
+      finishedAt: string | null;
+      deadlineAt: string | null;
+      counts: { total: number; healthy: number; failed: number };
+      clusters: Array<{
+        clusterId: string;
+        clusterName: string;
+        state: RolloutClusterState;
+        generation: number | null;
+        reason: string | null;
+        appliedAt: string | null;
+      }>;
+    }>;
+    counts: {
+      total: number;
+      pending: number;
+      applying: number;
+      healthy: number;
+      failed: number;
+      skipped: number;
+    };
+  };
+};
+
+export type ResumeRolloutMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type ResumeRolloutMutation = {
+  resumeRollout: {
+    updatedAt: string;
+    id: string;
+    state: RolloutState;
+    reason: string | null;
+    selector: string;
+    change: unknown;
+    createdAt: string;
+    createdBy: string;
+    finishedAt: string | null;
+    currentWave: number;
+    strategy: {
+      waves: unknown;
+      minHealthySeconds: number;
+      maxFailures: number;
+      waveTimeoutSeconds: number;
+    };
+    waves: Array<{
+      index: number;
+      state: RolloutWaveState;
+      startedAt: string | null;
+      finishedAt: string | null;
+      deadlineAt: string | null;
+      counts: { total: number; healthy: number; failed: number };
+      clusters: Array<{
+        clusterId: string;
+        clusterName: string;
+        state: RolloutClusterState;
+        generation: number | null;
+        reason: string | null;
+        appliedAt: string | null;
+      }>;
+    }>;
+    counts: {
+      total: number;
+      pending: number;
+      applying: number;
+      healthy: number;
+      failed: number;
+      skipped: number;
+    };
+  };
+};
+
+export type AbortRolloutMutationVariables = Exact<{
+  id: string | number;
+  reason?: string | null | undefined;
+}>;
+
+export type AbortRolloutMutation = {
+  abortRollout: {
+    updatedAt: string;
+    id: string;
+    state: RolloutState;
+    reason: string | null;
+    selector: string;
+    change: unknown;
+    createdAt: string;
+    createdBy: string;
+    finishedAt: string | null;
+    currentWave: number;
+    strategy: {
+      waves: unknown;
+      minHealthySeconds: number;
+      maxFailures: number;
+      waveTimeoutSeconds: number;
+    };
+    waves: Array<{
+      index: number;
+      state: RolloutWaveState;
+      startedAt: string | null;
+      finishedAt: string | null;
+      deadlineAt: string | null;
+      counts: { total: number; healthy: number; failed: number };
+      clusters: Array<{
+        clusterId: string;
+        clusterName: string;
+        state: RolloutClusterState;
+        generation: number | null;
+        reason: string | null;
+        appliedAt: string | null;
+      }>;
+    }>;
+    counts: {
+      total: number;
+      pending: number;
+      applying: number;
+      healthy: number;
+      failed: number;
+      skipped: number;
+    };
+  };
+};
+
+export type ApiTokenFieldsFragment = {
+  id: string;
+  name: string;
+  role: Role;
+  labelSelector: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+};
+
+export type ApiTokensQueryVariables = Exact<{ [key: string]: never }>;
+
+export type ApiTokensQuery = {
+  apiTokens: Array<{
+    id: string;
+    name: string;
+    role: Role;
+    labelSelector: string | null;
+    createdAt: string;
+    expiresAt: string | null;
+    lastUsedAt: string | null;
+    revokedAt: string | null;
+  }>;
+};
+
+export type CreateApiTokenMutationVariables = Exact<{
+  input: CreateApiTokenInput;
+}>;
+
+export type CreateApiTokenMutation = {
+  createApiToken: {
+    secret: string;
+    token: {
+      id: string;
+      name: string;
+      role: Role;
+      labelSelector: string | null;
+      createdAt: string;
+      expiresAt: string | null;
+      lastUsedAt: string | null;
+      revokedAt: string | null;
+    };
+  };
+};
+
+export type RevokeApiTokenMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type RevokeApiTokenMutation = {
+  revokeApiToken: {
+    id: string;
+    name: string;
+    role: Role;
+    labelSelector: string | null;
+    createdAt: string;
+    expiresAt: string | null;
+    lastUsedAt: string | null;
+    revokedAt: string | null;
+  };
+};
+
+export type RegisterClusterMutationVariables = Exact<{
+  input: RegisterClusterInput;
+}>;
+
+export type RegisterClusterMutation = {
+  registerCluster: { bootstrapManifest: string; cluster: { id: string; name: string } };
+};
+
+export type DeadLetterFieldsFragment = {
+  id: string;
+  queue: string;
+  name: string;
+  jobId: string;
+  failedReason: string;
+  failedAt: string;
+  attempts: number;
+  attemptsMade: number;
+  data: unknown;
+};
+
+export type DeadLettersQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+export type DeadLettersQuery = {
+  deadLetters: {
+    totalCount: number;
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    nodes: Array<{
+      id: string;
+      queue: string;
+      name: string;
+      jobId: string;
+      failedReason: string;
+      failedAt: string;
+      attempts: number;
+      attemptsMade: number;
+      data: unknown;
+    }>;
+  };
+};
+
+export type RedriveDeadLetterMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type RedriveDeadLetterMutation = { redriveDeadLetter: { id: string } };
+
+export type RedriveAllDeadLettersMutationVariables = Exact<{ [key: string]: never }>;
+
+export type RedriveAllDeadLettersMutation = { redriveAllDeadLetters: number };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -852,6 +1437,114 @@ export const ClusterDetailFragmentDoc = new TypedDocumentString(
 }`,
   { fragmentName: 'ClusterDetail' },
 ) as unknown as TypedDocumentString<ClusterDetailFragment, unknown>;
+export const RolloutSummaryFragmentDoc = new TypedDocumentString(
+  `
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+    `,
+  { fragmentName: 'RolloutSummary' },
+) as unknown as TypedDocumentString<RolloutSummaryFragment, unknown>;
+export const RolloutDetailFragmentDoc = new TypedDocumentString(
+  `
+    fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}`,
+  { fragmentName: 'RolloutDetail' },
+) as unknown as TypedDocumentString<RolloutDetailFragment, unknown>;
+export const ApiTokenFieldsFragmentDoc = new TypedDocumentString(
+  `
+    fragment ApiTokenFields on ApiToken {
+  id
+  name
+  role
+  labelSelector
+  createdAt
+  expiresAt
+  lastUsedAt
+  revokedAt
+}
+    `,
+  { fragmentName: 'ApiTokenFields' },
+) as unknown as TypedDocumentString<ApiTokenFieldsFragment, unknown>;
+export const DeadLetterFieldsFragmentDoc = new TypedDocumentString(
+  `
+    fragment DeadLetterFields on DeadLetter {
+  id
+  queue
+  name
+  jobId
+  failedReason
+  failedAt
+  attempts
+  attemptsMade
+  data
+}
+    `,
+  { fragmentName: 'DeadLetterFields' },
+) as unknown as TypedDocumentString<DeadLetterFieldsFragment, unknown>;
 export const ViewerDocument = new TypedDocumentString(`
     query Viewer {
   viewer {
@@ -1588,3 +2281,488 @@ fragment ClusterDetail on Cluster {
     updatedAt
   }
 }`) as unknown as TypedDocumentString<ReconcileClusterMutation, ReconcileClusterMutationVariables>;
+export const RolloutsDocument = new TypedDocumentString(`
+    query Rollouts($first: Int, $after: String, $state: RolloutState) {
+  rollouts(first: $first, after: $after, state: $state) {
+    totalCount
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    nodes {
+      ...RolloutSummary
+    }
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}`) as unknown as TypedDocumentString<RolloutsQuery, RolloutsQueryVariables>;
+export const RolloutDocument = new TypedDocumentString(`
+    query Rollout($id: ID!) {
+  rollout(id: $id) {
+    ...RolloutDetail
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}`) as unknown as TypedDocumentString<RolloutQuery, RolloutQueryVariables>;
+export const RolloutChangedDocument = new TypedDocumentString(`
+    subscription RolloutChanged($id: ID!) {
+  rolloutChanged(id: $id) {
+    ...RolloutDetail
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}`) as unknown as TypedDocumentString<
+  RolloutChangedSubscription,
+  RolloutChangedSubscriptionVariables
+>;
+export const RolloutPreviewDocument = new TypedDocumentString(`
+    query RolloutPreview($filter: ClusterFilter, $first: Int) {
+  clusters(filter: $filter, first: $first, orderBy: {field: NAME, direction: ASC}) {
+    totalCount
+    nodes {
+      id
+      name
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<RolloutPreviewQuery, RolloutPreviewQueryVariables>;
+export const StartRolloutDocument = new TypedDocumentString(`
+    mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput, $clusterIds: [ID!]) {
+  startRollout(
+    selector: $selector
+    change: $change
+    strategy: $strategy
+    clusterIds: $clusterIds
+  ) {
+    ...RolloutDetail
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}`) as unknown as TypedDocumentString<StartRolloutMutation, StartRolloutMutationVariables>;
+export const PauseRolloutDocument = new TypedDocumentString(`
+    mutation PauseRollout($id: ID!) {
+  pauseRollout(id: $id) {
+    ...RolloutDetail
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}`) as unknown as TypedDocumentString<PauseRolloutMutation, PauseRolloutMutationVariables>;
+export const ResumeRolloutDocument = new TypedDocumentString(`
+    mutation ResumeRollout($id: ID!) {
+  resumeRollout(id: $id) {
+    ...RolloutDetail
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}`) as unknown as TypedDocumentString<ResumeRolloutMutation, ResumeRolloutMutationVariables>;
+export const AbortRolloutDocument = new TypedDocumentString(`
+    mutation AbortRollout($id: ID!, $reason: String) {
+  abortRollout(id: $id, reason: $reason) {
+    ...RolloutDetail
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}`) as unknown as TypedDocumentString<AbortRolloutMutation, AbortRolloutMutationVariables>;
+export const ApiTokensDocument = new TypedDocumentString(`
+    query ApiTokens {
+  apiTokens {
+    ...ApiTokenFields
+  }
+}
+    fragment ApiTokenFields on ApiToken {
+  id
+  name
+  role
+  labelSelector
+  createdAt
+  expiresAt
+  lastUsedAt
+  revokedAt
+}`) as unknown as TypedDocumentString<ApiTokensQuery, ApiTokensQueryVariables>;
+export const CreateApiTokenDocument = new TypedDocumentString(`
+    mutation CreateApiToken($input: CreateApiTokenInput!) {
+  createApiToken(input: $input) {
+    secret
+    token {
+      ...ApiTokenFields
+    }
+  }
+}
+    fragment ApiTokenFields on ApiToken {
+  id
+  name
+  role
+  labelSelector
+  createdAt
+  expiresAt
+  lastUsedAt
+  revokedAt
+}`) as unknown as TypedDocumentString<CreateApiTokenMutation, CreateApiTokenMutationVariables>;
+export const RevokeApiTokenDocument = new TypedDocumentString(`
+    mutation RevokeApiToken($id: ID!) {
+  revokeApiToken(id: $id) {
+    ...ApiTokenFields
+  }
+}
+    fragment ApiTokenFields on ApiToken {
+  id
+  name
+  role
+  labelSelector
+  createdAt
+  expiresAt
+  lastUsedAt
+  revokedAt
+}`) as unknown as TypedDocumentString<RevokeApiTokenMutation, RevokeApiTokenMutationVariables>;
+export const RegisterClusterDocument = new TypedDocumentString(`
+    mutation RegisterCluster($input: RegisterClusterInput!) {
+  registerCluster(input: $input) {
+    bootstrapManifest
+    cluster {
+      id
+      name
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<RegisterClusterMutation, RegisterClusterMutationVariables>;
+export const DeadLettersDocument = new TypedDocumentString(`
+    query DeadLetters($first: Int, $after: String) {
+  deadLetters(first: $first, after: $after) {
+    totalCount
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    nodes {
+      ...DeadLetterFields
+    }
+  }
+}
+    fragment DeadLetterFields on DeadLetter {
+  id
+  queue
+  name
+  jobId
+  failedReason
+  failedAt
+  attempts
+  attemptsMade
+  data
+}`) as unknown as TypedDocumentString<DeadLettersQuery, DeadLettersQueryVariables>;
+export const RedriveDeadLetterDocument = new TypedDocumentString(`
+    mutation RedriveDeadLetter($id: ID!) {
+  redriveDeadLetter(id: $id) {
+    id
+  }
+}
+    `) as unknown as TypedDocumentString<
+  RedriveDeadLetterMutation,
+  RedriveDeadLetterMutationVariables
+>;
+export const RedriveAllDeadLettersDocument = new TypedDocumentString(`
+    mutation RedriveAllDeadLetters {
+  redriveAllDeadLetters
+}
+    `) as unknown as TypedDocumentString<
+  RedriveAllDeadLettersMutation,
+  RedriveAllDeadLettersMutationVariables
+>;

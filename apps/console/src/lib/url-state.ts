@@ -49,3 +49,34 @@ export function formatClusterListState(state: ClusterListState): string {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
+
+/**
+ * Rows picked on the clusters page, carried to the rollout form in its URL (reloadable): the
+ * selector they were picked under and each cluster as `<global ID>:<name>`. Global IDs are
+ * base64url and names DNS-1123, so neither holds ':' or ','. The names are for display only; the
+ * API checks the IDs.
+ */
+export interface RolloutPicks {
+  selector: string;
+  clusters: { id: string; name: string }[];
+}
+
+export function formatRolloutPicks(selector: string, picked: ReadonlyMap<string, string>): string {
+  const q = new URLSearchParams();
+  if (selector) q.set('selector', selector);
+  if (picked.size) {
+    q.set('clusters', [...picked].map(([id, name]) => `${id}:${name}`).join(','));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export function parseRolloutPicks(search: string): RolloutPicks {
+  const q = new URLSearchParams(search);
+  const clusters = (q.get('clusters') ?? '')
+    .split(',')
+    .map((pair) => /^([A-Za-z0-9_-]+):([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(pair))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ id: m[1]!, name: m[2]! }));
+  return { selector: q.get('selector') ?? '', clusters };
+}

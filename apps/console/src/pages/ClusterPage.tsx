@@ -8,17 +8,10 @@ import {
   CardTitle,
   Content,
   DescriptionList,
-  DescriptionListDescription,
-  DescriptionListGroup,
-  DescriptionListTerm,
   Flex,
   Grid,
   GridItem,
   Label,
-  Modal,
-  ModalBody,
-  ModalFooter,
-  ModalHeader,
   PageSection,
   Skeleton,
   Title,
@@ -40,6 +33,9 @@ import { useSession } from '../lib/session-context.js';
 import { Labels, StateLabel } from '../components/StateLabel.js';
 import { KarpenterModal } from '../components/KarpenterModal.js';
 import { NodePoolEditor } from '../components/NodePoolEditor.js';
+import { ConfirmModal } from '../components/ConfirmModal.js';
+import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
+import { Term } from '../components/Term.js';
 
 type Dialog =
   | { kind: 'karpenter' }
@@ -92,16 +88,7 @@ export function ClusterPage({ id }: { id: string }) {
           <Title headingLevel="h1">{cluster.name}</Title>
           <StateLabel cluster={cluster} />
         </Flex>
-        {liveError ? (
-          <Alert
-            variant="warning"
-            isInline
-            title="Live updates are interrupted"
-            className="fleet-gap"
-          >
-            {liveError.message}
-          </Alert>
-        ) : null}
+        <LiveUpdatesAlert error={liveError} />
       </PageSection>
       <PageSection>
         <Grid hasGutter>
@@ -389,42 +376,26 @@ export function ClusterPage({ id }: { id: string }) {
         />
       ) : null}
       {dialog?.kind === 'pause' ? (
-        <Modal isOpen variant="small" onClose={() => setDialog(null)} aria-labelledby="pause-title">
-          <ModalHeader title={`Pause reconciling ${cluster.name}?`} labelId="pause-title" />
-          <ModalBody>
-            The sidecar acknowledges the next order with Paused=True and changes nothing on the
-            cluster until you resume: no Karpenter, NodePool or Cluster Autoscaler change reaches
-            it, and objects edited on the cluster are not corrected.
-          </ModalBody>
-          <ModalFooter>
-            <Button
-              variant="primary"
-              data-mutates
-              isLoading={pause.pending}
-              onClick={() =>
-                void pause.run({ clusterId: cluster.id }).then((r) => {
-                  if (r) replace(r.pauseCluster);
-                  setDialog(null);
-                })
-              }
-            >
-              Pause
-            </Button>
-            <Button variant="link" onClick={() => setDialog(null)}>
-              Cancel
-            </Button>
-          </ModalFooter>
-        </Modal>
+        <ConfirmModal
+          id="pause"
+          title={`Pause reconciling ${cluster.name}?`}
+          confirm="Pause"
+          pending={pause.pending}
+          error={pause.error}
+          onClose={() => setDialog(null)}
+          onConfirm={() =>
+            void pause.run({ clusterId: cluster.id }).then((r) => {
+              if (!r) return;
+              replace(r.pauseCluster);
+              setDialog(null);
+            })
+          }
+        >
+          The sidecar acknowledges the next order with Paused=True and changes nothing on the
+          cluster until you resume: no Karpenter, NodePool or Cluster Autoscaler change reaches it,
+          and objects edited on the cluster are not corrected.
+        </ConfirmModal>
       ) : null}
     </>
-  );
-}
-
-function Term({ term, children }: { term: string; children: React.ReactNode }) {
-  return (
-    <DescriptionListGroup>
-      <DescriptionListTerm>{term}</DescriptionListTerm>
-      <DescriptionListDescription>{children}</DescriptionListDescription>
-    </DescriptionListGroup>
   );
 }

@@ -8,7 +8,6 @@ import {
   PageSection,
   SearchInput,
   Skeleton,
-  TextInput,
   Title,
   Toolbar,
   ToolbarContent,
@@ -16,7 +15,7 @@ import {
   ToolbarItem,
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr, type ThProps } from '@patternfly/react-table';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import {
   ClusterChangedDocument,
   ClustersDocument,
@@ -33,14 +32,29 @@ import {
   type SortField,
 } from '../lib/url-state.js';
 import { Labels, StateLabel } from '../components/StateLabel.js';
+import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
+import { SelectorInput } from '../components/SelectorInput.js';
+import { useSession } from '../lib/session-context.js';
+import { formatRolloutPicks } from '../lib/url-state.js';
 
 const PAGE_SIZE = 25;
 
 export function Clusters() {
   const { search, navigate } = useRouter();
   const state = parseClusterListState(search);
-  const [selectorDraft, setSelectorDraft] = useState(state.selector);
-  useEffect(() => setSelectorDraft(state.selector), [state.selector]);
+  const { canMutate } = useSession();
+  // Picked rows by ID (with their names, for the rollout form); kept across pages and filters,
+  // so a selection can be built from several views of the table.
+  const [picked, setPicked] = useState<ReadonlyMap<string, string>>(new Map());
+  const pick = (rows: { id: string; name: string }[], on: boolean) =>
+    setPicked((current) => {
+      const next = new Map(current);
+      for (const row of rows) {
+        if (on) next.set(row.id, row.name);
+        else next.delete(row.id);
+      }
+      return next;
+    });
 
   const update = (change: Partial<ClusterListState>, keepPage = false, replace = false) => {
     const next = { ...state, ...change };
@@ -102,24 +116,10 @@ export function Clusters() {
           <ToolbarContent>
             <ToolbarGroup variant="filter-group">
               <ToolbarItem>
-                <form
-                  className="fleet-inline"
-                  onSubmit={(event) => {
-                    event.preventDefault();
-                    update({ selector: selectorDraft.trim() });
-                  }}
-                >
-                  <TextInput
-                    aria-label="Label selector"
-                    placeholder="Label selector, e.g. env=prod,tier in (gold)"
-                    value={selectorDraft}
-                    onChange={(_e, v) => setSelectorDraft(v)}
-                    className="fleet-selector"
-                  />
-                  <Button type="submit" variant="control">
-                    Filter
-                  </Button>
-                </form>
+                <SelectorInput
+                  value={state.selector}
+                  onApply={(selector) => update({ selector })}
+                />
               </ToolbarItem>
               <ToolbarItem>
                 <SearchInput
@@ -155,6 +155,27 @@ export function Clusters() {
                 </FormSelect>
               </ToolbarItem>
             </ToolbarGroup>
+            {canMutate ? (
+              <ToolbarItem>
+                <Button
+                  variant="primary"
+                  data-mutates
+                  isDisabled={picked.size === 0}
+                  onClick={() =>
+                    navigate(`/rollouts/new${formatRolloutPicks(state.selector, picked)}`)
+                  }
+                >
+                  {picked.size ? `Start rollout (${picked.size} selected)` : 'Start rollout'}
+                </Button>
+              </ToolbarItem>
+            ) : null}
+            {canMutate && picked.size ? (
+              <ToolbarItem>
+                <Button variant="link" onClick={() => setPicked(new Map())}>
+                  Clear selection
+                </Button>
+              </ToolbarItem>
+            ) : null}
             <ToolbarItem align={{ default: 'alignEnd' }}>
               <span data-testid="cluster-total">
                 {connection
@@ -169,11 +190,7 @@ export function Clusters() {
             {describeRefusal(query.error)}
           </Alert>
         ) : null}
-        {liveError && !query.error ? (
-          <Alert variant="warning" isInline title="Live updates are interrupted">
-            {liveError.message}
-          </Alert>
-        ) : null}
+        {!query.error ? <LiveUpdatesAlert error={liveError} /> : null}
         {!connection && !query.error ? (
           <Skeleton height="200px" screenreaderText="Loading clusters" />
         ) : null}
@@ -186,6 +203,15 @@ export function Clusters() {
           <Table aria-label="Clusters" variant="compact">
             <Thead>
               <Tr>
+                {canMutate ? (
+                  <Th
+                    select={{
+                      onSelect: (_e, on) => pick(connection.nodes, on),
+                      isSelected: connection.nodes.every((c) => picked.has(c.id)),
+                    }}
+                    aria-label="Select all rows on this page"
+                  />
+                ) : null}
                 <Th modifier="wrap" sort={sortBy('NAME', 0)}>
                   Name
                 </Th>
@@ -205,8 +231,17 @@ export function Clusters() {
               </Tr>
             </Thead>
             <Tbody>
-              {connection.nodes.map((c) => (
+              {connection.nodes.map((c, rowIndex) => (
                 <Tr key={c.id} data-testid={`cluster-row-${c.name}`}>
+                  {canMutate ? (
+                    <Td
+                      select={{
+                        rowIndex,
+                        onSelect: (_e, on) => pick([c], on),
+                        isSelected: picked.has(c.id),
+                      }}
+                    />
+                  ) : null}
                   <Td dataLabel="Name">
                     <Link to={`/clusters/${encodeURIComponent(c.id)}`}>{c.name}</Link>
                   </Td>

@@ -1,0 +1,19 @@
+import { Label } from '@patternfly/react-core';
+import type { RolloutClusterState, RolloutState } from '../graphql/generated.js';
+import { ROLLOUT_CLUSTER_COLOR, ROLLOUT_STATE_COLOR } from '../lib/rollout-state.js';
+
+export function RolloutStateLabel({ state }: { state: RolloutState }) {
+  return (
+    <Label color={ROLLOUT_STATE_COLOR[state]} isCompact data-testid="rollout-state">
+      {state}
+    </Label>
+  );
+}
+
+export function RolloutClusterLabel({ state }: { state: RolloutClusterState }) {
+  return (
+    <Label color={ROLLOUT_CLUSTER_COLOR[state]} isCompact variant="outline">
+      {state}
+    </Label>
+  );
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it } from '@jest/globals';
+import { EXPIRY_CHOICES, expiresAt, parseLabels, tokenStatus } from './admin-forms.js';
+import {
+  DEFAULT_WAVE_STEPS,
+  EMPTY_CHANGE,
+  describeChange,
+  formatWaveSteps,
+  parseWaveSteps,
+  rolloutChange,
+  splitIntoWaves,
+  waveSizes,
+} from './rollout-plan.js';
+import { rolloutActions } from './rollout-state.js';
+import { formatRolloutPicks, parseRolloutPicks } from './url-state.js';
+
+describe('the rollout preview plan', () => {
+  it('plans the documented example: 6 clusters → waves of 1, 2, 3 (10 % adds nobody)', () => {
+    expect(waveSizes(6, DEFAULT_WAVE_STEPS)).toEqual([1, 2, 3]);
+    expect(splitIntoWaves(['a', 'b', 'c', 'd', 'e', 'f'], [1, 2, 3])).toEqual([
+      ['a'],
+      ['b', 'c'],
+      ['d', 'e', 'f'],
+    ]);
+  });
+
+  it('puts what the steps leave over into a last wave, and plans nothing for no cluster', () => {
+    expect(waveSizes(10, [{ count: 2 }, { percent: 50 }])).toEqual([2, 3, 5]);
+    expect(waveSizes(0, DEFAULT_WAVE_STEPS)).toEqual([]);
+  });
+
+  it('reads and writes the steps as an SRE types them', () => {
+    expect(parseWaveSteps(' 1, 10%,50 %, 100%')).toEqual({ steps: DEFAULT_WAVE_STEPS });
+    expect(formatWaveSteps(DEFAULT_WAVE_STEPS)).toBe('1, 10%, 50%, 100%');
+    expect(parseWaveSteps('1, ten')).toEqual({
+      error: '"ten" is neither a count (5) nor a percentage (10%)',
+    });
+    expect(parseWaveSteps(' , ')).toHaveProperty('error');
+  });
+});
+
+describe('the rollout change', () => {
+  it('leaves out what is left at "no change"', () => {
+    expect(rolloutChange(EMPTY_CHANGE)).toEqual({});
+    expect(
+      rolloutChange({
+        karpenter: 'enable',
+        clusterAutoscalerMode: 'DISABLE',
+        logLevel: '',
+        karpenterVersion: ' 1.14.1 ',
+      }),
+    ).toEqual({ enabled: true, clusterAutoscalerMode: 'DISABLE', karpenterVersion: '1.14.1' });
+  });
+
+  it('describes a stored change in one line', () => {
+    expect(describeChange({ enabled: true, clusterAutoscalerMode: 'DISABLE' })).toBe(
+      'enable Karpenter, Cluster Autoscaler DISABLE',
+    );
+    expect(describeChange({ upsertNodePool: { name: 'general', spec: {} } })).toBe(
+      'NodePool general (create or replace)',
+    );
+    expect(describeChange({})).toBe('no change');
+  });
+
+  it('offers only the transitions the API allows', () => {
+    expect(rolloutActions('RUNNING')).toEqual({ pause: true, resume: false, abort: true });
+    expect(rolloutActions('PAUSED')).toEqual({ pause: false, resume: true, abort: true });
+    expect(rolloutActions('FAILED')).toEqual({ pause: false, resume: true, abort: true });
+    expect(rolloutActions('COMPLETED')).toEqual({ pause: false, resume: false, abort: false });
+    expect(rolloutActions('ABORTED')).toEqual({ pause: false, resume: false, abort: false });
+  });
+});
+
+describe('picked rows in the rollout form URL', () => {
+  it('round-trips the selector and the picked clusters', () => {
+    const picked = new Map([
+      ['Q2x1c3Rlcjox', 'prod-east'],
+      ['Q2x1c3Rlcjoy', 'prod-west'],
+    ]);
+    expect(parseRolloutPicks(formatRolloutPicks('env=prod', picked))).toEqual({
+      selector: 'env=prod',
+      clusters: [
+        { id: 'Q2x1c3Rlcjox', name: 'prod-east' },
+        { id: 'Q2x1c3Rlcjoy', name: 'prod-west' },
+      ],
+    });
+  });
+
+  it('drops entries that are not an ID and a cluster name', () => {
+    expect(parseRolloutPicks('?clusters=abc:Bad_Name,:x,ok:good-name').clusters).toEqual([
+      { id: 'ok', name: 'good-name' },
+    ]);
+    expect(parseRolloutPicks('')).toEqual({ selector: '', clusters: [] });
+  });
+});
+
+describe('administration forms', () => {
+  it('splits labels and names the entry it cannot split', () => {
+    expect(parseLabels(' env=prod, tier = gold ,')).toEqual({
+      labels: { env: 'prod', tier: 'gold' },
+    });
+    expect(parseLabels('env')).toEqual({ error: '"env" is not key=value' });
+    expect(parseLabels('a=1,a=2')).toEqual({ error: 'label a is given twice' });
+  });
+
+  it('turns an expiry choice into a time, or none', () => {
+    const now = new Date('2026-12-01T00:00:00Z');
+    expect(expiresAt('7', now)).toBe('2026-12-08T00:00:00.000Z');
+    expect(expiresAt('never', now)).toBeNull();
+    expect(EXPIRY_CHOICES.map((c) => c.value)).toContain('30');
+  });
+
+  it('tells a revoked token from an expired one', () => {
+    const now = new Date('2026-12-01T00:00:00Z');
+    expect(tokenStatus({ revokedAt: null, expiresAt: null }, now)).toBe('Active');
+    expect(tokenStatus({ revokedAt: null, expiresAt: '2026-11-30T00:00:00Z' }, now)).toBe(
+      'Expired',
+    );
+    expect(tokenStatus({ revokedAt: '2026-11-29T00:00:00Z', expiresAt: null }, now)).toBe(
+      'Revoked',
+    );
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from '@jest/globals';
+import { planWaves, type WaveStep } from '@fleet/desired-state';
+import { splitIntoWaves, waveSizes } from '../../apps/console/src/lib/rollout-plan.js';
+
+// The console previews a rollout's waves without bundling the API's planner (it needs zod): the
+// preview must be the plan the API then makes, for every size and strategy shape.
+describe("the console's wave preview", () => {
+  const strategies: WaveStep[][] = [
+    [{ count: 1 }, { percent: 10 }, { percent: 50 }, { percent: 100 }],
+    [{ count: 2 }, { percent: 50 }],
+    [{ percent: 25 }, { count: 3 }, { percent: 60 }],
+    [{ count: 500 }],
+    [{ percent: 1 }, { percent: 2 }, { percent: 3 }],
+  ];
+
+  it('is the plan the API makes', () => {
+    for (const steps of strategies) {
+      for (let total = 1; total <= 120; total++) {
+        const clusters = Array.from({ length: total }, (_, i) => ({
+          id: `id-${i}`,
+          name: `c-${String(i).padStart(3, '0')}`,
+        }));
+        const api = planWaves(clusters, steps).map((w) => w.map((c) => c.name));
+        const preview = splitIntoWaves(
+          clusters.map((c) => c.name),
+          waveSizes(total, steps),
+        );
+        expect({ total, steps, preview }).toEqual({ total, steps, preview: api });
+      }
+    }
+  });
+});
