@@ -93,7 +93,9 @@ describe('monitoring: the alerting rules and the dashboard', () => {
       return (await run(PROMTOOL, args, { cwd: dir, timeout: 30_000 })).stdout;
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`promtool ${args.join(' ')}: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+      throw new Error(
+        `promtool ${args.join(' ')}: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`,
+      );
     }
   };
 
@@ -271,7 +273,11 @@ describe('monitoring: the alerting rules and the dashboard', () => {
         );
         expect(sample(text, 'fleet_queue_depth', { queue: DEAD_LETTER_QUEUE })).toBe(1);
         expect(
-          sample(text, 'fleet_clusters', { topology: 'STANDALONE', platform: 'AWS', app: 'worker' }),
+          sample(text, 'fleet_clusters', {
+            topology: 'STANDALONE',
+            platform: 'AWS',
+            app: 'worker',
+          }),
         ).toBe(2);
         expect(sample(text, 'fleet_rollouts', { state: 'COMPLETED' })).toBe(0);
         // Reports flow: nothing waits long for ingest.
@@ -300,9 +306,9 @@ describe('monitoring: the alerting rules and the dashboard', () => {
         }),
       ).toBeGreaterThanOrEqual(1);
       for (const decision of ['approved', 'denied', 'ignored', 'dropped'])
-        expect(
-          sample(text, 'fleet_csr_decisions_total', { decision, cluster: clusterUid }),
-        ).toBe(0);
+        expect(sample(text, 'fleet_csr_decisions_total', { decision, cluster: clusterUid })).toBe(
+          0,
+        );
     });
 
     it('every metric and label the dashboard and the alerts read is one the API, worker or sidecar serves', async () => {

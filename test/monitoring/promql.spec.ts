@@ -38,7 +38,14 @@ describe('readExposition', () => {
     expect([...samples.keys()]).toEqual(['fleet_q', 'process_cpu_seconds_total']);
     expect([...samples.get('fleet_q')!]).toEqual(['queue', 'app', 'extra']);
     expect([...declared].sort()).toEqual(
-      ['fleet_c_total', 'fleet_h', 'fleet_h_bucket', 'fleet_h_count', 'fleet_h_sum', 'fleet_q'].sort(),
+      [
+        'fleet_c_total',
+        'fleet_h',
+        'fleet_h_bucket',
+        'fleet_h_count',
+        'fleet_h_sum',
+        'fleet_q',
+      ].sort(),
     );
   });
 });

@@ -88,7 +88,8 @@ export function readExposition(text: string): Exposition {
     if (type) {
       const [, name, kind] = type as unknown as [string, string, string];
       declared.add(name);
-      if (kind === 'histogram') for (const s of ['_bucket', '_sum', '_count']) declared.add(name + s);
+      if (kind === 'histogram')
+        for (const s of ['_bucket', '_sum', '_count']) declared.add(name + s);
       if (kind === 'summary') for (const s of ['_sum', '_count']) declared.add(name + s);
     }
     if (!line || line.startsWith('#')) continue;

@@ -6,12 +6,7 @@ import {
   IngestedStatusReport,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
-import {
-  createRegistry,
-  fleetMetrics,
-  oldestQueuedAt,
-  startOpsServer,
-} from '@fleet/observability';
+import { createRegistry, fleetMetrics, oldestQueuedAt, startOpsServer } from '@fleet/observability';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';

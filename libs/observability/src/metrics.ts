@@ -100,7 +100,8 @@ export const fleetMetrics = {
       async collect() {
         const state = await snapshot();
         this.reset();
-        for (const c of state?.conditions ?? []) this.set({ type: c.type, status: c.status }, c.clusters);
+        for (const c of state?.conditions ?? [])
+          this.set({ type: c.type, status: c.status }, c.clusters);
       },
     });
     new Gauge({
@@ -111,15 +112,13 @@ export const fleetMetrics = {
       async collect() {
         const fleet = await snapshot();
         this.reset();
-        for (const [state, count] of Object.entries(fleet?.rollouts ?? {})) this.set({ state }, count);
+        for (const [state, count] of Object.entries(fleet?.rollouts ?? {}))
+          this.set({ state }, count);
       },
     });
   },
   /** The sidecar's CSR approver decisions since it started (its own counts, read on scrape). */
-  csrDecisions: (
-    registry: Registry,
-    counts: () => Readonly<Record<string, number>> | undefined,
-  ) =>
+  csrDecisions: (registry: Registry, counts: () => Readonly<Record<string, number>> | undefined) =>
     new Counter({
       name: 'fleet_csr_decisions_total',
       help: 'Node CSR decisions of the cluster approver: approved, denied, ignored, or dropped unreported',
