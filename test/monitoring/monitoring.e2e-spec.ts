@@ -95,6 +95,7 @@ describe('monitoring: the alerting rules and the dashboard', () => {
       const e = err as { stdout?: string; stderr?: string; message: string };
       throw new Error(
         `promtool ${args.join(' ')}: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`,
+        { cause: err },
       );
     }
   };

@@ -99,10 +99,10 @@ describe('fleet state', () => {
 describe('CSR decisions', () => {
   it('are the approver counts, and absent before the sidecar has an approver', async () => {
     const registry = createRegistry('sidecar', { cluster: 'c-1' });
-    let counts: Record<string, number> | undefined;
-    fleetMetrics.csrDecisions(registry, () => counts);
+    const approver: { counts?: Record<string, number> } = {};
+    fleetMetrics.csrDecisions(registry, () => approver.counts);
     expect(sampleLines(await registry.metrics(), 'fleet_csr_decisions_total')).toEqual([]);
-    counts = { approved: 4, denied: 1, ignored: 0, dropped: 0 };
+    approver.counts = { approved: 4, denied: 1, ignored: 0, dropped: 0 };
     expect(sampleLines(await registry.metrics(), 'fleet_csr_decisions_total')).toEqual([
       'fleet_csr_decisions_total{decision="approved",cluster="c-1",app="sidecar"} 4',
       'fleet_csr_decisions_total{decision="denied",cluster="c-1",app="sidecar"} 1',
