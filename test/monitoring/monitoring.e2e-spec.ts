@@ -178,6 +178,7 @@ describe('monitoring: the alerting rules and the dashboard', () => {
     let kube: EmulatedCluster;
     let sidecar: RunningProcess;
     let sidecarOps: string;
+    let sidecarMetrics: string;
     let clusterUid: string;
     let prefix: string;
 
@@ -225,7 +226,17 @@ describe('monitoring: the alerting rules and the dashboard', () => {
         { apiUrl: api.url, queuePrefix: prefix },
         { OPS_PORT: String(opsPort), HEARTBEAT_SECONDS: '1', LOG_LEVEL: 'warn' },
       );
-    }, 60_000);
+      // Every test reads the sidecar after it applied its registration order (CSR approver built).
+      sidecarMetrics = await eventually(
+        async () => {
+          const t = await scrape(sidecarOps);
+          return t.includes('fleet_reconcile_duration_seconds_count{') ? t : undefined;
+        },
+        { timeoutMs: 45_000, what: 'a reconcile observed by the sidecar' },
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}\n${sidecar.output()}`, { cause: err });
+      });
+    }, 90_000);
 
     afterAll(async () => {
       await sidecar?.stop();
@@ -291,14 +302,8 @@ describe('monitoring: the alerting rules and the dashboard', () => {
       }
     }, 60_000);
 
-    it('the sidecar labels its series with its cluster and counts its CSR decisions', async () => {
-      const text = await eventually(
-        async () => {
-          const t = await scrape(sidecarOps);
-          return t.includes('fleet_reconcile_duration_seconds_count{') ? t : undefined;
-        },
-        { timeoutMs: 15_000, what: 'a reconcile observed by the sidecar' },
-      );
+    it('the sidecar labels its series with its cluster and counts its CSR decisions', () => {
+      const text = sidecarMetrics;
       expect(
         sample(text, 'fleet_reconcile_duration_seconds_count', {
           outcome: 'applied',
@@ -313,32 +318,45 @@ describe('monitoring: the alerting rules and the dashboard', () => {
     });
 
     it('every metric and label the dashboard and the alerts read is one the API, worker or sidecar serves', async () => {
-      const served = new Map<string, Set<string>>();
-      const declared = new Set<string>();
-      for (const url of [api.url, worker.opsUrl!, sidecarOps]) {
-        const exposition = readExposition(await scrape(url));
-        for (const name of exposition.declared) declared.add(name);
-        for (const [metric, labels] of exposition.samples) {
-          const known = served.get(metric) ?? new Set<string>();
-          for (const l of labels) known.add(l);
-          served.set(metric, known);
-        }
-      }
-      const missing: string[] = [];
-      const unobserved = new Set<string>();
       const used = expressions();
-      for (const { where, uses } of used)
-        for (const { metric, labels } of uses) {
-          const known = served.get(metric);
-          if (known) {
-            for (const l of labels)
-              if (!known.has(l)) missing.push(`${where}: ${metric} has no label ${l}`);
-          } else if (declared.has(metric)) unobserved.add(metric);
-          else missing.push(`${where}: ${metric} is not served`);
+      const compare = async () => {
+        const served = new Map<string, Set<string>>();
+        const declared = new Set<string>();
+        for (const url of [api.url, worker.opsUrl!, sidecarOps]) {
+          const exposition = readExposition(await scrape(url));
+          for (const name of exposition.declared) declared.add(name);
+          for (const [metric, labels] of exposition.samples) {
+            const known = served.get(metric) ?? new Set<string>();
+            for (const l of labels) known.add(l);
+            served.set(metric, known);
+          }
         }
-      expect(missing).toEqual([]);
+        const missing: string[] = [];
+        const unobserved = new Set<string>();
+        for (const { where, uses } of used)
+          for (const { metric, labels } of uses) {
+            const known = served.get(metric);
+            if (known) {
+              for (const l of labels)
+                if (!known.has(l)) missing.push(`${where}: ${metric} has no label ${l}`);
+            } else if (declared.has(metric)) unobserved.add(metric);
+            else missing.push(`${where}: ${metric} is not served`);
+          }
+        return { missing, unobserved: [...unobserved].sort() };
+      };
+      // Labelled series appear with their first sample (the first report ingested, say): a few
+      // seconds' grace, then the last comparison is the verdict.
+      let last = await compare();
+      await eventually(
+        async () => {
+          last = await compare();
+          return last.missing.length === 0 ? last : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 500, what: 'every series the dashboard reads' },
+      ).catch(() => undefined);
+      expect(last.missing).toEqual([]);
       // Declared, but nothing refused by a rate limit here, so no sample shows their labels.
-      expect([...unobserved].sort()).toEqual([
+      expect(last.unobserved).toEqual([
         'fleet_api_rate_limited_total',
         'fleet_api_rate_limiter_unavailable_total',
       ]);
