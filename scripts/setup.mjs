@@ -185,6 +185,16 @@ function ensureChromium() {
   aptInstall('chromium');
 }
 
+/**
+ * The monitoring suite checks deploy/monitoring's alerting rules with promtool (`check rules`,
+ * `test rules`), which Debian ships in its `prometheus` package. PROMTOOL names another one.
+ */
+function ensurePromtool() {
+  if (process.env.PROMTOOL || has('promtool')) return;
+  log('installing promtool (Debian package prometheus, for the alerting rules tests)');
+  aptInstall('prometheus');
+}
+
 function generateClient() {
   const generated = join(root, 'libs/database/src/generated/prisma/client.ts');
   const schema = join(root, 'prisma/schema.prisma');
@@ -202,6 +212,7 @@ async function main() {
   await ensurePostgres();
   await ensureRedis();
   ensureChromium();
+  ensurePromtool();
   generateClient();
   const mainDb = new URL(DATABASE_URL).pathname.slice(1);
   await migrate(await ensureDatabase(DATABASE_URL, mainDb));

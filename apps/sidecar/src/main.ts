@@ -62,8 +62,9 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   const reporter = new StatusReporter(config.API_URL, config.CLUSTER_ID, config.REPORT_TOKEN);
   const publisher = new ReportPublisher(host, config.CLUSTER_ID, (r) => reporter.send(r), log);
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  const registry = createRegistry('sidecar');
+  const registry = createRegistry('sidecar', { cluster: config.CLUSTER_ID });
   const reconcileSeconds = fleetMetrics.reconcileSeconds(registry);
+  fleetMetrics.csrDecisions(registry, () => host.csrCounts());
   const consumer = new OrderConsumer({
     clusterId: config.CLUSTER_ID,
     connection,

@@ -121,6 +121,11 @@ export class SidecarHost {
     return snapshot && { ...snapshot, sidecar };
   }
 
+  /** The CSR approver's decisions so far; none before the first order built the runtime. */
+  csrCounts(): Readonly<Record<string, number>> | undefined {
+    return this.runtime?.approver.counts;
+  }
+
   /** A report carrying these decisions was accepted. */
   acknowledge(decisions: readonly CsrDecision[]): void {
     this.runtime?.approver.acknowledge(decisions);

@@ -1,11 +1,12 @@
 import {
+  DEAD_LETTER_QUEUE,
   RECONCILE_QUEUE,
   ReconcileRequest,
   STATUS_INGEST_QUEUE,
   IngestedStatusReport,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
-import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
+import { createRegistry, fleetMetrics, oldestQueuedAt, startOpsServer } from '@fleet/observability';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -19,6 +20,7 @@ import { DeadLetters } from './dead-letters/dead-letters.js';
 import { startMaintenance } from './maintenance/maintenance.js';
 import { startAclSync } from './credentials/acl-sync.js';
 import { startRolloutTicker } from './rollouts/rollout-ticker.js';
+import { readFleetState } from './metrics/fleet-state.js';
 
 export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const config = loadWorkerConfig(env);
@@ -123,9 +125,12 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       );
   });
   ingest.on('completed', () => reportsIngested.inc());
-  const observed = [RECONCILE_QUEUE, STATUS_INGEST_QUEUE].map(
+  // Nothing consumes the dead-letter queue: its depth is the dead letters awaiting a redrive.
+  const observed = [RECONCILE_QUEUE, STATUS_INGEST_QUEUE, DEAD_LETTER_QUEUE].map(
     (name) => new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX }),
   );
+  fleetMetrics.ingestLag(registry, () => oldestQueuedAt(observed[1]!));
+  fleetMetrics.fleetState(registry, () => readFleetState(pool));
   fleetMetrics.queueDepth(registry, async () => {
     const counts = await Promise.all(
       observed.map(async (q) => {

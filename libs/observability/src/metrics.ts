@@ -1,9 +1,15 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** One registry per process, with Node's default metrics and the process's name as a label. */
-export function createRegistry(app: 'api' | 'worker' | 'sidecar'): Registry {
+/**
+ * One registry per process, with Node's default metrics and the process's name as a label; a
+ * sidecar also labels its series with its cluster, for the dashboard's per-cluster drill-down.
+ */
+export function createRegistry(
+  app: 'api' | 'worker' | 'sidecar',
+  labels: Record<string, string> = {},
+): Registry {
   const registry = new Registry();
-  registry.setDefaultLabels({ app });
+  registry.setDefaultLabels({ ...labels, app });
   collectDefaultMetrics({ register: registry });
   return registry;
 }
@@ -56,4 +62,113 @@ export const fleetMetrics = {
         for (const [queue, depth] of Object.entries(await collect())) this.set({ queue }, depth);
       },
     }),
+  /** Age of the oldest report not yet ingested (0 when none waits): the ingest lag. */
+  ingestLag: (registry: Registry, oldestQueuedAt: () => Promise<number | undefined>) =>
+    new Gauge({
+      name: 'fleet_status_ingest_lag_seconds',
+      help: 'Age of the oldest status report waiting for ingest (0 when none waits)',
+      registers: [registry],
+      async collect() {
+        const at = await oldestQueuedAt();
+        this.set(at === undefined ? 0 : Math.max(0, (Date.now() - at) / 1000));
+      },
+    }),
+  /**
+   * The fleet's state as PostgreSQL holds it, read once per scrape: every series of every
+   * worker replica says the same, so queries aggregate them with max(). While PostgreSQL does
+   * not answer these series are left out rather than failing the whole scrape.
+   */
+  fleetState: (registry: Registry, read: () => Promise<FleetState>) => {
+    const snapshot = sharedPerScrape(() => read().catch(() => undefined));
+    new Gauge({
+      name: 'fleet_clusters',
+      help: 'Registered clusters by topology and platform',
+      labelNames: ['topology', 'platform'] as const,
+      registers: [registry],
+      async collect() {
+        const state = await snapshot();
+        this.reset();
+        for (const c of state?.clusters ?? [])
+          this.set({ topology: c.topology, platform: c.platform }, c.clusters);
+      },
+    });
+    new Gauge({
+      name: 'fleet_cluster_conditions',
+      help: 'Clusters by condition type and status (as last reported or raised by the fleet)',
+      labelNames: ['type', 'status'] as const,
+      registers: [registry],
+      async collect() {
+        const state = await snapshot();
+        this.reset();
+        for (const c of state?.conditions ?? [])
+          this.set({ type: c.type, status: c.status }, c.clusters);
+      },
+    });
+    new Gauge({
+      name: 'fleet_rollouts',
+      help: 'Rollouts by state',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      async collect() {
+        const fleet = await snapshot();
+        this.reset();
+        for (const [state, count] of Object.entries(fleet?.rollouts ?? {}))
+          this.set({ state }, count);
+      },
+    });
+  },
+  /** The sidecar's CSR approver decisions since it started (its own counts, read on scrape). */
+  csrDecisions: (registry: Registry, counts: () => Readonly<Record<string, number>> | undefined) =>
+    new Counter({
+      name: 'fleet_csr_decisions_total',
+      help: 'Node CSR decisions of the cluster approver: approved, denied, ignored, or dropped unreported',
+      labelNames: ['decision'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [decision, n] of Object.entries(counts() ?? {})) this.inc({ decision }, n);
+      },
+    }),
 };
+
+export interface FleetState {
+  clusters: { topology: string; platform: string; clusters: number }[];
+  conditions: { type: string; status: string; clusters: number }[];
+  /** Every rollout state, zeros included, so an alert sees 0 rather than no series. */
+  rollouts: Record<string, number>;
+}
+
+/** Calls `read` once for all the collectors of one scrape (they run concurrently). */
+function sharedPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    inFlight ??= read().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+}
+
+/** The part of a BullMQ queue the ingest lag reads (structural, so this lib needs no BullMQ). */
+export interface JobListing {
+  getJobs(
+    types: ('waiting' | 'delayed' | 'prioritized')[],
+    start: number,
+    end: number,
+    asc: boolean,
+  ): Promise<({ timestamp: number } | undefined)[]>;
+}
+
+/**
+ * When the oldest job still waiting was queued. Waiting lists are FIFO, so their head is the
+ * oldest; a job backing off between attempts (delayed) is ordered by when it runs next, so the
+ * first few delayed jobs are read and the oldest of them taken.
+ */
+export async function oldestQueuedAt(queue: JobListing): Promise<number | undefined> {
+  const [waiting, delayed] = await Promise.all([
+    queue.getJobs(['waiting'], 0, 0, true),
+    queue.getJobs(['delayed'], 0, 9, true),
+  ]);
+  const stamps = [...waiting, ...delayed].flatMap((job) => (job ? [job.timestamp] : []));
+  return stamps.length ? Math.min(...stamps) : undefined;
+}
