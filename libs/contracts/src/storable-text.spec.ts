@@ -20,5 +20,8 @@ describe('storable text', () => {
     });
     expect(findUnstorableText({ m: { ['k\ud800']: 1 } })).toMatchObject({ path: ['m', 'k\ud800'] });
     expect(findUnstorableText({ a: 1, b: [true, null, 'fine'] })).toBeUndefined();
+    expect(findUnstorableText(JSON.parse('{"m":{"ok":1,"__proto__":2}}'))).toMatchObject({
+      path: ['m', '__proto__'],
+    });
   });
 });

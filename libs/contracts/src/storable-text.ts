@@ -21,7 +21,11 @@ export interface UnstorableText {
   reason: string;
 }
 
-/** The first string, or object key, of a JSON value that PostgreSQL cannot store. */
+/**
+ * The first string, or object key, of a JSON value that PostgreSQL cannot store; or a
+ * `__proto__` key (what JSON.parse makes an own property), which validation would silently drop
+ * and the caller would believe stored.
+ */
 export function findUnstorableText(
   value: unknown,
   path: (string | number)[] = [],
@@ -39,7 +43,10 @@ export function findUnstorableText(
   }
   if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
-      const reason = unstorableTextReason(key);
+      const reason =
+        key === '__proto__'
+          ? 'cannot be a key: zod and every plain object drop "__proto__" without a word'
+          : unstorableTextReason(key);
       if (reason) return { path: [...path, key], reason: `as a key, ${reason}` };
       const found = findUnstorableText(child, [...path, key]);
       if (found) return found;

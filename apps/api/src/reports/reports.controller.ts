@@ -95,7 +95,8 @@ export class ReportsController {
       );
     }
     // Refused here rather than accepted and then failing in the worker forever (see storable-text).
-    const unstorable = findUnstorableText(parsed.data);
+    // The body as sent: validation drops a `__proto__` key silently.
+    const unstorable = findUnstorableText(body);
     if (unstorable) {
       throw new HttpException(
         { error: 'BadRequest', field: unstorable.path.join('.'), message: unstorable.reason },
