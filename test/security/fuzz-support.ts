@@ -159,6 +159,12 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string16bits({ maxLength: 8 }) },
   {
     weight: 2,
+    arbitrary: fc
+      .tuple(fc.string({ maxLength: 8 }), fc.constantFrom('\u0000', '\ud800', '\udc00'))
+      .map(([s, bad]) => `${s}${bad}`),
+  },
+  {
+    weight: 2,
     arbitrary: fc.constantFrom(
       '',
       ' ',
