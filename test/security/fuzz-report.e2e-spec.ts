@@ -193,7 +193,7 @@ const defects = (report: Record<string, Json>, generation: number): fc.Arbitrary
         withValue(
           doc,
           path,
-          `${String(path.reduce<Json>((n, k) => (n as Record<string, Json>)[k]!, doc))}${bad}`,
+          `${path.reduce<Json>((n, k) => (n as Record<string, Json>)[k]!, doc) as string}${bad}`,
         ),
     }));
   const targeted: Defect[] = [

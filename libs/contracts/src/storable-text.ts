@@ -5,6 +5,7 @@
  * failing inside a transaction: an internal error for a GraphQL mutation, or a report the API
  * accepted that the worker could never store (retried, then dead-lettered).
  */
+// eslint-disable-next-line no-control-regex -- finding NUL is the point
 const NUL = /\u0000/;
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -18,7 +18,10 @@ describe('unstorableInputErrors', () => {
     ).toEqual(['reason']);
     expect(
       fields('mutation($input: SetKarpenterInput!) { a(input: $input) }', {
-        input: { featureGates: JSON.parse('{"__proto__": true}'), operandImage: 'a\u0000' },
+        input: {
+          featureGates: JSON.parse('{"__proto__": true}') as unknown,
+          operandImage: 'a\u0000',
+        },
       }),
     ).toEqual(['input.featureGates.__proto__']);
     expect(fields('{ a(x: [{ y: 1 }]) }', { list: ['ok', 'no\u0000'] })).toEqual(['list[1]']);

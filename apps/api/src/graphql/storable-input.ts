@@ -51,7 +51,7 @@ function literalPath(ancestors: readonly (ASTNode | readonly ASTNode[])[]): stri
   const names: string[] = [];
   for (const a of ancestors) {
     if (Array.isArray(a) || !('kind' in a)) continue;
-    const node = a as ASTNode;
+    const node = a;
     if (node.kind === Kind.ARGUMENT || node.kind === Kind.OBJECT_FIELD) names.push(node.name.value);
   }
   return names.join('.') || 'query';
