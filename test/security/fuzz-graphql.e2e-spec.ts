@@ -35,7 +35,7 @@ import {
  * internal error; the API process stays healthy and its memory bounded.
  */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const RUNS_PER_FIELD = 12;
+const RUNS_PER_FIELD = 10;
 
 const schema: GraphQLSchema = buildSchema(
   readFileSync(new URL('../../apps/api/src/schema.gql', import.meta.url), 'utf8'),

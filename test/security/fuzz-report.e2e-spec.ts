@@ -21,7 +21,7 @@ import {
  * The API stays healthy and its memory bounded throughout.
  */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const RUNS = 100;
+const RUNS = 80;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Path = (string | number)[];
