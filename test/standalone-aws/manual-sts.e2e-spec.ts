@@ -201,6 +201,37 @@ describe('standalone AWS: Cloud Credential Operator in Manual/STS mode', () => {
       expect(credentialsRequest()).toBeUndefined();
     });
 
+    it('keeps a passing verdict for its role: later applies do not simulate again until the desired role changes', async () => {
+      const role = h.cluster.ec2.roleArn('prod-east-karpenter');
+      const simulations = () =>
+        iamCalls().filter((c) => c.action === 'iam:SimulatePrincipalPolicy').length;
+      let calls = simulations();
+      for (let i = 0; i < 3; i++) {
+        const result = await h.runtime.apply(enabled({ webIdentityRoleArn: role }));
+        expect(degraded(result.conditions)).toMatchObject({ status: 'False' });
+      }
+      expect(simulations()).toBe(calls);
+
+      // Another role: simulated, and its failing verdict is not kept.
+      h.cluster.ec2.putRole({ RoleName: 'prod-east-other', Policies: [] });
+      const other = h.cluster.ec2.roleArn('prod-east-other');
+      for (let i = 0; i < 2; i++) {
+        const result = await h.runtime.apply(enabled({ webIdentityRoleArn: other }));
+        expect(degraded(result.conditions)).toMatchObject({
+          reason: 'WebIdentityRolePolicyIncomplete',
+        });
+        expect(simulations()).toBe(calls + 2 * (i + 1));
+      }
+      calls = simulations();
+
+      // Back to the first role: the change dropped its verdict, so it is simulated again, once.
+      for (let i = 0; i < 2; i++) {
+        const result = await h.runtime.apply(enabled({ webIdentityRoleArn: role }));
+        expect(degraded(result.conditions)).toMatchObject({ status: 'False' });
+      }
+      expect(simulations()).toBe(calls + 2);
+    });
+
     it('disabling Karpenter needs no role check', async () => {
       const calls = iamCalls().length;
       const result = await h.runtime.apply(h.order({ enabled: false }));

@@ -27,6 +27,7 @@ import { MetricsService } from './metrics/metrics.service.js';
 import { QueuesModule } from './queues/queues.module.js';
 import { ReportsModule } from './reports/reports.module.js';
 import { RolloutsModule } from './rollouts/rollouts.module.js';
+import { DateTimeScalar } from './common/date-time.scalar.js';
 
 /**
  * The committed schema lives beside the sources, whether we run from src or from dist; a
@@ -57,6 +58,8 @@ export class AppModule {
             return {
               autoSchemaFile: schemaFile,
               sortSchema: true,
+              // Same name and description as Nest's DateTime, stricter parsing (date-time.scalar).
+              buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
               // The schema is public in the repository; a production API need not hand it to
               // anyone probing it (clients are generated from the committed schema.gql).
               introspection: config.GRAPHQL_INTROSPECTION

@@ -6,3 +6,4 @@ export * from './sidecar-credentials.js';
 export * from './dead-letters.js';
 export * from './kinds.js';
 export * from './release.js';
+export * from './storable-text.js';

@@ -60,8 +60,16 @@ export const ClusterMetrics = z
     nodes: z.number().int().nonnegative(),
     nodeClaims: z.number().int().nonnegative(),
     /** NodeClaims by their most advanced true condition: Launched, Registered, Initialized, Ready. */
+    // Keys are condition types (Launched, ..., Ready) or Pending/Terminating. CamelCase also
+    // keeps out `__proto__`, which a plain object cannot hold as a key: it was accepted and lost.
     nodeClaimsByState: z
-      .record(z.string().max(64), z.number().int().nonnegative())
+      .record(
+        z
+          .string()
+          .max(64)
+          .regex(/^[A-Z][A-Za-z0-9]*$/, 'NodeClaim states are CamelCase, e.g. Launched'),
+        z.number().int().nonnegative(),
+      )
       .refine((o) => Object.keys(o).length <= 16, 'at most 16 states'),
     nodePools: z.number().int().nonnegative(),
     vcpus: z.number().nonnegative(),

@@ -1,11 +1,5 @@
-import {
-  Field,
-  GraphQLISODateTime,
-  ID,
-  InputType,
-  ObjectType,
-  registerEnumType,
-} from '@nestjs/graphql';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
+import { Field, ID, InputType, ObjectType, registerEnumType } from '@nestjs/graphql';
 
 export enum RoleEnum {
   VIEWER = 'VIEWER',
@@ -32,16 +26,16 @@ export class ApiToken {
   @Field(() => String, { nullable: true, description: 'Clusters this token is limited to.' })
   labelSelector!: string | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   expiresAt!: Date | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   lastUsedAt!: Date | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   revokedAt!: Date | null;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   createdAt!: Date;
 }
 
@@ -65,6 +59,6 @@ export class CreateApiTokenInput {
   @Field(() => String, { nullable: true })
   labelSelector?: string | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   expiresAt?: Date | null;
 }

@@ -1,4 +1,5 @@
-import { Field, GraphQLISODateTime, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
+import { Field, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { RoleEnum } from './api-token.model.js';
 import { CurrentPrincipal } from './current-principal.decorator.js';
 import type { Principal } from './principal.js';
@@ -21,7 +22,7 @@ export class Viewer {
   })
   labelSelector!: string | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'Null when it never expires.' })
+  @Field(() => DateTimeScalar, { nullable: true, description: 'Null when it never expires.' })
   expiresAt!: Date | null;
 }
 

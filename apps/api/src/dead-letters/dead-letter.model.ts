@@ -1,4 +1,5 @@
-import { Field, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
+import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import { Connection } from '../common/connection.js';
 import { JSONScalar } from '../common/json.scalar.js';
 
@@ -28,7 +29,7 @@ export class DeadLetter {
   @Field()
   failedReason!: string;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   failedAt!: Date;
 }
 

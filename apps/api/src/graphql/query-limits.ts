@@ -11,6 +11,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
+import { unstorableInputErrors } from './storable-input.js';
 
 /** Page size assumed for a list field asked without first/last (the API's default). */
 const DEFAULT_PAGE = 20;
@@ -180,7 +181,10 @@ export function queryLimitsPlugin(limits: QueryLimits): ApolloServerPlugin {
     requestDidStart() {
       return Promise.resolve({
         didResolveOperation({ document, request }) {
-          const [first] = queryLimitErrors(document, request.variables, limits);
+          const [first] = [
+            ...unstorableInputErrors(document, request.variables),
+            ...queryLimitErrors(document, request.variables, limits),
+          ];
           if (first) throw first;
           return Promise.resolve();
         },
@@ -220,7 +224,10 @@ export function subscriptionLimits(limits: QueryLimits): Pick<ServerOptions, 'on
           ),
         ];
       }
-      const errors = queryLimitErrors(document, payload.variables, limits);
+      const errors = [
+        ...unstorableInputErrors(document, payload.variables),
+        ...queryLimitErrors(document, payload.variables, limits),
+      ];
       return errors.length ? errors : undefined;
     },
   };

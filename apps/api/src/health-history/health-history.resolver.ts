@@ -1,4 +1,5 @@
-import { Args, GraphQLISODateTime, Int, Parent, ResolveField, Resolver } from '@nestjs/graphql';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
+import { Args, Int, Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { RequireRole } from '../auth/roles.decorator.js';
 import { Cluster } from '../clusters/models/cluster.model.js';
 import { HealthHistoryService, MAX_POOL_SAMPLES } from './health-history.service.js';
@@ -17,8 +18,8 @@ export class HealthHistoryResolver {
   @RequireRole('VIEWER')
   health(
     @Parent() cluster: Cluster,
-    @Args('from', { type: () => GraphQLISODateTime }) from: Date,
-    @Args('to', { type: () => GraphQLISODateTime }) to: Date,
+    @Args('from', { type: () => DateTimeScalar }) from: Date,
+    @Args('to', { type: () => DateTimeScalar }) to: Date,
     @Args('step', { type: () => Int, nullable: true }) step: number | null,
   ): Promise<HealthPoint[]> {
     return this.service.points(cluster.uid, from, to, step);
@@ -30,8 +31,8 @@ export class HealthHistoryResolver {
   @RequireRole('VIEWER')
   machineConfigPoolHistory(
     @Parent() cluster: Cluster,
-    @Args('from', { type: () => GraphQLISODateTime }) from: Date,
-    @Args('to', { type: () => GraphQLISODateTime }) to: Date,
+    @Args('from', { type: () => DateTimeScalar }) from: Date,
+    @Args('to', { type: () => DateTimeScalar }) to: Date,
     @Args('last', { type: () => Int, defaultValue: 100 }) last: number,
   ): Promise<MachineConfigPoolSample[]> {
     return this.service.machineConfigPools(cluster.uid, from, to, last);

@@ -1,10 +1,11 @@
-import { Field, Float, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
+import { Field, Float, Int, ObjectType } from '@nestjs/graphql';
 
 @ObjectType({
   description: 'Health of a cluster over one step of time, from raw samples or hourly roll-ups.',
 })
 export class HealthPoint {
-  @Field(() => GraphQLISODateTime, { description: 'Start of the step.' })
+  @Field(() => DateTimeScalar, { description: 'Start of the step.' })
   at!: Date;
 
   @Field(() => Int, { description: 'Reports in the step.' })

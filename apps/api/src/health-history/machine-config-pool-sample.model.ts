@@ -1,4 +1,5 @@
-import { Field, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
+import { Field, Int, ObjectType } from '@nestjs/graphql';
 import { MachineConfigPoolStatus } from '../clusters/models/cluster.model.js';
 
 @ObjectType({
@@ -6,7 +7,7 @@ import { MachineConfigPoolStatus } from '../clusters/models/cluster.model.js';
     "The Karpenter MachineConfigPools as one report gave them (standalone OpenShift): each NodeClass's pool counts, rendered configuration and conditions.",
 })
 export class MachineConfigPoolSample {
-  @Field(() => GraphQLISODateTime, { description: 'When the sidecar observed it.' })
+  @Field(() => DateTimeScalar, { description: 'When the sidecar observed it.' })
   observedAt!: Date;
 
   @Field(() => Int, { description: 'The desired generation the sidecar had applied then.' })

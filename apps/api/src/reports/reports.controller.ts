@@ -10,7 +10,7 @@ import {
   Param,
   Post,
 } from '@nestjs/common';
-import { StatusReport } from '@fleet/contracts';
+import { findUnstorableText, StatusReport } from '@fleet/contracts';
 import { timingSafeEqual } from 'node:crypto';
 import { RateLimiterService, RateLimiterUnavailable } from '../auth/rate-limiter.service.js';
 import { Public } from '../auth/roles.decorator.js';
@@ -91,6 +91,15 @@ export class ReportsController {
       const issue = parsed.error.issues[0];
       throw new HttpException(
         { error: 'BadRequest', field: issue?.path.join('.'), message: issue?.message },
+        HttpStatus.BAD_REQUEST,
+      );
+    }
+    // Refused here rather than accepted and then failing in the worker forever (see storable-text).
+    // The body as sent: validation drops a `__proto__` key silently.
+    const unstorable = findUnstorableText(body);
+    if (unstorable) {
+      throw new HttpException(
+        { error: 'BadRequest', field: unstorable.path.join('.'), message: unstorable.reason },
         HttpStatus.BAD_REQUEST,
       );
     }

@@ -18,6 +18,16 @@ const AwsEnv = z.object({
     .positive('must be a positive number of seconds')
     .max(300, 'must be at most 300 seconds')
     .default(10),
+  /**
+   * How long a web-identity role that passed SimulatePrincipalPolicy is trusted before the next
+   * apply simulates it again (0: every apply). See role-check-cache.ts.
+   */
+  IAM_ROLE_CHECK_CACHE_SECONDS: z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(0, 'must be 0 or more seconds')
+    .max(86_400, 'must be at most 86400 seconds')
+    .default(600),
 });
 
 function parseAwsEnv(env: Readonly<Record<string, string | undefined>>) {
@@ -37,6 +47,11 @@ function parseAwsEnv(env: Readonly<Record<string, string | undefined>>) {
  */
 export function ec2CallDeadlineMs(env: Readonly<Record<string, string | undefined>>): number {
   return parseAwsEnv(env).EC2_REQUEST_TIMEOUT_SECONDS * 1000 * 3 + 2_000;
+}
+
+/** How long a passing web-identity role check is kept, in milliseconds. */
+export function roleCheckCacheMs(env: Readonly<Record<string, string | undefined>>): number {
+  return parseAwsEnv(env).IAM_ROLE_CHECK_CACHE_SECONDS * 1000;
 }
 
 /**

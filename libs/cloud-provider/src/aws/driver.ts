@@ -15,12 +15,13 @@ import { discoverAwsStandalone, type AwsStandaloneInfrastructure } from '@fleet/
 import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
 import type { KubeObject } from '../types.js';
 import { DEFAULT_NODE_CLASS_NAME, EC2_NODE_CLASS } from './constants.js';
-import { awsClientConfig, ec2CallDeadlineMs } from './credentials.js';
+import { awsClientConfig, ec2CallDeadlineMs, roleCheckCacheMs } from './credentials.js';
 import { describeInstancesLookup } from './describe-instances.js';
 import { validateKubeletForMachineConfig } from '../openshift/machine-config.js';
 import { validateNodeClassOverrides } from './nodeclass.js';
 import { karpenterPolicyStatements, usesWebIdentity } from './operand.js';
 import { AwsStandaloneCloudProvider } from './provider.js';
+import { RoleCheckCache } from './role-check-cache.js';
 
 /** The fleet API's checks for AWS: the EC2NodeClass CRD, then the provider's own rules. */
 export const AWS_PLATFORM_RULES: PlatformRules = {
@@ -63,8 +64,11 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
   private readonly clients = new Map<string, EC2Client>();
   private readonly sqsClients = new Map<string, SQSClient>();
   private iamClient: IAMClient | undefined;
+  private readonly roleChecks: RoleCheckCache;
 
-  constructor(private readonly context: DriverContext) {}
+  constructor(private readonly context: DriverContext) {
+    this.roleChecks = new RoleCheckCache(roleCheckCacheMs(context.env));
+  }
 
   private ec2(region: string): EC2Client {
     let client = this.clients.get(region);
@@ -117,7 +121,8 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
   ): Promise<{ reason: string; message: string } | undefined> {
     if (!desired.enabled || !usesWebIdentity(infra)) return undefined;
     const role = desired.webIdentityRoleArn;
-    if (!role)
+    if (!role) {
+      this.roleChecks.forget();
       return {
         reason: 'WebIdentityRoleMissing',
         message:
@@ -126,11 +131,15 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
           `(STS), so no CredentialsRequest is answered; set the IAM role Karpenter assumes ` +
           `with its service-account token`,
       };
+    }
     const account = /^arn:[^:]+:iam::(\d{12}):/.exec(role)?.[1] ?? '*';
+    const statements = karpenterPolicyStatements(infra.region, desired, account);
+    const asked = JSON.stringify(statements);
+    if (this.roleChecks.passed(role, asked)) return undefined;
     const missing: string[] = [];
     const denied: string[] = [];
     try {
-      for (const statement of karpenterPolicyStatements(infra.region, desired, account)) {
+      for (const statement of statements) {
         const scoped = statement.resource !== '*';
         for await (const page of paginateSimulatePrincipalPolicy(
           { client: this.iam(infra.region) },
@@ -148,6 +157,7 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
         }
       }
     } catch (err) {
+      this.roleChecks.forget();
       if (err instanceof NoSuchEntityException)
         return {
           reason: 'WebIdentityRoleNotFound',
@@ -158,7 +168,11 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
         message: `webIdentityRoleArn: simulating the policy of ${role}: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
-    if (missing.length === 0 && denied.length === 0) return undefined;
+    if (missing.length === 0 && denied.length === 0) {
+      this.roleChecks.remember(role, asked);
+      return undefined;
+    }
+    this.roleChecks.forget();
     return {
       reason: 'WebIdentityRolePolicyIncomplete',
       message:

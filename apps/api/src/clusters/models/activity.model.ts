@@ -1,4 +1,5 @@
-import { Field, GraphQLISODateTime, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { DateTimeScalar } from '../../common/date-time.scalar.js';
+import { Field, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { Connection } from '../../common/connection.js';
 import { JSONScalar } from '../../common/json.scalar.js';
 
@@ -22,13 +23,13 @@ export class ReconcileRun {
   @Field(() => String, { nullable: true })
   error!: string | null;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   createdAt!: Date;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   dispatchedAt!: Date | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   finishedAt!: Date | null;
 }
 
@@ -52,13 +53,13 @@ export class CsrDecision {
   @Field()
   message!: string;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   decidedAt!: Date;
 }
 
 @ObjectType({ description: 'Who changed what, when; before and after.' })
 export class AuditEvent {
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   at!: Date;
 
   @Field()

@@ -1,4 +1,5 @@
-import { Field, GraphQLISODateTime, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { DateTimeScalar } from '../../common/date-time.scalar.js';
+import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { Connection } from '../../common/connection.js';
 import { JSONScalar } from '../../common/json.scalar.js';
 import { Node } from '../../common/node.interface.js';
@@ -39,7 +40,7 @@ export class NodePool {
   @Field(() => JSONScalar, { description: 'The NodePool spec, as karpenter.sh/v1 defines it.' })
   spec!: unknown;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   updatedAt!: Date;
 }
 
@@ -88,7 +89,7 @@ export class Condition {
   @Field()
   message!: string;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   lastTransitionTime!: Date;
 }
 
@@ -164,7 +165,7 @@ export class ClusterStatus {
   @Field(() => [Condition])
   conditions!: Condition[];
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   lastReportAt!: Date | null;
 
   @Field({ description: 'No report for longer than the staleness threshold.' })
@@ -223,7 +224,7 @@ export class Cluster implements Node {
   @Field(() => String, { nullable: true })
   hcpNamespace!: string | null;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   createdAt!: Date;
 
   @Field(() => KarpenterState)
@@ -262,7 +263,7 @@ export class RegisterClusterPayload {
 
 @ObjectType()
 export class RotateClusterCredentialsPayload extends RegisterClusterPayload {
-  @Field(() => GraphQLISODateTime, {
+  @Field(() => DateTimeScalar, {
     description: 'Until then the previous credentials still work.',
   })
   previousValidUntil!: Date;

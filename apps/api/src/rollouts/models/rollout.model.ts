@@ -1,4 +1,5 @@
-import { Field, GraphQLISODateTime, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { DateTimeScalar } from '../../common/date-time.scalar.js';
+import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { Connection } from '../../common/connection.js';
 import { JSONScalar } from '../../common/json.scalar.js';
 import { Node } from '../../common/node.interface.js';
@@ -67,16 +68,16 @@ export class RolloutClusterProgress {
   @Field(() => String, { nullable: true })
   reason!: string | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   appliedAt!: Date | null;
 
-  @Field(() => GraphQLISODateTime, {
+  @Field(() => DateTimeScalar, {
     nullable: true,
     description: 'Start of the current unbroken healthy streak.',
   })
   healthySince!: Date | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   finishedAt!: Date | null;
 }
 
@@ -112,16 +113,16 @@ export class RolloutWave {
   @Field(() => RolloutCounts)
   counts!: RolloutCounts;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   startedAt!: Date | null;
 
-  @Field(() => GraphQLISODateTime, {
+  @Field(() => DateTimeScalar, {
     nullable: true,
     description: 'Clusters not healthy by then fail (WaveTimeout).',
   })
   deadlineAt!: Date | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   finishedAt!: Date | null;
 
   @Field(() => [RolloutClusterProgress])
@@ -191,13 +192,13 @@ export class Rollout implements Node {
   @Field()
   createdBy!: string;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   createdAt!: Date;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => DateTimeScalar)
   updatedAt!: Date;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => DateTimeScalar, { nullable: true })
   finishedAt!: Date | null;
 }
 
