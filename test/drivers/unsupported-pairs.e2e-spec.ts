@@ -52,7 +52,7 @@ describe('platform/topology pairs without a driver', () => {
 
   it.each([
     ['AZURE', 'STANDALONE', 'input.platform'],
-    ['CAPI', 'STANDALONE', 'input.platform'],
+    ['CAPI', 'HOSTED', 'input.topology'],
     ['AZURE', 'HOSTED', 'input.platform'],
     ['AWS', 'HOSTED', 'input.topology'],
   ])('registerCluster refuses %s/%s naming %s', async (platform, topology, field) => {

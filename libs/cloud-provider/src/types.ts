@@ -176,8 +176,14 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
   readonly nodeClass: ResourceIdentity;
   /** Name of the NodeClass the provider keeps; NodePools without a nodeClassRef point at it. */
   readonly defaultNodeClassName: string;
-  /** Where the operand runs (a namespace on the `management` target). */
+  /** Where the operand runs (a namespace on the `operandTarget` target). */
   readonly operandNamespace: string;
+  /**
+   * The API server the operand Deployment is on; `management` when absent (standalone: the same
+   * server; hosted: the HCP namespace). Cluster API runs it on the workload cluster, as its
+   * chart does.
+   */
+  readonly operandTarget?: ClusterTarget;
   /**
    * The label Karpenter puts on every Node it launched, naming the NodeClass it came from
    * (AWS: karpenter.k8s.aws/ec2nodeclass). A NodeClass's MachineConfigPool selects by it.
