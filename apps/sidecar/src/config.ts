@@ -19,6 +19,12 @@ export const SidecarConfigSchema = z.object({
    */
   WORKLOAD_KUBECONFIG: z.string().optional(),
   /**
+   * Cluster API with a separate management cluster: its kubeconfig (the sidecar runs on the
+   * workload cluster). Unset: the Cluster API objects are on the sidecar's own cluster
+   * (OpenShift's own Cluster API).
+   */
+  MANAGEMENT_KUBECONFIG: z.string().optional(),
+  /**
    * Longest one API-server request (not a watch) may take, response included; past it the call
    * fails and is retried by whoever made it, so one hung request cannot hold a controller.
    */

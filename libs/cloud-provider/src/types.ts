@@ -253,6 +253,14 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
   renderLaunchableNodeClasses?(launchable: string[]): TargetedObject;
 
   /**
+   * Fields of a rendered object the sidecar sets only when it creates the object, and leaves to
+   * someone else afterwards (Cluster API: a MachineDeployment's `spec.replicas`, which Karpenter
+   * scales). Each a path of keys; the sidecar creates the object whole, then applies it without
+   * them, so its field manager never owns them.
+   */
+  createOnlyFields?(object: KubeObject): readonly (readonly string[])[];
+
+  /**
    * Kinds the sidecar writes, in apply order. Prune in reverse, and keep the operand until no
    * NodeClaims remain: NodeClaims and NodeClasses carry Karpenter's finalizers, which only its
    * running controller removes.

@@ -156,6 +156,11 @@ export class ClusterClient {
     return this.objects.create<T>(object);
   }
 
+  /** A server-side dry-run create: the API server's admission runs, nothing is stored. */
+  async dryRunCreate<T extends KubernetesObject>(object: T): Promise<void> {
+    await this.objects.create<T>(object, undefined, 'All');
+  }
+
   /**
    * Adds a condition through the CSR's `/approval` subresource (the only way a CSR is approved),
    * re-reading once when someone else wrote the CSR in between.
