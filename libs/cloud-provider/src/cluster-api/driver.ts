@@ -40,6 +40,11 @@ export interface ClusterApiInfrastructureEntry {
 
 const INFRASTRUCTURE: readonly ClusterApiInfrastructureEntry[] = [awsClusterApiInfrastructure];
 
+/** What `registerCluster` accepts as a CAPI cluster's infrastructure provider. */
+export const CLUSTER_API_INFRASTRUCTURE_PROVIDERS: readonly string[] = INFRASTRUCTURE.map(
+  (i) => i.parser.name,
+);
+
 /**
  * Where the sidecar finds the Cluster: its name (`CLUSTER_API_CLUSTER_NAME`; on OpenShift the
  * infrastructure name) and its namespace on the management cluster (`CLUSTER_API_NAMESPACE`,
