@@ -64,6 +64,7 @@ describe('platform/topology pairs without a driver', () => {
         platform,
         topology,
         ...(topology === 'HOSTED' ? { managementCluster: 'mgmt-1', hcpNamespace: 'hcp-1' } : {}),
+        ...(platform === 'CAPI' ? { clusterApiName: 'capi-1' } : {}),
       },
     });
     expect(res.data).toBeNull();
