@@ -83,6 +83,9 @@ export async function startCapiHarness(options: { requeueMs?: number } = {}): Pr
     env,
     dryRunCreate: (target, object) => apiServers.client(target).dryRunCreate(object),
     sameApiServer: apiServers.single,
+    requestToken: (target, namespace, serviceAccount, seconds) =>
+      apiServers.client(target).requestToken(namespace, serviceAccount, seconds),
+    connection: (target) => apiServers.client(target).connection(),
   });
   const crds = await loadCustomResourceDefinitions(
     driver.provider.customResourceDefinitions(),

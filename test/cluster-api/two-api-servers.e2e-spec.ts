@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   CAPI_OPERAND_NAME,
   CAPI_OPERAND_NAMESPACE,
+  MANAGEMENT_KUBECONFIG_SECRET,
   NODE_GROUP_SIZES_BACKUP,
 } from '@fleet/cloud-provider';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { RequestLogEntry } from '@fleet/testing';
 import { CAPI_CLUSTER } from '../support/capi-aws-workload.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
@@ -107,6 +109,49 @@ describe('Cluster API: a workload cluster of a separate management cluster (two 
       status: 'False',
       reason: 'WaitingForKarpenter',
     });
+  });
+
+  it("the operand reaches the management cluster as its own ServiceAccount: a kubeconfig Secret on the workload cluster, with exactly the chart's rights", async () => {
+    const secret = h.pair.workload.get(
+      'v1',
+      'Secret',
+      MANAGEMENT_KUBECONFIG_SECRET,
+      CAPI_OPERAND_NAMESPACE,
+    );
+    const data = secret?.data as Record<string, string> | undefined;
+    expect(Object.keys(data ?? {}).sort()).toEqual(['expires-at', 'kubeconfig']);
+    const kc = new KubeConfig();
+    kc.loadFromString(Buffer.from(data!.kubeconfig!, 'base64').toString('utf8'));
+    const api = kc.makeApiClient(CustomObjectsApi);
+    const mds = (await api.listNamespacedCustomObject({
+      group: 'cluster.x-k8s.io',
+      version: 'v1beta1',
+      namespace: NS,
+      plural: 'machinedeployments',
+    })) as { items: unknown[] };
+    expect(mds.items.length).toBeGreaterThan(0);
+    await expect(
+      api.deleteNamespacedCustomObject({
+        group: 'cluster.x-k8s.io',
+        version: 'v1beta1',
+        namespace: NS,
+        plural: 'machinedeployments',
+        name: fleetMachineDeployments()[0]!.metadata!.name!,
+      }),
+    ).rejects.toMatchObject({ code: 403 });
+    // Applying again keeps the token (it is renewed only once half its lifetime is gone).
+    await h.runtime.apply(
+      h.order({
+        enabled: true,
+        clusterAutoscalerMode: 'DISABLE',
+        nodePools: [GENERAL_NODEPOOL],
+        allowedInstanceTypes: ALLOWED,
+      }),
+    );
+    expect(
+      h.pair.workload.get('v1', 'Secret', MANAGEMENT_KUBECONFIG_SECRET, CAPI_OPERAND_NAMESPACE)
+        ?.data,
+    ).toEqual(data);
   });
 
   it('once Karpenter is ready, DISABLE removes the size annotations from the worker groups only, with an exact copy on the management side', async () => {

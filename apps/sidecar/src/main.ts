@@ -37,6 +37,9 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         env,
         dryRunCreate: (target, object) => apiServers.client(target).dryRunCreate(object),
         sameApiServer: apiServers.single,
+        requestToken: (target, namespace, serviceAccount, seconds) =>
+          apiServers.client(target).requestToken(namespace, serviceAccount, seconds),
+        connection: (target) => apiServers.client(target).connection(),
       });
       const crds = await loadCustomResourceDefinitions(
         driver.provider.customResourceDefinitions(),

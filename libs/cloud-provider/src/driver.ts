@@ -39,6 +39,19 @@ export interface DriverContext {
   dryRunCreate?(target: ClusterTarget, object: KubeObject): Promise<void>;
   /** Whether `management` and `workload` are one API server. */
   sameApiServer?: boolean;
+  /** A bound service-account token (TokenRequest) on the API server of `target`. */
+  requestToken?(
+    target: ClusterTarget,
+    namespace: string,
+    serviceAccount: string,
+    expirationSeconds: number,
+  ): Promise<{ token: string; expirationTimestamp: string }>;
+  /** How the sidecar reaches the API server of `target`, for a kubeconfig it hands on. */
+  connection?(target: ClusterTarget): {
+    server: string;
+    certificateAuthorityData?: string;
+    insecureSkipTLSVerify?: boolean;
+  };
 }
 
 /** The cloud check behind CSR approval, bound to the infrastructure discovery found. */
@@ -85,6 +98,12 @@ export interface ClusterDriver<TInfra = unknown> {
     infra: TInfra,
     desired: KarpenterDesiredState,
   ): Promise<{ reason: string; message: string } | undefined>;
+  /**
+   * Objects that can only be rendered once the rendered ones exist (Cluster API with a separate
+   * management cluster: the operand's kubeconfig Secret, holding a token of a ServiceAccount the
+   * render creates). Applied after them, kept and pruned with them. Throws on failure.
+   */
+  renderAfterApply?(infra: TInfra, desired: KarpenterDesiredState): Promise<TargetedObject[]>;
   /** Releases the cloud clients. */
   close(): void;
 }

@@ -141,6 +141,26 @@ export class ApplyPhase {
         applied,
       );
     }
+    if (this.deps.driver.renderAfterApply) {
+      current = 'the objects rendered after the others exist';
+      try {
+        const after = await this.deps.driver.renderAfterApply(infra, spec);
+        for (const { target, object } of after) {
+          current = describeObject(object);
+          await this.deps.apiServers.client(target).apply(object);
+          applied++;
+        }
+        desired.push(...after);
+      } catch (err) {
+        return degraded(
+          this.deps.log,
+          conditions,
+          'ApplyFailed',
+          `applying ${current}: ${describeKubeError(err)}`,
+          applied,
+        );
+      }
+    }
     const defaultNodeClass = desired.find(
       ({ object }) =>
         object.kind === this.provider.nodeClass.kind &&

@@ -7,7 +7,8 @@ import {
   discoverClusterApi,
 } from '@fleet/discovery';
 import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
-import { OWNED_BY_SELECTOR } from '../labels.js';
+import { canonical } from '../canonical.js';
+import { OWNED_BY_SELECTOR, ownedLabels } from '../labels.js';
 import type { KubeObject, NodeIdentityClaim, TargetedObject } from '../types.js';
 import { checkMachineDeploymentsAllowed } from './admission.js';
 import { awsClusterApiInfrastructure } from './aws/driver.js';
@@ -18,10 +19,52 @@ import {
 } from './constants.js';
 import type { InfrastructureProvider } from './infrastructure.js';
 import {
+  CAPI_OPERAND_NAMESPACE,
+  MANAGEMENT_KUBECONFIG_SECRET,
+  managementServiceAccountName,
+} from './operand.js';
+import {
   ClusterApiCloudProvider,
   type ClusterApiRenderInfrastructure,
   type MachineLookup,
 } from './provider.js';
+
+/** Lifetime of the operand's management token: a week, renewed once half of it is gone. */
+const TOKEN_SECONDS = 7 * 24 * 3600;
+const EXPIRES_AT_KEY = 'expires-at';
+
+/** A kubeconfig for the operand: the management server as the sidecar reaches it, the token. */
+function managementKubeconfig(
+  server: { server: string; certificateAuthorityData?: string; insecureSkipTLSVerify?: boolean },
+  token: string,
+  namespace: string,
+): string {
+  const q = (s: string) => JSON.stringify(s);
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '  - name: management',
+    '    cluster:',
+    `      server: ${q(server.server)}`,
+    ...(server.certificateAuthorityData
+      ? [`      certificate-authority-data: ${q(server.certificateAuthorityData)}`]
+      : []),
+    ...(server.insecureSkipTLSVerify ? ['      insecure-skip-tls-verify: true'] : []),
+    'users:',
+    '  - name: karpenter',
+    '    user:',
+    `      token: ${q(token)}`,
+    'contexts:',
+    '  - name: management',
+    '    context:',
+    '      cluster: management',
+    '      user: karpenter',
+    `      namespace: ${q(namespace)}`,
+    'current-context: management',
+    '',
+  ].join('\n');
+}
 
 /** OpenShift's own Cluster API keeps its objects here (cluster-capi-operator). */
 export const OPENSHIFT_CLUSTER_API_NAMESPACE = 'openshift-cluster-api';
@@ -203,6 +246,65 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
     };
     return (claims: readonly NodeIdentityClaim[]) =>
       this.provider.verifyNodeIdentity(claims, lookup);
+  }
+
+  /**
+   * With a separate management cluster, the operand reads the Cluster API objects as the
+   * management ServiceAccount the render created: a kubeconfig with a bound token of it, in the
+   * Secret the Deployment mounts (CLUSTER_API_KUBECONFIG). The token is kept until half its
+   * lifetime is gone, so applying the same order again does not rewrite the Secret.
+   */
+  async renderAfterApply(infra: ClusterApiRenderInfrastructure): Promise<TargetedObject[]> {
+    const { requestToken, connection } = this.context;
+    if (this.context.sameApiServer !== false || !requestToken || !connection) return [];
+    const server = connection('management');
+    const serviceAccount = managementServiceAccountName(infra);
+    const live = await this.context
+      .reader('workload')
+      .getSecret(CAPI_OPERAND_NAMESPACE, MANAGEMENT_KUBECONFIG_SECRET);
+    const decode = (v: string | undefined) =>
+      v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+    const expiresAt = Date.parse(decode(live?.data?.[EXPIRES_AT_KEY]) ?? '');
+    const current = decode(live?.data?.kubeconfig);
+    let kubeconfig: string;
+    let expires: string;
+    if (
+      current &&
+      Number.isFinite(expiresAt) &&
+      expiresAt - Date.now() > (TOKEN_SECONDS * 1000) / 2 &&
+      current.includes(`server: ${JSON.stringify(server.server)}`)
+    ) {
+      kubeconfig = current;
+      expires = new Date(expiresAt).toISOString();
+    } else {
+      const issued = await requestToken(
+        'management',
+        infra.namespace,
+        serviceAccount,
+        TOKEN_SECONDS,
+      );
+      kubeconfig = managementKubeconfig(server, issued.token, infra.namespace);
+      expires = issued.expirationTimestamp;
+    }
+    return [
+      {
+        target: 'workload',
+        object: canonical({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name: MANAGEMENT_KUBECONFIG_SECRET,
+            namespace: CAPI_OPERAND_NAMESPACE,
+            labels: ownedLabels(),
+          },
+          type: 'Opaque',
+          data: {
+            kubeconfig: Buffer.from(kubeconfig).toString('base64'),
+            [EXPIRES_AT_KEY]: Buffer.from(expires).toString('base64'),
+          },
+        }) as KubeObject,
+      },
+    ];
   }
 
   close(): void {
