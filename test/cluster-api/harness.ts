@@ -14,7 +14,9 @@ import { apiServersFor } from '../../apps/sidecar/src/kube/api-servers.js';
 import { SidecarRuntime } from '../../apps/sidecar/src/runtime.js';
 import {
   CAPI_CLUSTER,
+  OPENSHIFT_CLUSTER_API,
   startEmulatedCapiCluster,
+  startEmulatedOpenShiftClusterApi,
   type EmulatedCapiCluster,
 } from '../support/capi-aws-workload.js';
 import { CRDS_DIR } from '../support/fixtures.js';
@@ -64,18 +66,28 @@ export const GENERAL_NODEPOOL = {
  * cluster's kubeconfig is MANAGEMENT_KUBECONFIG, EC2 is the emulator. Everything crosses the
  * wire (client-node over HTTPS, the EC2 SDK over HTTP).
  */
-export async function startCapiHarness(options: { requeueMs?: number } = {}): Promise<CapiHarness> {
+export async function startCapiHarness(
+  options: { requeueMs?: number; openshift?: boolean } = {},
+): Promise<CapiHarness> {
   const registration = findDriver('CAPI', 'STANDALONE');
   if (!registration) throw new Error('no CAPI/STANDALONE driver registered');
-  const pair = await startEmulatedCapiCluster();
-  const env = {
+  const pair = options.openshift
+    ? await startEmulatedOpenShiftClusterApi()
+    : await startEmulatedCapiCluster();
+  const location = options.openshift ? OPENSHIFT_CLUSTER_API : CAPI_CLUSTER;
+  // OpenShift's own Cluster API: no MANAGEMENT_KUBECONFIG, and the namespace is the default.
+  const env: Record<string, string> = {
     ...pair.env,
     KUBECONFIG: pair.workloadKubeconfigPath,
-    MANAGEMENT_KUBECONFIG: pair.managementKubeconfigPath,
-    CLUSTER_API_CLUSTER_NAME: CAPI_CLUSTER.name,
-    CLUSTER_API_NAMESPACE: CAPI_CLUSTER.namespace,
+    CLUSTER_API_CLUSTER_NAME: location.name,
+    ...(options.openshift
+      ? {}
+      : {
+          MANAGEMENT_KUBECONFIG: pair.managementKubeconfigPath,
+          CLUSTER_API_NAMESPACE: location.namespace,
+        }),
   };
-  delete (env as Record<string, string | undefined>).WORKLOAD_KUBECONFIG;
+  delete env.WORKLOAD_KUBECONFIG;
   const apiServers = apiServersFor(registration.targets, env, registration.sidecarRunsOn);
   const driver = registration.create({
     reader: (target) =>
@@ -100,7 +112,7 @@ export async function startCapiHarness(options: { requeueMs?: number } = {}): Pr
     version: '0.1.0-test',
     csrApprovalsPerMinute: 60,
     backupNamespace: 'openshift-config',
-    clusterApi: { namespace: CAPI_CLUSTER.namespace, clusterName: CAPI_CLUSTER.name },
+    clusterApi: { namespace: location.namespace, clusterName: location.name },
     requeueMs: options.requeueMs ?? 2_000,
   });
   runtime.start();
