@@ -36,18 +36,18 @@ export interface DriverContext {
    * A server-side dry-run create (`dryRun=All`) on the API server of `target`: resolves when it
    * would accept the object, rejects with the API server's answer otherwise. Writes nothing.
    */
-  dryRunCreate?(target: ClusterTarget, object: KubeObject): Promise<void>;
+  dryRunCreate?: (target: ClusterTarget, object: KubeObject) => Promise<void>;
   /** Whether `management` and `workload` are one API server. */
   sameApiServer?: boolean;
   /** A bound service-account token (TokenRequest) on the API server of `target`. */
-  requestToken?(
+  requestToken?: (
     target: ClusterTarget,
     namespace: string,
     serviceAccount: string,
     expirationSeconds: number,
-  ): Promise<{ token: string; expirationTimestamp: string }>;
+  ) => Promise<{ token: string; expirationTimestamp: string }>;
   /** How the sidecar reaches the API server of `target`, for a kubeconfig it hands on. */
-  connection?(target: ClusterTarget): {
+  connection?: (target: ClusterTarget) => {
     server: string;
     certificateAuthorityData?: string;
     insecureSkipTLSVerify?: boolean;

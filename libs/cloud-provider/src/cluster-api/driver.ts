@@ -1,6 +1,5 @@
 import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
 import {
-  AWS_TEMPLATE_PARSER,
   CAPI_MACHINE,
   CLUSTER_NAME_LABEL,
   MACHINE_DEPLOYMENT,
@@ -289,7 +288,7 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
     return [
       {
         target: 'workload',
-        object: canonical({
+        object: canonical<KubeObject>({
           apiVersion: 'v1',
           kind: 'Secret',
           metadata: {
@@ -302,7 +301,7 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
             kubeconfig: Buffer.from(kubeconfig).toString('base64'),
             [EXPIRES_AT_KEY]: Buffer.from(expires).toString('base64'),
           },
-        }) as KubeObject,
+        }),
       },
     ];
   }

@@ -160,7 +160,7 @@ export class ClusterApiCloudProvider implements CloudProvider<
           if (!spec) throw new Error(`Cluster API: no infrastructure template spec for ${type}`);
           return spec;
         },
-      }).map(({ target, object }) => ({ target, object: canonical(object) as KubeObject })),
+      }).map(({ target, object }) => ({ target, object: canonical(object) })),
     ];
   }
 
