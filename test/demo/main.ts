@@ -1,6 +1,7 @@
 /**
  * `npm run demo`: the fleet on this machine. The API and the worker on local PostgreSQL and
- * Redis, and a handful of emulated OpenShift-on-AWS clusters, each with its own sidecar process.
+ * Redis, a handful of emulated OpenShift-on-AWS clusters and one Cluster API workload cluster (with
+ * its management cluster), each with its own sidecar process.
  */
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -9,6 +10,7 @@ import { AppModule } from '../../apps/api/src/app.module.js';
 import { loadApiConfig } from '../../apps/api/src/config.js';
 import { listen } from '../../apps/api/src/http-server.js';
 import { startWorker } from '../../apps/worker/src/main.js';
+import { CAPI_CLUSTER, startEmulatedCapiCluster } from '../support/capi-aws-workload.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { graphqlClient } from '../support/graphql-client.js';
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
   const gql = graphqlClient(`${apiUrl}/graphql`, { authorization: `Bearer ${adminToken}` });
 
   const clusters: EmulatedCluster[] = [];
+  const capiClusters: { stop(): Promise<void> }[] = [];
   const sidecars: RunningProcess[] = [];
   let stopping = false;
   // Also the way out after a failure: the sidecars are child processes and would outlive us.
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
     await Promise.all(sidecars.map((s) => s.stop()));
     await worker.close();
     await app.close();
-    await Promise.all(clusters.map((c) => c.stop()));
+    await Promise.all([...clusters, ...capiClusters].map((c) => c.stop()));
     process.exit(exitCode);
   };
   process.once('SIGINT', () => void stop());
@@ -96,6 +99,58 @@ async function main(): Promise<void> {
       );
       say(`registered ocp-east-${i} (${registered.id}); its sidecar watches ${cluster.kube.url}`);
     }
+
+    // A Cluster API workload cluster on AWS, its CAPI objects on a separate management cluster:
+    // its sidecar runs on the workload cluster and reaches the management one by kubeconfig.
+    const capi = await startEmulatedCapiCluster();
+    capiClusters.push(capi);
+    const capiRegistered = await registerCluster(gql, {
+      name: 'capi-east',
+      platform: 'CAPI',
+      clusterApiName: CAPI_CLUSTER.name,
+      clusterApiNamespace: CAPI_CLUSTER.namespace,
+      infrastructureProvider: 'aws',
+      managementCluster: 'mgmt-east',
+      labels: { env: 'prod', region: 'us-east-1', platform: 'capi' },
+    });
+    sidecars.push(
+      startSidecarProcess(
+        {
+          sidecarEnv: {
+            ...capi.env,
+            KUBECONFIG: capi.workloadKubeconfigPath,
+            WORKLOAD_KUBECONFIG: '',
+            MANAGEMENT_KUBECONFIG: capi.managementKubeconfigPath,
+            CLUSTER_API_CLUSTER_NAME: CAPI_CLUSTER.name,
+            CLUSTER_API_NAMESPACE: CAPI_CLUSTER.namespace,
+          },
+        },
+        capiRegistered,
+        { apiUrl, queuePrefix: prefix },
+        { LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
+        'sidecar capi-east',
+      ),
+    );
+    await gql(
+      `mutation($id: ID!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: { template: { spec: { nodeClassRef: { group: "karpenter.cluster.x-k8s.io", kind: "ClusterAPINodeClass", name: "default" }, requirements: [] } }, limits: { cpu: "64" } } }) { id } }`,
+      { id: capiRegistered.id },
+    );
+    await gql(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: KEEP, allowedInstanceTypes: ["m6i.xlarge", "c6i.2xlarge"] }) { id } }`,
+      { id: capiRegistered.id },
+    );
+    await eventually(
+      () =>
+        capi.management
+          .list('cluster.x-k8s.io/v1beta1', 'MachineDeployment', CAPI_CLUSTER.namespace)
+          .filter((md) => md.metadata?.labels?.['fleet.karpenter.sh/managed-by']).length === 6
+          ? true
+          : undefined,
+      { timeoutMs: 60_000, what: 'capi-east to get its MachineDeployments' },
+    );
+    say(
+      `registered capi-east (${capiRegistered.id}): 6 MachineDeployments (2 instance types × 3 zones) on its management cluster ${capi.management.url}, the operand and ClusterAPINodeClass default on ${capi.workload.url}`,
+    );
 
     const first = ids[0]!;
     await gql(

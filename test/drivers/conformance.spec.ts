@@ -1,11 +1,13 @@
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DRIVER_REGISTRY,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
   findDriver,
   loadCustomResourceDefinitions,
+  awsInfrastructureProvider,
   renderDesiredObjects,
+  type ClusterApiRenderInfrastructure,
   type DriverRegistration,
   type KubeObject,
 } from '@fleet/cloud-provider';
@@ -17,17 +19,64 @@ import {
   clone,
   type JSONSchemaProps,
 } from '@fleet/crd-schema';
-import { InMemoryClusterObjectReader } from '@fleet/discovery';
+import {
+  AWS_TEMPLATE_PARSER,
+  InMemoryClusterObjectReader,
+  discoverClusterApi,
+} from '@fleet/discovery';
 import { join } from 'node:path';
-import { desiredState, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
+import {
+  CAPI_CLUSTER,
+  capiFixtureObjects,
+  desiredState,
+  fixtureInfrastructure,
+  loadCrdValidator,
+} from '@fleet/testing';
 
 /**
  * What each driver must bring to the conformance run: the infrastructure its discovery would
  * find on a fixture cluster. A driver added to the registry without an entry here fails below.
  */
-const FIXTURES: Record<string, { infra: () => unknown }> = {
+const FIXTURES: Record<
+  string,
+  { infra: () => unknown; env?: Record<string, string>; sameApiServer?: boolean }
+> = {
   'AWS/STANDALONE': { infra: fixtureInfrastructure },
+  // A workload cluster of a separate management cluster; capacities as EC2 gives them.
+  'CAPI/STANDALONE': {
+    infra: clusterApiFixtureInfrastructure,
+    env: {
+      CLUSTER_API_CLUSTER_NAME: CAPI_CLUSTER.name,
+      CLUSTER_API_NAMESPACE: CAPI_CLUSTER.namespace,
+    },
+    sameApiServer: false,
+  },
 };
+
+async function clusterApiFixtureInfrastructure(): Promise<ClusterApiRenderInfrastructure> {
+  const result = await discoverClusterApi({
+    reader: new InMemoryClusterObjectReader(capiFixtureObjects()),
+    clusterName: CAPI_CLUSTER.name,
+    namespace: CAPI_CLUSTER.namespace,
+    infrastructure: [AWS_TEMPLATE_PARSER],
+  });
+  if (!result.ok) throw new Error(result.message);
+  const infra = result.infrastructure;
+  // Template cloning is pure; EC2 is never called here.
+  const aws = awsInfrastructureProvider(() => {
+    throw new Error('no EC2 in the conformance run');
+  });
+  return {
+    ...infra,
+    nodeGroups: {
+      capacities: [
+        { instanceType: 'm6i.xlarge', vCpus: 4, memoryMiB: 16384, architecture: 'amd64' },
+      ],
+      templateKind: aws.templateKind,
+      templateSpecs: { 'm6i.xlarge': aws.templateSpecFor(infra.template, 'm6i.xlarge') },
+    },
+  };
+}
 
 const nodePools: KarpenterDesiredState['nodePools'] = [
   { name: 'general', spec: { template: { spec: { requirements: [] } } } },
@@ -69,10 +118,14 @@ describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as c
     const fixture = FIXTURES[pair];
     const driver = registration.create({
       reader: () => new InMemoryClusterObjectReader([]),
-      env: {},
+      env: fixture?.env ?? {},
+      ...(fixture?.sameApiServer !== undefined ? { sameApiServer: fixture.sameApiServer } : {}),
     });
     const { provider } = driver;
-    const infra = fixture?.infra();
+    let infra: unknown;
+    beforeAll(async () => {
+      infra = await fixture?.infra();
+    });
 
     it('has a conformance fixture', () => {
       expect(fixture).toBeDefined();
@@ -114,9 +167,16 @@ describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as c
           MANAGED_BY_VALUE,
         ]);
         const kind = owned.find(
-          (k) => k.apiVersion === object.apiVersion && k.kind === object.kind,
+          (k) =>
+            k.apiVersion === object.apiVersion && k.kind === object.kind && k.target === target,
         );
         expect([what, kind?.target]).toEqual([what, target]);
+        // Pruning lists namespaced kinds only in the namespaces the provider names.
+        if (kind?.namespaced)
+          expect([what, kind.namespaces ?? []]).toEqual([
+            what,
+            expect.arrayContaining([object.metadata.namespace]),
+          ]);
       }
     });
 

@@ -52,7 +52,7 @@ describe('platform/topology pairs without a driver', () => {
 
   it.each([
     ['AZURE', 'STANDALONE', 'input.platform'],
-    ['CAPI', 'STANDALONE', 'input.platform'],
+    ['CAPI', 'HOSTED', 'input.topology'],
     ['AZURE', 'HOSTED', 'input.platform'],
     ['AWS', 'HOSTED', 'input.topology'],
   ])('registerCluster refuses %s/%s naming %s', async (platform, topology, field) => {
@@ -64,6 +64,7 @@ describe('platform/topology pairs without a driver', () => {
         platform,
         topology,
         ...(topology === 'HOSTED' ? { managementCluster: 'mgmt-1', hcpNamespace: 'hcp-1' } : {}),
+        ...(platform === 'CAPI' ? { clusterApiName: 'capi-1' } : {}),
       },
     });
     expect(res.data).toBeNull();

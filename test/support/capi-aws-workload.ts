@@ -123,3 +123,58 @@ export async function startEmulatedCapiCluster(): Promise<EmulatedCapiCluster> {
     },
   };
 }
+
+/** OpenShift's own Cluster API: its namespace, where the Cluster is named the infrastructure name. */
+export const OPENSHIFT_CLUSTER_API = {
+  name: 'capi-east',
+  namespace: 'openshift-cluster-api',
+} as const;
+
+/**
+ * OpenShift's own Cluster API: one API server holds the Cluster API objects (in
+ * `openshift-cluster-api`, a release that serves MachineDeployments without a denying policy),
+ * the Karpenter CRDs and the Nodes. `management` and `workload` are the same emulator.
+ */
+export async function startEmulatedOpenShiftClusterApi(): Promise<EmulatedCapiCluster> {
+  const dir = fixtureClusterDir(CAPI_FIXTURE);
+  const kube = new KubeApiServerEmulator();
+  await kube.start();
+  kube.loadCrdFiles([
+    ...upstreamCrdFiles('cluster-api'),
+    ...upstreamCrdFiles('cluster-api-provider-aws'),
+    ...upstreamCrdFiles('karpenter', (f) => f.startsWith('karpenter.sh_')),
+  ]);
+  kube.seed([
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPENSHIFT_CLUSTER_API.namespace } },
+    ...readYamlDir(dir)
+      .filter((o) => o.kind !== 'Namespace')
+      .map((o) => ({
+        ...o,
+        metadata: { ...o.metadata, namespace: OPENSHIFT_CLUSTER_API.namespace },
+      })),
+    ...controlPlaneNodes(),
+  ]);
+  const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));
+  await ec2.start();
+  const tmp = mkdtempSync(join(tmpdir(), 'fleet-ocp-capi-'));
+  const kubeconfigPath = join(tmp, 'kubeconfig');
+  writeFileSync(kubeconfigPath, kube.kubeconfigYaml());
+  return {
+    management: kube,
+    workload: kube,
+    ec2,
+    managementKubeconfigPath: kubeconfigPath,
+    workloadKubeconfigPath: kubeconfigPath,
+    env: {
+      KUBECONFIG: kubeconfigPath,
+      AWS_ENDPOINT_URL_EC2: ec2.url,
+      AWS_REGION: ec2.region,
+      AWS_ACCESS_KEY_ID: ec2.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,
+    },
+    async stop() {
+      await Promise.all([kube.stop(), ec2.stop()]);
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}

@@ -11,10 +11,11 @@ const CLUSTER_ROW = `
 
 const CLUSTER_DETAIL = `
   id uid name platform region topology createdAt labels infraID managementCluster hcpNamespace
+  clusterApiName clusterApiNamespace infrastructureProvider
   inSync
   karpenter {
     enabled paused generation clusterAutoscalerMode logLevel featureGates nodeClassOverrides
-    webIdentityRoleArn
+    webIdentityRoleArn allowedInstanceTypes
   }
   nodePools { name spec updatedAt }
   status {

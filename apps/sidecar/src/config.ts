@@ -1,4 +1,4 @@
-import { logLevel, parseEnv, redisUrl } from '@fleet/contracts';
+import { dns1123Label, dns1123Subdomain, logLevel, parseEnv, redisUrl } from '@fleet/contracts';
 import { UPSTREAM_CRD_DIRECTORY } from '@fleet/crd-schema';
 import { z } from 'zod';
 
@@ -18,6 +18,19 @@ export const SidecarConfigSchema = z.object({
    * (hosted, Cluster API): typically the kubeconfig Secret mounted as a file.
    */
   WORKLOAD_KUBECONFIG: z.string().optional(),
+  /**
+   * Cluster API with a separate management cluster: its kubeconfig (the sidecar runs on the
+   * workload cluster). Unset: the Cluster API objects are on the sidecar's own cluster
+   * (OpenShift's own Cluster API).
+   */
+  MANAGEMENT_KUBECONFIG: z.string().optional(),
+  /**
+   * Cluster API: the Cluster the sidecar runs Karpenter for and its namespace on the management
+   * cluster (default openshift-cluster-api). Read by the Cluster API driver from the environment
+   * (cluster-api/driver.ts); named here so a bad value stops the sidecar at start-up.
+   */
+  CLUSTER_API_CLUSTER_NAME: dns1123Subdomain.optional(),
+  CLUSTER_API_NAMESPACE: dns1123Label.optional(),
   /**
    * Longest one API-server request (not a watch) may take, response included; past it the call
    * fails and is retried by whoever made it, so one hung request cannot hold a controller.

@@ -1,4 +1,4 @@
-import { loadCustomResourceDefinitions } from '@fleet/cloud-provider';
+import { clusterApiLocation, loadCustomResourceDefinitions } from '@fleet/cloud-provider';
 import { KubeClusterObjectReader, apiConfigurationWithDeadline } from '@fleet/discovery';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
@@ -12,6 +12,12 @@ import { StatusReporter } from './report/status-reporter.js';
 import { SidecarRuntime } from './runtime.js';
 import { SidecarHost } from './sidecar-host.js';
 
+/** The Cluster the CAPI driver runs Karpenter for (the driver reports it missing). */
+function clusterApiCluster(env: NodeJS.ProcessEnv): { namespace: string; clusterName: string } {
+  const { namespace, clusterName } = clusterApiLocation(env);
+  return { namespace, clusterName: clusterName ?? '' };
+}
+
 export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   const config = loadSidecarConfig(env);
   const log = pino({
@@ -24,11 +30,16 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     log,
     version: config.SIDECAR_VERSION,
     async createRuntime(registration) {
-      const apiServers = apiServersFor(registration.targets, config);
+      const apiServers = apiServersFor(registration.targets, config, registration.sidecarRunsOn);
       const driver = registration.create({
         reader: (target) =>
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
         env,
+        dryRunCreate: (target, object) => apiServers.client(target).dryRunCreate(object),
+        sameApiServer: apiServers.single,
+        requestToken: (target, namespace, serviceAccount, seconds) =>
+          apiServers.client(target).requestToken(namespace, serviceAccount, seconds),
+        connection: (target) => apiServers.client(target).connection(),
       });
       const crds = await loadCustomResourceDefinitions(
         driver.provider.customResourceDefinitions(),
@@ -56,6 +67,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         version: config.SIDECAR_VERSION,
         csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
         backupNamespace: config.CLUSTER_AUTOSCALER_BACKUP_NAMESPACE,
+        ...(registration.platform === 'CAPI' ? { clusterApi: clusterApiCluster(env) } : {}),
       });
     },
   });

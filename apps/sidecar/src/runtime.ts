@@ -21,6 +21,10 @@ import {
 import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ClusterAutoscalerSwitch } from './cluster-autoscaler/cluster-autoscaler.js';
+import {
+  NodeGroupSizesSwitch,
+  type ClusterAutoscalerControl,
+} from './cluster-autoscaler/node-group-sizes.js';
 import { ClusterOperatorController } from './cluster-operator/cluster-operator-controller.js';
 import { CsrApprover, type CsrObject, type NodeClaimObject } from './csr/csr-approver.js';
 import type { ApiServers } from './kube/api-servers.js';
@@ -50,6 +54,8 @@ export interface SidecarRuntimeOptions {
   csrApprovalsPerMinute: number;
   /** Namespace of the Cluster Autoscaler copy (see cluster-autoscaler.ts). */
   backupNamespace: string;
+  /** Cluster API: the Cluster whose worker groups carry the Cluster Autoscaler's annotations. */
+  clusterApi?: { namespace: string; clusterName: string };
   /** While disabling waits on NodeClaims: re-check at least this often (watch events come first). */
   requeueMs?: number;
 }
@@ -79,7 +85,7 @@ export class SidecarRuntime {
   readonly operator?: ClusterOperatorController;
   readonly nodeClasses: NodeClassController;
   readonly approver: CsrApprover;
-  readonly clusterAutoscaler: ClusterAutoscalerSwitch;
+  readonly clusterAutoscaler: ClusterAutoscalerControl;
   readonly reconciler: Reconciler;
   private order?: ReconcileOrder;
   private last?: { generation: number; result: ReconcileResult };
@@ -114,7 +120,7 @@ export class SidecarRuntime {
     this.deployments = make(
       DEPLOYMENT,
       { namespace: provider.operandNamespace, fieldSelector: `metadata.name=${OPERAND_NAME}` },
-      'management',
+      provider.operandTarget ?? 'management',
     );
     this.karpenters = make(KARPENTER_CR, {}, 'management');
     this.nodeClassWatch = make(provider.nodeClass);
@@ -156,11 +162,19 @@ export class SidecarRuntime {
       log: log.child({ controller: 'karpenter-machine-approver' }),
       onDecision: () => this.changed(false),
     });
-    this.clusterAutoscaler = new ClusterAutoscalerSwitch(
-      this.cluster,
-      log.child({ controller: 'cluster-autoscaler' }),
-      options.backupNamespace,
-    );
+    // Cluster API: the Cluster Autoscaler's node groups are annotated MachineDeployments and
+    // MachineSets on the management cluster; elsewhere, OpenShift's ClusterAutoscaler objects.
+    this.clusterAutoscaler = options.clusterApi
+      ? new NodeGroupSizesSwitch(
+          apiServers.client('management'),
+          options.clusterApi,
+          log.child({ controller: 'cluster-autoscaler' }),
+        )
+      : new ClusterAutoscalerSwitch(
+          this.cluster,
+          log.child({ controller: 'cluster-autoscaler' }),
+          options.backupNamespace,
+        );
     this.reconciler = new Reconciler({
       apiServers,
       driver,

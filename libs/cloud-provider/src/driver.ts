@@ -12,6 +12,7 @@ import type {
   NodeIdentityClaim,
   NodeIdentityVerdict,
   ResourceIdentity,
+  TargetedObject,
 } from './types.js';
 
 /**
@@ -31,6 +32,26 @@ export interface DriverContext {
    * one place of its own folder (aws/credentials.ts), so the sidecar never names a cloud.
    */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * A server-side dry-run create (`dryRun=All`) on the API server of `target`: resolves when it
+   * would accept the object, rejects with the API server's answer otherwise. Writes nothing.
+   */
+  dryRunCreate?: (target: ClusterTarget, object: KubeObject) => Promise<void>;
+  /** Whether `management` and `workload` are one API server. */
+  sameApiServer?: boolean;
+  /** A bound service-account token (TokenRequest) on the API server of `target`. */
+  requestToken?: (
+    target: ClusterTarget,
+    namespace: string,
+    serviceAccount: string,
+    expirationSeconds: number,
+  ) => Promise<{ token: string; expirationTimestamp: string }>;
+  /** How the sidecar reaches the API server of `target`, for a kubeconfig it hands on. */
+  connection?: (target: ClusterTarget) => {
+    server: string;
+    certificateAuthorityData?: string;
+    insecureSkipTLSVerify?: boolean;
+  };
 }
 
 /** The cloud check behind CSR approval, bound to the infrastructure discovery found. */
@@ -53,6 +74,23 @@ export interface ClusterDriver<TInfra = unknown> {
   discover(): Promise<DiscoveryResult<TInfra>>;
   nodeIdentity(infra: TInfra): NodeIdentityCheck;
   /**
+   * Cloud lookups rendering needs for this desired state, done before it (rendering is
+   * synchronous): Cluster API's instance type capacities. Returns the infrastructure to render
+   * with, or a Degraded reason naming what is wrong. Never throws.
+   */
+  prepare?(
+    infra: TInfra,
+    desired: KarpenterDesiredState,
+  ): Promise<{ ok: true; infra: TInfra } | { ok: false; reason: string; message: string }>;
+  /**
+   * Asks the API servers, before the first write of an order, whether they accept what the
+   * order writes (Cluster API: a server-side dry-run create of a MachineDeployment). A Degraded
+   * reason and message when they refuse; nothing is written then. Never throws.
+   */
+  checkWrites?(
+    desired: readonly TargetedObject[],
+  ): Promise<{ reason: string; message: string } | undefined>;
+  /**
    * Checks in the cloud what the desired state names (e.g. an SQS interruption queue) before
    * anything is applied; a Degraded reason and message when it is not there. Never throws.
    */
@@ -60,6 +98,12 @@ export interface ClusterDriver<TInfra = unknown> {
     infra: TInfra,
     desired: KarpenterDesiredState,
   ): Promise<{ reason: string; message: string } | undefined>;
+  /**
+   * Objects that can only be rendered once the rendered ones exist (Cluster API with a separate
+   * management cluster: the operand's kubeconfig Secret, holding a token of a ServiceAccount the
+   * render creates). Applied after them, kept and pruned with them. Throws on failure.
+   */
+  renderAfterApply?(infra: TInfra, desired: KarpenterDesiredState): Promise<TargetedObject[]>;
   /** Releases the cloud clients. */
   close(): void;
 }
@@ -93,5 +137,12 @@ export interface DriverRegistration {
    * Cluster API: `management` and `workload`.
    */
   readonly targets: readonly ClusterTarget[];
+  /**
+   * With two targets, the one the sidecar runs on (its own API server): `management` (hosted:
+   * the workload's kubeconfig comes from WORKLOAD_KUBECONFIG) unless said otherwise. Cluster API
+   * runs it on the workload cluster; the management cluster is MANAGEMENT_KUBECONFIG when it is
+   * another cluster, else the same server (OpenShift's own Cluster API).
+   */
+  readonly sidecarRunsOn?: ClusterTarget;
   create(context: DriverContext): ClusterDriver;
 }

@@ -1,5 +1,6 @@
 import type { Platform, Topology } from '@fleet/contracts';
 import { AWS_STANDALONE_DRIVER } from './aws/driver.js';
+import { CLUSTER_API_DRIVER } from './cluster-api/driver.js';
 import type { DriverRegistration, PlatformRules } from './driver.js';
 
 /**
@@ -7,7 +8,10 @@ import type { DriverRegistration, PlatformRules } from './driver.js';
  * and a sidecar handed one anyway reports UnsupportedPlatform and writes nothing. A new driver
  * is one entry here (and one fixture in the conformance test, which runs every entry).
  */
-export const DRIVER_REGISTRY: readonly DriverRegistration[] = [AWS_STANDALONE_DRIVER];
+export const DRIVER_REGISTRY: readonly DriverRegistration[] = [
+  AWS_STANDALONE_DRIVER,
+  CLUSTER_API_DRIVER,
+];
 
 export function findDriver(platform: Platform, topology: Topology): DriverRegistration | undefined {
   return DRIVER_REGISTRY.find((d) => d.platform === platform && d.topology === topology);

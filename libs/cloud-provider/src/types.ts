@@ -176,8 +176,14 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
   readonly nodeClass: ResourceIdentity;
   /** Name of the NodeClass the provider keeps; NodePools without a nodeClassRef point at it. */
   readonly defaultNodeClassName: string;
-  /** Where the operand runs (a namespace on the `management` target). */
+  /** Where the operand runs (a namespace on the `operandTarget` target). */
   readonly operandNamespace: string;
+  /**
+   * The API server the operand Deployment is on; `management` when absent (standalone: the same
+   * server; hosted: the HCP namespace). Cluster API runs it on the workload cluster, as its
+   * chart does.
+   */
+  readonly operandTarget?: ClusterTarget;
   /**
    * The label Karpenter puts on every Node it launched, naming the NodeClass it came from
    * (AWS: karpenter.k8s.aws/ec2nodeclass). A NodeClass's MachineConfigPool selects by it.
@@ -245,6 +251,14 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
    * other NodeClass. Written by the NodeClass controller only.
    */
   renderLaunchableNodeClasses?(launchable: string[]): TargetedObject;
+
+  /**
+   * Fields of a rendered object the sidecar sets only when it creates the object, and leaves to
+   * someone else afterwards (Cluster API: a MachineDeployment's `spec.replicas`, which Karpenter
+   * scales). Each a path of keys; the sidecar creates the object whole, then applies it without
+   * them, so its field manager never owns them.
+   */
+  createOnlyFields?(object: KubeObject): readonly (readonly string[])[];
 
   /**
    * Kinds the sidecar writes, in apply order. Prune in reverse, and keep the operand until no

@@ -138,6 +138,15 @@ export const iamRoleArn = z
     'must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/karpenter',
   );
 
+/** A cloud's instance type name (m6i.xlarge, Standard_D4s_v5); the cloud itself judges it. */
+export const instanceTypeName = z
+  .string()
+  .max(64, 'must be no more than 64 characters')
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+    'must be an instance type name: letters, digits, dots, hyphens or underscores',
+  );
+
 /** The whole desired Karpenter state of one cluster, as an order carries it. */
 export const KarpenterDesiredState = z.object({
   enabled: z.boolean(),
@@ -159,6 +168,11 @@ export const KarpenterDesiredState = z.object({
    * Credential Operator runs in Manual/STS mode (no CredentialsRequest is minted there).
    */
   webIdentityRoleArn: iamRoleArn.optional(),
+  /**
+   * Cluster API: the instance types the fleet renders a MachineDeployment for (one per failure
+   * domain). Absent: the type of the worker template the fleet copies.
+   */
+  allowedInstanceTypes: z.array(instanceTypeName).min(1).max(32).optional(),
 });
 export type KarpenterDesiredState = z.infer<typeof KarpenterDesiredState>;
 

@@ -7,6 +7,7 @@ import {
   dns1123Subdomain,
   imageByDigest,
   iamRoleArn,
+  instanceTypeName,
   sqsQueueName,
 } from '@fleet/contracts';
 import type { Prisma } from '@fleet/database';
@@ -31,6 +32,8 @@ export const DesiredStateChange = z
     operandImage: imageByDigest.optional(),
     interruptionQueue: sqsQueueName.optional(),
     webIdentityRoleArn: iamRoleArn.optional(),
+    /** Cluster API: an empty list goes back to the worker template's type. */
+    allowedInstanceTypes: z.array(instanceTypeName).max(32).optional(),
   })
   .strict();
 export type DesiredStateChange = z.infer<typeof DesiredStateChange>;

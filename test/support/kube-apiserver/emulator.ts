@@ -729,6 +729,37 @@ export class KubeApiServerEmulator {
     ]);
   }
 
+  /**
+   * TokenRequest (serviceaccounts/token): a bound token for an existing service account, valid
+   * for `spec.expirationSeconds` (kube-apiserver's default 3600, minimum 600). The emulator's
+   * tokens authenticate until the emulator stops; the expiry is reported, not enforced.
+   */
+  requestServiceAccountToken(namespace: string, name: string, body: KubeObject): JsonObject {
+    const def = this.defForKind('v1', 'ServiceAccount');
+    this.getObject(def, namespace, name); // 404 when the service account does not exist
+    const spec = (body.spec ?? {}) as { expirationSeconds?: number; audiences?: string[] };
+    const seconds = spec.expirationSeconds ?? 3600;
+    if (seconds < 600)
+      throw new ApiError(
+        422,
+        'Invalid',
+        `TokenRequest.authentication.k8s.io "${name}" is invalid: spec.expirationSeconds: Invalid value: ${seconds}: may not specify a duration less than 10 minutes`,
+      );
+    const token = this.addServiceAccount(namespace, name);
+    return {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      metadata: { name, namespace, creationTimestamp: new Date().toISOString() },
+      spec: { audiences: spec.audiences ?? [], expirationSeconds: seconds },
+      status: {
+        token,
+        expirationTimestamp: new Date(Date.now() + seconds * 1000)
+          .toISOString()
+          .replace(/\.\d{3}Z$/, 'Z'),
+      },
+    };
+  }
+
   /** The user a bearer token authenticates as; undefined when the token is unknown. */
   authenticate(authorization: string | undefined): EmulatorUser | undefined {
     if (!authorization?.startsWith('Bearer ')) return undefined;

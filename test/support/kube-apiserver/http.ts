@@ -410,6 +410,15 @@ export async function handleHttp(
         return;
       }
       case 'POST': {
+        if (name && sub === 'token' && def.plural === 'serviceaccounts' && ns) {
+          entry.verb = 'create';
+          const body = parseBody(
+            await readBody(req),
+            req.headers['content-type'] ?? 'application/json',
+          );
+          sendJson(res, 201, em.requestServiceAccountToken(ns, name, body as KubeObject));
+          return;
+        }
         if (name) throw methodNotSupported(def.plural, def.group, 'create');
         entry.verb = 'create';
         const body = parseBody(

@@ -300,6 +300,8 @@ export function builtinDefs(): ResourceDef[] {
       plural: 'serviceaccounts',
       namespaced: true,
       shortNames: ['sa'],
+      // TokenRequest (create only), as kube-apiserver serves it.
+      subresources: ['token'],
     }),
     builtin({
       group: '',

@@ -10,7 +10,16 @@ export interface BootstrapInput {
   image: string;
   /** HOSTED: the sidecar runs in the HCP namespace of the management cluster. */
   namespace: string;
+  /**
+   * CAPI: the Cluster the sidecar runs Karpenter for. With a separate management cluster, its
+   * kubeconfig is read from Secret MANAGEMENT_KUBECONFIG_SECRET, which the SRE creates.
+   */
+  clusterApi?: { name: string; namespace: string; separateManagementCluster: boolean };
 }
+
+/** The management cluster's kubeconfig (key `kubeconfig`), created by the SRE beside the sidecar. */
+export const MANAGEMENT_KUBECONFIG_SECRET = 'karpenter-fleet-management-kubeconfig';
+const MANAGEMENT_KUBECONFIG_DIR = '/var/run/secrets/karpenter-fleet/management';
 
 /**
  * What an SRE applies to a cluster so its sidecar can start: the credentials as a Secret, a
@@ -21,6 +30,7 @@ export function bootstrapManifest(input: BootstrapInput): string {
     'app.kubernetes.io/name': 'karpenter-fleet-sidecar',
     'app.kubernetes.io/part-of': 'karpenter-fleet',
   };
+  const separate = input.clusterApi?.separateManagementCluster === true;
   const docs = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: input.namespace, labels } },
     {
@@ -34,6 +44,15 @@ export function bootstrapManifest(input: BootstrapInput): string {
         API_URL: input.apiUrl,
         REDIS_URL: input.redisUrl,
         QUEUE_PREFIX: input.queuePrefix,
+        ...(input.clusterApi
+          ? {
+              CLUSTER_API_CLUSTER_NAME: input.clusterApi.name,
+              CLUSTER_API_NAMESPACE: input.clusterApi.namespace,
+              ...(input.clusterApi.separateManagementCluster
+                ? { MANAGEMENT_KUBECONFIG: `${MANAGEMENT_KUBECONFIG_DIR}/kubeconfig` }
+                : {}),
+            }
+          : {}),
       },
     },
     {
@@ -70,8 +89,29 @@ export function bootstrapManifest(input: BootstrapInput): string {
                   runAsNonRoot: true,
                   capabilities: { drop: ['ALL'] },
                 },
+                ...(separate
+                  ? {
+                      volumeMounts: [
+                        {
+                          name: 'management-kubeconfig',
+                          mountPath: MANAGEMENT_KUBECONFIG_DIR,
+                          readOnly: true,
+                        },
+                      ],
+                    }
+                  : {}),
               },
             ],
+            ...(separate
+              ? {
+                  volumes: [
+                    {
+                      name: 'management-kubeconfig',
+                      secret: { secretName: MANAGEMENT_KUBECONFIG_SECRET },
+                    },
+                  ],
+                }
+              : {}),
           },
         },
       },

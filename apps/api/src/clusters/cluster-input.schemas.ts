@@ -8,7 +8,9 @@ import {
   LogLevel,
   dns1123Label,
   dns1123Subdomain,
+  instanceTypeName,
 } from '@fleet/contracts';
+import { CLUSTER_API_INFRASTRUCTURE_PROVIDERS } from '@fleet/cloud-provider';
 import { z } from 'zod';
 
 // Kubernetes label syntax: optional DNS-subdomain prefix, a name of at most 63 characters.
@@ -52,8 +54,28 @@ export const RegisterClusterSchema = z
     labels: Labels.nullish(),
     managementCluster: dns1123Subdomain.nullish(),
     hcpNamespace: dns1123Label.nullish(),
+    clusterApiName: dns1123Subdomain.nullish(),
+    clusterApiNamespace: dns1123Label.nullish(),
+    infrastructureProvider: z
+      .enum(CLUSTER_API_INFRASTRUCTURE_PROVIDERS as [string, ...string[]], {
+        error: `must be an infrastructure provider of the Cluster API driver: ${CLUSTER_API_INFRASTRUCTURE_PROVIDERS.join(', ')}`,
+      })
+      .nullish(),
   })
   .superRefine((input, ctx) => {
+    const capiFields = ['clusterApiName', 'clusterApiNamespace', 'infrastructureProvider'] as const;
+    if (input.platform === 'CAPI') {
+      if (!input.clusterApiName)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clusterApiName'],
+          message: 'is required for CAPI clusters (the Cluster to run Karpenter for)',
+        });
+    } else {
+      for (const field of capiFields)
+        if (input[field])
+          ctx.addIssue({ code: 'custom', path: [field], message: 'is only for CAPI clusters' });
+    }
     if (input.topology !== 'HOSTED') return;
     for (const field of ['managementCluster', 'hcpNamespace'] as const) {
       if (!input[field]) {
@@ -72,6 +94,11 @@ export const SetKarpenterSchema = z.object({
   operandImage: imageByDigest.nullish(),
   interruptionQueue: sqsQueueName.nullish(),
   webIdentityRoleArn: iamRoleArn.nullish(),
+  allowedInstanceTypes: z
+    .array(instanceTypeName)
+    .max(32, 'at most 32 instance types')
+    .refine((t) => new Set(t).size === t.length, 'must not name an instance type twice')
+    .nullish(),
   expectedGeneration: z.number().int().positive().nullish(),
 });
 

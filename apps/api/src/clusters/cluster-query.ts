@@ -121,6 +121,9 @@ export interface PageRow {
   labels: Prisma.JsonValue;
   managementCluster: string | null;
   hcpNamespace: string | null;
+  clusterApiName: string | null;
+  clusterApiNamespace: string | null;
+  infrastructureProvider: string | null;
   createdAt: Date;
   generation: number;
   enabled: boolean;
@@ -130,6 +133,7 @@ export interface PageRow {
   featureGates: Prisma.JsonValue;
   nodeClassOverrides: Prisma.JsonValue;
   webIdentityRoleArn: string | null;
+  allowedInstanceTypes: string[];
   observedGeneration: number;
   conditions: Prisma.JsonValue;
   metrics: Prisma.JsonValue;
@@ -156,9 +160,9 @@ export function pageSql(q: PageQuery): Prisma.Sql {
   // The whole page in one statement: cluster, desired state, status and NodePools.
   return Prisma.sql`
     SELECT c.id, c.name, c.topology::text AS topology, c.platform::text AS platform, c.region, c."infraID",
-           c.labels, c."managementCluster", c."hcpNamespace", c."createdAt",
+           c.labels, c."managementCluster", c."hcpNamespace", c."clusterApiName", c."clusterApiNamespace", c."infrastructureProvider", c."createdAt",
            d.generation, d.enabled, d.paused, d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode",
-           d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides", d."webIdentityRoleArn",
+           d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides", d."webIdentityRoleArn", d."allowedInstanceTypes",
            s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler", s."machineConfigPools",
            s."sidecarVersion", s."sidecarContractVersion",
            COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec, 'updatedAt', p."updatedAt") ORDER BY p.name)
@@ -201,6 +205,9 @@ export function fromPageRow(r: PageRow): ClusterView {
     labels: r.labels,
     managementCluster: r.managementCluster,
     hcpNamespace: r.hcpNamespace,
+    clusterApiName: r.clusterApiName,
+    clusterApiNamespace: r.clusterApiNamespace,
+    infrastructureProvider: r.infrastructureProvider,
     createdAt: r.createdAt,
     desired: {
       generation: r.generation,
@@ -213,6 +220,7 @@ export function fromPageRow(r: PageRow): ClusterView {
       featureGates: r.featureGates,
       nodeClassOverrides: r.nodeClassOverrides,
       webIdentityRoleArn: r.webIdentityRoleArn,
+      allowedInstanceTypes: r.allowedInstanceTypes,
     },
     status: {
       observedGeneration: r.observedGeneration,

@@ -11,7 +11,12 @@ import {
 } from '../credentials/sidecar-credentials.service.js';
 import { FleetEventsService } from '../events/fleet-events.service.js';
 import { deleteSidecarAcl } from '@fleet/contracts';
-import { DRIVER_REGISTRY, findDriver, supportedPairs } from '@fleet/cloud-provider';
+import {
+  DRIVER_REGISTRY,
+  OPENSHIFT_CLUSTER_API_NAMESPACE,
+  findDriver,
+  supportedPairs,
+} from '@fleet/cloud-provider';
 import { QueuesService } from '../queues/queues.service.js';
 import { bootstrapManifest } from './bootstrap-manifest.js';
 import { RegisterClusterSchema } from './cluster-input.schemas.js';
@@ -75,6 +80,13 @@ export class ClusterRegistration {
             labels: valid.labels ?? {},
             managementCluster: valid.managementCluster ?? null,
             hcpNamespace: valid.hcpNamespace ?? null,
+            ...(valid.platform === 'CAPI'
+              ? {
+                  clusterApiName: valid.clusterApiName ?? null,
+                  clusterApiNamespace: valid.clusterApiNamespace ?? OPENSHIFT_CLUSTER_API_NAMESPACE,
+                  infrastructureProvider: valid.infrastructureProvider ?? 'aws',
+                }
+              : {}),
             reportTokenHash: credentials.reportTokenHash,
             redisPasswordHash: credentials.redisPasswordHash,
             desired: { create: {} },
@@ -112,7 +124,16 @@ export class ClusterRegistration {
 
   /** The one-time secrets of a (re)issue, and the manifest that hands them to the sidecar. */
   credentialsPayload(
-    row: { id: string; name: string; topology: string; hcpNamespace: string | null },
+    row: {
+      id: string;
+      name: string;
+      topology: string;
+      hcpNamespace: string | null;
+      platform?: string;
+      managementCluster?: string | null;
+      clusterApiName?: string | null;
+      clusterApiNamespace?: string | null;
+    },
     issued: IssuedCredentials,
   ) {
     const redisUrl = this.credentials.redisUrl(row.id, issued.redisPassword);
@@ -130,6 +151,15 @@ export class ClusterRegistration {
         image: this.config.SIDECAR_IMAGE,
         namespace:
           row.topology === 'HOSTED' ? (row.hcpNamespace ?? 'karpenter-fleet') : 'karpenter-fleet',
+        ...(row.platform === 'CAPI' && row.clusterApiName
+          ? {
+              clusterApi: {
+                name: row.clusterApiName,
+                namespace: row.clusterApiNamespace ?? OPENSHIFT_CLUSTER_API_NAMESPACE,
+                separateManagementCluster: !!row.managementCluster,
+              },
+            }
+          : {}),
       }),
     };
   }

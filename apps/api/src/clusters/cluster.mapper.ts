@@ -23,6 +23,7 @@ type DesiredView = Pick<
   | 'featureGates'
   | 'nodeClassOverrides'
   | 'webIdentityRoleArn'
+  | 'allowedInstanceTypes'
 >;
 type StatusView = Pick<
   NonNullable<ClusterRow['status']>,
@@ -48,6 +49,9 @@ export type ClusterView = Pick<
   | 'labels'
   | 'managementCluster'
   | 'hcpNamespace'
+  | 'clusterApiName'
+  | 'clusterApiNamespace'
+  | 'infrastructureProvider'
   | 'createdAt'
 > & {
   desired: DesiredView | null;
@@ -102,6 +106,9 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
     labels: row.labels,
     managementCluster: row.managementCluster,
     hcpNamespace: row.hcpNamespace,
+    clusterApiName: row.clusterApiName,
+    clusterApiNamespace: row.clusterApiNamespace,
+    infrastructureProvider: row.infrastructureProvider,
     createdAt: row.createdAt,
     karpenter: {
       generation: desired.generation,
@@ -112,6 +119,7 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       featureGates: desired.featureGates,
       nodeClassOverrides: desired.nodeClassOverrides,
       webIdentityRoleArn: desired.webIdentityRoleArn,
+      allowedInstanceTypes: desired.allowedInstanceTypes,
     },
     status: {
       observedGeneration: status.observedGeneration,

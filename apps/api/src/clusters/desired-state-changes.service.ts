@@ -85,6 +85,19 @@ export class DesiredStateChanges {
       Object.entries(fields).filter(([, v]) => v != null),
     ) as DesiredStateChange;
     return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
+      if (change.allowedInstanceTypes?.length) {
+        const { platform } = await tx.cluster.findUniqueOrThrow({
+          where: { id: uid },
+          select: { platform: true },
+        });
+        // Only the Cluster API driver renders a node group per instance type; elsewhere
+        // Karpenter chooses among every type the NodePools' requirements allow.
+        if (platform !== 'CAPI')
+          throw userInputError(
+            'input.allowedInstanceTypes',
+            `only for CAPI clusters (this cluster is ${platform}); restrict instance types with NodePool requirements`,
+          );
+      }
       await applyDesiredStateChange(tx, uid, change);
     });
   }

@@ -230,6 +230,15 @@ export function addClustersCommands(program: Command, context: CommandContext): 
     .option('--management-cluster <name>', 'HOSTED: the management cluster')
     .option('--hcp-namespace <namespace>', 'HOSTED: the hosted control plane namespace')
     .option(
+      '--capi-cluster <name>',
+      'CAPI: the Cluster (cluster.x-k8s.io) to run Karpenter for; on OpenShift, the infrastructure name',
+    )
+    .option(
+      '--capi-namespace <namespace>',
+      'CAPI: the Cluster’s namespace on the management cluster (default openshift-cluster-api)',
+    )
+    .option('--infrastructure-provider <name>', 'CAPI: the infrastructure provider (default aws)')
+    .option(
       '--manifest-out <file>',
       'write the bootstrap manifest here (mode 0600) instead of stdout',
     )
@@ -244,6 +253,9 @@ export function addClustersCommands(program: Command, context: CommandContext): 
           infraId?: string;
           managementCluster?: string;
           hcpNamespace?: string;
+          capiCluster?: string;
+          capiNamespace?: string;
+          infrastructureProvider?: string;
           manifestOut?: string;
         },
         cmd: Command,
@@ -257,6 +269,12 @@ export function addClustersCommands(program: Command, context: CommandContext): 
           ...(opts.infraId ? { infraID: opts.infraId } : {}),
           ...(opts.managementCluster ? { managementCluster: opts.managementCluster } : {}),
           ...(opts.hcpNamespace ? { hcpNamespace: opts.hcpNamespace } : {}),
+          // Validated by the API, which names the field in its refusal.
+          ...(opts.capiCluster ? { clusterApiName: opts.capiCluster } : {}),
+          ...(opts.capiNamespace ? { clusterApiNamespace: opts.capiNamespace } : {}),
+          ...(opts.infrastructureProvider
+            ? { infrastructureProvider: opts.infrastructureProvider }
+            : {}),
         };
         const { registerCluster: r } = await connect(cmd)<{
           registerCluster: {

@@ -112,6 +112,10 @@ export function addKarpenterCommands(
         '--web-identity-role <arn>',
         'IAM role ARN the operand assumes on a Cloud Credential Operator Manual/STS cluster',
       )
+      .option(
+        '--instance-types <types>',
+        'CAPI: comma-separated instance types to render MachineDeployments for ("" for the worker template’s)',
+      )
       .option('--expected-generation <n>', 'fail with CONFLICT unless the generation is still n')
       .option('--wait', 'return once the cluster reports the new generation')
       .option('--timeout <duration>', 'with --wait: give up after this long (exit 6)', '5m')
@@ -123,6 +127,7 @@ export function addKarpenterCommands(
             logLevel?: string;
             featureGate?: string[];
             webIdentityRole?: string;
+            instanceTypes?: string;
             expectedGeneration?: string;
             wait?: boolean;
             timeout: string;
@@ -137,6 +142,11 @@ export function addKarpenterCommands(
           if (opts.logLevel) input.logLevel = parseLogLevel(opts.logLevel);
           // Validated by the API, which names the field in its refusal.
           if (opts.webIdentityRole) input.webIdentityRoleArn = opts.webIdentityRole;
+          if (opts.instanceTypes !== undefined)
+            input.allowedInstanceTypes = opts.instanceTypes
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean);
           if (opts.expectedGeneration)
             input.expectedGeneration = parseIntOption(
               opts.expectedGeneration,

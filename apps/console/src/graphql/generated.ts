@@ -112,6 +112,8 @@ export type RolloutWaveState = 'FAILED' | 'PENDING' | 'RUNNING' | 'SKIPPED' | 'S
 
 /** Fields left out keep their current value. */
 export type SetKarpenterInput = {
+  /** CAPI: instance types the fleet renders MachineDeployments for (one per type and failure domain); an empty list is the worker template’s type. */
+  allowedInstanceTypes?: Array<string> | null | undefined;
   clusterAutoscalerMode?: ClusterAutoscalerMode | null | undefined;
   enabled?: boolean | null | undefined;
   /** Optimistic concurrency: fail with CONFLICT unless generation is still this. */

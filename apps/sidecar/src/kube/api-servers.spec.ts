@@ -22,6 +22,7 @@ const kubeconfig = (name: string, server: string) => {
 };
 const own = kubeconfig('own', 'https://own.example:6443');
 const workload = kubeconfig('workload', 'https://workload.example:6443');
+const management = kubeconfig('management', 'https://management.example:6443');
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -53,5 +54,25 @@ describe('apiServersFor', () => {
     expect(() => apiServersFor(['management', 'workload'], { KUBECONFIG: own })).toThrow(
       /^WORKLOAD_KUBECONFIG: required/,
     );
+  });
+
+  it('Cluster API: the sidecar on the workload cluster, the management cluster from MANAGEMENT_KUBECONFIG', () => {
+    const servers = apiServersFor(
+      ['management', 'workload'],
+      { KUBECONFIG: own, MANAGEMENT_KUBECONFIG: management },
+      'workload',
+    );
+    expect(servers.single).toBe(false);
+    expect(servers.kubeConfig('workload').getCurrentCluster()?.server).toBe(
+      'https://own.example:6443',
+    );
+    expect(servers.kubeConfig('management').getCurrentCluster()?.server).toBe(
+      'https://management.example:6443',
+    );
+  });
+
+  it("Cluster API without MANAGEMENT_KUBECONFIG: OpenShift's own Cluster API, one server", () => {
+    const servers = apiServersFor(['management', 'workload'], { KUBECONFIG: own }, 'workload');
+    expect(servers.single).toBe(true);
   });
 });

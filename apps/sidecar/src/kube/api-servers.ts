@@ -73,7 +73,13 @@ export class ApiServers {
  */
 export function apiServersFor(
   targets: readonly ClusterTarget[],
-  env: { KUBECONFIG?: string; WORKLOAD_KUBECONFIG?: string; API_SERVER_TIMEOUT_SECONDS?: number },
+  env: {
+    KUBECONFIG?: string;
+    WORKLOAD_KUBECONFIG?: string;
+    MANAGEMENT_KUBECONFIG?: string;
+    API_SERVER_TIMEOUT_SECONDS?: number;
+  },
+  sidecarRunsOn: ClusterTarget = 'management',
 ): ApiServers {
   const timeoutMs =
     env.API_SERVER_TIMEOUT_SECONDS === undefined
@@ -84,6 +90,14 @@ export function apiServersFor(
     : { kind: 'in-cluster' };
   if (!targets.includes('management'))
     return new ApiServers({ management: own, workload: own }, timeoutMs);
+  // Cluster API: the sidecar is on the workload cluster; the management cluster is another one
+  // only when its kubeconfig is given (OpenShift's own Cluster API is the same server).
+  if (sidecarRunsOn === 'workload') {
+    const management: ApiServerSource = env.MANAGEMENT_KUBECONFIG
+      ? { kind: 'kubeconfig-file', path: env.MANAGEMENT_KUBECONFIG }
+      : own;
+    return new ApiServers({ management, workload: own }, timeoutMs);
+  }
   if (!env.WORKLOAD_KUBECONFIG) {
     throw new Error(
       'WORKLOAD_KUBECONFIG: required for a topology with a management and a workload cluster (the workload cluster kubeconfig, e.g. a mounted kubeconfig Secret)',

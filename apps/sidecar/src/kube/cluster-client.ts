@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { FIELD_MANAGER } from '@fleet/contracts';
 import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from '@fleet/discovery';
 import {
   ApiException,
   AuthenticationV1Api,
   CertificatesV1Api,
+  CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
   KubernetesObjectApi,
@@ -66,6 +68,7 @@ export class ClusterClient {
   private readonly customObjects: CustomObjectsApi;
   private readonly certificates: CertificatesV1Api;
   private readonly authentication: AuthenticationV1Api;
+  private readonly core: CoreV1Api;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -76,6 +79,49 @@ export class ClusterClient {
     this.customObjects = new CustomObjectsApi(config);
     this.certificates = new CertificatesV1Api(config);
     this.authentication = new AuthenticationV1Api(config);
+    this.core = new CoreV1Api(config);
+  }
+
+  /** A bound token of a service account (TokenRequest), valid for `expirationSeconds`. */
+  async requestToken(
+    namespace: string,
+    serviceAccount: string,
+    expirationSeconds: number,
+  ): Promise<{ token: string; expirationTimestamp: string }> {
+    const review = await this.core.createNamespacedServiceAccountToken({
+      namespace,
+      name: serviceAccount,
+      body: { spec: { audiences: [], expirationSeconds } },
+    });
+    const token = review.status?.token;
+    if (!token)
+      throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
+    const expires = review.status?.expirationTimestamp;
+    return {
+      token,
+      expirationTimestamp: (expires instanceof Date
+        ? expires
+        : new Date(String(expires))
+      ).toISOString(),
+    };
+  }
+
+  /** Where this client connects, for a kubeconfig handed to someone else. */
+  connection(): {
+    server: string;
+    certificateAuthorityData?: string;
+    insecureSkipTLSVerify?: boolean;
+  } {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const ca =
+      cluster.caData ??
+      (cluster.caFile ? readFileSync(cluster.caFile).toString('base64') : undefined);
+    return {
+      server: cluster.server,
+      ...(ca ? { certificateAuthorityData: ca } : {}),
+      ...(cluster.skipTLSVerify ? { insecureSkipTLSVerify: true } : {}),
+    };
   }
 
   static fromKubeconfigFile(path: string | undefined): ClusterClient {
@@ -154,6 +200,11 @@ export class ClusterClient {
 
   async create<T extends KubernetesObject>(object: T): Promise<T> {
     return this.objects.create<T>(object);
+  }
+
+  /** A server-side dry-run create: the API server's admission runs, nothing is stored. */
+  async dryRunCreate<T extends KubernetesObject>(object: T): Promise<void> {
+    await this.objects.create<T>(object, undefined, 'All');
   }
 
   /**

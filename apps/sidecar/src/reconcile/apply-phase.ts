@@ -9,7 +9,7 @@ import {
   type FieldCause,
   type TargetedObject,
 } from '@fleet/cloud-provider';
-import { describeKubeError } from '../kube/cluster-client.js';
+import { describeKubeError, isConflict, type ClusterClient } from '../kube/cluster-client.js';
 import type { ClusterAutoscalerPhase } from './cluster-autoscaler-phase.js';
 import type { ConditionSet } from './conditions.js';
 import { degraded, describeObject, type Outcome } from './outcome.js';
@@ -41,11 +41,18 @@ export class ApplyPhase {
     const discovery = await this.deps.driver.discover();
     if (!discovery.ok)
       return degraded(this.deps.log, conditions, discovery.reason, discovery.message);
-    const infra = discovery.infrastructure;
+    let infra = discovery.infrastructure;
     // What discovery chose (the worker MachineSet, and why others were passed over) is reported.
     for (const c of discovery.conditions ?? [])
       conditions.set(c.type, c.status, c.reason, c.message);
     this.deps.approver?.setNodeIdentityCheck(this.deps.driver.nodeIdentity(infra));
+    // What rendering needs from the cloud for this order (rendering itself is synchronous).
+    if (this.deps.driver.prepare) {
+      const prepared = await this.deps.driver.prepare(infra, spec);
+      if (!prepared.ok)
+        return degraded(this.deps.log, conditions, prepared.reason, prepared.message);
+      infra = prepared.infra;
+    }
     const missing = await this.deps.driver.checkCloud?.(infra, spec);
     if (missing) return degraded(this.deps.log, conditions, missing.reason, missing.message);
 
@@ -104,13 +111,17 @@ export class ApplyPhase {
       );
     }
 
+    // The API servers' own word on what is about to be written (a dry run): refused, nothing is.
+    const refused = await this.deps.driver.checkWrites?.(desired);
+    if (refused) return degraded(this.deps.log, conditions, refused.reason, refused.message);
+
     let applied = 0;
     let current = '';
     try {
       for (const { target, object } of desired) {
         current = describeObject(object);
         const client = this.deps.apiServers.client(target);
-        await client.apply(object);
+        await this.applyObject(client, object);
         applied++;
         if (
           this.deps.identity &&
@@ -129,6 +140,26 @@ export class ApplyPhase {
         `applying ${current}: ${describeKubeError(err)}`,
         applied,
       );
+    }
+    if (this.deps.driver.renderAfterApply) {
+      current = 'the objects rendered after the others exist';
+      try {
+        const after = await this.deps.driver.renderAfterApply(infra, spec);
+        for (const { target, object } of after) {
+          current = describeObject(object);
+          await this.deps.apiServers.client(target).apply(object);
+          applied++;
+        }
+        desired.push(...after);
+      } catch (err) {
+        return degraded(
+          this.deps.log,
+          conditions,
+          'ApplyFailed',
+          `applying ${current}: ${describeKubeError(err)}`,
+          applied,
+        );
+      }
     }
     const defaultNodeClass = desired.find(
       ({ object }) =>
@@ -185,6 +216,40 @@ export class ApplyPhase {
   }
 
   /**
+   * Server-side apply, except for fields the provider sets only at creation (createOnlyFields):
+   * the object is created whole once, then applied without them, so the fleet's field manager
+   * never owns them and whoever scales them afterwards (Karpenter) is never overwritten.
+   */
+  private async applyObject(client: ClusterClient, object: KubeObject): Promise<void> {
+    const fields = this.provider.createOnlyFields?.(object) ?? [];
+    if (fields.length === 0) {
+      await client.apply(object);
+      return;
+    }
+    const ref = {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      name: object.metadata.name,
+      ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+    };
+    if (!(await client.read(ref))) {
+      try {
+        await client.create(object);
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+    }
+    const without = structuredClone(object);
+    for (const path of fields) {
+      let parent: Record<string, unknown> | undefined = without;
+      for (const key of path.slice(0, -1))
+        parent = parent?.[key] as Record<string, unknown> | undefined;
+      if (parent) delete parent[path[path.length - 1]!];
+    }
+    await client.apply(without);
+  }
+
+  /**
    * What Karpenter still lacks before it can replace the Cluster Autoscaler: its operand
    * Deployment Available (an available replica) and its default NodeClass Ready (Karpenter's
    * own status condition: subnets, security groups, AMI and instance profile resolved).
@@ -192,7 +257,7 @@ export class ApplyPhase {
   private async karpenterNotReady(): Promise<string | undefined> {
     const missing: string[] = [];
     const operand = await this.deps.apiServers
-      .client('management')
+      .client(this.provider.operandTarget ?? 'management')
       .read<KubeObject & { status?: { availableReplicas?: number } }>({
         apiVersion: DEPLOYMENT.apiVersion,
         kind: DEPLOYMENT.kind,

@@ -1,9 +1,7 @@
 import type { ClusterAutoscalerState, ReconcileOrder } from '@fleet/contracts';
 import type { Logger } from 'pino';
-import type {
-  ClusterAutoscalerOutcome,
-  ClusterAutoscalerSwitch,
-} from '../cluster-autoscaler/cluster-autoscaler.js';
+import type { ClusterAutoscalerOutcome } from '../cluster-autoscaler/cluster-autoscaler.js';
+import type { ClusterAutoscalerControl } from '../cluster-autoscaler/node-group-sizes.js';
 import { describeKubeError } from '../kube/cluster-client.js';
 import type { ConditionSet } from './conditions.js';
 import { degraded } from './outcome.js';
@@ -21,7 +19,7 @@ export type ClusterAutoscalerPhaseResult =
  */
 export class ClusterAutoscalerPhase {
   constructor(
-    private readonly cas: ClusterAutoscalerSwitch | undefined,
+    private readonly cas: ClusterAutoscalerControl | undefined,
     private readonly log: Logger,
   ) {}
 
@@ -89,7 +87,7 @@ export class ClusterAutoscalerPhase {
     conditions: ConditionSet,
     mode: ReconcileOrder['spec']['clusterAutoscalerMode'],
     step: (
-      cas: ClusterAutoscalerSwitch,
+      cas: ClusterAutoscalerControl,
     ) => Promise<{ outcome: ClusterAutoscalerOutcome; waiting: boolean }>,
   ): Promise<ClusterAutoscalerPhaseResult> {
     if (!this.cas) return { failed: false, waiting: false };

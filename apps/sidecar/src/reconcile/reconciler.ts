@@ -1,7 +1,7 @@
 import type { Condition, ReconcileOrder } from '@fleet/contracts';
 import type { ClusterDriver, ClusterTarget, TargetedObject } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
-import type { ClusterAutoscalerSwitch } from '../cluster-autoscaler/cluster-autoscaler.js';
+import type { ClusterAutoscalerControl } from '../cluster-autoscaler/node-group-sizes.js';
 import type { CsrApprover } from '../csr/csr-approver.js';
 import { describeKubeError, type ClusterClient } from '../kube/cluster-client.js';
 import type { CrdValidator } from '../nodeclass/crd-validation.js';
@@ -28,7 +28,7 @@ export interface ReconcilerDeps {
   validator: CrdValidator;
   nodeClasses?: NodeClassController;
   approver?: CsrApprover;
-  clusterAutoscaler?: ClusterAutoscalerSwitch;
+  clusterAutoscaler?: ClusterAutoscalerControl;
   log: Logger;
   /** Who the sidecar is: it binds its rights in the operand namespace to this (operand-access.ts). */
   identity?: SidecarIdentity;

@@ -31,6 +31,7 @@ export interface DesiredRow {
   operandImage?: string | null;
   interruptionQueue?: string | null;
   webIdentityRoleArn?: string | null;
+  allowedInstanceTypes?: string[] | null;
   /** Sorted by name. */
   nodePools: { name: string; spec: unknown }[];
 }
@@ -62,6 +63,9 @@ export function buildOrder(
       ...(platform === 'AWS' ? { operand: resolveOperand(row, fleetDefault) } : {}),
       ...(row.interruptionQueue ? { interruptionQueue: row.interruptionQueue } : {}),
       ...(row.webIdentityRoleArn ? { webIdentityRoleArn: row.webIdentityRoleArn } : {}),
+      ...(row.allowedInstanceTypes?.length
+        ? { allowedInstanceTypes: row.allowedInstanceTypes }
+        : {}),
     }),
   };
 }

@@ -35,7 +35,7 @@ export async function resyncPendingOrders(
       `SELECT d."clusterId", d.generation, c.platform::text, c.topology::text, d.enabled, d.paused,
               d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode", d."logLevel"::text AS "logLevel",
               d."featureGates", d."nodeClassOverrides", s."sidecarContractVersion",
-              d."karpenterVersion", d."operandImage", d."interruptionQueue", d."webIdentityRoleArn",
+              d."karpenterVersion", d."operandImage", d."interruptionQueue", d."webIdentityRoleArn", d."allowedInstanceTypes",
               COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec) ORDER BY p.name)
                           FROM "NodePool" p WHERE p."clusterId" = d."clusterId"), '[]'::jsonb) AS "nodePools"
          FROM "DesiredState" d

@@ -6,3 +6,5 @@ export * from './operand.js';
 export * from './cluster-autoscaler.js';
 export * from './admission.js';
 export * from './node-identity.js';
+export * from './provider.js';
+export * from './driver.js';

@@ -32,6 +32,26 @@ export class RegisterClusterInput {
 
   @Field(() => String, { nullable: true })
   hcpNamespace?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'CAPI: name of the Cluster (cluster.x-k8s.io) on the management cluster; on OpenShift, the infrastructure name.',
+  })
+  clusterApiName?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'CAPI: namespace of the Cluster on the management cluster (default openshift-cluster-api, OpenShift’s own Cluster API).',
+  })
+  clusterApiNamespace?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'CAPI: infrastructure provider of the Cluster (aws); default aws.',
+  })
+  infrastructureProvider?: string | null;
 }
 
 @InputType({ description: 'Fields left out keep their current value.' })
@@ -76,6 +96,13 @@ export class SetKarpenterInput {
       'IAM role the operand assumes with its service-account token on a Cloud Credential Operator Manual/STS cluster (arn:aws:iam::<account>:role/<name>).',
   })
   webIdentityRoleArn?: string | null;
+
+  @Field(() => [String], {
+    nullable: true,
+    description:
+      'CAPI: instance types the fleet renders MachineDeployments for (one per type and failure domain); an empty list is the worker template’s type.',
+  })
+  allowedInstanceTypes?: string[] | null;
 
   @Field(() => Int, {
     nullable: true,

@@ -73,6 +73,12 @@ export class KarpenterState {
       'IAM role the operand assumes on a Cloud Credential Operator Manual/STS cluster; null elsewhere.',
   })
   webIdentityRoleArn!: string | null;
+
+  @Field(() => [String], {
+    description:
+      'CAPI: instance types the fleet renders MachineDeployments for; empty is the worker template’s type.',
+  })
+  allowedInstanceTypes!: string[];
 }
 
 @ObjectType({ description: 'A Kubernetes-style condition reported by the cluster sidecar.' })
@@ -223,6 +229,21 @@ export class Cluster implements Node {
 
   @Field(() => String, { nullable: true })
   hcpNamespace!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'CAPI: the Cluster (cluster.x-k8s.io) the fleet runs Karpenter for.',
+  })
+  clusterApiName!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'CAPI: the Cluster’s namespace on the management cluster.',
+  })
+  clusterApiNamespace!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'CAPI: infrastructure provider (aws).' })
+  infrastructureProvider!: string | null;
 
   @Field(() => DateTimeScalar)
   createdAt!: Date;

@@ -1,0 +1,144 @@
+import type { ClusterAutoscalerMode, ClusterAutoscalerState } from '@fleet/contracts';
+import {
+  NODE_GROUP_SIZE_ANNOTATIONS,
+  NODE_GROUP_SIZES_BACKUP,
+  planNodeGroupSizes,
+  type KubeObject,
+} from '@fleet/cloud-provider';
+import {
+  CAPI_MACHINE_SET,
+  CLUSTER_NAME_LABEL,
+  MACHINE_DEPLOYMENT,
+  AUTOSCALER_MAX_SIZE,
+} from '@fleet/discovery';
+import type { Logger } from 'pino';
+import type { ClusterClient } from '../kube/cluster-client.js';
+import type { ClusterAutoscalerOutcome } from './cluster-autoscaler.js';
+
+/** What the Cluster Autoscaler phase needs of a platform's switch. */
+export interface ClusterAutoscalerControl {
+  reconcile(
+    mode: ClusterAutoscalerMode,
+    karpenterEnabled: boolean,
+  ): Promise<ClusterAutoscalerOutcome>;
+  observe(
+    mode: ClusterAutoscalerMode,
+    karpenterEnabled: boolean,
+  ): Promise<ClusterAutoscalerOutcome>;
+}
+
+/**
+ * The Cluster Autoscaler on Cluster API: it scales the worker MachineDeployments and MachineSets
+ * whose max-size annotation is above 0, on the management cluster. The plan
+ * (planNodeGroupSizes) is executed here: the exact copy first, then the patches, then the copy's
+ * removal, so a crash between two steps never loses a value.
+ */
+export class NodeGroupSizesSwitch implements ClusterAutoscalerControl {
+  constructor(
+    private readonly management: ClusterClient,
+    private readonly cluster: { namespace: string; clusterName: string },
+    private readonly log: Logger,
+  ) {}
+
+  private async groups(): Promise<KubeObject[]> {
+    const selector = `${CLUSTER_NAME_LABEL}=${this.cluster.clusterName}`;
+    const out: KubeObject[] = [];
+    for (const kind of [MACHINE_DEPLOYMENT, CAPI_MACHINE_SET]) {
+      const items = await this.management.list<KubeObject>(kind.apiVersion, kind.kind, {
+        namespace: this.cluster.namespace,
+        labelSelector: selector,
+      });
+      out.push(...items.map((o) => ({ ...o, apiVersion: kind.apiVersion, kind: kind.kind })));
+    }
+    return out;
+  }
+
+  private backup(): Promise<KubeObject | undefined> {
+    return this.management.read<KubeObject>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: NODE_GROUP_SIZES_BACKUP,
+      namespace: this.cluster.namespace,
+    });
+  }
+
+  async reconcile(
+    mode: ClusterAutoscalerMode,
+    karpenterEnabled: boolean,
+  ): Promise<ClusterAutoscalerOutcome> {
+    const [groups, backup] = await Promise.all([this.groups(), this.backup()]);
+    const plan = planNodeGroupSizes({ mode, ...this.cluster, groups, backup });
+    if (plan.backup) await this.management.apply(plan.backup);
+    for (const p of plan.patches) {
+      const kind = p.kind === CAPI_MACHINE_SET.kind ? CAPI_MACHINE_SET : MACHINE_DEPLOYMENT;
+      await this.management.mergePatch({
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: {
+          name: p.name,
+          namespace: this.cluster.namespace,
+          annotations: p.mergePatch.metadata.annotations as Record<string, string>,
+        },
+      });
+    }
+    if (plan.backup === null && backup)
+      await this.management.delete({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: NODE_GROUP_SIZES_BACKUP,
+        namespace: this.cluster.namespace,
+      });
+    if (plan.patches.length > 0)
+      this.log.info(
+        { mode, groups: plan.patches.map((p) => `${p.kind}/${p.name}`) },
+        'Cluster Autoscaler node-group size annotations changed',
+      );
+    return this.observe(mode, karpenterEnabled);
+  }
+
+  async observe(
+    mode: ClusterAutoscalerMode,
+    karpenterEnabled: boolean,
+  ): Promise<ClusterAutoscalerOutcome> {
+    const [groups, backup] = await Promise.all([this.groups(), this.backup()]);
+    const managed = groups.filter(
+      (g) => Number(g.metadata.annotations?.[AUTOSCALER_MAX_SIZE] ?? '0') > 0,
+    );
+    const sized = groups.filter((g) =>
+      NODE_GROUP_SIZE_ANNOTATIONS.some((a) => g.metadata.annotations?.[a] !== undefined),
+    );
+    const observed = managed.length > 0 ? 'Present' : backup ? 'Removed' : 'Absent';
+    const state: ClusterAutoscalerState = { mode, observed, machineAutoscalers: sized.length };
+    const where = `${this.cluster.namespace}`;
+    const conditions: ClusterAutoscalerOutcome['conditions'] = [
+      observed === 'Removed'
+        ? {
+            type: 'ClusterAutoscalerDisabled',
+            status: 'True',
+            reason: 'NodeGroupSizesRemoved',
+            message: `the Cluster Autoscaler's node-group size annotations are removed from the worker groups in ${where}; an exact copy is in ConfigMap ${where}/${NODE_GROUP_SIZES_BACKUP}`,
+          }
+        : {
+            type: 'ClusterAutoscalerDisabled',
+            status: 'False',
+            reason: observed === 'Present' ? 'ClusterAutoscalerActive' : 'ClusterAutoscalerAbsent',
+            message:
+              observed === 'Present'
+                ? `the Cluster Autoscaler manages ${managed.length} worker group(s) in ${where}: ${managed.map((g) => `${g.kind}/${g.metadata.name}`).join(', ')}`
+                : `no worker group in ${where} carries a node-group max-size annotation`,
+          },
+    ];
+    if (mode === 'MIGRATE') {
+      const both = karpenterEnabled && observed === 'Present';
+      conditions.push({
+        type: 'ClusterAutoscalerMigration',
+        status: both ? 'True' : 'False',
+        reason: both ? 'BothAutoscalersActive' : 'NotBothActive',
+        message: both
+          ? 'Karpenter and the Cluster Autoscaler both scale this cluster: a migration state; finish by switching to DISABLE or KEEP'
+          : 'migration requested, but Karpenter and the Cluster Autoscaler are not both active',
+      });
+    }
+    return { state, conditions };
+  }
+}

@@ -1,0 +1,327 @@
+import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
+import {
+  CAPI_MACHINE,
+  CLUSTER_NAME_LABEL,
+  MACHINE_DEPLOYMENT,
+  discoverClusterApi,
+} from '@fleet/discovery';
+import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
+import { canonical } from '../canonical.js';
+import { OWNED_BY_SELECTOR, ownedLabels } from '../labels.js';
+import type { KubeObject, NodeIdentityClaim, TargetedObject } from '../types.js';
+import { checkMachineDeploymentsAllowed } from './admission.js';
+import { awsClusterApiInfrastructure } from './aws/driver.js';
+import {
+  CLUSTER_API_NODE_CLASS,
+  DEFAULT_CLUSTER_API_NODE_CLASS_NAME,
+  KARPENTER_NODE_GROUP_LABEL,
+} from './constants.js';
+import type { InfrastructureProvider } from './infrastructure.js';
+import {
+  CAPI_OPERAND_NAMESPACE,
+  MANAGEMENT_KUBECONFIG_SECRET,
+  managementServiceAccountName,
+} from './operand.js';
+import {
+  ClusterApiCloudProvider,
+  type ClusterApiRenderInfrastructure,
+  type MachineLookup,
+} from './provider.js';
+
+/** Lifetime of the operand's management token: a week, renewed once half of it is gone. */
+const TOKEN_SECONDS = 7 * 24 * 3600;
+const EXPIRES_AT_KEY = 'expires-at';
+
+/** A kubeconfig for the operand: the management server as the sidecar reaches it, the token. */
+function managementKubeconfig(
+  server: { server: string; certificateAuthorityData?: string; insecureSkipTLSVerify?: boolean },
+  token: string,
+  namespace: string,
+): string {
+  const q = (s: string) => JSON.stringify(s);
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '  - name: management',
+    '    cluster:',
+    `      server: ${q(server.server)}`,
+    ...(server.certificateAuthorityData
+      ? [`      certificate-authority-data: ${q(server.certificateAuthorityData)}`]
+      : []),
+    ...(server.insecureSkipTLSVerify ? ['      insecure-skip-tls-verify: true'] : []),
+    'users:',
+    '  - name: karpenter',
+    '    user:',
+    `      token: ${q(token)}`,
+    'contexts:',
+    '  - name: management',
+    '    context:',
+    '      cluster: management',
+    '      user: karpenter',
+    `      namespace: ${q(namespace)}`,
+    'current-context: management',
+    '',
+  ].join('\n');
+}
+
+/** OpenShift's own Cluster API keeps its objects here (cluster-capi-operator). */
+export const OPENSHIFT_CLUSTER_API_NAMESPACE = 'openshift-cluster-api';
+
+/**
+ * The infrastructure sub-seam: one entry per infrastructure provider, by the name discovery
+ * gives it (the Cluster's infrastructureRef kind). Each builds its cloud clients from the env.
+ */
+export interface ClusterApiInfrastructureEntry {
+  readonly parser: InfrastructureProvider['template'];
+  create(
+    env: DriverContext['env'],
+    failureDomains: readonly string[],
+  ): InfrastructureProvider & { close(): void };
+}
+
+const INFRASTRUCTURE: readonly ClusterApiInfrastructureEntry[] = [awsClusterApiInfrastructure];
+
+/** What `registerCluster` accepts as a CAPI cluster's infrastructure provider. */
+export const CLUSTER_API_INFRASTRUCTURE_PROVIDERS: readonly string[] = INFRASTRUCTURE.map(
+  (i) => i.parser.name,
+);
+
+/**
+ * Where the sidecar finds the Cluster: its name (`CLUSTER_API_CLUSTER_NAME`; on OpenShift the
+ * infrastructure name) and its namespace on the management cluster (`CLUSTER_API_NAMESPACE`,
+ * `openshift-cluster-api` by default).
+ */
+export function clusterApiLocation(env: DriverContext['env']): {
+  clusterName: string | undefined;
+  namespace: string;
+} {
+  return {
+    clusterName: env.CLUSTER_API_CLUSTER_NAME || undefined,
+    namespace: env.CLUSTER_API_NAMESPACE || OPENSHIFT_CLUSTER_API_NAMESPACE,
+  };
+}
+
+/** The fleet API's checks for Cluster API: the ClusterAPINodeClass CRD, then the provider's. */
+export const CLUSTER_API_PLATFORM_RULES: PlatformRules = {
+  platform: 'CAPI',
+  nodeClass: CLUSTER_API_NODE_CLASS,
+  nodeClassCrdFile: 'karpenter.cluster.x-k8s.io_clusterapinodeclasses.yaml',
+  nodeClassForValidation(overrides: NodeClassOverrides): KubeObject {
+    return {
+      apiVersion: CLUSTER_API_NODE_CLASS.apiVersion,
+      kind: CLUSTER_API_NODE_CLASS.kind,
+      metadata: { name: DEFAULT_CLUSTER_API_NODE_CLASS_NAME },
+      spec: {
+        scalableResourceSelector: { matchLabels: { [KARPENTER_NODE_GROUP_LABEL]: 'placeholder' } },
+        ...structuredClone(overrides),
+      },
+    };
+  },
+  validateNodeClassOverrides(overrides: NodeClassOverrides): void {
+    new ClusterApiCloudProvider({
+      namespace: OPENSHIFT_CLUSTER_API_NAMESPACE,
+      access: 'same-cluster',
+      templateKinds: [],
+    }).validateNodeClassOverrides(overrides);
+  },
+};
+
+/**
+ * A Cluster API workload cluster: discovery of the Cluster and its workers on the management
+ * cluster, capacities from the infrastructure provider's cloud, node identity from Machines.
+ */
+class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> {
+  readonly platform = 'CAPI';
+  readonly topology = 'STANDALONE';
+  readonly provider: ClusterApiCloudProvider;
+  readonly statusSurfaces = [] as const;
+  private readonly location: ReturnType<typeof clusterApiLocation>;
+  private readonly infrastructures = new Map<string, InfrastructureProvider & { close(): void }>();
+
+  constructor(private readonly context: DriverContext) {
+    this.location = clusterApiLocation(context.env);
+    this.provider = new ClusterApiCloudProvider({
+      namespace: this.location.namespace,
+      access: context.sameApiServer === false ? 'separate-cluster' : 'same-cluster',
+      templateKinds: INFRASTRUCTURE.map((i) => i.parser.templateKind),
+    });
+  }
+
+  async discover() {
+    const { clusterName, namespace } = this.location;
+    if (!clusterName)
+      return {
+        ok: false as const,
+        reason: 'ClusterNotFound' as const,
+        message:
+          'CLUSTER_API_CLUSTER_NAME: the sidecar was not told the name of the Cluster (cluster.x-k8s.io) it runs Karpenter for',
+      };
+    return discoverClusterApi({
+      reader: this.context.reader('management'),
+      clusterName,
+      namespace,
+      infrastructure: INFRASTRUCTURE.map((i) => i.parser),
+    });
+  }
+
+  private infrastructure(infra: ClusterApiRenderInfrastructure) {
+    let provider = this.infrastructures.get(infra.infrastructureProvider);
+    if (!provider) {
+      const entry = INFRASTRUCTURE.find((i) => i.parser.name === infra.infrastructureProvider);
+      if (!entry) return undefined;
+      provider = entry.create(this.context.env, infra.failureDomains);
+      this.infrastructures.set(infra.infrastructureProvider, provider);
+    }
+    return provider;
+  }
+
+  async prepare(infra: ClusterApiRenderInfrastructure, desired: KarpenterDesiredState) {
+    const infrastructure = this.infrastructure(infra);
+    if (!infrastructure)
+      return {
+        ok: false as const,
+        reason: 'UnsupportedInfrastructure',
+        message: `no infrastructure provider ${infra.infrastructureProvider} in this sidecar`,
+      };
+    const types = desired.allowedInstanceTypes ?? [infra.template.instanceType];
+    const described = await infrastructure.describeCapacities(types);
+    if (!described.ok)
+      return {
+        ok: false as const,
+        reason: 'InstanceTypeNotOffered',
+        message: `allowedInstanceTypes: ${described.message}`,
+      };
+    const templateSpecs = Object.fromEntries(
+      types.map((t) => [t, infrastructure.templateSpecFor(infra.template, t)]),
+    );
+    return {
+      ok: true as const,
+      infra: {
+        ...infra,
+        nodeGroups: {
+          capacities: described.capacities,
+          templateKind: infrastructure.templateKind,
+          templateSpecs,
+        },
+      },
+    };
+  }
+
+  async checkWrites(desired: readonly TargetedObject[]) {
+    const probe = desired.find(
+      ({ target, object }) =>
+        target === 'management' &&
+        object.kind === MACHINE_DEPLOYMENT.kind &&
+        object.apiVersion === MACHINE_DEPLOYMENT.apiVersion,
+    );
+    const dryRunCreate = this.context.dryRunCreate;
+    if (!probe || !dryRunCreate) return undefined;
+    return checkMachineDeploymentsAllowed(
+      (object) => dryRunCreate('management', object),
+      probe.object,
+    );
+  }
+
+  nodeIdentity(infra: ClusterApiRenderInfrastructure) {
+    const reader = this.context.reader('management');
+    const lookup: MachineLookup = async () => {
+      const [machines, deployments] = await Promise.all([
+        reader.listObjects(
+          CAPI_MACHINE,
+          infra.namespace,
+          `${CLUSTER_NAME_LABEL}=${infra.clusterName}`,
+        ),
+        reader.listObjects(
+          MACHINE_DEPLOYMENT,
+          infra.namespace,
+          `${OWNED_BY_SELECTOR},${KARPENTER_NODE_GROUP_LABEL}=${infra.namespace},${CLUSTER_NAME_LABEL}=${infra.clusterName}`,
+        ),
+      ]);
+      return {
+        machines: machines as KubeObject[],
+        fleetDeployments: new Set((deployments as KubeObject[]).map((d) => d.metadata.name)),
+      };
+    };
+    return (claims: readonly NodeIdentityClaim[]) =>
+      this.provider.verifyNodeIdentity(claims, lookup);
+  }
+
+  /**
+   * With a separate management cluster, the operand reads the Cluster API objects as the
+   * management ServiceAccount the render created: a kubeconfig with a bound token of it, in the
+   * Secret the Deployment mounts (CLUSTER_API_KUBECONFIG). The token is kept until half its
+   * lifetime is gone, so applying the same order again does not rewrite the Secret.
+   */
+  async renderAfterApply(infra: ClusterApiRenderInfrastructure): Promise<TargetedObject[]> {
+    const { requestToken, connection } = this.context;
+    if (this.context.sameApiServer !== false || !requestToken || !connection) return [];
+    const server = connection('management');
+    const serviceAccount = managementServiceAccountName(infra);
+    const live = await this.context
+      .reader('workload')
+      .getSecret(CAPI_OPERAND_NAMESPACE, MANAGEMENT_KUBECONFIG_SECRET);
+    const decode = (v: string | undefined) =>
+      v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+    const expiresAt = Date.parse(decode(live?.data?.[EXPIRES_AT_KEY]) ?? '');
+    const current = decode(live?.data?.kubeconfig);
+    let kubeconfig: string;
+    let expires: string;
+    if (
+      current &&
+      Number.isFinite(expiresAt) &&
+      expiresAt - Date.now() > (TOKEN_SECONDS * 1000) / 2 &&
+      current.includes(`server: ${JSON.stringify(server.server)}`)
+    ) {
+      kubeconfig = current;
+      expires = new Date(expiresAt).toISOString();
+    } else {
+      const issued = await requestToken(
+        'management',
+        infra.namespace,
+        serviceAccount,
+        TOKEN_SECONDS,
+      );
+      kubeconfig = managementKubeconfig(server, issued.token, infra.namespace);
+      expires = issued.expirationTimestamp;
+    }
+    return [
+      {
+        target: 'workload',
+        object: canonical<KubeObject>({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name: MANAGEMENT_KUBECONFIG_SECRET,
+            namespace: CAPI_OPERAND_NAMESPACE,
+            labels: ownedLabels(),
+          },
+          type: 'Opaque',
+          data: {
+            kubeconfig: Buffer.from(kubeconfig).toString('base64'),
+            [EXPIRES_AT_KEY]: Buffer.from(expires).toString('base64'),
+          },
+        }),
+      },
+    ];
+  }
+
+  close(): void {
+    for (const i of this.infrastructures.values()) i.close();
+    this.infrastructures.clear();
+  }
+}
+
+/**
+ * Cluster API, topology STANDALONE: the sidecar and the operand run on the workload cluster.
+ * Whether the management cluster is another one is a detail of the sidecar's deployment
+ * (MANAGEMENT_KUBECONFIG), not another topology; HOSTED means HyperShift's hosted control planes.
+ */
+export const CLUSTER_API_DRIVER: DriverRegistration = {
+  platform: 'CAPI',
+  topology: 'STANDALONE',
+  rules: CLUSTER_API_PLATFORM_RULES,
+  targets: ['management', 'workload'],
+  sidecarRunsOn: 'workload',
+  create: (context) => new ClusterApiDriver(context),
+};
