@@ -48,8 +48,14 @@ export type OrderDirection = 'ASC' | 'DESC';
 export type Platform = 'AWS' | 'AZURE' | 'CAPI';
 
 export type RegisterClusterInput = {
+  /** CAPI: name of the Cluster (cluster.x-k8s.io) on the management cluster; on OpenShift, the infrastructure name. */
+  clusterApiName?: string | null | undefined;
+  /** CAPI: namespace of the Cluster on the management cluster (default openshift-cluster-api, OpenShift’s own Cluster API). */
+  clusterApiNamespace?: string | null | undefined;
   hcpNamespace?: string | null | undefined;
   infraID?: string | null | undefined;
+  /** CAPI: infrastructure provider of the Cluster (aws); default aws. */
+  infrastructureProvider?: string | null | undefined;
   /** Kubernetes-style labels. */
   labels?: unknown;
   managementCluster?: string | null | undefined;
