@@ -1,4 +1,5 @@
-import { loadCustomResourceDefinitions } from '@fleet/cloud-provider';
+import { loadCustomResourceDefinitions, type ClusterDriver } from '@fleet/cloud-provider';
+import type { HostedAwsInfrastructure } from '@fleet/discovery';
 import { KubeClusterObjectReader, apiConfigurationWithDeadline } from '@fleet/discovery';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
@@ -9,6 +10,7 @@ import { apiServersFor } from './kube/api-servers.js';
 import { OrderConsumer } from './orders/order-consumer.js';
 import { ReportPublisher } from './report/report-publisher.js';
 import { StatusReporter } from './report/status-reporter.js';
+import { HostedRuntime } from './hosted/hosted-runtime.js';
 import { SidecarRuntime } from './runtime.js';
 import { SidecarHost } from './sidecar-host.js';
 
@@ -30,6 +32,19 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
         env,
       });
+      if (registration.topology === 'HOSTED') {
+        return new HostedRuntime({
+          apiServers,
+          driver: driver as ClusterDriver<HostedAwsInfrastructure>,
+          reader: new KubeClusterObjectReader(
+            apiServers.kubeConfig('management'),
+            apiServers.timeoutMs,
+          ),
+          mode: config.HOSTED_MODE,
+          hcpNamespace: config.SIDECAR_NAMESPACE,
+          log,
+        });
+      }
       const crds = await loadCustomResourceDefinitions(
         driver.provider.customResourceDefinitions(),
         config.CRD_DIR,

@@ -22,6 +22,7 @@ import {
   applyDesiredStateChange,
   clusterSnapshot,
   commitDesiredStateChange,
+  topologyRefusal,
   type DesiredStateChange,
 } from '@fleet/desired-state';
 import {
@@ -85,6 +86,12 @@ export class DesiredStateChanges {
       Object.entries(fields).filter(([, v]) => v != null),
     ) as DesiredStateChange;
     return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
+      const cluster = await tx.cluster.findUniqueOrThrow({
+        where: { id: uid },
+        select: { topology: true, managementCluster: true },
+      });
+      const refusal = topologyRefusal(cluster.topology, change, cluster);
+      if (refusal) throw userInputError('input.clusterAutoscalerMode', refusal);
       await applyDesiredStateChange(tx, uid, change);
     });
   }
