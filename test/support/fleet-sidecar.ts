@@ -46,7 +46,7 @@ export async function registerCluster(
  * cluster's own credentials (its Redis user reaches its own queue and nothing else).
  */
 export function startSidecarProcess(
-  cluster: EmulatedCluster,
+  cluster: Pick<EmulatedCluster, 'sidecarEnv'>,
   registered: Pick<RegisteredCluster, 'uid' | 'reportToken'> & { redisUrl?: string },
   fleet: { apiUrl: string; queuePrefix: string },
   env: Record<string, string> = {},

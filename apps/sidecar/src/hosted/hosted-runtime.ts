@@ -242,7 +242,7 @@ export class HostedRuntime {
         }
         let guest: ReturnType<typeof renderGuestObjects>;
         try {
-          guest = renderGuestObjects(spec);
+          guest = renderGuestObjects(infra, spec);
         } catch (err) {
           if (err instanceof InvalidDesiredStateError)
             return this.degraded(conditions, 'InvalidDesiredState', err.message);

@@ -28,7 +28,11 @@ export const OPENSHIFT_EC2_NODE_CLASS = defineKind(
   'openshiftec2nodeclasses',
   false,
 );
-export const HOSTED_DEFAULT_NODE_CLASS_NAME = 'default';
+/**
+ * HyperShift's karpenter-operator owns the OpenshiftEC2NodeClass `default` (it rewrites its spec),
+ * so the fleet keeps its own beside it, with the same selectors plus the SRE's overrides.
+ */
+export const HOSTED_DEFAULT_NODE_CLASS_NAME = 'karpenter-fleet';
 
 /**
  * How the sidecar runs a hosted cluster. `AutoNode`: HyperShift runs Karpenter (spec.autoNode),
@@ -71,13 +75,31 @@ export function autoNodeRoleArn(
   return desired.webIdentityRoleArn ?? infra.autoNode?.roleARN;
 }
 
-/** The default OpenshiftEC2NodeClass: HyperShift fills in AMI, subnets and security groups. */
-export function renderHostedDefaultNodeClass(overrides: NodeClassOverrides): KubeObject {
+/**
+ * The fleet's OpenshiftEC2NodeClass: HyperShift's default selectors for the cluster (private
+ * subnets and the security group tagged with its infraID) and the SRE's overrides; HyperShift
+ * derives AMI, user data and instance profile into the EC2NodeClass.
+ */
+export function renderHostedDefaultNodeClass(
+  infraID: string,
+  overrides: NodeClassOverrides,
+): KubeObject {
   return canonical({
     apiVersion: OPENSHIFT_EC2_NODE_CLASS.apiVersion,
     kind: OPENSHIFT_EC2_NODE_CLASS.kind,
     metadata: { name: HOSTED_DEFAULT_NODE_CLASS_NAME, labels: ownedLabels() },
-    spec: structuredClone(overrides),
+    spec: {
+      subnetSelectorTerms: [
+        {
+          tags: {
+            'kubernetes.io/role/internal-elb': '1',
+            [`kubernetes.io/cluster/${infraID}`]: '*',
+          },
+        },
+      ],
+      securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': infraID } }],
+      ...structuredClone(overrides),
+    },
   });
 }
 
@@ -90,10 +112,13 @@ export function renderHostedNodePools(desired: KarpenterDesiredState): KubeObjec
 }
 
 /** What the sidecar keeps in the guest in AutoNode mode, in apply order; nothing when disabled. */
-export function renderGuestObjects(desired: KarpenterDesiredState): TargetedObject[] {
+export function renderGuestObjects(
+  infra: Pick<HostedAwsInfrastructure, 'infraID'>,
+  desired: KarpenterDesiredState,
+): TargetedObject[] {
   if (!desired.enabled) return [];
   return [
-    renderHostedDefaultNodeClass(desired.nodeClassOverrides),
+    renderHostedDefaultNodeClass(infra.infraID, desired.nodeClassOverrides),
     ...renderHostedNodePools(desired),
   ].map((object) => ({ target: 'workload' as const, object }));
 }

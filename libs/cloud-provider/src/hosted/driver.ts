@@ -39,12 +39,16 @@ export const AWS_HOSTED_PLATFORM_RULES: PlatformRules = {
   nodeClass: OPENSHIFT_EC2_NODE_CLASS,
   nodeClassCrdFile: 'karpenter.hypershift.openshift.io_openshiftec2nodeclasses.yaml',
   nodeClassForValidation(overrides: NodeClassOverrides): KubeObject {
-    // HyperShift derives everything else; the overrides are the whole spec.
+    // Placeholders for the selectors rendered from the infraID; they stay out of the answer.
     return {
       apiVersion: OPENSHIFT_EC2_NODE_CLASS.apiVersion,
       kind: OPENSHIFT_EC2_NODE_CLASS.kind,
       metadata: { name: HOSTED_DEFAULT_NODE_CLASS_NAME },
-      spec: structuredClone(overrides),
+      spec: {
+        subnetSelectorTerms: [{ tags: { 'kubernetes.io/role/internal-elb': '1' } }],
+        securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'placeholder' } }],
+        ...structuredClone(overrides),
+      },
     };
   },
   // Hosted nodes keep spec.kubelet on their NodeClass (no KubeletConfig), so only the EC2 rules.
@@ -99,8 +103,11 @@ export class AwsHostedCloudProvider implements CloudProvider<
     return [];
   }
 
-  renderDefaultNodeClass(_infra: HostedAwsInfrastructure, overrides: NodeClassOverrides) {
-    return { target: 'workload' as const, object: renderHostedDefaultNodeClass(overrides) };
+  renderDefaultNodeClass(infra: HostedAwsInfrastructure, overrides: NodeClassOverrides) {
+    return {
+      target: 'workload' as const,
+      object: renderHostedDefaultNodeClass(infra.infraID, overrides),
+    };
   }
 
   validateNodeClassOverrides(overrides: NodeClassOverrides): void {
