@@ -17,9 +17,9 @@ import {
   clone,
   type JSONSchemaProps,
 } from '@fleet/crd-schema';
-import { InMemoryClusterObjectReader } from '@fleet/discovery';
+import { InMemoryClusterObjectReader, type HostedAwsInfrastructure } from '@fleet/discovery';
 import { join } from 'node:path';
-import { desiredState, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
+import { HOSTED, desiredState, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
 
 /**
  * What each driver must bring to the conformance run: the infrastructure its discovery would
@@ -27,6 +27,17 @@ import { desiredState, fixtureInfrastructure, loadCrdValidator } from '@fleet/te
  */
 const FIXTURES: Record<string, { infra: () => unknown }> = {
   'AWS/STANDALONE': { infra: fixtureInfrastructure },
+  'AWS/HOSTED': {
+    infra: (): HostedAwsInfrastructure => ({
+      hcpNamespace: HOSTED.hcpNamespace,
+      hcpName: HOSTED.hostedCluster.name,
+      hostedCluster: { ...HOSTED.hostedCluster },
+      infraID: HOSTED.infraID,
+      region: HOSTED.region,
+      release: { desiredVersion: '4.21.3', updating: false },
+      autoNodeStatus: {},
+    }),
+  },
 };
 
 const nodePools: KarpenterDesiredState['nodePools'] = [

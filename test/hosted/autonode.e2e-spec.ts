@@ -129,13 +129,26 @@ describe('hosted control plane, AutoNode mode', () => {
     ).not.toHaveProperty('autoNode');
 
     hypershift.counts = { nodeCount: 2, nodeClaimCount: 3, vcpus: 8 };
-    await api.admin(UPSERT, {
+    const upsert = await api.admin(UPSERT, {
       id,
       input: {
         name: 'general',
-        spec: { template: { spec: { requirements: [], expireAfter: '720h' } } },
+        spec: {
+          template: {
+            spec: {
+              requirements: [],
+              expireAfter: '720h',
+              nodeClassRef: {
+                group: 'karpenter.hypershift.openshift.io',
+                kind: 'OpenshiftEC2NodeClass',
+                name: 'karpenter-fleet',
+              },
+            },
+          },
+        },
       },
     });
+    expect(upsert.errors).toBeUndefined();
     const enabled = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
       id,
       input: { enabled: true, webIdentityRoleArn: ROLE },
