@@ -133,7 +133,8 @@ describe('discoverHostedAws', () => {
     expect(result).toEqual({
       ok: false,
       reason: 'KubernetesLookupFailed',
-      message: 'reading HostedControlPlanes in namespace clusters-alpha failed: connection refused',
+      message:
+        'reading HostedControlPlanes in namespace clusters-alpha failed: Error: connection refused',
     });
   });
 });
