@@ -42,6 +42,9 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
           ),
           mode: config.HOSTED_MODE,
           hcpNamespace: config.SIDECAR_NAMESPACE,
+          ...(config.WORKLOAD_KUBECONFIG
+            ? { guestKubeconfigPath: config.WORKLOAD_KUBECONFIG }
+            : {}),
           log,
         });
       }

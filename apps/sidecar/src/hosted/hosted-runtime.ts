@@ -26,10 +26,11 @@ import {
   type HostedAwsInfrastructure,
   type HostedModeObservation,
 } from '@fleet/discovery';
-import { Watch } from '@kubernetes/client-node';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { ApiServers } from '../kube/api-servers.js';
-import { describeKubeError, isNotFound } from '../kube/cluster-client.js';
+import { ClusterClient, describeKubeError, isNotFound } from '../kube/cluster-client.js';
 import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
@@ -47,6 +48,12 @@ export interface HostedRuntimeOptions {
   log: Logger;
   /** While HyperShift is still enabling or disabling AutoNode: look again at least this often. */
   requeueMs?: number;
+  /**
+   * The mounted guest kubeconfig (hcco-kubeconfig). HyperShift rotates that Secret and the
+   * kubelet rewrites the file; the guest client is rebuilt when its content changes, so a
+   * rotation needs no restart. Without it, the ApiServers' workload client is used as built.
+   */
+  guestKubeconfigPath?: string;
 }
 
 const isUnserved = (err: unknown) => isNotFound(err);
@@ -72,6 +79,7 @@ export class HostedRuntime {
   private debounce?: NodeJS.Timeout;
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
+  private guestClient?: { content: string; client: ClusterClient };
 
   constructor(private readonly options: HostedRuntimeOptions) {
     const { apiServers, hcpNamespace, log } = options;
@@ -355,7 +363,7 @@ export class HostedRuntime {
   private async applyGuest(
     objects: ReturnType<typeof renderGuestObjects>,
   ): Promise<{ applied: number; pruned: number } | undefined> {
-    const guest = this.options.apiServers.client('workload');
+    const guest = this.guest();
     let applied = 0;
     try {
       for (const { object } of objects) {
@@ -386,7 +394,7 @@ export class HostedRuntime {
    * runs to drain and terminate their nodes; spec.autoNode is cleared once no NodeClaim is left.
    */
   private async removeGuest(): Promise<{ pruned: number; nodeClaims: number }> {
-    const guest = this.options.apiServers.client('workload');
+    const guest = this.guest();
     let pruned = 0;
     try {
       for (const kind of [...GUEST_OWNED_KINDS].reverse()) {
@@ -409,6 +417,26 @@ export class HostedRuntime {
       if (isUnserved(err)) return { pruned, nodeClaims: 0 };
       throw err;
     }
+  }
+
+  /** The guest's client, rebuilt when the mounted kubeconfig was rewritten (rotation). */
+  private guest(): ClusterClient {
+    const { guestKubeconfigPath: path, apiServers, log } = this.options;
+    if (!path) return apiServers.client('workload');
+    let content: string;
+    try {
+      content = readFileSync(path, 'utf8');
+    } catch (err) {
+      // Mid-rewrite or briefly absent: keep the client built from the last good content.
+      if (this.guestClient) return this.guestClient.client;
+      throw err;
+    }
+    if (this.guestClient?.content === content) return this.guestClient.client;
+    const config = new KubeConfig();
+    config.loadFromString(content);
+    if (this.guestClient) log.info({ path }, 'guest kubeconfig rotated; guest client rebuilt');
+    this.guestClient = { content, client: new ClusterClient(config, apiServers.timeoutMs) };
+    return this.guestClient.client;
   }
 
   lastResult(): { generation: number; result: ReconcileResult } | undefined {
