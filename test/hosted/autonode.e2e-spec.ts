@@ -149,6 +149,12 @@ describe('hosted control plane, AutoNode mode', () => {
       },
     });
     expect(upsert.errors).toBeUndefined();
+    const overrides = await api.admin(
+      `mutation($id: ID!, $input: NodeClassOverridesInput!) {
+         setNodeClassOverrides(clusterId: $id, input: $input) { id } }`,
+      { id, input: { tags: { team: 'payments' } } },
+    );
+    expect(overrides.errors).toBeUndefined();
     const enabled = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
       id,
       input: { enabled: true, webIdentityRoleArn: ROLE },
@@ -188,6 +194,19 @@ describe('hosted control plane, AutoNode mode', () => {
       'OpenshiftEC2NodeClass',
       'karpenter-fleet',
     );
+    // HyperShift's selectors for the cluster, and the SRE's override.
+    expect(nodeClass?.spec).toEqual({
+      subnetSelectorTerms: [
+        {
+          tags: {
+            'kubernetes.io/role/internal-elb': '1',
+            [`kubernetes.io/cluster/${HOSTED.infraID}`]: '*',
+          },
+        },
+      ],
+      securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': HOSTED.infraID } }],
+      tags: { team: 'payments' },
+    });
     expect(nodeClass?.metadata?.labels).toEqual(
       expect.objectContaining({ 'fleet.karpenter.sh/managed-by': expect.any(String) as unknown }),
     );

@@ -158,9 +158,13 @@ export class DesiredStateChanges {
       async (tx) => {
         const cluster = await tx.cluster.findUniqueOrThrow({
           where: { id: uid },
-          select: { platform: true },
+          select: { platform: true, topology: true },
         });
-        const violation = this.specs.validateNodeClassOverrides(cluster.platform, overrides)[0];
+        const violation = this.specs.validateNodeClassOverrides(
+          cluster.platform,
+          overrides,
+          cluster.topology,
+        )[0];
         if (violation)
           throw userInputError(
             `input${violation.field ? `.${violation.field}` : ''}`,
