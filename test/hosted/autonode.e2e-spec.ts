@@ -84,6 +84,8 @@ describe('hosted control plane, AutoNode mode', () => {
       hcpNamespace: HOSTED.hcpNamespace,
     });
     id = registered.id;
+    // Started now, so its start-up overlaps the API-only test below.
+    sidecar = startSidecarProcess(cluster, registered, { apiUrl: api.url, queuePrefix: prefix });
   }, 30_000);
 
   afterAll(async () => {
@@ -117,7 +119,6 @@ describe('hosted control plane, AutoNode mode', () => {
   });
 
   it('enabling sets spec.autoNode; the NodePool and OpenshiftEC2NodeClass land in the guest; status is HyperShift’s', async () => {
-    sidecar = startSidecarProcess(cluster, registered, { apiUrl: api.url, queuePrefix: prefix });
     const off = await status(
       2,
       (cs) => has(cs, 'AutoNodeEnabled', 'False', 'AutoNodeNotConfigured'),
