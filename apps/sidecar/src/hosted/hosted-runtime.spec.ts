@@ -195,4 +195,29 @@ describe('HostedRuntime (AutoNode mode)', () => {
     for (const off of offs) off();
     expect(writes).toEqual([]);
   });
+
+  it('an autoNode set outside the fleet is left when the fleet has Karpenter disabled', async () => {
+    const r = runtime('AutoNode');
+    await r.apply(order(8, {}));
+    const byHand = {
+      provisionerConfig: {
+        name: 'Karpenter',
+        karpenter: { platform: 'AWS', aws: { roleARN: 'arn:aws:iam::111122223333:role/by-hand' } },
+      },
+    };
+    cluster.management.patch(HC_API, 'HostedCluster', 'alpha', 'clusters', {
+      spec: { autoNode: byHand },
+    });
+    const result = await r.apply(order(9, {}));
+    expect(condition(result, 'Available')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'AutoNodeSetOutsideFleet' }),
+    );
+    expect(
+      (
+        cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec as {
+          autoNode?: unknown;
+        }
+      ).autoNode,
+    ).toEqual(byHand);
+  });
 });

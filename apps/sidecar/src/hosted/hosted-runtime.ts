@@ -12,6 +12,7 @@ import {
   autoNodeConditions,
   autoNodeEnabledCondition,
   autoNodeRoleArn,
+  autoNodeSetByFleet,
   renderAutoNodePatch,
   renderGuestObjects,
   type ClusterDriver,
@@ -238,7 +239,24 @@ export class HostedRuntime {
     let pruned = 0;
     const management = this.options.apiServers.client('management');
     const hostedCluster = `HostedCluster ${infra.hostedCluster.namespace}/${infra.hostedCluster.name}`;
+    const readHostedCluster = () =>
+      management.read({
+        apiVersion: HOSTED_CLUSTER.apiVersion,
+        kind: HOSTED_CLUSTER.kind,
+        name: infra.hostedCluster.name,
+        namespace: infra.hostedCluster.namespace,
+      });
+    let setOutsideFleet = false;
     try {
+      const before = await readHostedCluster();
+      if (!before)
+        return this.degraded(
+          conditions,
+          'HostedClusterNotFound',
+          `${hostedCluster}, named by HostedControlPlane ${infra.hcpNamespace}/${infra.hcpName}, does not exist`,
+          true,
+        );
+      const setByFleet = autoNodeSetByFleet(before);
       if (spec.enabled) {
         const roleARN = autoNodeRoleArn(spec, infra);
         if (!roleARN) {
@@ -256,7 +274,8 @@ export class HostedRuntime {
             return this.degraded(conditions, 'InvalidDesiredState', err.message);
           throw err;
         }
-        if (infra.autoNode?.roleARN !== roleARN) {
+        // Taking over an autoNode set by hand marks it as the fleet's.
+        if (infra.autoNode?.roleARN !== roleARN || !setByFleet) {
           await management.mergePatch(renderAutoNodePatch(infra.hostedCluster, roleARN));
           applied++;
         }
@@ -293,24 +312,32 @@ export class HostedRuntime {
           );
           return { applied, pruned, requeue: true };
         }
-        if (infra.autoNode) {
+        if (infra.autoNode && setByFleet) {
           await management.mergePatch(renderAutoNodePatch(infra.hostedCluster, null));
           applied++;
         }
+        setOutsideFleet = infra.autoNode !== undefined && !setByFleet;
       }
     } catch (err) {
       return this.degraded(conditions, 'ApplyFailed', describeKubeError(err), true);
     }
 
-    const live = await management
-      .read({
-        apiVersion: HOSTED_CLUSTER.apiVersion,
-        kind: HOSTED_CLUSTER.kind,
-        name: infra.hostedCluster.name,
-        namespace: infra.hostedCluster.namespace,
-      })
-      .catch(() => undefined);
+    const live = await readHostedCluster().catch(() => undefined);
     const autoNodeEnabled = autoNodeEnabledCondition(live);
+    if (setOutsideFleet) {
+      const why = `spec.autoNode on ${hostedCluster} was set outside the fleet; disabling Karpenter in the fleet leaves it (clear it there, or enable Karpenter in the fleet to take it over)`;
+      if (autoNodeEnabled)
+        conditions.set(
+          'AutoNodeEnabled',
+          autoNodeEnabled.status,
+          autoNodeEnabled.reason,
+          autoNodeEnabled.message,
+        );
+      conditions.set('Available', 'True', 'AutoNodeSetOutsideFleet', why);
+      conditions.set('Progressing', 'False', 'AutoNodeSetOutsideFleet', why);
+      conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
+      return { applied, pruned, requeue: false };
+    }
     const view = autoNodeConditions({
       enabled: spec.enabled,
       mode,

@@ -41,15 +41,35 @@ export const HOSTED_DEFAULT_NODE_CLASS_NAME = 'karpenter-fleet';
 export type HostedMode = 'AutoNode' | 'Converged';
 
 /**
+ * Marks a HostedCluster whose spec.autoNode the fleet set: disabling clears only such an
+ * autoNode, so registering a cluster where an SRE enabled AutoNode by hand never turns it off.
+ */
+export const AUTO_NODE_OWNER_ANNOTATION = 'fleet.karpenter.sh/auto-node';
+
+/** Whether the fleet set this HostedCluster's spec.autoNode (AUTO_NODE_OWNER_ANNOTATION). */
+export function autoNodeSetByFleet(hostedCluster: unknown): boolean {
+  const metadata = (hostedCluster as { metadata?: { annotations?: Record<string, string> } })
+    ?.metadata;
+  return metadata?.annotations?.[AUTO_NODE_OWNER_ANNOTATION] === 'true';
+}
+
+/**
  * The merge patch of HostedCluster.spec.autoNode: Karpenter on AWS with `roleARN`, or null to
  * clear it (whoever set it: a merge patch takes the field away from every manager, which
- * server-side apply would not).
+ * server-side apply would not), with the fleet's ownership annotation set or removed alike.
  */
 export function renderAutoNodePatch(ref: HostedClusterRef, roleARN: string | null): KubeObject {
   return {
     apiVersion: HOSTED_CLUSTER.apiVersion,
     kind: HOSTED_CLUSTER.kind,
-    metadata: { name: ref.name, namespace: ref.namespace },
+    metadata: {
+      name: ref.name,
+      namespace: ref.namespace,
+      annotations: { [AUTO_NODE_OWNER_ANNOTATION]: roleARN === null ? null : 'true' } as Record<
+        string,
+        string
+      >,
+    },
     spec: {
       autoNode:
         roleARN === null
