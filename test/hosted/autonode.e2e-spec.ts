@@ -177,6 +177,9 @@ describe('hosted control plane, AutoNode mode', () => {
         },
       }),
     );
+    expect(
+      cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.metadata?.annotations,
+    ).toEqual(expect.objectContaining({ 'fleet.karpenter.sh/auto-node': 'true' }));
     expect(ready).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
