@@ -30,7 +30,8 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
       const driver = registration.create({
         reader: (target) =>
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
-        env,
+        // The hosted driver finds its HostedControlPlane in the sidecar's own (HCP) namespace.
+        env: { ...env, SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE },
       });
       if (registration.topology === 'HOSTED') {
         return new HostedRuntime({
