@@ -61,7 +61,7 @@ describe('hosted control plane, AutoNode mode', () => {
           ? s.conditions
           : undefined;
       },
-      { timeoutMs: 15_000, what },
+      { timeoutMs: 30_000, what },
     ).catch((err: Error) => {
       throw new Error(`${err.message}\n${sidecar?.output() ?? ''}`);
     });
@@ -86,7 +86,7 @@ describe('hosted control plane, AutoNode mode', () => {
     id = registered.id;
     // Started now, so its start-up overlaps the API-only test below.
     sidecar = startSidecarProcess(cluster, registered, { apiUrl: api.url, queuePrefix: prefix });
-  }, 30_000);
+  }, 60_000);
 
   afterAll(async () => {
     await sidecar?.stop();
@@ -239,7 +239,7 @@ describe('hosted control plane, AutoNode mode', () => {
         `patch hypershift.openshift.io/hostedclusters in clusters named alpha`,
       ]),
     );
-  }, 30_000);
+  }, 60_000);
 
   it('asked to run converged mode beside HyperShift’s karpenter-operator, reports ConflictingKarpenterOperator and writes nothing', async () => {
     await sidecar?.stop();
@@ -274,5 +274,5 @@ describe('hosted control plane, AutoNode mode', () => {
     } finally {
       for (const off of offs) off();
     }
-  }, 30_000);
+  }, 60_000);
 });
