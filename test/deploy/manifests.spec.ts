@@ -216,16 +216,29 @@ describe('deploy/ manifests', () => {
       env: { name: string; value?: string }[];
       volumeMounts: { name: string; mountPath: string }[];
     };
-    const kubeconfig = container.env.find((e) => e.name === 'KUBECONFIG')?.value ?? '';
+    // The management cluster is the pod's own; the guest comes from HyperShift's hcco-kubeconfig.
+    expect(container.env.map((e) => e.name)).not.toContain('KUBECONFIG');
+    const kubeconfig = container.env.find((e) => e.name === 'WORKLOAD_KUBECONFIG')?.value ?? '';
     const mount = container.volumeMounts.find((m) => kubeconfig.startsWith(`${m.mountPath}/`));
     const volumes = (deployment as { spec: { template: { spec: { volumes: unknown[] } } } }).spec
       .template.spec.volumes;
     expect(volumes).toContainEqual(
       expect.objectContaining({
         name: mount?.name,
-        secret: expect.objectContaining({ secretName: expect.stringMatching(/-kubeconfig$/) }),
+        secret: expect.objectContaining({ secretName: 'hcco-kubeconfig' }),
       }),
     );
+    // The HostedCluster is reached by name only: get and patch, no list, watch or delete.
+    const roles = docs.filter((d) => d.kind === 'Role') as unknown as {
+      metadata: { namespace: string };
+      rules: { resources: string[]; resourceNames?: string[]; verbs: string[] }[];
+    }[];
+    const hostedClusterRules = roles
+      .flatMap((r) => r.rules)
+      .filter((r) => r.resources.includes('hostedclusters'));
+    expect(hostedClusterRules).toEqual([
+      expect.objectContaining({ resourceNames: ['example'], verbs: ['get', 'patch'] }),
+    ]);
   });
 
   it('every container, the migration Job and the bootstrap manifest included, has a read-only root filesystem and the runtime seccomp profile (issue 17, point 13)', () => {

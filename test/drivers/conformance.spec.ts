@@ -23,10 +23,12 @@ import {
   AWS_TEMPLATE_PARSER,
   InMemoryClusterObjectReader,
   discoverClusterApi,
+  type HostedAwsInfrastructure,
 } from '@fleet/discovery';
 import { join } from 'node:path';
 import {
   CAPI_CLUSTER,
+  HOSTED,
   capiFixtureObjects,
   desiredState,
   fixtureInfrastructure,
@@ -50,6 +52,17 @@ const FIXTURES: Record<
       CLUSTER_API_NAMESPACE: CAPI_CLUSTER.namespace,
     },
     sameApiServer: false,
+  },
+  'AWS/HOSTED': {
+    infra: (): HostedAwsInfrastructure => ({
+      hcpNamespace: HOSTED.hcpNamespace,
+      hcpName: HOSTED.hostedCluster.name,
+      hostedCluster: { ...HOSTED.hostedCluster },
+      infraID: HOSTED.infraID,
+      region: HOSTED.region,
+      release: { desiredVersion: '4.21.3', updating: false },
+      autoNodeStatus: {},
+    }),
   },
 };
 

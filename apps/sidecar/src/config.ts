@@ -66,6 +66,12 @@ export const SidecarConfigSchema = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/)
     .default('karpenter-fleet-sidecar'),
+  /**
+   * Hosted clusters only: who runs Karpenter. `AutoNode` (default): HyperShift does, the sidecar
+   * drives HostedCluster.spec.autoNode. `Converged`: the sidecar would run it itself (not built
+   * yet; refused with ConflictingKarpenterOperator while HyperShift's operator runs).
+   */
+  HOSTED_MODE: z.enum(['AutoNode', 'Converged']).default('AutoNode'),
   /** Reported to the fleet and as the ClusterOperator's operator version. */
   SIDECAR_VERSION: z.string().min(1).default('0.1.0'),
   LOG_LEVEL: logLevel,

@@ -1,4 +1,9 @@
-import { clusterApiLocation, loadCustomResourceDefinitions } from '@fleet/cloud-provider';
+import {
+  clusterApiLocation,
+  loadCustomResourceDefinitions,
+  type ClusterDriver,
+} from '@fleet/cloud-provider';
+import type { HostedAwsInfrastructure } from '@fleet/discovery';
 import { KubeClusterObjectReader, apiConfigurationWithDeadline } from '@fleet/discovery';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
@@ -9,6 +14,7 @@ import { apiServersFor } from './kube/api-servers.js';
 import { OrderConsumer } from './orders/order-consumer.js';
 import { ReportPublisher } from './report/report-publisher.js';
 import { StatusReporter } from './report/status-reporter.js';
+import { HostedRuntime } from './hosted/hosted-runtime.js';
 import { SidecarRuntime } from './runtime.js';
 import { SidecarHost } from './sidecar-host.js';
 
@@ -34,13 +40,30 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
       const driver = registration.create({
         reader: (target) =>
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
-        env,
+        // The hosted driver finds its HostedControlPlane in the sidecar's own (HCP) namespace.
+        env: { ...env, SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE },
         dryRunCreate: (target, object) => apiServers.client(target).dryRunCreate(object),
         sameApiServer: apiServers.single,
         requestToken: (target, namespace, serviceAccount, seconds) =>
           apiServers.client(target).requestToken(namespace, serviceAccount, seconds),
         connection: (target) => apiServers.client(target).connection(),
       });
+      if (registration.topology === 'HOSTED') {
+        return new HostedRuntime({
+          apiServers,
+          driver: driver as ClusterDriver<HostedAwsInfrastructure>,
+          reader: new KubeClusterObjectReader(
+            apiServers.kubeConfig('management'),
+            apiServers.timeoutMs,
+          ),
+          mode: config.HOSTED_MODE,
+          hcpNamespace: config.SIDECAR_NAMESPACE,
+          ...(config.WORKLOAD_KUBECONFIG
+            ? { guestKubeconfigPath: config.WORKLOAD_KUBECONFIG }
+            : {}),
+          log,
+        });
+      }
       const crds = await loadCustomResourceDefinitions(
         driver.provider.customResourceDefinitions(),
         config.CRD_DIR,

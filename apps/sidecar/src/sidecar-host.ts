@@ -10,9 +10,20 @@ import { ConditionSet } from './reconcile/conditions.js';
 import type { ReconcileResult } from './reconcile/reconciler.js';
 import type { SidecarRuntime, StatusSnapshot } from './runtime.js';
 
+/**
+ * What the host needs of a runtime: SidecarRuntime, or a topology's own (hosted/hosted-runtime.ts
+ * for HyperShift's AutoNode mode, where HyperShift runs the operand and approves CSRs).
+ */
+export type DriverRuntime = Pick<
+  SidecarRuntime,
+  'onChange' | 'start' | 'apply' | 'snapshot' | 'stop'
+> & {
+  readonly approver: Pick<SidecarRuntime['approver'], 'acknowledge' | 'drop'> | undefined;
+};
+
 export interface SidecarHostOptions {
   /** Builds the runtime for the driver the registry chose (API servers, CRDs, watches). */
-  createRuntime(registration: DriverRegistration): Promise<SidecarRuntime>;
+  createRuntime(registration: DriverRegistration): Promise<DriverRuntime>;
   log: Logger;
   /** The sidecar's release, reported with the contract it speaks. */
   version: string;
@@ -25,9 +36,9 @@ export interface SidecarHostOptions {
  * for another pair than the one running, is refused: Degraded, and nothing is written.
  */
 export class SidecarHost {
-  private runtime?: SidecarRuntime;
+  private runtime?: DriverRuntime;
   private running?: DriverRegistration;
-  private starting?: Promise<SidecarRuntime>;
+  private starting?: Promise<DriverRuntime>;
   private refused?: { generation: number; conditions: Condition[] };
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private refusals = new ConditionSet();
@@ -68,7 +79,7 @@ export class SidecarHost {
     return runtime.apply(order);
   }
 
-  private async start(registration: DriverRegistration): Promise<SidecarRuntime> {
+  private async start(registration: DriverRegistration): Promise<DriverRuntime> {
     if (this.runtime) return this.runtime;
     this.starting ??= this.options.createRuntime(registration).then((runtime) => {
       runtime.onChange((urgent) => this.changed(urgent));
@@ -128,12 +139,12 @@ export class SidecarHost {
 
   /** A report carrying these decisions was accepted. */
   acknowledge(decisions: readonly CsrDecision[]): void {
-    this.runtime?.approver.acknowledge(decisions);
+    this.runtime?.approver?.acknowledge(decisions);
   }
 
   /** The fleet refuses these decisions on their own: they are given up on and counted. */
   drop(decisions: readonly CsrDecision[]): void {
-    this.runtime?.approver.drop(decisions);
+    this.runtime?.approver?.drop(decisions);
   }
 
   async stop(): Promise<void> {

@@ -21,3 +21,4 @@ export {
 export * from './aws/index.js';
 export * from './openshift/machine-config.js';
 export * from './cluster-api/index.js';
+export * from './hosted/index.js';

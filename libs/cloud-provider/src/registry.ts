@@ -2,6 +2,7 @@ import type { Platform, Topology } from '@fleet/contracts';
 import { AWS_STANDALONE_DRIVER } from './aws/driver.js';
 import { CLUSTER_API_DRIVER } from './cluster-api/driver.js';
 import type { DriverRegistration, PlatformRules } from './driver.js';
+import { AWS_HOSTED_DRIVER } from './hosted/driver.js';
 
 /**
  * Every platform and topology the fleet can run. The API refuses to register any other pair,
@@ -11,6 +12,7 @@ import type { DriverRegistration, PlatformRules } from './driver.js';
 export const DRIVER_REGISTRY: readonly DriverRegistration[] = [
   AWS_STANDALONE_DRIVER,
   CLUSTER_API_DRIVER,
+  AWS_HOSTED_DRIVER,
 ];
 
 export function findDriver(platform: Platform, topology: Topology): DriverRegistration | undefined {

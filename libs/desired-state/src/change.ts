@@ -64,3 +64,25 @@ export async function applyDesiredStateChange(
   }
   return 'applied';
 }
+
+/**
+ * Why a change cannot apply to a cluster of this topology, or undefined. A hosted cluster's
+ * Cluster Autoscaler is HyperShift NodePool autoscaling (hypershift.openshift.io NodePool
+ * spec.autoScaling, in the HostedCluster's namespace on the management cluster); the fleet does
+ * not change those NodePools yet, so DISABLE and MIGRATE would promise what no sidecar does.
+ */
+export function topologyRefusal(
+  topology: string,
+  change: Pick<DesiredStateChange, 'clusterAutoscalerMode'>,
+  where: { managementCluster?: string | null } = {},
+): string | undefined {
+  const mode = change.clusterAutoscalerMode;
+  if (topology !== 'HOSTED' || mode === undefined || mode === 'KEEP') return undefined;
+  return (
+    `${mode} is not supported for HOSTED clusters: their Cluster Autoscaler is HyperShift ` +
+    `NodePool autoscaling (hypershift.openshift.io/v1beta1 NodePool spec.autoScaling in the ` +
+    `HostedCluster's namespace on management cluster ${where.managementCluster ?? '(unknown)'}), ` +
+    `which the fleet leaves to HyperShift; keep KEEP and change each HyperShift NodePool's ` +
+    `spec.autoScaling (or spec.replicas) there`
+  );
+}

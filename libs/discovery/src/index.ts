@@ -3,3 +3,4 @@ export * from './cluster-reader.js';
 export * from './aws/index.js';
 export * from './api-deadline.js';
 export * from './cluster-api/index.js';
+export * from './hosted/index.js';

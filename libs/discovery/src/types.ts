@@ -22,7 +22,13 @@ export type DiscoveryFailureReason =
   | 'InfrastructureTemplateNotFound'
   | 'InvalidInfrastructureTemplate'
   | 'BootstrapDataSecretNotFound'
-  | 'NoFailureDomains';
+  | 'NoFailureDomains'
+  // Hosted control planes (hosted/discover.ts)
+  | 'HostedControlPlaneNotFound'
+  | 'MultipleHostedControlPlanes'
+  | 'HostedClusterReferenceMissing'
+  | 'InfraIDMissing'
+  | 'RegionMissing';
 
 /** What discovery chose and why, for the fleet's report (e.g. which worker MachineSet). */
 export interface DiscoveryCondition {

@@ -22,6 +22,7 @@ import {
   applyDesiredStateChange,
   clusterSnapshot,
   commitDesiredStateChange,
+  topologyRefusal,
   type DesiredStateChange,
 } from '@fleet/desired-state';
 import {
@@ -85,19 +86,19 @@ export class DesiredStateChanges {
       Object.entries(fields).filter(([, v]) => v != null),
     ) as DesiredStateChange;
     return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
-      if (change.allowedInstanceTypes?.length) {
-        const { platform } = await tx.cluster.findUniqueOrThrow({
-          where: { id: uid },
-          select: { platform: true },
-        });
-        // Only the Cluster API driver renders a node group per instance type; elsewhere
-        // Karpenter chooses among every type the NodePools' requirements allow.
-        if (platform !== 'CAPI')
-          throw userInputError(
-            'input.allowedInstanceTypes',
-            `only for CAPI clusters (this cluster is ${platform}); restrict instance types with NodePool requirements`,
-          );
-      }
+      const cluster = await tx.cluster.findUniqueOrThrow({
+        where: { id: uid },
+        select: { platform: true, topology: true, managementCluster: true },
+      });
+      const refusal = topologyRefusal(cluster.topology, change, cluster);
+      if (refusal) throw userInputError('input.clusterAutoscalerMode', refusal);
+      // Only the Cluster API driver renders a node group per instance type; elsewhere
+      // Karpenter chooses among every type the NodePools' requirements allow.
+      if (change.allowedInstanceTypes?.length && cluster.platform !== 'CAPI')
+        throw userInputError(
+          'input.allowedInstanceTypes',
+          `only for CAPI clusters (this cluster is ${cluster.platform}); restrict instance types with NodePool requirements`,
+        );
       await applyDesiredStateChange(tx, uid, change);
     });
   }
@@ -164,9 +165,13 @@ export class DesiredStateChanges {
       async (tx) => {
         const cluster = await tx.cluster.findUniqueOrThrow({
           where: { id: uid },
-          select: { platform: true },
+          select: { platform: true, topology: true },
         });
-        const violation = this.specs.validateNodeClassOverrides(cluster.platform, overrides)[0];
+        const violation = this.specs.validateNodeClassOverrides(
+          cluster.platform,
+          overrides,
+          cluster.topology,
+        )[0];
         if (violation)
           throw userInputError(
             `input${violation.field ? `.${violation.field}` : ''}`,

@@ -4,7 +4,7 @@ import {
   supportedPairs,
   type PlatformRules,
 } from '@fleet/cloud-provider';
-import { NODEPOOL, NodeClassOverrides, type Platform } from '@fleet/contracts';
+import { NODEPOOL, NodeClassOverrides, type Platform, type Topology } from '@fleet/contracts';
 import { clone, loadCrdSchema, type StructuralSchema } from '@fleet/crd-schema';
 import { join } from 'node:path';
 
@@ -26,19 +26,19 @@ const relative = (field: string, prefix: string) =>
 export class KarpenterSpecValidator {
   constructor(
     private readonly nodePool: StructuralSchema,
+    /** By `platform/topology`: a hosted AWS cluster's NodeClass is HyperShift's OpenshiftEC2NodeClass. */
     private readonly nodeClasses: ReadonlyMap<
-      Platform,
+      string,
       { rules: PlatformRules; schema: StructuralSchema }
     >,
   ) {}
 
-  /** The NodePool CRD, and the NodeClass CRD of every platform a registered driver serves. */
+  /** The NodePool CRD, and the NodeClass CRD of every platform and topology a driver serves. */
   static fromDirectory(dir: string): KarpenterSpecValidator {
-    const nodeClasses = new Map<Platform, { rules: PlatformRules; schema: StructuralSchema }>();
-    for (const { rules } of DRIVER_REGISTRY) {
-      if (nodeClasses.has(rules.platform)) continue;
+    const nodeClasses = new Map<string, { rules: PlatformRules; schema: StructuralSchema }>();
+    for (const { platform, topology, rules } of DRIVER_REGISTRY) {
       const schema = loadCrdSchema(join(dir, rules.nodeClassCrdFile), rules.nodeClass.version);
-      nodeClasses.set(rules.platform, { rules, schema });
+      nodeClasses.set(`${platform}/${topology}`, { rules, schema });
     }
     return new KarpenterSpecValidator(
       loadCrdSchema(join(dir, 'karpenter.sh_nodepools.yaml'), NODEPOOL.version),
@@ -63,13 +63,17 @@ export class KarpenterSpecValidator {
    * Overrides are checked by the provider of the cluster's platform: as part of a complete
    * NodeClass against its CRD, then by the provider's own rules.
    */
-  validateNodeClassOverrides(platform: Platform, input: unknown): SpecViolation[] {
-    const nodeClass = this.nodeClasses.get(platform);
+  validateNodeClassOverrides(
+    platform: Platform,
+    input: unknown,
+    topology: Topology = 'STANDALONE',
+  ): SpecViolation[] {
+    const nodeClass = this.nodeClasses.get(`${platform}/${topology}`);
     if (!nodeClass) {
       return [
         {
           field: '',
-          reason: `NodeClass overrides need a driver for platform ${platform}; the fleet has drivers for ${supportedPairs()}`,
+          reason: `NodeClass overrides need a driver for platform ${platform} with topology ${topology}; the fleet has drivers for ${supportedPairs()}`,
         },
       ];
     }

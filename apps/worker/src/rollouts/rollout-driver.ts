@@ -2,6 +2,7 @@ import { matchesLabelSelector, parseLabelSelector, type ReconcileRequest } from 
 import type { Prisma, PrismaClient } from '@fleet/database';
 import {
   applyDesiredStateChange,
+  topologyRefusal,
   commitDesiredStateChange,
   DesiredStateChange,
   evaluateHealth,
@@ -287,13 +288,18 @@ export class RolloutDriver {
       }
       const cluster = await tx.cluster.findUniqueOrThrow({
         where: { id: rc.clusterId },
-        select: { labels: true },
+        select: { labels: true, topology: true, managementCluster: true },
       });
       const labels = (cluster.labels ?? {}) as Record<string, string>;
       // Labels may have changed since the start: a cluster that left the selection (or the
       // starting token's scope) is not changed behind its owner's back.
       if (!matchesLabelSelector(selector, labels) || !matchesLabelSelector(scope, labels)) {
         await skip('NoLongerSelected: its labels no longer match the selector or the scope');
+        continue;
+      }
+      const refusal = topologyRefusal(cluster.topology, change, cluster);
+      if (refusal) {
+        await skip(`UnsupportedForTopology: ${refusal}`);
         continue;
       }
       if (change.deleteNodePool) {

@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AWS_HOSTED_DRIVER, type ClusterDriver } from '@fleet/cloud-provider';
+import { KubeClusterObjectReader, type HostedAwsInfrastructure } from '@fleet/discovery';
+import {
+  HOSTED,
+  HyperShiftStandIn,
+  startEmulatedHostedCluster,
+  type EmulatedHostedCluster,
+} from '@fleet/testing';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import type { ReconcileOrder } from '@fleet/contracts';
+import { apiServersFor } from '../kube/api-servers.js';
+import { HostedRuntime } from './hosted-runtime.js';
+
+const order = (generation: number, spec: Partial<ReconcileOrder['spec']>): ReconcileOrder => ({
+  contractVersion: 2,
+  clusterId: '0b7a4c1e-8d2f-4e6a-9c3b-1f2e3d4c5b6a',
+  generation,
+  platform: 'AWS',
+  topology: 'HOSTED',
+  spec: {
+    enabled: false,
+    paused: false,
+    clusterAutoscalerMode: 'KEEP',
+    logLevel: 'info',
+    featureGates: {},
+    nodePools: [],
+    nodeClassOverrides: {},
+    ...spec,
+  },
+});
+
+const HC_API = 'hypershift.openshift.io/v1beta1';
+
+describe('HostedRuntime (AutoNode mode)', () => {
+  let cluster: EmulatedHostedCluster;
+  let hypershift: HyperShiftStandIn;
+  const runtimes: HostedRuntime[] = [];
+
+  let tmp: string;
+  const runtime = (mode: 'AutoNode' | 'Converged', guestKubeconfigPath?: string) => {
+    const apiServers = apiServersFor(['management', 'workload'], cluster.sidecarEnv);
+    const reader = new KubeClusterObjectReader(apiServers.kubeConfig('management'), 5_000);
+    const driver = AWS_HOSTED_DRIVER.create({
+      reader: () => reader,
+      env: cluster.sidecarEnv,
+    }) as ClusterDriver<HostedAwsInfrastructure>;
+    const r = new HostedRuntime({
+      apiServers,
+      driver,
+      reader,
+      mode,
+      hcpNamespace: HOSTED.hcpNamespace,
+      log: pino({ level: 'silent' }),
+      requeueMs: 200,
+      ...(guestKubeconfigPath ? { guestKubeconfigPath } : {}),
+    });
+    runtimes.push(r);
+    return r;
+  };
+  const condition = (r: Awaited<ReturnType<HostedRuntime['apply']>>, type: string) =>
+    r.conditions.find((c) => c.type === type);
+
+  beforeAll(async () => {
+    cluster = await startEmulatedHostedCluster();
+    hypershift = new HyperShiftStandIn(cluster);
+    tmp = mkdtempSync(join(tmpdir(), 'hosted-runtime-'));
+  }, 30_000);
+
+  afterAll(async () => {
+    for (const r of runtimes) await r.stop();
+    hypershift?.stop();
+    await cluster?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('disabled: AutoNodeNotConfigured, nothing written', async () => {
+    const r = runtime('AutoNode');
+    const result = await r.apply(order(1, {}));
+    expect(condition(result, 'AutoNodeEnabled')).toEqual(
+      expect.objectContaining({ status: 'False', reason: 'AutoNodeNotConfigured' }),
+    );
+    expect(result.applied).toBe(0);
+  });
+
+  it('enabled without a role ARN: Degraded WebIdentityRoleMissing naming the field', async () => {
+    const r = runtime('AutoNode');
+    const result = await r.apply(order(2, { enabled: true }));
+    expect(condition(result, 'Degraded')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'WebIdentityRoleMissing' }),
+    );
+    expect(condition(result, 'Degraded')?.message).toMatch(/^webIdentityRoleArn: /);
+  });
+
+  const roleArn = 'arn:aws:iam::111122223333:role/alpha-k7m2x-karpenter';
+  const enabledSpec = {
+    enabled: true,
+    webIdentityRoleArn: roleArn,
+    nodePools: [{ name: 'general', spec: { template: { spec: { requirements: [] } } } }],
+  };
+
+  it('enabled: sets spec.autoNode, then applies the guest objects, following a rotated guest kubeconfig', async () => {
+    // The mounted hcco-kubeconfig starts out with a token the guest no longer accepts.
+    const path = join(tmp, 'guest.kubeconfig');
+    writeFileSync(path, cluster.guest.kubeconfigYaml('default', 'rotated-away'));
+    const r = runtime('AutoNode', path);
+    const refused = await r.apply(order(3, enabledSpec));
+    expect(condition(refused, 'Degraded')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'ApplyFailed' }),
+    );
+    expect(
+      (
+        cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec as {
+          autoNode?: unknown;
+        }
+      ).autoNode,
+    ).toEqual({
+      provisionerConfig: {
+        name: 'Karpenter',
+        karpenter: { platform: 'AWS', aws: { roleARN: roleArn } },
+      },
+    });
+    // HyperShift rotates the Secret, the kubelet rewrites the file: no restart needed.
+    writeFileSync(path, cluster.guest.kubeconfigYaml());
+    const result = await r.apply(order(3, enabledSpec));
+    expect(condition(result, 'Available')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'AsExpected' }),
+    );
+    expect(condition(result, 'Degraded')?.status).toBe('False');
+    expect(cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general')?.metadata?.name).toBe(
+      'general',
+    );
+    expect(cluster.sidecarAccess.refused()).toEqual([]);
+  });
+
+  it('disabled: NodePools go first, spec.autoNode is cleared once no NodeClaim is left', async () => {
+    const r = runtime('AutoNode');
+    await r.apply(order(5, enabledSpec));
+    cluster.guest.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'general-abcde' },
+      spec: {
+        requirements: [],
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'karpenter-fleet' },
+      },
+    });
+    const waiting = await r.apply(order(6, {}));
+    expect(condition(waiting, 'Progressing')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'WaitingForNodeClaims' }),
+    );
+    expect(cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general')).toBeUndefined();
+    expect(
+      cluster.guest.get(
+        'karpenter.hypershift.openshift.io/v1',
+        'OpenshiftEC2NodeClass',
+        'karpenter-fleet',
+      ),
+    ).toBeUndefined();
+    const hc = () =>
+      cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec as {
+        autoNode?: unknown;
+      };
+    expect(hc().autoNode).toBeDefined();
+
+    cluster.guest.delete('karpenter.sh/v1', 'NodeClaim', 'general-abcde');
+    await r.apply(order(6, {}));
+    expect(hc().autoNode).toBeUndefined();
+    // HyperShift has removed its Deployments: the next look sees it done.
+    const done = await r.apply(order(6, {}));
+    expect(condition(done, 'AutoNodeEnabled')).toEqual(
+      expect.objectContaining({ status: 'False', reason: 'AutoNodeNotConfigured' }),
+    );
+    expect(condition(done, 'Progressing')?.status).toBe('False');
+    expect(cluster.management.list('apps/v1', 'Deployment', HOSTED.hcpNamespace)).toEqual([]);
+  });
+
+  it('converged beside HyperShift’s operator: ConflictingKarpenterOperator, nothing written', async () => {
+    await runtime('AutoNode').apply(order(7, enabledSpec));
+    const writes: string[] = [];
+    const offs = [cluster.management, cluster.guest].map((k) =>
+      k.onRequest((e) => {
+        if (e.method !== 'GET') writes.push(`${e.method} ${e.path}`);
+      }),
+    );
+    const r = runtime('Converged');
+    const result = await r.apply(order(4, { enabled: true }));
+    expect(condition(result, 'Degraded')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'ConflictingKarpenterOperator' }),
+    );
+    expect(result.applied).toBe(0);
+    for (const off of offs) off();
+    expect(writes).toEqual([]);
+  });
+
+  it('an autoNode set outside the fleet is left when the fleet has Karpenter disabled', async () => {
+    const r = runtime('AutoNode');
+    await r.apply(order(8, {}));
+    const byHand = {
+      provisionerConfig: {
+        name: 'Karpenter',
+        karpenter: { platform: 'AWS', aws: { roleARN: 'arn:aws:iam::111122223333:role/by-hand' } },
+      },
+    };
+    cluster.management.patch(HC_API, 'HostedCluster', 'alpha', 'clusters', {
+      spec: { autoNode: byHand },
+    });
+    const result = await r.apply(order(9, {}));
+    expect(condition(result, 'Available')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'AutoNodeSetOutsideFleet' }),
+    );
+    expect(
+      (
+        cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec as {
+          autoNode?: unknown;
+        }
+      ).autoNode,
+    ).toEqual(byHand);
+  });
+});

@@ -1,0 +1,484 @@
+import {
+  DEPLOYMENT,
+  NODECLAIM,
+  type ClusterMetrics,
+  type Condition,
+  type ReconcileOrder,
+} from '@fleet/contracts';
+import {
+  GUEST_OWNED_KINDS,
+  InvalidDesiredStateError,
+  OWNED_BY_SELECTOR,
+  autoNodeConditions,
+  autoNodeEnabledCondition,
+  autoNodeRoleArn,
+  autoNodeSetByFleet,
+  renderAutoNodePatch,
+  renderGuestObjects,
+  type ClusterDriver,
+  type HostedMode,
+  type KubeObject,
+} from '@fleet/cloud-provider';
+import {
+  HOSTED_CLUSTER,
+  HOSTED_CONTROL_PLANE,
+  observeHostedMode,
+  type ClusterObjectReader,
+  type HostedAwsInfrastructure,
+  type HostedModeObservation,
+} from '@fleet/discovery';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { ApiServers } from '../kube/api-servers.js';
+import { ClusterClient, describeKubeError, isNotFound } from '../kube/cluster-client.js';
+import { ResourceWatch } from '../kube/resource-watch.js';
+import { ConditionSet } from '../reconcile/conditions.js';
+import type { ReconcileResult } from '../reconcile/reconciler.js';
+import type { StatusSnapshot } from '../runtime.js';
+
+export interface HostedRuntimeOptions {
+  apiServers: ApiServers;
+  driver: ClusterDriver<HostedAwsInfrastructure>;
+  /** Reads on the management cluster, for mode detection. */
+  reader: ClusterObjectReader;
+  /** The mode this sidecar was asked to run the cluster in (HOSTED_MODE). */
+  mode: HostedMode;
+  /** The HCP namespace the sidecar runs in. */
+  hcpNamespace: string;
+  log: Logger;
+  /** While HyperShift is still enabling or disabling AutoNode: look again at least this often. */
+  requeueMs?: number;
+  /**
+   * The mounted guest kubeconfig (hcco-kubeconfig). HyperShift rotates that Secret and the
+   * kubelet rewrites the file; the guest client is rebuilt when its content changes, so a
+   * rotation needs no restart. Without it, the ApiServers' workload client is used as built.
+   */
+  guestKubeconfigPath?: string;
+}
+
+const isUnserved = (err: unknown) => isNotFound(err);
+
+/**
+ * A hosted cluster in AutoNode mode: HyperShift runs Karpenter (its karpenter-operator and the
+ * operand in the HCP namespace), the sidecar drives it. Enabling sets HostedCluster.spec.autoNode,
+ * disabling clears it; in the guest the sidecar keeps the default OpenshiftEC2NodeClass and the
+ * NodePools of desired state, and it reports what HyperShift reports. Converged mode (the sidecar
+ * running the operand itself) is not built: asked for it, the sidecar writes nothing and says
+ * why, ConflictingKarpenterOperator while HyperShift's own operator runs.
+ */
+export class HostedRuntime {
+  readonly approver = undefined;
+  private readonly hcps: ResourceWatch;
+  private readonly deployments: ResourceWatch;
+  private order?: ReconcileOrder;
+  private last?: { generation: number; result: ReconcileResult };
+  private previous: Condition[] = [];
+  private counts: ClusterMetrics = {};
+  private chain: Promise<unknown> = Promise.resolve();
+  private requeueTimer?: NodeJS.Timeout;
+  private debounce?: NodeJS.Timeout;
+  private readonly listeners = new Set<(urgent: boolean) => void>();
+  private readonly offs: (() => void)[] = [];
+  private guestClient?: { content: string; client: ClusterClient };
+
+  constructor(private readonly options: HostedRuntimeOptions) {
+    const { apiServers, hcpNamespace, log } = options;
+    const watch = new Watch(apiServers.kubeConfig('management'));
+    const objects = apiServers.client('management').objects;
+    this.hcps = new ResourceWatch(objects, watch, HOSTED_CONTROL_PLANE, log, {
+      namespace: hcpNamespace,
+      maxBackoffMs: 5_000,
+    });
+    this.deployments = new ResourceWatch(objects, watch, DEPLOYMENT, log, {
+      namespace: hcpNamespace,
+      maxBackoffMs: 5_000,
+    });
+  }
+
+  start(): void {
+    // HyperShift's changes (spec.autoNode copied, its Deployments, status.autoNode) are the
+    // signal to look again; the order is re-run, which only reads when nothing changed.
+    const again = () => {
+      clearTimeout(this.debounce);
+      this.debounce = setTimeout(() => void this.recheck(), 100);
+    };
+    this.offs.push(this.hcps.on(again), this.deployments.on(again));
+    this.hcps.start();
+    this.deployments.start();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.requeueTimer);
+    clearTimeout(this.debounce);
+    this.requeueTimer = undefined;
+    for (const off of this.offs.splice(0)) off();
+    this.hcps.stop();
+    this.deployments.stop();
+    this.options.driver.close();
+    await this.chain.catch(() => undefined);
+  }
+
+  onChange(listener: (urgent: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(urgent: boolean): void {
+    for (const l of this.listeners) l(urgent);
+  }
+
+  apply(order: ReconcileOrder): Promise<ReconcileResult> {
+    this.order = order;
+    return this.enqueue(order);
+  }
+
+  private enqueue(order: ReconcileOrder): Promise<ReconcileResult> {
+    const run = this.chain.then(async () => {
+      const conditions = new ConditionSet(this.previous);
+      const outcome = await this.reconcile(order, conditions);
+      this.previous = conditions.list();
+      const result = { ...outcome, conditions: this.previous };
+      this.last = { generation: order.generation, result };
+      this.schedule(order, result.requeue);
+      return result;
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private schedule(order: ReconcileOrder, requeue: boolean): void {
+    clearTimeout(this.requeueTimer);
+    this.requeueTimer = undefined;
+    if (!requeue || this.order !== order) return;
+    this.requeueTimer = setTimeout(() => void this.recheck(), this.options.requeueMs ?? 2_000);
+  }
+
+  private async recheck(): Promise<void> {
+    const order = this.order;
+    if (!order) return;
+    try {
+      await this.enqueue(order);
+    } catch (err) {
+      this.options.log.error({ err: String(err) }, 're-check failed');
+      this.schedule(order, true);
+    }
+    this.changed(true);
+  }
+
+  /** Resolves when orders and re-checks in flight have settled (for tests). */
+  async idle(): Promise<void> {
+    await this.chain;
+  }
+
+  private degraded(conditions: ConditionSet, reason: string, message: string, requeue = false) {
+    this.options.log.warn({ reason, message }, 'reconcile degraded');
+    conditions.set('Degraded', 'True', reason, message);
+    conditions.set('Available', 'False', reason, message);
+    conditions.set(
+      'Progressing',
+      'False',
+      reason,
+      'waiting for the problem to be fixed or a new order',
+    );
+    return { applied: 0, pruned: 0, requeue };
+  }
+
+  private async reconcile(
+    order: ReconcileOrder,
+    conditions: ConditionSet,
+  ): Promise<Omit<ReconcileResult, 'conditions'>> {
+    const { spec } = order;
+    if (spec.paused) {
+      conditions.set(
+        'Paused',
+        'True',
+        'PausedByFleet',
+        'reconciliation is paused; the cluster is left as it is',
+      );
+      return { applied: 0, pruned: 0, requeue: false };
+    }
+    conditions.set('Paused', 'False', 'AsExpected', 'reconciling');
+
+    const discovery = await this.options.driver.discover();
+    if (!discovery.ok) return this.degraded(conditions, discovery.reason, discovery.message, true);
+    const infra = discovery.infrastructure;
+    for (const c of discovery.conditions ?? [])
+      conditions.set(c.type, c.status, c.reason, c.message);
+    this.counts = {
+      ...(infra.autoNodeStatus.nodeCount !== undefined
+        ? { nodes: infra.autoNodeStatus.nodeCount }
+        : {}),
+      ...(infra.autoNodeStatus.nodeClaimCount !== undefined
+        ? { nodeClaims: infra.autoNodeStatus.nodeClaimCount }
+        : {}),
+      ...(infra.autoNodeStatus.vcpus !== undefined ? { vcpus: infra.autoNodeStatus.vcpus } : {}),
+    };
+
+    let mode: HostedModeObservation;
+    try {
+      mode = await observeHostedMode(this.options.reader, this.options.hcpNamespace, infra);
+    } catch (err) {
+      return this.degraded(
+        conditions,
+        'KubernetesLookupFailed',
+        `reading HyperShift's Karpenter Deployments in ${this.options.hcpNamespace}: ${describeKubeError(err)}`,
+        true,
+      );
+    }
+
+    if (this.options.mode === 'Converged') return this.converged(infra, mode, conditions);
+    conditions.set(
+      'HostedMode',
+      'True',
+      'AutoNode',
+      'HyperShift runs Karpenter (HostedCluster spec.autoNode); the fleet drives it',
+    );
+
+    let applied = 0;
+    let pruned = 0;
+    const management = this.options.apiServers.client('management');
+    const hostedCluster = `HostedCluster ${infra.hostedCluster.namespace}/${infra.hostedCluster.name}`;
+    const readHostedCluster = () =>
+      management.read({
+        apiVersion: HOSTED_CLUSTER.apiVersion,
+        kind: HOSTED_CLUSTER.kind,
+        name: infra.hostedCluster.name,
+        namespace: infra.hostedCluster.namespace,
+      });
+    let setOutsideFleet = false;
+    try {
+      const before = await readHostedCluster();
+      if (!before)
+        return this.degraded(
+          conditions,
+          'HostedClusterNotFound',
+          `${hostedCluster}, named by HostedControlPlane ${infra.hcpNamespace}/${infra.hcpName}, does not exist`,
+          true,
+        );
+      const setByFleet = autoNodeSetByFleet(before);
+      if (spec.enabled) {
+        const roleARN = autoNodeRoleArn(spec, infra);
+        if (!roleARN) {
+          return this.degraded(
+            conditions,
+            'WebIdentityRoleMissing',
+            `webIdentityRoleArn: required to enable Karpenter on a hosted cluster (${hostedCluster} spec.autoNode.provisionerConfig.karpenter.aws.roleARN), and HyperShift holds none`,
+          );
+        }
+        let guest: ReturnType<typeof renderGuestObjects>;
+        try {
+          guest = renderGuestObjects(infra, spec);
+        } catch (err) {
+          if (err instanceof InvalidDesiredStateError)
+            return this.degraded(conditions, 'InvalidDesiredState', err.message);
+          throw err;
+        }
+        // Taking over an autoNode set by hand marks it as the fleet's.
+        if (infra.autoNode?.roleARN !== roleARN || !setByFleet) {
+          await management.mergePatch(renderAutoNodePatch(infra.hostedCluster, roleARN));
+          applied++;
+        }
+        const written = await this.applyGuest(guest);
+        if (written === undefined) {
+          conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
+          conditions.set(
+            'Available',
+            'False',
+            'AutoNodeProgressing',
+            "waiting for HyperShift's karpenter-operator to install the Karpenter CRDs in the guest",
+          );
+          conditions.set(
+            'Progressing',
+            'True',
+            'AutoNodeProgressing',
+            'HyperShift is enabling AutoNode',
+          );
+          return { applied, pruned, requeue: true };
+        }
+        applied += written.applied;
+        pruned += written.pruned;
+      } else {
+        const removal = await this.removeGuest();
+        pruned += removal.pruned;
+        if (removal.nodeClaims > 0) {
+          conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
+          conditions.set('Available', 'True', 'KarpenterDisabling', 'Karpenter is being disabled');
+          conditions.set(
+            'Progressing',
+            'True',
+            'WaitingForNodeClaims',
+            `waiting for Karpenter to remove ${removal.nodeClaims} NodeClaim(s) before spec.autoNode is cleared on ${hostedCluster}`,
+          );
+          return { applied, pruned, requeue: true };
+        }
+        if (infra.autoNode && setByFleet) {
+          await management.mergePatch(renderAutoNodePatch(infra.hostedCluster, null));
+          applied++;
+        }
+        setOutsideFleet = infra.autoNode !== undefined && !setByFleet;
+      }
+    } catch (err) {
+      return this.degraded(conditions, 'ApplyFailed', describeKubeError(err), true);
+    }
+
+    const live = await readHostedCluster().catch(() => undefined);
+    const autoNodeEnabled = autoNodeEnabledCondition(live);
+    if (setOutsideFleet) {
+      const why = `spec.autoNode on ${hostedCluster} was set outside the fleet; disabling Karpenter in the fleet leaves it (clear it there, or enable Karpenter in the fleet to take it over)`;
+      if (autoNodeEnabled)
+        conditions.set(
+          'AutoNodeEnabled',
+          autoNodeEnabled.status,
+          autoNodeEnabled.reason,
+          autoNodeEnabled.message,
+        );
+      conditions.set('Available', 'True', 'AutoNodeSetOutsideFleet', why);
+      conditions.set('Progressing', 'False', 'AutoNodeSetOutsideFleet', why);
+      conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
+      return { applied, pruned, requeue: false };
+    }
+    const view = autoNodeConditions({
+      enabled: spec.enabled,
+      mode,
+      ...(autoNodeEnabled ? { autoNodeEnabled } : {}),
+      counts: infra.autoNodeStatus,
+    });
+    for (const c of view) conditions.set(c.type, c.status, c.reason, c.message);
+    const progressing = view.find((c) => c.type === 'Progressing')?.status === 'True';
+    return { applied, pruned, requeue: progressing };
+  }
+
+  /**
+   * Converged mode is the sidecar running Karpenter itself; never beside HyperShift's own
+   * operator, and not built yet. Either way nothing is written.
+   */
+  private converged(
+    infra: HostedAwsInfrastructure,
+    mode: HostedModeObservation,
+    conditions: ConditionSet,
+  ) {
+    conditions.set(
+      'HostedMode',
+      'False',
+      'Converged',
+      'asked to run Karpenter itself (HOSTED_MODE=Converged)',
+    );
+    if (mode.hypershiftOperator || mode.autoNodeConfigured) {
+      const why = [
+        mode.hypershiftOperator
+          ? `HyperShift's karpenter-operator Deployment runs in ${this.options.hcpNamespace}`
+          : undefined,
+        mode.autoNodeConfigured
+          ? `spec.autoNode is set on HostedControlPlane ${infra.hcpNamespace}/${infra.hcpName}`
+          : undefined,
+      ].filter(Boolean);
+      return this.degraded(
+        conditions,
+        'ConflictingKarpenterOperator',
+        `${why.join(' and ')}; the sidecar never runs a Karpenter operand beside HyperShift's, so nothing was written. Clear spec.autoNode (AutoNode mode: HOSTED_MODE=AutoNode) or run this sidecar in AutoNode mode`,
+      );
+    }
+    return this.degraded(
+      conditions,
+      'ConvergedModeNotImplemented',
+      'converged mode (the sidecar running the operand in the HCP namespace) is not built yet; nothing was written. Run this sidecar with HOSTED_MODE=AutoNode',
+    );
+  }
+
+  /** Applies the guest objects and prunes the owned ones no longer rendered; undefined while the CRDs are not served. */
+  private async applyGuest(
+    objects: ReturnType<typeof renderGuestObjects>,
+  ): Promise<{ applied: number; pruned: number } | undefined> {
+    const guest = this.guest();
+    let applied = 0;
+    try {
+      for (const { object } of objects) {
+        await guest.apply(object);
+        applied++;
+      }
+    } catch (err) {
+      if (isUnserved(err)) return undefined;
+      throw err;
+    }
+    const wanted = new Set(objects.map(({ object }) => `${object.kind}/${object.metadata.name}`));
+    let pruned = 0;
+    for (const kind of [...GUEST_OWNED_KINDS].reverse()) {
+      const live = await guest.list<KubeObject>(kind.apiVersion, kind.kind, {
+        labelSelector: OWNED_BY_SELECTOR,
+      });
+      for (const o of live) {
+        if (wanted.has(`${kind.kind}/${o.metadata.name}`)) continue;
+        await guest.delete({ apiVersion: kind.apiVersion, kind: kind.kind, name: o.metadata.name });
+        pruned++;
+      }
+    }
+    return { applied, pruned };
+  }
+
+  /**
+   * Disabling: the fleet's NodePools and NodeClass go first, while HyperShift's Karpenter still
+   * runs to drain and terminate their nodes; spec.autoNode is cleared once no NodeClaim is left.
+   */
+  private async removeGuest(): Promise<{ pruned: number; nodeClaims: number }> {
+    const guest = this.guest();
+    let pruned = 0;
+    try {
+      for (const kind of [...GUEST_OWNED_KINDS].reverse()) {
+        const live = await guest.list<KubeObject>(kind.apiVersion, kind.kind, {
+          labelSelector: OWNED_BY_SELECTOR,
+        });
+        for (const o of live) {
+          await guest.delete({
+            apiVersion: kind.apiVersion,
+            kind: kind.kind,
+            name: o.metadata.name,
+          });
+          pruned++;
+        }
+      }
+      const claims = await guest.list(NODECLAIM.apiVersion, NODECLAIM.kind);
+      return { pruned, nodeClaims: claims.length };
+    } catch (err) {
+      // No Karpenter CRDs in the guest: nothing of the fleet's can be there.
+      if (isUnserved(err)) return { pruned, nodeClaims: 0 };
+      throw err;
+    }
+  }
+
+  /** The guest's client, rebuilt when the mounted kubeconfig was rewritten (rotation). */
+  private guest(): ClusterClient {
+    const { guestKubeconfigPath: path, apiServers, log } = this.options;
+    if (!path) return apiServers.client('workload');
+    let content: string;
+    try {
+      content = readFileSync(path, 'utf8');
+    } catch (err) {
+      // Mid-rewrite or briefly absent: keep the client built from the last good content.
+      if (this.guestClient) return this.guestClient.client;
+      throw err;
+    }
+    if (this.guestClient?.content === content) return this.guestClient.client;
+    const config = new KubeConfig();
+    config.loadFromString(content);
+    if (this.guestClient) log.info({ path }, 'guest kubeconfig rotated; guest client rebuilt');
+    this.guestClient = { content, client: new ClusterClient(config, apiServers.timeoutMs) };
+    return this.guestClient.client;
+  }
+
+  lastResult(): { generation: number; result: ReconcileResult } | undefined {
+    return this.last;
+  }
+
+  snapshot(): Promise<StatusSnapshot | undefined> {
+    const last = this.last;
+    if (!last || !this.order) return Promise.resolve(undefined);
+    const nodePools = this.order.spec.enabled ? this.order.spec.nodePools.length : 0;
+    return Promise.resolve({
+      observedGeneration: last.generation,
+      conditions: last.result.conditions,
+      metrics: { ...this.counts, nodePools },
+      csrDecisions: [],
+    });
+  }
+}

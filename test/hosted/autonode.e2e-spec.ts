@@ -1,0 +1,278 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  HOSTED,
+  HyperShiftStandIn,
+  createTestDatabase,
+  eventually,
+  grantedPermissions,
+  startEmulatedHostedCluster,
+  testQueuePrefix,
+  type EmulatedHostedCluster,
+  type RequestLogEntry,
+  type RunningProcess,
+  type TestDatabase,
+} from '@fleet/testing';
+import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
+import { startApi, type RunningApi } from '../api/start-api.js';
+import { startWorker } from '../../apps/worker/src/main.js';
+
+const HC_API = 'hypershift.openshift.io/v1beta1';
+const ROLE = 'arn:aws:iam::111122223333:role/alpha-k7m2x-karpenter';
+const STATUS = `query($id: ID!) { cluster(id: $id) { status { observedGeneration
+  conditions { type status reason message } } } }`;
+const SET = `mutation($id: ID!, $input: SetKarpenterInput!) {
+  setKarpenter(clusterId: $id, input: $input) { karpenter { generation } } }`;
+const UPSERT = `mutation($id: ID!, $input: UpsertNodePoolInput!) {
+  upsertNodePool(clusterId: $id, input: $input) { karpenter { generation } } }`;
+
+interface Cond {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/**
+ * A HyperShift hosted cluster in AutoNode mode, through the fleet: the API registers it and
+ * refuses a Cluster Autoscaler switch it cannot do, the sidecar (with only deploy/'s Roles on the
+ * management cluster) sets spec.autoNode, HyperShift (a stand-in) runs Karpenter, the fleet's
+ * NodePool and OpenshiftEC2NodeClass land in the guest and the status is HyperShift's. Asked to
+ * run converged mode beside HyperShift's operator, a sidecar writes nothing.
+ */
+describe('hosted control plane, AutoNode mode', () => {
+  let db: TestDatabase;
+  let api: RunningApi;
+  let worker: Awaited<ReturnType<typeof startWorker>>;
+  let cluster: EmulatedHostedCluster;
+  let hypershift: HyperShiftStandIn;
+  let sidecar: RunningProcess | undefined;
+  let id: string;
+  let registered: Awaited<ReturnType<typeof registerCluster>>;
+  const prefix = testQueuePrefix();
+
+  const status = async (generation: number, ready: (c: Cond[]) => boolean, what: string) =>
+    eventually(
+      async () => {
+        const res = await api.admin<{
+          cluster: { status: { observedGeneration: number; conditions: Cond[] } | null };
+        }>(STATUS, { id });
+        const s = res.data?.cluster.status;
+        return s && s.observedGeneration >= generation && ready(s.conditions)
+          ? s.conditions
+          : undefined;
+      },
+      { timeoutMs: 30_000, what },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${sidecar?.output() ?? ''}`);
+    });
+  const has = (cs: Cond[], type: string, status: string, reason?: string) =>
+    cs.some((c) => c.type === type && c.status === status && (!reason || c.reason === reason));
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix });
+    worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
+    cluster = await startEmulatedHostedCluster();
+    hypershift = new HyperShiftStandIn(cluster);
+    registered = await registerCluster(api.admin, {
+      name: 'alpha',
+      topology: 'HOSTED',
+      platform: 'AWS',
+      region: HOSTED.region,
+      infraID: HOSTED.infraID,
+      managementCluster: 'mgmt-1',
+      hcpNamespace: HOSTED.hcpNamespace,
+    });
+    id = registered.id;
+    // Started now, so its start-up overlaps the API-only test below.
+    sidecar = startSidecarProcess(cluster, registered, { apiUrl: api.url, queuePrefix: prefix });
+  }, 60_000);
+
+  afterAll(async () => {
+    await sidecar?.stop();
+    hypershift?.stop();
+    await worker?.close();
+    await api?.app.close();
+    await cluster?.stop();
+    await db?.drop();
+  });
+
+  it('refuses DISABLE and MIGRATE of the Cluster Autoscaler, naming the HyperShift NodePools', async () => {
+    for (const mode of ['DISABLE', 'MIGRATE']) {
+      const res = await api.admin(SET, { id, input: { clusterAutoscalerMode: mode } });
+      expect(res.data).toBeNull();
+      expect(res.errors?.[0]?.extensions).toEqual(
+        expect.objectContaining({
+          code: 'BAD_USER_INPUT',
+          field: 'input.clusterAutoscalerMode',
+          reason: expect.stringContaining(
+            `${mode} is not supported for HOSTED clusters: their Cluster Autoscaler is HyperShift NodePool autoscaling (hypershift.openshift.io/v1beta1 NodePool spec.autoScaling`,
+          ) as unknown,
+        }),
+      );
+    }
+    const keep = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
+      id,
+      input: { clusterAutoscalerMode: 'KEEP' },
+    });
+    expect(keep.data?.setKarpenter.karpenter.generation).toBe(2);
+  });
+
+  it('enabling sets spec.autoNode; the NodePool and OpenshiftEC2NodeClass land in the guest; status is HyperShift’s', async () => {
+    const off = await status(
+      2,
+      (cs) => has(cs, 'AutoNodeEnabled', 'False', 'AutoNodeNotConfigured'),
+      'AutoNodeNotConfigured reported while Karpenter is disabled',
+    );
+    expect(has(off, 'HostedControlPlaneDiscovered', 'True', 'AsExpected')).toBe(true);
+    expect(
+      cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec,
+    ).not.toHaveProperty('autoNode');
+
+    hypershift.counts = { nodeCount: 2, nodeClaimCount: 3, vcpus: 8 };
+    const upsert = await api.admin(UPSERT, {
+      id,
+      input: {
+        name: 'general',
+        spec: {
+          template: {
+            spec: {
+              requirements: [],
+              expireAfter: '720h',
+              nodeClassRef: {
+                group: 'karpenter.hypershift.openshift.io',
+                kind: 'OpenshiftEC2NodeClass',
+                name: 'karpenter-fleet',
+              },
+            },
+          },
+        },
+      },
+    });
+    expect(upsert.errors).toBeUndefined();
+    const overrides = await api.admin(
+      `mutation($id: ID!, $input: NodeClassOverridesInput!) {
+         setNodeClassOverrides(clusterId: $id, input: $input) { id } }`,
+      { id, input: { tags: { team: 'payments' } } },
+    );
+    expect(overrides.errors).toBeUndefined();
+    const enabled = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
+      id,
+      input: { enabled: true, webIdentityRoleArn: ROLE },
+    });
+    const generation = enabled.data!.setKarpenter.karpenter.generation;
+
+    const ready = await status(
+      generation,
+      (cs) => has(cs, 'Available', 'True', 'AsExpected'),
+      'Available from HyperShift’s AutoNodeEnabled',
+    );
+    expect(cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec).toEqual(
+      expect.objectContaining({
+        autoNode: {
+          provisionerConfig: {
+            name: 'Karpenter',
+            karpenter: { platform: 'AWS', aws: { roleARN: ROLE } },
+          },
+        },
+      }),
+    );
+    expect(
+      cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.metadata?.annotations,
+    ).toEqual(expect.objectContaining({ 'fleet.karpenter.sh/auto-node': 'true' }));
+    expect(ready).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          type: 'AutoNodeEnabled',
+          status: 'True',
+          reason: 'AsExpected',
+          message: 'AutoNode is ready',
+        }),
+        expect.objectContaining({ type: 'OperandReady', status: 'True' }),
+        expect.objectContaining({ type: 'HostedMode', status: 'True', reason: 'AutoNode' }),
+        expect.objectContaining({ type: 'Degraded', status: 'False' }),
+      ]),
+    );
+    const nodeClass = cluster.guest.get(
+      'karpenter.hypershift.openshift.io/v1',
+      'OpenshiftEC2NodeClass',
+      'karpenter-fleet',
+    );
+    // HyperShift's selectors for the cluster, and the SRE's override.
+    expect(nodeClass?.spec).toEqual({
+      subnetSelectorTerms: [
+        {
+          tags: {
+            'kubernetes.io/role/internal-elb': '1',
+            [`kubernetes.io/cluster/${HOSTED.infraID}`]: '*',
+          },
+        },
+      ],
+      securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': HOSTED.infraID } }],
+      tags: { team: 'payments' },
+    });
+    expect(nodeClass?.metadata?.labels).toEqual(
+      expect.objectContaining({ 'fleet.karpenter.sh/managed-by': expect.any(String) as unknown }),
+    );
+    const pool = cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general');
+    expect(
+      (pool?.spec as { template: { spec: { nodeClassRef: unknown } } }).template.spec.nodeClassRef,
+    ).toEqual({
+      group: 'karpenter.hypershift.openshift.io',
+      kind: 'OpenshiftEC2NodeClass',
+      name: 'karpenter-fleet',
+    });
+    // The fleet runs nothing of its own beside HyperShift's operator and operand.
+    expect(
+      cluster.management
+        .list('apps/v1', 'Deployment', HOSTED.hcpNamespace)
+        .map((d) => d.metadata?.name)
+        .sort(),
+    ).toEqual(['karpenter', 'karpenter-operator']);
+
+    // Only deploy/'s Roles, and every request allowed.
+    expect(cluster.sidecarAccess.refused()).toEqual([]);
+    const granted = grantedPermissions(cluster.rbac, cluster.sidecarUser);
+    expect(granted.every((p) => p.namespace !== undefined)).toBe(true);
+    expect(cluster.sidecarAccess.used()).toEqual(
+      expect.arrayContaining([
+        `patch hypershift.openshift.io/hostedclusters in clusters named alpha`,
+      ]),
+    );
+  }, 60_000);
+
+  it('asked to run converged mode beside HyperShift’s karpenter-operator, reports ConflictingKarpenterOperator and writes nothing', async () => {
+    await sidecar?.stop();
+    const writes: RequestLogEntry[] = [];
+    const record = (e: RequestLogEntry) => {
+      if (e.method !== 'GET') writes.push(e);
+    };
+    const offs = [cluster.management.onRequest(record), cluster.guest.onRequest(record)];
+    try {
+      sidecar = startSidecarProcess(
+        cluster,
+        registered,
+        { apiUrl: api.url, queuePrefix: prefix },
+        { HOSTED_MODE: 'Converged' },
+        'sidecar-converged',
+      );
+      const res = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
+        id,
+        input: { logLevel: 'debug' },
+      });
+      const generation = res.data!.setKarpenter.karpenter.generation;
+      const conflict = await status(
+        generation,
+        (cs) => has(cs, 'Degraded', 'True', 'ConflictingKarpenterOperator'),
+        'ConflictingKarpenterOperator',
+      );
+      expect(conflict.find((c) => c.type === 'Degraded')?.message).toMatch(
+        /^HyperShift's karpenter-operator Deployment runs in clusters-alpha and spec.autoNode is set/,
+      );
+      expect(writes).toEqual([]);
+      expect(cluster.sidecarAccess.refused()).toEqual([]);
+    } finally {
+      for (const off of offs) off();
+    }
+  }, 60_000);
+});
