@@ -18,7 +18,8 @@ export type DriverRuntime = Pick<
   SidecarRuntime,
   'onChange' | 'start' | 'apply' | 'snapshot' | 'stop'
 > & {
-  readonly approver: Pick<SidecarRuntime['approver'], 'acknowledge' | 'drop'> | undefined;
+  readonly approver:
+    Pick<SidecarRuntime['approver'], 'acknowledge' | 'drop' | 'counts'> | undefined;
 };
 
 export interface SidecarHostOptions {
@@ -134,7 +135,7 @@ export class SidecarHost {
 
   /** The CSR approver's decisions so far; none before the first order built the runtime. */
   csrCounts(): Readonly<Record<string, number>> | undefined {
-    return this.runtime?.approver.counts;
+    return this.runtime?.approver?.counts;
   }
 
   /** A report carrying these decisions was accepted. */
