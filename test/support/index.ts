@@ -17,3 +17,4 @@ export * from './status-reports.js';
 export * from './machine-config-operator.js';
 export * from './rbac-usage.js';
 export * from './capi-aws-workload.js';
+export * from './oidc-issuer.js';

@@ -1,0 +1,132 @@
+import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Public } from '../auth/roles.decorator.js';
+import { UnauthenticatedLimiter } from '../auth/unauthenticated-limiter.service.js';
+import { API_CONFIG, type ApiConfig } from '../config.js';
+import { LOGIN_TTL_SECONDS, OidcLoginError, OidcLoginService } from './oidc-login.service.js';
+
+/** The cookie binding a sign-in to the browser that started it (login CSRF, RFC 6749 §10.12). */
+export const STATE_COOKIE = 'kfleet_oidc_state';
+const COOKIE_PATH = '/auth/oidc';
+
+/** Where the console picks up the outcome: in the fragment, which no server or log ever sees. */
+export const SESSION_FRAGMENT = 'session';
+export const ERROR_FRAGMENT = 'oidc-error';
+
+type Response = ServerResponse & { req?: IncomingMessage };
+
+function cookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+/**
+ * The browser side of OIDC sign-in. Public: the person has no token yet; what protects these
+ * routes is the one-time state bound to the browser's cookie, PKCE and the ID token's checks.
+ */
+@Controller('auth/oidc')
+@Public()
+export class OidcController {
+  private readonly secureCookie: boolean;
+
+  constructor(
+    private readonly login: OidcLoginService,
+    private readonly unauthenticated: UnauthenticatedLimiter,
+    @Inject(API_CONFIG) config: ApiConfig,
+  ) {
+    this.secureCookie = config.FLEET_PUBLIC_URL.startsWith('https:');
+  }
+
+  /** What the console's sign-in page offers. */
+  @Get()
+  provider(): { enabled: boolean; providerName: string | null; loginPath: string | null } {
+    const settings = this.login.settings;
+    return {
+      enabled: settings !== null,
+      providerName: settings?.providerName ?? null,
+      loginPath: settings ? `${COOKIE_PATH}/login` : null,
+    };
+  }
+
+  @Get('login')
+  async start(@Req() req: IncomingMessage, @Res() res: Response): Promise<void> {
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const wait = this.unauthenticated.retryAfter(address);
+    if (wait > 0)
+      return this.fail(res, `too many failed sign-ins from ${address}; retry in ${wait} s`);
+    try {
+      const started = await this.login.start();
+      this.setStateCookie(res, started.state, LOGIN_TTL_SECONDS);
+      res.writeHead(302, { location: started.authorizationUrl, 'cache-control': 'no-store' });
+      res.end();
+    } catch (err) {
+      this.fail(res, messageOf(err));
+    }
+  }
+
+  @Get('callback')
+  async callback(
+    @Req() req: IncomingMessage,
+    @Res() res: Response,
+    @Query() query: Record<string, string | undefined>,
+  ): Promise<void> {
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const wait = this.unauthenticated.retryAfter(address);
+    if (wait > 0)
+      return this.fail(res, `too many failed sign-ins from ${address}; retry in ${wait} s`);
+    // The state is spent whatever happens; the cookie goes with it.
+    this.setStateCookie(res, '', 0);
+    if (query.error) {
+      this.unauthenticated.refused(address);
+      return this.fail(
+        res,
+        `the identity provider refused the sign-in: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}`,
+      );
+    }
+    try {
+      const session = await this.login.complete({
+        state: query.state,
+        code: query.code,
+        browserState: cookie(req, STATE_COOKIE),
+      });
+      res.writeHead(302, {
+        location: `/#${SESSION_FRAGMENT}=${encodeURIComponent(session.secret)}`,
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+      });
+      res.end();
+    } catch (err) {
+      if (err instanceof OidcLoginError) this.unauthenticated.refused(address);
+      this.fail(res, messageOf(err));
+    }
+  }
+
+  private setStateCookie(res: Response, value: string, maxAge: number): void {
+    // Lax: the provider's redirect back is a top-level GET from its origin, which Strict drops.
+    res.setHeader(
+      'set-cookie',
+      `${STATE_COOKIE}=${encodeURIComponent(value)}; Path=${COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${this.secureCookie ? '; Secure' : ''}`,
+    );
+  }
+
+  /** Back to the console's sign-in page, which shows why. */
+  private fail(res: Response, message: string): void {
+    res.writeHead(302, {
+      location: `/#${ERROR_FRAGMENT}=${encodeURIComponent(message)}`,
+      'cache-control': 'no-store',
+    });
+    res.end();
+  }
+}
+
+/** Sign-in refusals are said as they are; anything else is not shown to an unauthenticated caller. */
+function messageOf(err: unknown): string {
+  if (err instanceof OidcLoginError) return err.message;
+  console.error(
+    JSON.stringify({ msg: 'oidc sign-in failed', error: err instanceof Error ? err.stack : err }),
+  );
+  return 'the sign-in failed on the fleet side; try again or ask an administrator to read the API log';
+}
