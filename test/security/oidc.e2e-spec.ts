@@ -43,7 +43,7 @@ class BrowserLogin {
     const location = res.headers.get('location')!;
     if (location.startsWith('/#')) return outcomeOf(location);
     this.cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-    expect(this.cookie).toMatch(/^kfleet_oidc_state=.+/);
+    expect(this.cookie).toMatch(/^kfleet_oidc_login=.+/);
     this.authorizationUrl = location;
     return undefined;
   }
@@ -243,16 +243,16 @@ describe('security: OIDC sign-in', () => {
     expect(await sessionsOf('oidc:mallory')).toEqual([]);
   });
 
-  it('refuses a replayed callback, a replayed code and a code without its PKCE verifier', async () => {
+  it('refuses a replayed code, a code without its PKCE verifier, a foreign or stale sign-in', async () => {
     issuer.user = { sub: 'u-5', preferred_username: 'dave', groups: ['fleet-viewers'] };
     const first = login();
     await first.start();
     const callbackUrl = await first.authorize();
     expect((await first.callback(callbackUrl)).secret).toBeDefined();
 
-    // The same callback again: its state was spent by the first use.
+    // The same callback again, from the same browser: the issuer honours a code once.
     expect(await first.callback(callbackUrl)).toEqual({
-      error: 'this sign-in is unknown, already used or older than 10 minutes; sign in again',
+      error: 'the identity provider refused the code: invalid_grant (code already used)',
     });
 
     // The used code under a fresh sign-in's state: the issuer honours a code once.
@@ -288,6 +288,19 @@ describe('security: OIDC sign-in', () => {
     expect(await third.callback(await third.authorize(), '')).toEqual({
       error:
         'this sign-in was not started by this browser (state does not match its cookie); sign in again',
+    });
+
+    // A sign-in left waiting longer than 10 minutes.
+    const stale = login();
+    await stale.start();
+    const [name, value] = stale.cookie.split('=') as [string, string];
+    const pending = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as {
+      startedAt: number;
+    };
+    pending.startedAt -= 11 * 60_000;
+    const staleCookie = `${name}=${Buffer.from(JSON.stringify(pending)).toString('base64url')}`;
+    expect(await stale.callback(await stale.authorize(), staleCookie)).toEqual({
+      error: 'this sign-in is older than 10 minutes; sign in again',
     });
     expect(await sessionsOf('oidc:dave')).toHaveLength(1);
   });

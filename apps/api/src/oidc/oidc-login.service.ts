@@ -15,7 +15,6 @@ import type { Principal } from '../auth/principal.js';
 import { AuditService } from '../audit/audit.service.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
-import { QueuesService } from '../queues/queues.service.js';
 import { oidcSettings, roleForGroups, type OidcSettings } from './oidc-settings.js';
 
 /** A sign-in refused, with the reason the person (or the test) is shown. */
@@ -27,7 +26,7 @@ export class OidcLoginError extends Error {
 export const LOGIN_TTL_SECONDS = 600;
 /** The discovery document is read again after this long (and after any failure). */
 const DISCOVERY_MAX_AGE_MS = 3_600_000;
-/** Every call to the provider and to Redis is bounded: sign-in never hangs the API. */
+/** Every call to the provider is bounded: sign-in never hangs the API. */
 const CALL_TIMEOUT_MS = 5_000;
 /** Signatures accepted on ID tokens: asymmetric only (never `none`, never the client secret). */
 const ASYMMETRIC_ALGORITHMS = [
@@ -60,14 +59,30 @@ const tokenErrorSchema = z.object({
   error_description: z.string().optional(),
 });
 
-/** What a started sign-in keeps in Redis until the provider sends the person back. */
-interface PendingLogin {
-  nonce: string;
-  verifier: string;
+/** What the browser keeps of a started sign-in until the provider sends the person back. */
+const pendingLoginSchema = z.object({
+  state: z.string().min(1),
+  nonce: z.string().min(1),
+  verifier: z.string().min(43).max(128),
+  startedAt: z.number(),
+});
+type PendingLogin = z.infer<typeof pendingLoginSchema>;
+
+function pendingOf(cookie: string | undefined): PendingLogin | null {
+  if (!cookie) return null;
+  try {
+    const parsed = pendingLoginSchema.safeParse(
+      JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')),
+    );
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface StartedLogin {
-  state: string;
+  /** For the browser's HttpOnly cookie. */
+  browserCookie: string;
   authorizationUrl: string;
 }
 
@@ -78,20 +93,9 @@ export interface Session {
 }
 
 const base64url = (bytes: Buffer) => bytes.toString('base64url');
-const withTimeout = <T>(promise: Promise<T>, what: string): Promise<T> =>
-  Promise.race([
-    promise,
-    new Promise<never>((_, reject) =>
-      setTimeout(
-        () => reject(new OidcLoginError(`${what} did not answer within ${CALL_TIMEOUT_MS} ms`)),
-        CALL_TIMEOUT_MS,
-      ).unref(),
-    ),
-  ]);
-
 /**
- * Sign-in with an OIDC issuer: authorization code with PKCE (S256), state and nonce kept in Redis
- * for one use, the ID token verified with `jose` against the issuer's published keys. A person
+ * Sign-in with an OIDC issuer: authorization code with PKCE (S256), state, nonce and verifier kept
+ * by the browser that started it, the ID token verified with `jose` against the issuer's published keys. A person
  * signed in gets a session: an API token whose expiry is the ID token's, so the session ends
  * when the provider's token does and everything that checks tokens (HTTP, sockets, rollouts)
  * treats it like any other token.
@@ -105,7 +109,6 @@ export class OidcLoginService {
   constructor(
     @Inject(API_CONFIG) private readonly config: ApiConfig,
     private readonly prisma: PrismaService,
-    private readonly queues: QueuesService,
     private readonly audit: AuditService,
   ) {
     this.settings = oidcSettings(config);
@@ -116,28 +119,23 @@ export class OidcLoginService {
     return this.settings;
   }
 
-  private pendingKey(state: string): string {
-    return `${this.config.QUEUE_PREFIX}:oidc-login:${hashSecret(state)}`;
-  }
-
-  /** A new sign-in: its state (for the browser's cookie) and where to send the person. */
+  /**
+   * A new sign-in: where to send the person, and what the browser keeps meanwhile (in an
+   * HttpOnly cookie): the state, the nonce and the PKCE verifier. Nothing is stored on the fleet's
+   * side, so starting sign-ins costs an unauthenticated caller no memory of the fleet's, and
+   * sign-in works while Redis is away. The cookie holds nothing its browser does not see anyway
+   * (state and nonce travel in the authorization URL); the verifier is what keeps a code stolen
+   * on its way back (logs, Referer) useless to anyone else.
+   */
   async start(): Promise<StartedLogin> {
     const settings = this.enabled;
     const discovery = await this.discover();
-    const state = base64url(randomBytes(32));
     const pending: PendingLogin = {
+      state: base64url(randomBytes(32)),
       nonce: base64url(randomBytes(32)),
       verifier: base64url(randomBytes(48)),
+      startedAt: Date.now(),
     };
-    await withTimeout(
-      this.queues.connection.set(
-        this.pendingKey(state),
-        JSON.stringify(pending),
-        'EX',
-        LOGIN_TTL_SECONDS,
-      ),
-      'Redis',
-    );
     const url = new URL(discovery.authorization_endpoint);
     url.search = new URLSearchParams({
       ...Object.fromEntries(url.searchParams),
@@ -145,40 +143,38 @@ export class OidcLoginService {
       client_id: settings.clientId,
       redirect_uri: settings.redirectUrl,
       scope: settings.scopes,
-      state,
+      state: pending.state,
       nonce: pending.nonce,
       code_challenge: base64url(createHash('sha256').update(pending.verifier).digest()),
       code_challenge_method: 'S256',
     }).toString();
-    return { state, authorizationUrl: url.toString() };
+    return {
+      browserCookie: Buffer.from(JSON.stringify(pending)).toString('base64url'),
+      authorizationUrl: url.toString(),
+    };
   }
 
   /**
-   * The provider sent the person back with `code` for `state`; `browserState` is the state the
-   * browser's cookie holds (a code delivered to another browser is refused). The state is
-   * consumed first, so a callback cannot be replayed.
+   * The provider sent the person back with `code` for `state`; `browserCookie` is what `start`
+   * gave the browser that began this sign-in. A code delivered to another browser is refused
+   * here; a code used twice by the issuer (RFC 6749 §4.1.2: one use), a code exchanged without
+   * its verifier by PKCE.
    */
   async complete(input: {
     state: string | undefined;
     code: string | undefined;
-    browserState: string | undefined;
+    browserCookie: string | undefined;
   }): Promise<Session> {
     const settings = this.enabled;
     if (!input.state || !input.code)
       throw new OidcLoginError('the provider sent no code and state back; sign in again');
-    if (input.browserState !== input.state)
+    const pending = pendingOf(input.browserCookie);
+    if (!pending || pending.state !== input.state)
       throw new OidcLoginError(
         'this sign-in was not started by this browser (state does not match its cookie); sign in again',
       );
-    const stored = await withTimeout(
-      this.queues.connection.getdel(this.pendingKey(input.state)),
-      'Redis',
-    );
-    if (!stored)
-      throw new OidcLoginError(
-        'this sign-in is unknown, already used or older than 10 minutes; sign in again',
-      );
-    const pending = JSON.parse(stored) as PendingLogin;
+    if (Date.now() - pending.startedAt > LOGIN_TTL_SECONDS * 1000)
+      throw new OidcLoginError('this sign-in is older than 10 minutes; sign in again');
     const discovery = await this.discover();
     const idToken = await this.exchange(settings, discovery, input.code, pending.verifier);
     const claims = await this.verifyIdToken(settings, discovery, idToken, pending.nonce);

@@ -6,7 +6,7 @@ import { API_CONFIG, type ApiConfig } from '../config.js';
 import { LOGIN_TTL_SECONDS, OidcLoginError, OidcLoginService } from './oidc-login.service.js';
 
 /** The cookie binding a sign-in to the browser that started it (login CSRF, RFC 6749 §10.12). */
-export const STATE_COOKIE = 'kfleet_oidc_state';
+export const LOGIN_COOKIE = 'kfleet_oidc_login';
 const COOKIE_PATH = '/auth/oidc';
 
 /** Where the console picks up the outcome: in the fragment, which no server or log ever sees. */
@@ -25,7 +25,7 @@ function cookie(req: IncomingMessage, name: string): string | undefined {
 
 /**
  * The browser side of OIDC sign-in. Public: the person has no token yet; what protects these
- * routes is the one-time state bound to the browser's cookie, PKCE and the ID token's checks.
+ * routes is the state bound to the browser's cookie, PKCE and the ID token's checks.
  */
 @Controller('auth/oidc')
 @Public()
@@ -59,7 +59,7 @@ export class OidcController {
       return this.fail(res, `too many failed sign-ins from ${address}; retry in ${wait} s`);
     try {
       const started = await this.login.start();
-      this.setStateCookie(res, started.state, LOGIN_TTL_SECONDS);
+      this.setLoginCookie(res, started.browserCookie, LOGIN_TTL_SECONDS);
       res.writeHead(302, { location: started.authorizationUrl, 'cache-control': 'no-store' });
       res.end();
     } catch (err) {
@@ -77,8 +77,8 @@ export class OidcController {
     const wait = this.unauthenticated.retryAfter(address);
     if (wait > 0)
       return this.fail(res, `too many failed sign-ins from ${address}; retry in ${wait} s`);
-    // The state is spent whatever happens; the cookie goes with it.
-    this.setStateCookie(res, '', 0);
+    // One sign-in per cookie, whatever its outcome.
+    this.setLoginCookie(res, '', 0);
     if (query.error) {
       this.unauthenticated.refused(address);
       return this.fail(
@@ -90,7 +90,7 @@ export class OidcController {
       const session = await this.login.complete({
         state: query.state,
         code: query.code,
-        browserState: cookie(req, STATE_COOKIE),
+        browserCookie: cookie(req, LOGIN_COOKIE),
       });
       res.writeHead(302, {
         location: `/#${SESSION_FRAGMENT}=${encodeURIComponent(session.secret)}`,
@@ -104,11 +104,11 @@ export class OidcController {
     }
   }
 
-  private setStateCookie(res: Response, value: string, maxAge: number): void {
+  private setLoginCookie(res: Response, value: string, maxAge: number): void {
     // Lax: the provider's redirect back is a top-level GET from its origin, which Strict drops.
     res.setHeader(
       'set-cookie',
-      `${STATE_COOKIE}=${encodeURIComponent(value)}; Path=${COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${this.secureCookie ? '; Secure' : ''}`,
+      `${LOGIN_COOKIE}=${encodeURIComponent(value)}; Path=${COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${this.secureCookie ? '; Secure' : ''}`,
     );
   }
 
