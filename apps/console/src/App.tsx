@@ -28,6 +28,7 @@ import {
   readToken,
   storeSignOutNotice,
   storeToken,
+  takeSignInFragment,
 } from './lib/session.js';
 import { SessionContext, useSession, type Session } from './lib/session-context.js';
 import { Link, Router, useRouter } from './lib/router.js';
@@ -38,6 +39,11 @@ import { ClusterPage } from './pages/ClusterPage.js';
 
 type Viewer = ViewerQuery['viewer'];
 
+// Read once per page load, before the first render reads the stored token (StrictMode renders
+// twice; the fragment is gone after the first read).
+let signInFragment: { error: string | null } | undefined;
+const fromSignIn = () => (signInFragment ??= takeSignInFragment());
+
 export function App() {
   return (
     <Router>
@@ -47,9 +53,10 @@ export function App() {
 }
 
 function Console() {
-  const [token, setToken] = useState<string | null>(readToken);
+  const [token, setToken] = useState<string | null>(() => (fromSignIn(), readToken()));
   const [viewer, setViewer] = useState<Viewer | null>(null);
   const [notice, setNotice] = useState<string | null>(readSignOutNotice);
+  const [signInError] = useState<string | null>(() => fromSignIn().error);
 
   const signOut = useCallback((why?: string) => {
     clearToken();
@@ -89,6 +96,7 @@ function Console() {
     return (
       <SignIn
         notice={notice}
+        providerError={signInError}
         onSignIn={async (secret) => {
           const probe = createFleetClient(secret, () => undefined);
           try {
