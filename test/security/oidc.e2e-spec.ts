@@ -319,6 +319,41 @@ describe('security: OIDC sign-in', () => {
     expect(issuer.requests.filter((r) => r.endsWith('/certs')).length).toBe(certsBefore + 1);
   });
 
+  it('bounds a session by OIDC_MAX_SESSION_HOURS when the ID token lives longer', async () => {
+    issuer.spoilNextIdToken({ expiresInSeconds: 48 * 3600 });
+    const outcome = await signInAs({
+      sub: 'u-8',
+      preferred_username: 'gina',
+      groups: ['fleet-viewers'],
+    });
+    const expiresAt = Date.parse((await viewerOf(outcome.secret!)).data!.viewer.expiresAt);
+    expect(Math.abs(expiresAt - (Date.now() + 12 * 3_600_000))).toBeLessThan(60_000);
+  });
+
+  it('ends a session at sign-out, and leaves API tokens alone', async () => {
+    const outcome = await signInAs({
+      sub: 'u-9',
+      preferred_username: 'hugo',
+      groups: ['fleet-viewers'],
+    });
+    const session = api.as(outcome.secret);
+    expect(
+      (await session<{ viewer: { session: boolean } }>(`{ viewer { session } }`)).data,
+    ).toEqual({
+      viewer: { session: true },
+    });
+    expect((await session(`mutation { signOut }`)).data).toEqual({ signOut: true });
+    expect((await viewerOf(outcome.secret!)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+
+    const token = await api.createToken('VIEWER', { name: 'automation' });
+    expect((await api.as(token)(`mutation { signOut }`)).data).toEqual({ signOut: false });
+    expect(
+      (await api.as(token)<{ viewer: { session: boolean } }>(`{ viewer { session } }`)).data,
+    ).toEqual({
+      viewer: { session: false },
+    });
+  });
+
   it('ends the session when the provider’s ID token expires', async () => {
     issuer.spoilNextIdToken({ expiresInSeconds: 3 });
     const outcome = await signInAs({

@@ -21,7 +21,7 @@ import {
 } from '@patternfly/react-core';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, createFleetClient, type FleetClient } from './graphql/client.js';
-import { ViewerDocument, type ViewerQuery } from './graphql/generated.js';
+import { SignOutDocument, ViewerDocument, type ViewerQuery } from './graphql/generated.js';
 import {
   clearToken,
   readSignOutNotice,
@@ -124,7 +124,15 @@ function Console() {
     client,
     viewer,
     canMutate: viewer.role !== 'VIEWER',
-    signOut: () => signOut(),
+    // A session from the identity provider ends on the API too; a pasted API token is only
+    // forgotten by this tab (automation may share it).
+    signOut: () => {
+      if (!viewer.session) return signOut();
+      void client
+        .request(SignOutDocument, {})
+        .catch(() => undefined)
+        .finally(() => signOut());
+    },
   };
   return (
     <SessionContext.Provider value={session}>

@@ -11,7 +11,7 @@ import {
 } from 'jose';
 import { z } from 'zod';
 import { hashSecret } from '../auth/api-tokens.service.js';
-import type { Principal } from '../auth/principal.js';
+import { OIDC_SESSION_PREFIX, type Principal } from '../auth/principal.js';
 import { AuditService } from '../audit/audit.service.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
@@ -24,8 +24,13 @@ export class OidcLoginError extends Error {
 
 /** A started sign-in waits this long for the provider's answer. */
 export const LOGIN_TTL_SECONDS = 600;
-/** The discovery document is read again after this long (and after any failure). */
+/** The discovery document is read again after this long. */
 const DISCOVERY_MAX_AGE_MS = 3_600_000;
+/**
+ * After a failed read, sign-ins are refused with the same error this long before the next try:
+ * unauthenticated callers cannot make the API hammer a provider that is down.
+ */
+const DISCOVERY_RETRY_MS = 5_000;
 /** Every call to the provider is bounded: sign-in never hangs the API. */
 const CALL_TIMEOUT_MS = 5_000;
 /** Signatures accepted on ID tokens: asymmetric only (never `none`, never the client secret). */
@@ -104,6 +109,7 @@ const base64url = (bytes: Buffer) => bytes.toString('base64url');
 export class OidcLoginService {
   readonly settings: OidcSettings | null;
   private discovery: { document: Discovery; at: number } | null = null;
+  private discoveryFailure: { error: OidcLoginError; at: number } | null = null;
   private jwks: { uri: string; getKey: JWTVerifyGetKey } | null = null;
 
   constructor(
@@ -182,9 +188,22 @@ export class OidcLoginService {
   }
 
   private async discover(): Promise<Discovery> {
-    const settings = this.enabled;
     if (this.discovery && Date.now() - this.discovery.at < DISCOVERY_MAX_AGE_MS)
       return this.discovery.document;
+    if (this.discoveryFailure && Date.now() - this.discoveryFailure.at < DISCOVERY_RETRY_MS)
+      throw this.discoveryFailure.error;
+    try {
+      const document = await this.readDiscovery();
+      this.discoveryFailure = null;
+      return document;
+    } catch (err) {
+      if (err instanceof OidcLoginError) this.discoveryFailure = { error: err, at: Date.now() };
+      throw err;
+    }
+  }
+
+  private async readDiscovery(): Promise<Discovery> {
+    const settings = this.enabled;
     const url = `${settings.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     let body: unknown;
     try {
@@ -318,10 +337,13 @@ export class OidcLoginService {
       throw new OidcLoginError(
         `${username} is in no group that is given a role on this fleet (the "${settings.groupsClaim}" claim lists ${groups.length ? groups.map((g) => `"${g}"`).join(', ') : 'none'})`,
       );
-    const expiresAt = new Date(claims.exp! * 1000);
+    // The provider's expiry, within the fleet's own bound on a session.
+    const expiresAt = new Date(
+      Math.min(claims.exp! * 1000, Date.now() + settings.maxSessionSeconds * 1000),
+    );
     if (expiresAt.getTime() <= Date.now())
       throw new OidcLoginError('the ID token is refused: it has already expired');
-    const name = `oidc:${username}`.slice(0, 100);
+    const name = `${OIDC_SESSION_PREFIX}${username}`.slice(0, 100);
     const secret = `kf_${randomBytes(24).toString('base64url')}`;
     await this.prisma.client.$transaction(async (tx: Prisma.TransactionClient) => {
       const session = await tx.apiToken.create({

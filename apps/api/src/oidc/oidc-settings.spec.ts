@@ -35,6 +35,7 @@ describe('OIDC settings', () => {
       groupRoles: [{ group: 'fleet-admins', role: 'ADMIN', labelSelector: null }],
       jwksCooldownMs: 30_000,
       clockToleranceSeconds: 5,
+      maxSessionSeconds: 43_200,
     });
   });
 

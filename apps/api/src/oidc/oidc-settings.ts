@@ -26,6 +26,8 @@ export interface OidcSettings {
   groupRoles: GroupRole[];
   jwksCooldownMs: number;
   clockToleranceSeconds: number;
+  /** A session ends with its ID token, and at the latest this long after sign-in. */
+  maxSessionSeconds: number;
 }
 
 /** The environment variables read here (they are part of ApiConfigSchema). */
@@ -43,6 +45,7 @@ export interface OidcEnvironment {
   OIDC_GROUP_ROLES_FILE?: string | undefined;
   OIDC_JWKS_COOLDOWN_SECONDS: number;
   OIDC_CLOCK_TOLERANCE_SECONDS: number;
+  OIDC_MAX_SESSION_HOURS: number;
 }
 
 /** The OIDC variables of the API's environment schema (config.ts). */
@@ -63,6 +66,8 @@ export const oidcEnvironmentSchema = {
   OIDC_GROUP_ROLES_FILE: z.string().min(1).optional(),
   OIDC_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   OIDC_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+  /** Providers whose ID tokens live for days do not make days-long sessions. */
+  OIDC_MAX_SESSION_HOURS: z.coerce.number().int().min(1).max(720).default(12),
 };
 
 const groupRoleSchema = z
@@ -170,6 +175,7 @@ export function oidcSettings(env: OidcEnvironment): OidcSettings | null {
     groupRoles,
     jwksCooldownMs: env.OIDC_JWKS_COOLDOWN_SECONDS * 1000,
     clockToleranceSeconds: env.OIDC_CLOCK_TOLERANCE_SECONDS,
+    maxSessionSeconds: env.OIDC_MAX_SESSION_HOURS * 3600,
   };
 }
 
