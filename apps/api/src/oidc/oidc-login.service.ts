@@ -353,7 +353,7 @@ export class OidcLoginService {
           role: rule.role,
           labelSelector: rule.labelSelector,
           expiresAt,
-          createdBy: `oidc:${settings.providerName}`.slice(0, 100),
+          createdBy: `oidc (${settings.providerName})`.slice(0, 100),
         },
       });
       const principal: Principal = {
