@@ -10,7 +10,7 @@ const base = {
   OIDC_CLIENT_ID: 'karpenter-fleet',
   OIDC_GROUP_ROLES: JSON.stringify([{ group: 'fleet-admins', role: 'ADMIN' }]),
 };
-const settings = (env: Record<string, string>) => oidcSettings(loadApiConfig(env)!);
+const settings = (env: Record<string, string>) => oidcSettings(loadApiConfig(env));
 const problem = (env: Record<string, string>) => {
   try {
     loadApiConfig(env);
