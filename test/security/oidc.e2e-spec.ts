@@ -1,12 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   createTestDatabase,
+  eventually,
   freePort,
   OidcIssuer,
   testQueuePrefix,
   type OidcUser,
   type TestDatabase,
 } from '@fleet/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run as kfleet, type Io } from '../../apps/cli/src/program.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 
 const CLIENT_ID = 'karpenter-fleet';
@@ -368,6 +374,79 @@ describe('security: OIDC sign-in', () => {
     await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 100));
     const after = await viewerOf(outcome.secret!);
     expect(after.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('kfleet login --oidc: the session reaches the CLI on its loopback listener', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kfleet-oidc-'));
+    let stderr = '';
+    let stdout = '';
+    const io: Io = {
+      stdout: (t) => void (stdout += t),
+      stderr: (t) => void (stderr += t),
+      env: { KFLEET_CONFIG: join(dir, 'config') },
+      readFile: (path) => readFile(path, 'utf8'),
+      writeFile: (path, data) => writeFile(path, data, { mode: 0o600 }),
+      now: () => new Date(),
+    };
+    const loginAs = async (user: OidcUser) => {
+      issuer.user = user;
+      stderr = stdout = '';
+      const exit = kfleet(['node', 'kfleet', 'login', api.url, '--oidc', '--context', 'sso'], io);
+      const url = await eventually(() => /^ {2}(http\S+)$/m.exec(stderr)?.[1], {
+        timeoutMs: 5_000,
+        what: 'the sign-in URL kfleet prints',
+      });
+      // The browser: the API, the issuer, the API's callback, then kfleet's loopback listener.
+      const browser = new BrowserLogin(api.url);
+      browser.authorizationUrl = url;
+      const start = await fetch(url, { redirect: 'manual' });
+      browser.cookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
+      browser.authorizationUrl = start.headers.get('location')!;
+      const back = await fetch(await browser.authorize(), {
+        redirect: 'manual',
+        headers: { cookie: browser.cookie },
+      });
+      const loopback = new URL(back.headers.get('location')!);
+      expect(loopback.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // Anything else knocking on the listener (without kfleet's state) is turned away.
+      const stray = new URL(loopback);
+      stray.searchParams.set('cli_state', 'not-the-one-kfleet-chose');
+      expect((await fetch(stray)).status).toBe(400);
+      const page = await fetch(loopback);
+      return { code: await exit, page: await page.text() };
+    };
+    try {
+      const ok = await loginAs({
+        sub: 'u-10',
+        preferred_username: 'ivan',
+        groups: ['fleet-admins'],
+      });
+      expect(ok).toEqual({
+        code: 0,
+        page: 'Signed in: kfleet has your session. You can close this tab.\n',
+      });
+      expect(stdout).toMatch(/^Logged in to http:\/\/127\.0\.0\.1:\d+ as oidc:ivan \(ADMIN\)\./);
+      expect(await kfleet(['node', 'kfleet', 'whoami', '-o', 'name'], io)).toBe(0);
+      expect(stdout).toContain('token/oidc:ivan');
+
+      const refused = await loginAs({ sub: 'u-11', preferred_username: 'judy', groups: [] });
+      expect(refused.code).toBe(4);
+      expect(stderr).toContain(
+        'sign-in refused: judy is in no group that is given a role on this fleet',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Only a loopback listener may be handed a session.
+    const elsewhere = new URL(`${api.url}/auth/oidc/login`);
+    elsewhere.search = new URLSearchParams({
+      cli_callback: 'https://attacker.example.com/callback',
+      cli_state: 'a'.repeat(24),
+    }).toString();
+    expect(await new BrowserLogin(api.url).callback(elsewhere.toString())).toEqual({
+      error:
+        'cli_callback: must be an http:// URL on a loopback address with a port (kfleet login --oidc sets it)',
+    });
   });
 
   it('refuses an issuer that does not offer PKCE, before sending anyone to it', async () => {

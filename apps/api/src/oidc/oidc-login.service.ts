@@ -70,8 +70,40 @@ const pendingLoginSchema = z.object({
   nonce: z.string().min(1),
   verifier: z.string().min(43).max(128),
   startedAt: z.number(),
+  cli: z.object({ callback: z.string(), state: z.string() }).optional(),
 });
 type PendingLogin = z.infer<typeof pendingLoginSchema>;
+
+/** Where `kfleet login --oidc` waits for the session: a loopback listener (RFC 8252 §7.3). */
+export interface CliTarget {
+  callback: string;
+  state: string;
+}
+
+const CLI_CALLBACK = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):\d{1,5}\/[A-Za-z0-9/_-]*$/;
+const CLI_STATE = /^[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * A `kfleet login --oidc` target, checked: only a listener on this machine's loopback may get a
+ * session this way, so a link naming another host cannot hand a session to it.
+ */
+export function cliTarget(
+  callback: string | undefined,
+  state: string | undefined,
+): CliTarget | undefined {
+  if (callback === undefined && state === undefined) return undefined;
+  if (!callback || !CLI_CALLBACK.test(callback))
+    throw new OidcLoginError(
+      'cli_callback: must be an http:// URL on a loopback address with a port (kfleet login --oidc sets it)',
+    );
+  if (!state || !CLI_STATE.test(state))
+    throw new OidcLoginError('cli_state: must be 16-128 URL-safe characters');
+  return { callback, state };
+}
+
+/** The kfleet listener a started sign-in reports to, if `kfleet login --oidc` started it. */
+export const cliTargetOf = (browserCookie: string | undefined): CliTarget | undefined =>
+  pendingOf(browserCookie)?.cli;
 
 function pendingOf(cookie: string | undefined): PendingLogin | null {
   if (!cookie) return null;
@@ -133,7 +165,7 @@ export class OidcLoginService {
    * (state and nonce travel in the authorization URL); the verifier is what keeps a code stolen
    * on its way back (logs, Referer) useless to anyone else.
    */
-  async start(): Promise<StartedLogin> {
+  async start(cli?: CliTarget): Promise<StartedLogin> {
     const settings = this.enabled;
     const discovery = await this.discover();
     const pending: PendingLogin = {
@@ -141,6 +173,7 @@ export class OidcLoginService {
       nonce: base64url(randomBytes(32)),
       verifier: base64url(randomBytes(48)),
       startedAt: Date.now(),
+      ...(cli ? { cli } : {}),
     };
     const url = new URL(discovery.authorization_endpoint);
     url.search = new URLSearchParams({

@@ -3,7 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Public } from '../auth/roles.decorator.js';
 import { UnauthenticatedLimiter } from '../auth/unauthenticated-limiter.service.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
-import { LOGIN_TTL_SECONDS, OidcLoginError, OidcLoginService } from './oidc-login.service.js';
+import {
+  cliTarget,
+  cliTargetOf,
+  LOGIN_TTL_SECONDS,
+  OidcLoginError,
+  OidcLoginService,
+  type CliTarget,
+} from './oidc-login.service.js';
 
 /** The cookie binding a sign-in to the browser that started it (login CSRF, RFC 6749 §10.12). */
 export const LOGIN_COOKIE = 'kfleet_oidc_login';
@@ -51,14 +58,19 @@ export class OidcController {
     };
   }
 
+  /** `cli_callback` and `cli_state`: `kfleet login --oidc` waits for the session there. */
   @Get('login')
-  async start(@Req() req: IncomingMessage, @Res() res: Response): Promise<void> {
+  async start(
+    @Req() req: IncomingMessage,
+    @Res() res: Response,
+    @Query() query: Record<string, string | undefined>,
+  ): Promise<void> {
     const address = req.socket.remoteAddress ?? 'unknown';
     const wait = this.unauthenticated.retryAfter(address);
     if (wait > 0)
       return this.fail(res, `too many failed sign-ins from ${address}; retry in ${wait} s`);
     try {
-      const started = await this.login.start();
+      const started = await this.login.start(cliTarget(query.cli_callback, query.cli_state));
       this.setLoginCookie(res, started.browserCookie, LOGIN_TTL_SECONDS);
       res.writeHead(302, { location: started.authorizationUrl, 'cache-control': 'no-store' });
       res.end();
@@ -79,28 +91,33 @@ export class OidcController {
       return this.fail(res, `too many failed sign-ins from ${address}; retry in ${wait} s`);
     // One sign-in per cookie, whatever its outcome.
     this.setLoginCookie(res, '', 0);
+    const browserCookie = cookie(req, LOGIN_COOKIE);
+    const cli = cliTargetOf(browserCookie);
     if (query.error) {
       this.unauthenticated.refused(address);
       return this.fail(
         res,
         `the identity provider refused the sign-in: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}`,
+        cli,
       );
     }
     try {
       const session = await this.login.complete({
         state: query.state,
         code: query.code,
-        browserCookie: cookie(req, LOGIN_COOKIE),
+        browserCookie,
       });
       res.writeHead(302, {
-        location: `/#${SESSION_FRAGMENT}=${encodeURIComponent(session.secret)}`,
+        location: cli
+          ? cliLocation(cli, 'session', session.secret)
+          : `/#${SESSION_FRAGMENT}=${encodeURIComponent(session.secret)}`,
         'cache-control': 'no-store',
         'referrer-policy': 'no-referrer',
       });
       res.end();
     } catch (err) {
       if (err instanceof OidcLoginError) this.unauthenticated.refused(address);
-      this.fail(res, messageOf(err));
+      this.fail(res, messageOf(err), cli);
     }
   }
 
@@ -112,14 +129,27 @@ export class OidcController {
     );
   }
 
-  /** Back to the console's sign-in page, which shows why. */
-  private fail(res: Response, message: string): void {
+  /** Back to the console's sign-in page (or the waiting kfleet), which shows why. */
+  private fail(res: Response, message: string, cli?: CliTarget): void {
     res.writeHead(302, {
-      location: `/#${ERROR_FRAGMENT}=${encodeURIComponent(message)}`,
+      location: cli
+        ? cliLocation(cli, 'error', message)
+        : `/#${ERROR_FRAGMENT}=${encodeURIComponent(message)}`,
       'cache-control': 'no-store',
     });
     res.end();
   }
+}
+
+/**
+ * The loopback listener gets the outcome in its query (the fragment never reaches a server) with
+ * the state kfleet chose, so it takes nothing it did not ask for.
+ */
+function cliLocation(cli: CliTarget, key: 'session' | 'error', value: string): string {
+  const url = new URL(cli.callback);
+  url.searchParams.set('cli_state', cli.state);
+  url.searchParams.set(key, value);
+  return url.toString();
 }
 
 /** Sign-in refusals are said as they are; anything else is not shown to an unauthenticated caller. */
