@@ -64,7 +64,7 @@ describe('the web console: sign-in through the identity provider', () => {
     await db?.drop();
   }, 30_000);
 
-  it('signs in with the provider, keeping no secret in the address bar', async () => {
+  it('signs in with the provider, keeping no secret in the address bar, and signs out', async () => {
     issuer.user = { sub: 'u-1', preferred_username: 'alice', groups: ['sre'] };
     const page = await newPage();
     await page.goto(api.url);
@@ -77,6 +77,17 @@ describe('the web console: sign-in through the identity provider', () => {
     await textMatches(page.locator('header'), /oidc:alice\s*VIEWER/);
     expect(page.url()).toBe(`${api.url}/`);
     await screenshot(page, 'oidc-02-signed-in');
+
+    // Signing out ends the session on the API, not only in this tab.
+    const secret = await page.evaluate<string | null>(
+      "sessionStorage.getItem('karpenter-fleet.token')",
+    );
+    expect((await api.as(secret!)(`{ viewer { name } }`)).errors).toBeUndefined();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('link', { name: 'Sign in with Keycloak' }).waitFor();
+    expect((await api.as(secret!)(`{ viewer { name } }`)).errors?.[0]?.extensions?.code).toBe(
+      'UNAUTHENTICATED',
+    );
   });
 
   it('shows why the provider’s sign-in was refused', async () => {
