@@ -4,6 +4,7 @@ import {
   eventually,
   freePort,
   OidcIssuer,
+  subscriptionClient,
   testQueuePrefix,
   type OidcUser,
   type TestDatabase,
@@ -371,9 +372,25 @@ describe('security: OIDC sign-in', () => {
     expect(viewer.errors).toBeUndefined();
     const expiresAt = Date.parse(viewer.data!.viewer.expiresAt);
     expect(expiresAt - Date.now()).toBeLessThanOrEqual(3_000);
+    // A dashboard's socket opened with the session is closed when it ends, like a token's.
+    const socket = subscriptionClient(api.url, outcome.secret);
+    let closed: number | undefined;
+    let connected = false;
+    socket.on('connected', () => (connected = true));
+    socket.on('closed', (event) => (closed = (event as { code: number }).code));
+    const stop = socket.subscribe(
+      { query: `subscription { fleetSummaryChanged { clusters } }` },
+      { next: () => undefined, error: () => undefined, complete: () => undefined },
+    );
+    await eventually(() => connected || undefined, { timeoutMs: 5_000, what: 'the socket' });
     await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 100));
     const after = await viewerOf(outcome.secret!);
     expect(after.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(await eventually(() => closed, { timeoutMs: 5_000, what: 'the socket to close' })).toBe(
+      4401,
+    );
+    stop();
+    await socket.dispose();
   });
 
   it('kfleet login --oidc: the session reaches the CLI on its loopback listener', async () => {
