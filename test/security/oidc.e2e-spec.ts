@@ -462,7 +462,7 @@ describe('security: OIDC sign-in', () => {
     }).toString();
     expect(await new BrowserLogin(api.url).callback(elsewhere.toString())).toEqual({
       error:
-        'cli_callback: must be an http:// URL on a loopback address with a port (kfleet login --oidc sets it)',
+        'cli_callback: must be an http:// URL on 127.0.0.1 or [::1] with a port (kfleet login --oidc sets it)',
     });
   });
 

@@ -80,12 +80,13 @@ export interface CliTarget {
   state: string;
 }
 
-const CLI_CALLBACK = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):\d{1,5}\/[A-Za-z0-9/_-]*$/;
+const CLI_CALLBACK = /^http:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/[A-Za-z0-9/_-]*$/;
 const CLI_STATE = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**
- * A `kfleet login --oidc` target, checked: only a listener on this machine's loopback may get a
- * session this way, so a link naming another host cannot hand a session to it.
+ * A `kfleet login --oidc` target, checked: only a listener on the browser's machine's loopback
+ * (an IP literal: `localhost` can be resolved elsewhere, RFC 8252 §8.3) may get a session this
+ * way, so a link naming another host cannot hand a session to it.
  */
 export function cliTarget(
   callback: string | undefined,
@@ -94,7 +95,7 @@ export function cliTarget(
   if (callback === undefined && state === undefined) return undefined;
   if (!callback || !CLI_CALLBACK.test(callback))
     throw new OidcLoginError(
-      'cli_callback: must be an http:// URL on a loopback address with a port (kfleet login --oidc sets it)',
+      'cli_callback: must be an http:// URL on 127.0.0.1 or [::1] with a port (kfleet login --oidc sets it)',
     );
   if (!state || !CLI_STATE.test(state))
     throw new OidcLoginError('cli_state: must be 16-128 URL-safe characters');
