@@ -168,6 +168,27 @@ describe('security: OIDC sign-in', () => {
     expect((await api.admin(`{ viewer { name } }`)).errors).toBeUndefined();
   });
 
+  it('counts sign-ins by outcome in /metrics', async () => {
+    const count = async (outcome: string) => {
+      const text = await (await fetch(`${api.url}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('fleet_api_oidc_sign_ins_total{') && l.includes(`outcome="${outcome}"`),
+        );
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    const [sessions, refusals] = [await count('session'), await count('refused')];
+    await signInAs({ sub: 'u-12', preferred_username: 'kim', groups: ['fleet-viewers'] });
+    await signInAs({ sub: 'u-13', preferred_username: 'leo', groups: [] });
+    issuer.spoilNextIdToken({ audience: 'someone-else' });
+    await signInAs({ sub: 'u-12', preferred_username: 'kim', groups: ['fleet-viewers'] });
+    expect([(await count('session')) - sessions, (await count('refused')) - refusals]).toEqual([
+      1, 2,
+    ]);
+  });
+
   it('maps groups to roles and scopes; a person in no mapped group gets nothing', async () => {
     for (const [name, team] of [
       ['oidc-a', 'a'],

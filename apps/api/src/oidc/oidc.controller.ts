@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Public } from '../auth/roles.decorator.js';
 import { UnauthenticatedLimiter } from '../auth/unauthenticated-limiter.service.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import {
   cliTarget,
   cliTargetOf,
@@ -42,6 +43,7 @@ export class OidcController {
   constructor(
     private readonly login: OidcLoginService,
     private readonly unauthenticated: UnauthenticatedLimiter,
+    private readonly metrics: MetricsService,
     @Inject(API_CONFIG) config: ApiConfig,
   ) {
     this.secureCookie = config.FLEET_PUBLIC_URL.startsWith('https:');
@@ -95,6 +97,7 @@ export class OidcController {
     const cli = cliTargetOf(browserCookie);
     if (query.error) {
       this.unauthenticated.refused(address);
+      this.metrics.oidcSignIns.inc({ outcome: 'refused' });
       return this.fail(
         res,
         `the identity provider refused the sign-in: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}`,
@@ -107,6 +110,7 @@ export class OidcController {
         code: query.code,
         browserCookie,
       });
+      this.metrics.oidcSignIns.inc({ outcome: 'session' });
       res.writeHead(302, {
         location: cli
           ? cliLocation(cli, 'session', session.secret)
@@ -116,7 +120,9 @@ export class OidcController {
       });
       res.end();
     } catch (err) {
-      if (err instanceof OidcLoginError) this.unauthenticated.refused(address);
+      const refused = err instanceof OidcLoginError;
+      if (refused) this.unauthenticated.refused(address);
+      this.metrics.oidcSignIns.inc({ outcome: refused ? 'refused' : 'failed' });
       this.fail(res, messageOf(err), cli);
     }
   }
