@@ -28,6 +28,7 @@ const POLICY: Record<string, Role> = {
   rollout: 'VIEWER',
   rollouts: 'VIEWER',
   viewer: 'VIEWER',
+  signOut: 'VIEWER',
   // mutations
   registerCluster: 'ADMIN',
   deregisterCluster: 'ADMIN',

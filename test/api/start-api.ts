@@ -31,7 +31,7 @@ export async function startApi(env: Record<string, string>): Promise<RunningApi>
     logger: ['error'],
     abortOnError: false,
   });
-  const url = await listen(app, 0, '127.0.0.1');
+  const url = await listen(app, config.API_PORT, '127.0.0.1');
   const as = (secret?: string) =>
     graphqlClient(`${url}/graphql`, secret ? { authorization: `Bearer ${secret}` } : {});
   const admin = as(adminToken);

@@ -18,3 +18,4 @@ export * from './machine-config-operator.js';
 export * from './rbac-usage.js';
 export * from './capi-aws-workload.js';
 export * from './hcp-aws-hosted.js';
+export * from './oidc-issuer.js';

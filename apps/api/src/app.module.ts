@@ -24,6 +24,7 @@ import { HealthModule } from './health/health.module.js';
 import { graphqlMetricsPlugin } from './metrics/graphql-metrics.plugin.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { OidcModule } from './oidc/oidc.module.js';
 import { QueuesModule } from './queues/queues.module.js';
 import { ReportsModule } from './reports/reports.module.js';
 import { RolloutsModule } from './rollouts/rollouts.module.js';
@@ -103,6 +104,7 @@ export class AppModule {
         HealthHistoryModule,
         RolloutsModule,
         FleetModule,
+        OidcModule,
         ConsoleModule,
       ],
     };

@@ -3,6 +3,7 @@ import { KARPENTER_CRD_DIRECTORY } from '@fleet/crd-schema';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { oidcEnvironmentSchema, oidcSettings } from './oidc/oidc-settings.js';
 
 /**
  * The built console (scripts/build.mjs puts it in dist/apps/console), found from this module's own
@@ -68,12 +69,18 @@ export const ApiConfigSchema = z.object({
   CREDENTIAL_GRACE_SECONDS: z.coerce.number().int().min(0).default(3600),
   /** The built web console served at /; without an index.html there, / is not served. */
   CONSOLE_DIR: z.string().default(CONSOLE_DIRECTORY),
+  /** Sign-in with an OIDC issuer (README, "Signing in with an identity provider"). */
+  ...oidcEnvironmentSchema,
 });
 export type ApiConfig = z.infer<typeof ApiConfigSchema>;
 
 export const API_CONFIG = Symbol('API_CONFIG');
-export const loadApiConfig = (env: NodeJS.ProcessEnv = process.env): ApiConfig =>
-  parseEnv(ApiConfigSchema, env);
+export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const config = parseEnv(ApiConfigSchema, env);
+  // The OIDC settings span several variables and a file: checked now so a bad one stops the start.
+  oidcSettings(config);
+  return config;
+}
 
 /**
  * The deployed entry point (main.ts) runs only with NODE_ENV=production, which libraries read

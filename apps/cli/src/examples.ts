@@ -13,6 +13,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   login: [
     'kfleet login https://fleet.example.com --token "$TOKEN"',
     'vault read -field=token secret/kfleet | kfleet login https://fleet.example.com --context prod',
+    'kfleet login https://fleet.example.com --oidc   # then open the URL it prints in a browser',
   ],
   whoami: ['kfleet whoami', 'kfleet whoami -o json | jq -r .expiresAt'],
   config: ['kfleet config get-contexts', 'kfleet config use-context prod'],

@@ -53,6 +53,8 @@ const COMMAND_FOR: Record<string, string> = {
 
 /** Root fields with no command on purpose, and why. Review before adding to this list. */
 const LEFT_OUT: Record<string, string> = {
+  'Mutation.signOut':
+    "ends a session opened by OIDC sign-in (the console's Sign out); kfleet signs in with API tokens, which signOut leaves alone",
   'Query.node':
     'Relay refetch by opaque global ID, for UI caches; kfleet addresses clusters and rollouts by name or ID through clusters get / rollouts get, which accept the same IDs',
 };

@@ -21,13 +21,14 @@ import {
 } from '@patternfly/react-core';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, createFleetClient, type FleetClient } from './graphql/client.js';
-import { ViewerDocument, type ViewerQuery } from './graphql/generated.js';
+import { SignOutDocument, ViewerDocument, type ViewerQuery } from './graphql/generated.js';
 import {
   clearToken,
   readSignOutNotice,
   readToken,
   storeSignOutNotice,
   storeToken,
+  takeSignInFragment,
 } from './lib/session.js';
 import { SessionContext, useSession, type Session } from './lib/session-context.js';
 import { Link, Router, useRouter } from './lib/router.js';
@@ -42,6 +43,11 @@ import { Administration } from './pages/Administration.js';
 
 type Viewer = ViewerQuery['viewer'];
 
+// Read once per page load, before the first render reads the stored token (StrictMode renders
+// twice; the fragment is gone after the first read).
+let signInFragment: { error: string | null } | undefined;
+const fromSignIn = () => (signInFragment ??= takeSignInFragment());
+
 export function App() {
   return (
     <Router>
@@ -51,9 +57,10 @@ export function App() {
 }
 
 function Console() {
-  const [token, setToken] = useState<string | null>(readToken);
+  const [token, setToken] = useState<string | null>(() => (fromSignIn(), readToken()));
   const [viewer, setViewer] = useState<Viewer | null>(null);
   const [notice, setNotice] = useState<string | null>(readSignOutNotice);
+  const [signInError] = useState<string | null>(() => fromSignIn().error);
 
   const signOut = useCallback((why?: string) => {
     clearToken();
@@ -93,6 +100,7 @@ function Console() {
     return (
       <SignIn
         notice={notice}
+        providerError={signInError}
         onSignIn={async (secret) => {
           const probe = createFleetClient(secret, () => undefined);
           try {
@@ -120,7 +128,15 @@ function Console() {
     client,
     viewer,
     canMutate: viewer.role !== 'VIEWER',
-    signOut: () => signOut(),
+    // A session from the identity provider ends on the API too; a pasted API token is only
+    // forgotten by this tab (automation may share it).
+    signOut: () => {
+      if (!viewer.session) return signOut();
+      void client
+        .request(SignOutDocument, {})
+        .catch(() => undefined)
+        .finally(() => signOut());
+    },
   };
   return (
     <SessionContext.Provider value={session}>

@@ -13,7 +13,7 @@ import { isUuid } from '../common/global-id.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { hasRole, type Principal, type Role } from './principal.js';
+import { hasRole, isOidcSession, type Principal, type Role } from './principal.js';
 
 export const hashSecret = (secret: string): string =>
   createHash('sha256').update(secret).digest('hex');
@@ -144,6 +144,25 @@ export class ApiTokensService implements OnModuleInit {
     this.cache.clear();
     this.metrics.tokenCacheEntries.set(0);
     return revoked;
+  }
+
+  /**
+   * Ends the caller's own session when it is an OIDC one (the console's "Sign out"); an API
+   * token is left alone, as automation may share it. Whether a session ended.
+   */
+  async endSession(caller: Principal): Promise<boolean> {
+    if (!isOidcSession(caller)) return false;
+    const ended = await this.prisma.client.$transaction(async (tx) => {
+      const { count } = await tx.apiToken.updateMany({
+        where: { id: caller.tokenId, revokedAt: null },
+        data: { revokedAt: new Date() },
+      });
+      if (count) await this.audit.record(tx, caller, 'signOut', null, null, { id: caller.tokenId });
+      return count > 0;
+    });
+    this.cache.clear();
+    this.metrics.tokenCacheEntries.set(0);
+    return ended;
   }
 
   /** The tokens the caller manages: all for an unscoped ADMIN, those within its scope otherwise. */

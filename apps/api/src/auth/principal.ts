@@ -15,6 +15,14 @@ export interface Principal {
   expiresAt: Date | null;
 }
 
+/**
+ * Names of the sessions OIDC sign-in opens (`oidc:<username>`): API token names cannot contain
+ * a colon, so a session is never mistaken for a token someone created.
+ */
+export const OIDC_SESSION_PREFIX = 'oidc:';
+export const isOidcSession = (principal: Pick<Principal, 'name'>): boolean =>
+  principal.name.startsWith(OIDC_SESSION_PREFIX);
+
 export const hasRole = (principal: Principal, required: Role): boolean =>
   ROLE_RANK[principal.role] >= ROLE_RANK[required];
 

@@ -1,8 +1,9 @@
 import { DateTimeScalar } from '../common/date-time.scalar.js';
-import { Field, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Field, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { ApiTokensService } from './api-tokens.service.js';
 import { RoleEnum } from './api-token.model.js';
 import { CurrentPrincipal } from './current-principal.decorator.js';
-import type { Principal } from './principal.js';
+import { isOidcSession, type Principal } from './principal.js';
 import { RequireRole } from './roles.decorator.js';
 
 @ObjectType({ description: 'The caller: lets a client offer only what its token may do.' })
@@ -24,10 +25,18 @@ export class Viewer {
 
   @Field(() => DateTimeScalar, { nullable: true, description: 'Null when it never expires.' })
   expiresAt!: Date | null;
+
+  @Field({
+    description:
+      'A session opened by signing in with the identity provider (OIDC); it ends with the ID token.',
+  })
+  session!: boolean;
 }
 
 @Resolver(() => Viewer)
 export class ViewerResolver {
+  constructor(private readonly tokens: ApiTokensService) {}
+
   @Query(() => Viewer)
   @RequireRole('VIEWER')
   viewer(@CurrentPrincipal() principal: Principal): Viewer {
@@ -37,6 +46,16 @@ export class ViewerResolver {
       scoped: principal.scope !== null,
       labelSelector: principal.labelSelector,
       expiresAt: principal.expiresAt,
+      session: isOidcSession(principal),
     };
+  }
+
+  @Mutation(() => Boolean, {
+    description:
+      "Ends the caller's session if it is one signing in with the identity provider opened (true); API tokens are left alone (false).",
+  })
+  @RequireRole('VIEWER')
+  signOut(@CurrentPrincipal() principal: Principal): Promise<boolean> {
+    return this.tokens.endSession(principal);
   }
 }

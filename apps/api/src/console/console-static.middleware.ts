@@ -5,7 +5,7 @@ import { extname, join, normalize, sep } from 'node:path';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
 /** The API's own routes; the console must never answer for them, even with its SPA fallback. */
-const API_ROUTES = /^\/(graphql|healthz|readyz|version|metrics|v1)(\/|$|\?)/;
+const API_ROUTES = /^\/(graphql|healthz|readyz|version|metrics|v1|auth)(\/|$|\?)/;
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

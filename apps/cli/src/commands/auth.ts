@@ -1,4 +1,7 @@
 import type { Command } from 'commander';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { contextNameFor, findContext, upsertContext } from '../config.js';
 import * as gql from '../documents.js';
 import { CliError, usageError } from '../errors.js';
@@ -14,6 +17,9 @@ export interface ViewerInfo {
   expiresAt: string | null;
 }
 
+/** How long `login --oidc` waits for the person to sign in. */
+const OIDC_LOGIN_TIMEOUT_MS = 5 * 60_000;
+
 /** `kfleet login`, `whoami` and `config` (contexts), kubeconfig style. */
 export function addAuthCommands(
   program: Command,
@@ -25,7 +31,11 @@ export function addAuthCommands(
       'verify a token against a fleet API and store both as a context (the current one) in the config file',
     )
     .argument('<url>', 'the fleet API base URL, e.g. https://fleet.example.com')
-    .action(async (url: string, _opts: unknown, cmd: Command) => {
+    .option(
+      '--oidc',
+      "sign in with the fleet's identity provider in a browser instead of a token (the API must have OIDC configured); the session ends with the provider's token",
+    )
+    .action(async (url: string, opts: { oidc?: boolean }, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       let server: string;
       try {
@@ -35,7 +45,9 @@ export function addAuthCommands(
       }
       if (!/^https?:$/.test(new URL(server).protocol))
         throw usageError(`${url}: expected an http(s) URL`, '<url>');
-      const token = await loginToken(globals.token);
+      if (opts.oidc && globals.token)
+        throw usageError('--oidc signs in without a token: pass one or the other', '--oidc');
+      const token = opts.oidc ? await oidcSession(server) : await loginToken(globals.token);
       const request = graphqlRequest({
         apiUrl: server,
         token,
@@ -52,6 +64,64 @@ export function addAuthCommands(
           `Context "${name}" is now current (${path}).\n`,
       );
     });
+
+  /**
+   * `login --oidc`: a listener on the loopback (RFC 8252 §7.3) the API sends the session to once
+   * the person has signed in with the provider in a browser. The listener takes only an answer
+   * carrying the state it chose, and gives up after OIDC_LOGIN_TIMEOUT_MS.
+   */
+  function oidcSession(server: string): Promise<string> {
+    const state = randomBytes(24).toString('base64url');
+    return new Promise<string>((resolve, reject) => {
+      const listener = createServer((req, res) => {
+        const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+        if (query.get('cli_state') !== state) {
+          res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
+          res.end('This is not the sign-in kfleet is waiting for.\n');
+          return;
+        }
+        const session = query.get('session');
+        const refusal = query.get('error') ?? 'the API sent no session';
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+        res.end(
+          session
+            ? 'Signed in: kfleet has your session. You can close this tab.\n'
+            : `Sign-in refused: ${refusal}\n`,
+        );
+        finish(() =>
+          session
+            ? resolve(session)
+            : reject(new CliError(`sign-in refused: ${refusal}`, 'UNAUTHENTICATED')),
+        );
+      });
+      const timer = setTimeout(
+        () =>
+          finish(() =>
+            reject(
+              new CliError(
+                `no sign-in within ${OIDC_LOGIN_TIMEOUT_MS / 60_000} minutes; run kfleet login --oidc again`,
+                'TIMEOUT',
+              ),
+            ),
+          ),
+        OIDC_LOGIN_TIMEOUT_MS,
+      );
+      const finish = (settle: () => void) => {
+        clearTimeout(timer);
+        listener.close();
+        listener.closeAllConnections();
+        settle();
+      };
+      listener.once('error', (err) => finish(() => reject(err)));
+      listener.listen(0, '127.0.0.1', () => {
+        const { port } = listener.address() as AddressInfo;
+        const login = new URL(`${server}/auth/oidc/login`);
+        login.searchParams.set('cli_callback', `http://127.0.0.1:${port}/callback`);
+        login.searchParams.set('cli_state', state);
+        io.stderr(`Open this URL in a browser to sign in:\n\n  ${login.toString()}\n\n`);
+      });
+    });
+  }
 
   /** --token, else the whole of stdin (a pipe, or pasted then Ctrl-D on a terminal). */
   async function loginToken(flag: string | undefined): Promise<string> {

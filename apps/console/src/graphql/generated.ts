@@ -148,7 +148,13 @@ export type UpsertNodePoolInput = {
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never }>;
 
-export type ViewerQuery = { viewer: { name: string; role: Role; scoped: boolean } };
+export type ViewerQuery = {
+  viewer: { name: string; role: Role; scoped: boolean; session: boolean };
+};
+
+export type SignOutMutationVariables = Exact<{ [key: string]: never }>;
+
+export type SignOutMutation = { signOut: boolean };
 
 export type SummaryFieldsFragment = {
   clusters: number;
@@ -1559,9 +1565,15 @@ export const ViewerDocument = new TypedDocumentString(`
     name
     role
     scoped
+    session
   }
 }
     `) as unknown as TypedDocumentString<ViewerQuery, ViewerQueryVariables>;
+export const SignOutDocument = new TypedDocumentString(`
+    mutation SignOut {
+  signOut
+}
+    `) as unknown as TypedDocumentString<SignOutMutation, SignOutMutationVariables>;
 export const FleetSummaryDocument = new TypedDocumentString(`
     query FleetSummary {
   fleetSummary {
