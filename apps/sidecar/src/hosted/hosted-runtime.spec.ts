@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { AWS_HOSTED_DRIVER, type ClusterDriver } from '@fleet/cloud-provider';
 import { KubeClusterObjectReader, type HostedAwsInfrastructure } from '@fleet/discovery';
 import {
@@ -70,8 +70,13 @@ describe('HostedRuntime (AutoNode mode)', () => {
     tmp = mkdtempSync(join(tmpdir(), 'hosted-runtime-'));
   }, 30_000);
 
+  // A runtime keeps requeueing its last order: one left running from an earlier test re-applies
+  // that test's spec.autoNode over what the next test set (seen under load in a full run).
+  afterEach(async () => {
+    for (const r of runtimes.splice(0)) await r.stop();
+  });
+
   afterAll(async () => {
-    for (const r of runtimes) await r.stop();
     hypershift?.stop();
     await cluster?.stop();
     rmSync(tmp, { recursive: true, force: true });
