@@ -54,7 +54,6 @@ describe('platform/topology pairs without a driver', () => {
     ['AZURE', 'STANDALONE', 'input.platform'],
     ['CAPI', 'HOSTED', 'input.topology'],
     ['AZURE', 'HOSTED', 'input.platform'],
-    ['CAPI', 'HOSTED', 'input.platform'],
   ])('registerCluster refuses %s/%s naming %s', async (platform, topology, field) => {
     const before = await api.admin<{ clusters: { totalCount: number } }>(COUNT);
     const res = await api.admin(REGISTER, {
