@@ -90,6 +90,8 @@ async function startContainer(
     };
     const fieldPath = e.valueFrom?.fieldRef?.fieldPath;
     let value = ref ? secrets[ref.name]?.[ref.key] : fieldPath ? field[fieldPath] : e.value;
+    // An optional key the Secret does not hold leaves the variable unset, as the kubelet does.
+    if (value === undefined && ref?.optional) continue;
     if (value === undefined) throw new Error(`${w.name}: ${e.name} has no value`);
     if (/_PORT$/.test(e.name)) {
       ports[e.name] = await freePort();

@@ -17,7 +17,7 @@ export interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: {
-    secretKeyRef?: { name: string; key: string };
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
     /** The downward API: metadata.namespace, spec.serviceAccountName, ... */
     fieldRef?: { fieldPath: string };
   };

@@ -141,9 +141,16 @@ export class ApiTokensService implements OnModuleInit {
         })
       : null;
     if (!revoked) throw notFoundError('active API token', id);
-    this.cache.clear();
-    this.metrics.tokenCacheEntries.set(0);
+    this.forget(id);
     return revoked;
+  }
+
+  /** Drops the cached entry of one token (the cache is keyed by secret hash, not id). */
+  private forget(tokenId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal.tokenId === tokenId) this.cache.delete(hash);
+    }
+    this.metrics.tokenCacheEntries.set(this.cache.size);
   }
 
   /**
@@ -160,8 +167,9 @@ export class ApiTokensService implements OnModuleInit {
       if (count) await this.audit.record(tx, caller, 'signOut', null, null, { id: caller.tokenId });
       return count > 0;
     });
-    this.cache.clear();
-    this.metrics.tokenCacheEntries.set(0);
+    // Only this session's entry: any VIEWER signing out must not send every caller back to
+    // PostgreSQL.
+    this.forget(caller.tokenId);
     return ended;
   }
 

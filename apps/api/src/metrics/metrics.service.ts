@@ -15,7 +15,6 @@ export class MetricsService {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
-  /** Requests the rate limiter could not count (Redis away), by what was done with them. */
   readonly oidcSignIns = new Counter({
     name: 'fleet_api_oidc_sign_ins_total',
     help: 'OIDC sign-ins completed at the callback: session opened, refused (with its reason to the person), failed (an error of the fleet)',
@@ -23,6 +22,7 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /** Requests the rate limiter could not count (Redis away), by what was done with them. */
   readonly rateLimiterUnavailable = new Counter({
     name: 'fleet_api_rate_limiter_unavailable_total',
     help: 'Requests the rate limiter could not count because Redis did not answer',

@@ -15,7 +15,7 @@ export const DEFAULT_WAVE_STEPS: WaveStep[] = [
  * The wave sizes the API will plan for `total` clusters (docs/ROLLOUTS.md): steps are cumulative,
  * a percentage rounds up, a step covers at least 1 and at most all, a step that adds nobody is
  * dropped and the rest forms a last wave. The console has no zod, so it does not bundle the
- * API's planner; console-logic.spec.ts checks this against it.
+ * API's planner; test/console/wave-plan-parity.spec.ts checks this against it.
  */
 export function waveSizes(total: number, steps: readonly WaveStep[]): number[] {
   const sizes: number[] = [];
