@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Prisma } from '@fleet/database';
-import { parseLabelSelector } from '@fleet/contracts';
+import { parseLabelSelector, unstorableTextReason } from '@fleet/contracts';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   createRemoteJWKSet,
@@ -377,7 +377,16 @@ export class OidcLoginService {
     );
     if (expiresAt.getTime() <= Date.now())
       throw new OidcLoginError('the ID token is refused: it has already expired');
-    const name = `${OIDC_SESSION_PREFIX}${username}`.slice(0, 100);
+    const name = sessionName(username);
+    // Claims are the provider's, not validated GraphQL input: PostgreSQL would refuse them later
+    // with a generic error instead of telling the person why.
+    for (const [claim, value] of [
+      [settings.usernameClaim, username],
+      ['sub', claims.sub ?? ''],
+    ] as const) {
+      const reason = unstorableTextReason(value);
+      if (reason) throw new OidcLoginError(`the ID token's "${claim}" claim ${reason}`);
+    }
     const secret = `kf_${randomBytes(24).toString('base64url')}`;
     await this.prisma.client.$transaction(async (tx: Prisma.TransactionClient) => {
       const session = await tx.apiToken.create({
@@ -440,4 +449,12 @@ function idTokenProblem(err: unknown): string {
     return 'it is signed with an algorithm the fleet does not accept (asymmetric ones the provider advertises only)';
   if (err instanceof joseErrors.JOSEError) return `${err.code}: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The session's token name: the prefix and the username, cut to the column's 100 characters by
+ * code point, so a character outside the BMP is never split into an unpaired surrogate.
+ */
+export function sessionName(username: string): string {
+  return Array.from(`${OIDC_SESSION_PREFIX}${username}`).slice(0, 100).join('');
 }
