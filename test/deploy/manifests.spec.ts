@@ -146,6 +146,48 @@ describe('deploy/ manifests', () => {
     ]);
   });
 
+  it('a hosted cluster’s bootstrap manifest runs the sidecar as deploy/sidecar/hosted does: the guest kubeconfig mounted, the HCP namespace from the pod, no Namespace of its own', () => {
+    const docs = bootstrapManifest({
+      clusterUid: '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b',
+      clusterName: 'guest-1',
+      reportToken: 'x'.repeat(32),
+      apiUrl: 'https://fleet.example.com',
+      redisUrl: 'redis://u:p@redis:6379',
+      queuePrefix: 'bull',
+      image: 'sidecar',
+      namespace: 'clusters-guest-1',
+      hosted: true,
+    })
+      .split(/^---$/m)
+      .map((d) => parse(d) as Doc);
+    // The HCP namespace is HyperShift's: the manifest must not claim it.
+    expect(docs.map((d) => d.kind)).toEqual(['Secret', 'ServiceAccount', 'Deployment']);
+    type PodSpec = {
+      containers: (Container & {
+        env?: { name: string; value?: string; valueFrom?: unknown }[];
+        volumeMounts?: { name: string; mountPath: string }[];
+      })[];
+      volumes?: { name: string; secret?: { secretName: string } }[];
+    };
+    const podOf = (d: Doc) =>
+      (d as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+    const bootstrap = podOf(docs.find((d) => d.kind === 'Deployment')!);
+    const shipped = podOf(docsUnder('sidecar/hosted').find((d) => d.kind === 'Deployment')!);
+    const envOf = (pod: PodSpec, name: string) =>
+      pod.containers[0]!.env?.find((e) => e.name === name);
+    for (const name of ['WORKLOAD_KUBECONFIG', 'SIDECAR_NAMESPACE', 'HOSTED_MODE'])
+      expect([name, envOf(bootstrap, name)]).toEqual([name, envOf(shipped, name)]);
+    const guest = (pod: PodSpec) =>
+      pod.volumes?.find((v) => v.secret?.secretName === 'hcco-kubeconfig');
+    expect(guest(bootstrap)).toEqual(guest(shipped));
+    expect(bootstrap.containers[0]!.volumeMounts).toEqual(shipped.containers[0]!.volumeMounts);
+    // What the sidecar reads is sidecar config.
+    const known = Object.keys(SidecarConfigSchema.shape);
+    expect(
+      (bootstrap.containers[0]!.env ?? []).map((e) => e.name).filter((n) => !known.includes(n)),
+    ).toEqual([]);
+  });
+
   it('the standalone RBAC is least privilege: names pinned, namespaced rights in Roles, no wildcards', () => {
     const docs = docsUnder('sidecar/standalone');
     const roles = docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (Doc & {

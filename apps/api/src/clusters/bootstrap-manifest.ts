@@ -11,6 +11,12 @@ export interface BootstrapInput {
   /** HOSTED: the sidecar runs in the HCP namespace of the management cluster. */
   namespace: string;
   /**
+   * HOSTED: the sidecar reaches the guest through HyperShift's `hcco-kubeconfig` in the HCP
+   * namespace (HyperShift's namespace: the manifest creates no Namespace), as
+   * deploy/sidecar/hosted runs it.
+   */
+  hosted?: boolean;
+  /**
    * CAPI: the Cluster the sidecar runs Karpenter for. With a separate management cluster, its
    * kubeconfig is read from Secret MANAGEMENT_KUBECONFIG_SECRET, which the SRE creates.
    */
@@ -20,6 +26,7 @@ export interface BootstrapInput {
 /** The management cluster's kubeconfig (key `kubeconfig`), created by the SRE beside the sidecar. */
 export const MANAGEMENT_KUBECONFIG_SECRET = 'karpenter-fleet-management-kubeconfig';
 const MANAGEMENT_KUBECONFIG_DIR = '/var/run/secrets/karpenter-fleet/management';
+const GUEST_KUBECONFIG_DIR = '/etc/guest-kubeconfig';
 
 /**
  * What an SRE applies to a cluster so its sidecar can start: the credentials as a Secret, a
@@ -31,8 +38,35 @@ export function bootstrapManifest(input: BootstrapInput): string {
     'app.kubernetes.io/part-of': 'karpenter-fleet',
   };
   const separate = input.clusterApi?.separateManagementCluster === true;
+  const hosted = input.hosted === true;
+  const mounts: { volume: object; mount: object }[] = [];
+  if (separate)
+    mounts.push({
+      volume: {
+        name: 'management-kubeconfig',
+        secret: { secretName: MANAGEMENT_KUBECONFIG_SECRET },
+      },
+      mount: {
+        name: 'management-kubeconfig',
+        mountPath: MANAGEMENT_KUBECONFIG_DIR,
+        readOnly: true,
+      },
+    });
+  if (hosted)
+    mounts.push({
+      volume: {
+        name: 'guest-kubeconfig',
+        secret: {
+          secretName: 'hcco-kubeconfig',
+          items: [{ key: 'kubeconfig', path: 'kubeconfig' }],
+        },
+      },
+      mount: { name: 'guest-kubeconfig', mountPath: GUEST_KUBECONFIG_DIR, readOnly: true },
+    });
   const docs = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: input.namespace, labels } },
+    ...(hosted
+      ? []
+      : [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: input.namespace, labels } }]),
     {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -69,7 +103,16 @@ export function bootstrapManifest(input: BootstrapInput): string {
         strategy: { type: 'Recreate' },
         selector: { matchLabels: labels },
         template: {
-          metadata: { labels, annotations: { 'karpenter-fleet/cluster': input.clusterName } },
+          metadata: {
+            labels: hosted
+              ? // HyperShift's network policies admit control-plane components by this label.
+                {
+                  ...labels,
+                  'hypershift.openshift.io/control-plane-component': 'karpenter-fleet-sidecar',
+                }
+              : labels,
+            annotations: { 'karpenter-fleet/cluster': input.clusterName },
+          },
           spec: {
             serviceAccountName: 'karpenter-fleet-sidecar',
             priorityClassName: 'system-cluster-critical',
@@ -89,29 +132,26 @@ export function bootstrapManifest(input: BootstrapInput): string {
                   runAsNonRoot: true,
                   capabilities: { drop: ['ALL'] },
                 },
-                ...(separate
+                ...(hosted
                   ? {
-                      volumeMounts: [
+                      env: [
                         {
-                          name: 'management-kubeconfig',
-                          mountPath: MANAGEMENT_KUBECONFIG_DIR,
-                          readOnly: true,
+                          name: 'WORKLOAD_KUBECONFIG',
+                          value: `${GUEST_KUBECONFIG_DIR}/kubeconfig`,
                         },
+                        // The HCP namespace: where discovery finds the HostedControlPlane.
+                        {
+                          name: 'SIDECAR_NAMESPACE',
+                          valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+                        },
+                        { name: 'HOSTED_MODE', value: 'AutoNode' },
                       ],
                     }
                   : {}),
+                ...(mounts.length ? { volumeMounts: mounts.map((m) => m.mount) } : {}),
               },
             ],
-            ...(separate
-              ? {
-                  volumes: [
-                    {
-                      name: 'management-kubeconfig',
-                      secret: { secretName: MANAGEMENT_KUBECONFIG_SECRET },
-                    },
-                  ],
-                }
-              : {}),
+            ...(mounts.length ? { volumes: mounts.map((m) => m.volume) } : {}),
           },
         },
       },

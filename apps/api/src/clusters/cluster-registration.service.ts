@@ -151,6 +151,7 @@ export class ClusterRegistration {
         image: this.config.SIDECAR_IMAGE,
         namespace:
           row.topology === 'HOSTED' ? (row.hcpNamespace ?? 'karpenter-fleet') : 'karpenter-fleet',
+        hosted: row.topology === 'HOSTED',
         ...(row.platform === 'CAPI' && row.clusterApiName
           ? {
               clusterApi: {
