@@ -65,24 +65,52 @@ export async function applyDesiredStateChange(
   return 'applied';
 }
 
+/** The cluster facts that decide whether a change can apply to it. */
+export interface ChangeTarget {
+  platform: string;
+  topology: string;
+  managementCluster?: string | null;
+}
+
 /**
- * Why a change cannot apply to a cluster of this topology, or undefined. A hosted cluster's
- * Cluster Autoscaler is HyperShift NodePool autoscaling (hypershift.openshift.io NodePool
- * spec.autoScaling, in the HostedCluster's namespace on the management cluster); the fleet does
- * not change those NodePools yet, so DISABLE and MIGRATE would promise what no sidecar does.
+ * Why a change cannot apply to this cluster (the field of the change, the reason), or undefined:
+ * a change that would be stored, bump the generation and report healthy while no sidecar acts on
+ * it is refused instead.
+ * - A hosted cluster's Cluster Autoscaler is HyperShift NodePool autoscaling
+ *   (hypershift.openshift.io NodePool spec.autoScaling, in the HostedCluster's namespace on the
+ *   management cluster); the fleet does not change those NodePools yet, so DISABLE and MIGRATE
+ *   would promise what no sidecar does.
+ * - The Karpenter release and operand image are the fleet's only where it runs the operand
+ *   itself, standalone AWS: HyperShift runs its own on hosted clusters, and the Cluster API
+ *   driver runs karpenter-provider-cluster-api's image.
  */
-export function topologyRefusal(
-  topology: string,
-  change: Pick<DesiredStateChange, 'clusterAutoscalerMode'>,
-  where: { managementCluster?: string | null } = {},
-): string | undefined {
+export function unsupportedChange(
+  cluster: ChangeTarget,
+  change: Pick<DesiredStateChange, 'clusterAutoscalerMode' | 'karpenterVersion' | 'operandImage'>,
+): { field: string; reason: string } | undefined {
   const mode = change.clusterAutoscalerMode;
-  if (topology !== 'HOSTED' || mode === undefined || mode === 'KEEP') return undefined;
-  return (
-    `${mode} is not supported for HOSTED clusters: their Cluster Autoscaler is HyperShift ` +
-    `NodePool autoscaling (hypershift.openshift.io/v1beta1 NodePool spec.autoScaling in the ` +
-    `HostedCluster's namespace on management cluster ${where.managementCluster ?? '(unknown)'}), ` +
-    `which the fleet leaves to HyperShift; keep KEEP and change each HyperShift NodePool's ` +
-    `spec.autoScaling (or spec.replicas) there`
-  );
+  if (cluster.topology === 'HOSTED' && mode !== undefined && mode !== 'KEEP')
+    return {
+      field: 'clusterAutoscalerMode',
+      reason:
+        `${mode} is not supported for HOSTED clusters: their Cluster Autoscaler is HyperShift ` +
+        `NodePool autoscaling (hypershift.openshift.io/v1beta1 NodePool spec.autoScaling in the ` +
+        `HostedCluster's namespace on management cluster ${cluster.managementCluster ?? '(unknown)'}), ` +
+        `which the fleet leaves to HyperShift; keep KEEP and change each HyperShift NodePool's ` +
+        `spec.autoScaling (or spec.replicas) there`,
+    };
+  const ownOperand = cluster.platform === 'AWS' && cluster.topology === 'STANDALONE';
+  for (const field of ['karpenterVersion', 'operandImage'] as const) {
+    if (change[field] != null && !ownOperand)
+      return {
+        field,
+        reason:
+          `only for AWS/STANDALONE clusters, where the fleet runs the Karpenter operand; on ` +
+          `${cluster.platform}/${cluster.topology} ` +
+          (cluster.topology === 'HOSTED'
+            ? 'HyperShift runs its own'
+            : "the driver runs karpenter-provider-cluster-api's image"),
+      };
+  }
+  return undefined;
 }

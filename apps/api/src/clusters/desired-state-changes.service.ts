@@ -22,7 +22,7 @@ import {
   applyDesiredStateChange,
   clusterSnapshot,
   commitDesiredStateChange,
-  topologyRefusal,
+  unsupportedChange,
   type DesiredStateChange,
 } from '@fleet/desired-state';
 import {
@@ -90,8 +90,8 @@ export class DesiredStateChanges {
         where: { id: uid },
         select: { platform: true, topology: true, managementCluster: true },
       });
-      const refusal = topologyRefusal(cluster.topology, change, cluster);
-      if (refusal) throw userInputError('input.clusterAutoscalerMode', refusal);
+      const refusal = unsupportedChange(cluster, change);
+      if (refusal) throw userInputError(`input.${refusal.field}`, refusal.reason);
       // Only the Cluster API driver renders a node group per instance type; elsewhere
       // Karpenter chooses among every type the NodePools' requirements allow.
       if (change.allowedInstanceTypes?.length && cluster.platform !== 'CAPI')

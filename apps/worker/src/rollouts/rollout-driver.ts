@@ -2,7 +2,7 @@ import { matchesLabelSelector, parseLabelSelector, type ReconcileRequest } from 
 import type { Prisma, PrismaClient } from '@fleet/database';
 import {
   applyDesiredStateChange,
-  topologyRefusal,
+  unsupportedChange,
   commitDesiredStateChange,
   DesiredStateChange,
   evaluateHealth,
@@ -288,7 +288,7 @@ export class RolloutDriver {
       }
       const cluster = await tx.cluster.findUniqueOrThrow({
         where: { id: rc.clusterId },
-        select: { labels: true, topology: true, managementCluster: true },
+        select: { labels: true, platform: true, topology: true, managementCluster: true },
       });
       const labels = (cluster.labels ?? {}) as Record<string, string>;
       // Labels may have changed since the start: a cluster that left the selection (or the
@@ -297,9 +297,9 @@ export class RolloutDriver {
         await skip('NoLongerSelected: its labels no longer match the selector or the scope');
         continue;
       }
-      const refusal = topologyRefusal(cluster.topology, change, cluster);
+      const refusal = unsupportedChange(cluster, change);
       if (refusal) {
-        await skip(`UnsupportedForTopology: ${refusal}`);
+        await skip(`UnsupportedForTopology: ${refusal.field}: ${refusal.reason}`);
         continue;
       }
       if (change.deleteNodePool) {
