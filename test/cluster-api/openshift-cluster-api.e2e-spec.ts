@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   CAPI_OPERAND_NAME,
   CAPI_OPERAND_NAMESPACE,
-  MANAGEMENT_KUBECONFIG_SECRET,
+  OPERAND_MANAGEMENT_KUBECONFIG_SECRET,
 } from '@fleet/cloud-provider';
 import { OPENSHIFT_CLUSTER_API } from '../support/capi-aws-workload.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
@@ -74,7 +74,7 @@ describe("Cluster API on OpenShift's own Cluster API (one API server)", () => {
     ).template.spec.containers[0]!.env.map((e) => e.name);
     expect(env).not.toContain('CLUSTER_API_KUBECONFIG');
     expect(
-      kube().get('v1', 'Secret', MANAGEMENT_KUBECONFIG_SECRET, CAPI_OPERAND_NAMESPACE),
+      kube().get('v1', 'Secret', OPERAND_MANAGEMENT_KUBECONFIG_SECRET, CAPI_OPERAND_NAMESPACE),
     ).toBeUndefined();
     // The chart's cluster.x-k8s.io rule is bound to the operand's own ServiceAccount.
     const bindings = kube()

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   CAPI_OPERAND_NAME,
   CAPI_OPERAND_NAMESPACE,
-  MANAGEMENT_KUBECONFIG_SECRET,
+  OPERAND_MANAGEMENT_KUBECONFIG_SECRET,
   NODE_GROUP_SIZES_BACKUP,
 } from '@fleet/cloud-provider';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -115,7 +115,7 @@ describe('Cluster API: a workload cluster of a separate management cluster (two 
     const secret = h.pair.workload.get(
       'v1',
       'Secret',
-      MANAGEMENT_KUBECONFIG_SECRET,
+      OPERAND_MANAGEMENT_KUBECONFIG_SECRET,
       CAPI_OPERAND_NAMESPACE,
     );
     const data = secret?.data as Record<string, string> | undefined;
@@ -149,7 +149,7 @@ describe('Cluster API: a workload cluster of a separate management cluster (two 
       }),
     );
     expect(
-      h.pair.workload.get('v1', 'Secret', MANAGEMENT_KUBECONFIG_SECRET, CAPI_OPERAND_NAMESPACE)
+      h.pair.workload.get('v1', 'Secret', OPERAND_MANAGEMENT_KUBECONFIG_SECRET, CAPI_OPERAND_NAMESPACE)
         ?.data,
     ).toEqual(data);
   });

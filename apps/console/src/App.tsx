@@ -59,7 +59,10 @@ export function App() {
 function Console() {
   const [token, setToken] = useState<string | null>(() => (fromSignIn(), readToken()));
   const [viewer, setViewer] = useState<Viewer | null>(null);
-  const [notice, setNotice] = useState<string | null>(readSignOutNotice);
+  // A refused sign-in is the news; an older sign-out notice would only compete with it.
+  const [notice, setNotice] = useState<string | null>(() =>
+    fromSignIn().error ? (storeSignOutNotice(null), null) : readSignOutNotice(),
+  );
   const [signInError] = useState<string | null>(() => fromSignIn().error);
 
   const signOut = useCallback((why?: string) => {

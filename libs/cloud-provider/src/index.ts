@@ -1,6 +1,6 @@
 export * from './types.js';
 export * from './driver.js';
-export { DRIVER_REGISTRY, findDriver, platformRules, supportedPairs } from './registry.js';
+export { DRIVER_REGISTRY, findDriver, supportedPairs } from './registry.js';
 export * from './errors.js';
 export * from './labels.js';
 export { canonical } from './canonical.js';

@@ -1,7 +1,7 @@
 import type { Platform, Topology } from '@fleet/contracts';
 import { AWS_STANDALONE_DRIVER } from './aws/driver.js';
 import { CLUSTER_API_DRIVER } from './cluster-api/driver.js';
-import type { DriverRegistration, PlatformRules } from './driver.js';
+import type { DriverRegistration } from './driver.js';
 import { AWS_HOSTED_DRIVER } from './hosted/driver.js';
 
 /**
@@ -22,9 +22,4 @@ export function findDriver(platform: Platform, topology: Topology): DriverRegist
 /** `AWS/STANDALONE, …`, for error messages. */
 export function supportedPairs(): string {
   return DRIVER_REGISTRY.map((d) => `${d.platform}/${d.topology}`).join(', ');
-}
-
-/** The API's checks for a platform; undefined when no driver of that platform exists. */
-export function platformRules(platform: Platform): PlatformRules | undefined {
-  return DRIVER_REGISTRY.find((d) => d.platform === platform)?.rules;
 }

@@ -18,13 +18,13 @@ export interface BootstrapInput {
   hosted?: boolean;
   /**
    * CAPI: the Cluster the sidecar runs Karpenter for. With a separate management cluster, its
-   * kubeconfig is read from Secret MANAGEMENT_KUBECONFIG_SECRET, which the SRE creates.
+   * kubeconfig is read from Secret SIDECAR_MANAGEMENT_KUBECONFIG_SECRET, which the SRE creates.
    */
   clusterApi?: { name: string; namespace: string; separateManagementCluster: boolean };
 }
 
 /** The management cluster's kubeconfig (key `kubeconfig`), created by the SRE beside the sidecar. */
-export const MANAGEMENT_KUBECONFIG_SECRET = 'karpenter-fleet-management-kubeconfig';
+export const SIDECAR_MANAGEMENT_KUBECONFIG_SECRET = 'karpenter-fleet-management-kubeconfig';
 const MANAGEMENT_KUBECONFIG_DIR = '/var/run/secrets/karpenter-fleet/management';
 const GUEST_KUBECONFIG_DIR = '/etc/guest-kubeconfig';
 
@@ -44,7 +44,7 @@ export function bootstrapManifest(input: BootstrapInput): string {
     mounts.push({
       volume: {
         name: 'management-kubeconfig',
-        secret: { secretName: MANAGEMENT_KUBECONFIG_SECRET },
+        secret: { secretName: SIDECAR_MANAGEMENT_KUBECONFIG_SECRET },
       },
       mount: {
         name: 'management-kubeconfig',

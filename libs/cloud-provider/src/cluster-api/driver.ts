@@ -19,7 +19,7 @@ import {
 import type { InfrastructureProvider } from './infrastructure.js';
 import {
   CAPI_OPERAND_NAMESPACE,
-  MANAGEMENT_KUBECONFIG_SECRET,
+  OPERAND_MANAGEMENT_KUBECONFIG_SECRET,
   managementServiceAccountName,
 } from './operand.js';
 import {
@@ -260,7 +260,7 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
     const serviceAccount = managementServiceAccountName(infra);
     const live = await this.context
       .reader('workload')
-      .getSecret(CAPI_OPERAND_NAMESPACE, MANAGEMENT_KUBECONFIG_SECRET);
+      .getSecret(CAPI_OPERAND_NAMESPACE, OPERAND_MANAGEMENT_KUBECONFIG_SECRET);
     const decode = (v: string | undefined) =>
       v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
     const expiresAt = Date.parse(decode(live?.data?.[EXPIRES_AT_KEY]) ?? '');
@@ -292,7 +292,7 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
           apiVersion: 'v1',
           kind: 'Secret',
           metadata: {
-            name: MANAGEMENT_KUBECONFIG_SECRET,
+            name: OPERAND_MANAGEMENT_KUBECONFIG_SECRET,
             namespace: CAPI_OPERAND_NAMESPACE,
             labels: ownedLabels(),
           },

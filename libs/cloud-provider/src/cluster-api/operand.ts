@@ -22,7 +22,7 @@ export const CAPI_SERVICE_ACCOUNT_NAME = 'karpenter';
 /** On the workload cluster: Karpenter core's rights plus the ClusterAPINodeClass. */
 export const WORKLOAD_CLUSTER_ROLE = 'karpenter-fleet:cluster-api-provider';
 /** The management kubeconfig the operand reads (CLUSTER_API_KUBECONFIG), on the workload cluster. */
-export const MANAGEMENT_KUBECONFIG_SECRET = 'karpenter-cluster-api-kubeconfig';
+export const OPERAND_MANAGEMENT_KUBECONFIG_SECRET = 'karpenter-cluster-api-kubeconfig';
 const MANAGEMENT_KUBECONFIG_DIR = '/var/run/secrets/karpenter/cluster-api';
 /**
  * karpenter-provider-cluster-api's image. Upstream publishes only a staging image
@@ -253,7 +253,7 @@ function deployment(desired: KarpenterDesiredState, image: string, separate: boo
                 volumes: [
                   {
                     name: 'cluster-api-kubeconfig',
-                    secret: { secretName: MANAGEMENT_KUBECONFIG_SECRET },
+                    secret: { secretName: OPERAND_MANAGEMENT_KUBECONFIG_SECRET },
                   },
                 ],
               }
