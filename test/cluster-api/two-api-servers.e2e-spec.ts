@@ -149,8 +149,12 @@ describe('Cluster API: a workload cluster of a separate management cluster (two 
       }),
     );
     expect(
-      h.pair.workload.get('v1', 'Secret', OPERAND_MANAGEMENT_KUBECONFIG_SECRET, CAPI_OPERAND_NAMESPACE)
-        ?.data,
+      h.pair.workload.get(
+        'v1',
+        'Secret',
+        OPERAND_MANAGEMENT_KUBECONFIG_SECRET,
+        CAPI_OPERAND_NAMESPACE,
+      )?.data,
     ).toEqual(data);
   });
 
