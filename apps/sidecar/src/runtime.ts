@@ -5,6 +5,9 @@ import {
   MACHINE_CONFIG_POOL,
   NODE,
   NODECLAIM,
+  NODEPOOL,
+  POD,
+  type ClusterAutoscalerState,
   type Condition,
   type ReconcileOrder,
   type ResourceIdentity,
@@ -77,6 +80,12 @@ export class SidecarRuntime {
   readonly csrs: ResourceWatch<CsrObject>;
   /** Nodes Karpenter launched (they carry the provider's NodeClass label). */
   readonly karpenterNodes: ResourceWatch;
+  /** What every report counts (metrics), from caches, so a report at rest lists nothing. */
+  readonly nodes: ResourceWatch;
+  readonly nodePools: ResourceWatch;
+  readonly pendingPods: ResourceWatch;
+  /** Everything the Cluster Autoscaler observation reads; an event makes the next report look again. */
+  readonly autoscalerWatches: ResourceWatch[];
   /** The NodeClasses' MachineConfigPools; only where the provider keeps them. */
   readonly machineConfigPools?: ResourceWatch;
   /** What rendering reads from the cluster (the Proxy), watched by name (renderInputs). */
@@ -96,6 +105,11 @@ export class SidecarRuntime {
   private readonly renderInputContent = new Map<string, string>();
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
+  private autoscalerEpoch = 0;
+  private autoscalerObservation?: {
+    key: string;
+    state: Promise<ClusterAutoscalerState | undefined>;
+  };
 
   constructor(private readonly options: SidecarRuntimeOptions) {
     const { apiServers, driver, log } = options;
@@ -127,6 +141,9 @@ export class SidecarRuntime {
     this.nodeClaims = make<NodeClaimObject>(NODECLAIM);
     this.csrs = make<CsrObject>(CERTIFICATE_SIGNING_REQUEST);
     this.karpenterNodes = make(NODE, { labelSelector: provider.nodeClassLabel });
+    this.nodes = make(NODE);
+    this.nodePools = make(NODEPOOL);
+    this.pendingPods = make(POD, { fieldSelector: 'status.phase=Pending' });
     if (provider.nodeClassConfigKinds().some((k) => k.kind === MACHINE_CONFIG_POOL.kind)) {
       this.machineConfigPools = make(MACHINE_CONFIG_POOL, {
         labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
@@ -175,6 +192,12 @@ export class SidecarRuntime {
           log.child({ controller: 'cluster-autoscaler' }),
           options.backupNamespace,
         );
+    // A kind a cluster does not serve (no ClusterAutoscaler CRD) is looked for again once a minute.
+    this.autoscalerWatches = this.clusterAutoscaler
+      .observedKinds()
+      .map(({ kind, target, ...selection }) =>
+        make(kind, { ...selection, maxBackoffMs: 60_000 }, target),
+      );
     this.reconciler = new Reconciler({
       apiServers,
       driver,
@@ -207,6 +230,10 @@ export class SidecarRuntime {
       this.nodeClaims,
       this.csrs,
       this.karpenterNodes,
+      this.nodes,
+      this.nodePools,
+      this.pendingPods,
+      ...this.autoscalerWatches,
       ...(this.machineConfigPools ? [this.machineConfigPools] : []),
       ...this.renderInputs,
     ];
@@ -232,6 +259,8 @@ export class SidecarRuntime {
     );
     for (const input of this.renderInputs)
       this.offs.push(input.on((type, object) => this.renderInputChanged(type, object)));
+    for (const watch of this.autoscalerWatches)
+      this.offs.push(watch.on(() => void this.autoscalerEpoch++));
   }
 
   /**
@@ -327,6 +356,25 @@ export class SidecarRuntime {
     await Promise.all([this.operator?.idle(), this.nodeClasses.idle(), this.approver.idle()]);
   }
 
+  /**
+   * The Cluster Autoscaler as the last report saw it, unless something it reads changed since
+   * (a watch event) or the order asks for another mode: at rest, no request.
+   */
+  private observeClusterAutoscaler(
+    order: ReconcileOrder,
+  ): Promise<ClusterAutoscalerState | undefined> {
+    const { clusterAutoscalerMode: mode, enabled } = order.spec;
+    const key = `${this.autoscalerEpoch}/${mode}/${enabled}`;
+    if (this.autoscalerObservation?.key === key) return this.autoscalerObservation.state;
+    const state = this.clusterAutoscaler.observe(mode, enabled).then((o) => o.state);
+    const observation = { key, state };
+    this.autoscalerObservation = observation;
+    state.catch(() => {
+      if (this.autoscalerObservation === observation) this.autoscalerObservation = undefined;
+    });
+    return state;
+  }
+
   /** What a report says now; undefined before the first order (nothing to observe against). */
   async snapshot(): Promise<StatusSnapshot | undefined> {
     const last = this.last;
@@ -354,11 +402,17 @@ export class SidecarRuntime {
       ...this.extra.list(),
     ].sort((a, b) => a.type.localeCompare(b.type));
     const [metrics, cas] = await Promise.all([
-      collectMetrics(this.cluster, this.nodeClaims, this.approver.counts),
-      this.clusterAutoscaler
-        .observe(order.spec.clusterAutoscalerMode, order.spec.enabled)
-        .then((o) => o.state)
-        .catch(() => last.result.clusterAutoscaler),
+      collectMetrics(
+        this.cluster,
+        {
+          nodes: this.nodes,
+          nodePools: this.nodePools,
+          pendingPods: this.pendingPods,
+          nodeClaims: this.nodeClaims,
+        },
+        this.approver.counts,
+      ),
+      this.observeClusterAutoscaler(order).catch(() => last.result.clusterAutoscaler),
     ]);
     return {
       observedGeneration: last.generation,

@@ -3,6 +3,7 @@ import type { KubeObject } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
 import { CLUSTER_AUTOSCALER, CONFIG_MAP, MACHINE_AUTOSCALER } from '@fleet/contracts';
+import type { ClusterAutoscalerControl, ObservedKind } from './node-group-sizes.js';
 
 export const CLUSTER_AUTOSCALER_NAME = 'default';
 export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
@@ -66,12 +67,29 @@ export function portableCopy(object: KubeObject): KubeObject {
  * copy in a ConfigMap before deleting anything; KEEP recreates what the copy holds and drops it;
  * MIGRATE leaves (or puts back) the Cluster Autoscaler running beside Karpenter and says so.
  */
-export class ClusterAutoscalerSwitch {
+export class ClusterAutoscalerSwitch implements ClusterAutoscalerControl {
   constructor(
     private readonly cluster: ClusterClient,
     private readonly log: Logger,
     private readonly backupNamespace: string,
   ) {}
+
+  observedKinds(): ObservedKind[] {
+    return [
+      {
+        kind: CLUSTER_AUTOSCALER,
+        target: 'workload',
+        fieldSelector: `metadata.name=${CLUSTER_AUTOSCALER_NAME}`,
+      },
+      { kind: MACHINE_AUTOSCALER, target: 'workload', namespace: MACHINE_API_NAMESPACE },
+      {
+        kind: CONFIG_MAP,
+        target: 'workload',
+        namespace: this.backupNamespace,
+        fieldSelector: `metadata.name=${BACKUP_CONFIG_MAP_NAME}`,
+      },
+    ];
+  }
 
   async reconcile(
     mode: ClusterAutoscalerMode,

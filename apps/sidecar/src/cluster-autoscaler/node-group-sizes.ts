@@ -1,5 +1,11 @@
-import type { ClusterAutoscalerMode, ClusterAutoscalerState } from '@fleet/contracts';
 import {
+  CONFIG_MAP,
+  type ClusterAutoscalerMode,
+  type ClusterAutoscalerState,
+  type ResourceIdentity,
+} from '@fleet/contracts';
+import {
+  type ClusterTarget,
   NODE_GROUP_SIZE_ANNOTATIONS,
   NODE_GROUP_SIZES_BACKUP,
   planNodeGroupSizes,
@@ -25,6 +31,19 @@ export interface ClusterAutoscalerControl {
     mode: ClusterAutoscalerMode,
     karpenterEnabled: boolean,
   ): Promise<ClusterAutoscalerOutcome>;
+  /**
+   * Everything observe() reads, so the sidecar can watch it and observe again only when one of
+   * them changed: at rest, a report costs the API servers nothing but the watches.
+   */
+  observedKinds(): ObservedKind[];
+}
+
+export interface ObservedKind {
+  kind: ResourceIdentity;
+  target: ClusterTarget;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 /**
@@ -39,6 +58,21 @@ export class NodeGroupSizesSwitch implements ClusterAutoscalerControl {
     private readonly cluster: { namespace: string; clusterName: string },
     private readonly log: Logger,
   ) {}
+
+  observedKinds(): ObservedKind[] {
+    const { namespace, clusterName } = this.cluster;
+    const labelSelector = `${CLUSTER_NAME_LABEL}=${clusterName}`;
+    return [
+      { kind: MACHINE_DEPLOYMENT, target: 'management', namespace, labelSelector },
+      { kind: CAPI_MACHINE_SET, target: 'management', namespace, labelSelector },
+      {
+        kind: CONFIG_MAP,
+        target: 'management',
+        namespace,
+        fieldSelector: `metadata.name=${NODE_GROUP_SIZES_BACKUP}`,
+      },
+    ];
+  }
 
   private async groups(): Promise<KubeObject[]> {
     const selector = `${CLUSTER_NAME_LABEL}=${this.cluster.clusterName}`;

@@ -40,7 +40,7 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
     private readonly watch: Watch,
     readonly kind: ResourceIdentity,
     private readonly log: Logger,
-    private readonly options: ResourceWatchOptions = {},
+    readonly options: ResourceWatchOptions = {},
   ) {}
 
   on(handler: WatchHandler<T>): () => void {

@@ -1,7 +1,6 @@
 import type { ClusterMetrics } from '@fleet/contracts';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
-import { NODE, NODEPOOL, POD } from '@fleet/contracts';
 import type { ResourceWatch } from '../kube/resource-watch.js';
 
 /** Karpenter labels every node it launches with its NodePool. */
@@ -32,28 +31,41 @@ export function nodeClaimState(claim: Conditioned): string {
   return state;
 }
 
-async function listOrEmpty(cluster: ClusterClient, apiVersion: string, kind: string, opts = {}) {
+/** A watch's cache once it has listed; a list of the same selection before that. */
+async function cachedOrList(cluster: ClusterClient, watch: ResourceWatch): Promise<Conditioned[]> {
+  if (watch.synced) return watch.items();
   try {
-    return await cluster.list<Conditioned>(apiVersion, kind, opts);
+    return await cluster.list<Conditioned>(watch.kind.apiVersion, watch.kind.kind, {
+      ...(watch.options.namespace ? { namespace: watch.options.namespace } : {}),
+      ...(watch.options.fieldSelector ? { fieldSelector: watch.options.fieldSelector } : {}),
+      ...(watch.options.labelSelector ? { labelSelector: watch.options.labelSelector } : {}),
+    });
   } catch (err) {
     if (isUnknownKind(err)) return [];
     throw err;
   }
 }
 
+/** The watches every report's counts come from. */
+export interface MetricsSources {
+  nodes: ResourceWatch;
+  nodePools: ResourceWatch;
+  /** Pods with status.phase=Pending. */
+  pendingPods: ResourceWatch;
+  nodeClaims: ResourceWatch;
+}
+
 /** What every report carries about the cluster's capacity and the approver's work. */
 export async function collectMetrics(
   cluster: ClusterClient,
-  nodeClaims: ResourceWatch,
+  sources: MetricsSources,
   csr: { approved: number; ignored: number; denied: number; dropped: number },
 ): Promise<ClusterMetrics> {
   const [nodes, nodePools, pendingPods, claims] = await Promise.all([
-    listOrEmpty(cluster, NODE.apiVersion, NODE.kind),
-    listOrEmpty(cluster, NODEPOOL.apiVersion, NODEPOOL.kind),
-    listOrEmpty(cluster, POD.apiVersion, POD.kind, { fieldSelector: 'status.phase=Pending' }),
-    nodeClaims.synced
-      ? Promise.resolve(nodeClaims.items() as Conditioned[])
-      : listOrEmpty(cluster, 'karpenter.sh/v1', 'NodeClaim'),
+    cachedOrList(cluster, sources.nodes),
+    cachedOrList(cluster, sources.nodePools),
+    cachedOrList(cluster, sources.pendingPods),
+    cachedOrList(cluster, sources.nodeClaims),
   ]);
   const byState: Record<string, number> = {};
   for (const claim of claims) {

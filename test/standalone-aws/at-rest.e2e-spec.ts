@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { OPERAND_NAME, OPERAND_NAMESPACE } from '@fleet/cloud-provider';
+import { eventually } from '@fleet/testing';
+import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
+import { GENERAL_NODEPOOL, startHarness, until, type Harness } from './harness.js';
+
+/**
+ * A sidecar at rest asks its API server for nothing but its watches: every report's counts
+ * (Nodes, NodePools, pending Pods, NodeClaims) and the Cluster Autoscaler's state come from
+ * caches, and the caches follow the cluster, so a report is never stale for being cheap.
+ */
+describe('standalone AWS: a sidecar at rest', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({ requeueMs: 500 });
+    const result = await h.runtime.apply(
+      h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL], clusterAutoscalerMode: 'KEEP' }),
+    );
+    expect(result.conditions.find((c) => c.type === 'Degraded')?.status).toBe('False');
+    h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
+    new NodeLaunchSimulator({ kube: h.cluster.kube, ec2: h.cluster.ec2 }).markNodeClassReady();
+    const { runtime } = h;
+    await until(
+      () =>
+        [runtime.nodes, runtime.nodePools, runtime.pendingPods, ...runtime.autoscalerWatches].every(
+          (w) => w.synced,
+        ) || undefined,
+      'the metric and Cluster Autoscaler caches to sync',
+    );
+    await h.runtime.idle();
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  const nonWatch = () => h.cluster.kube.requests.filter((e) => e.verb !== 'watch');
+
+  it('reports without a single request other than its watches', async () => {
+    // Settle: the first report may still observe what the order changed.
+    await h.runtime.snapshot();
+    await new Promise((r) => setTimeout(r, 1000));
+    await h.runtime.snapshot();
+    const before = nonWatch().length;
+    for (let i = 0; i < 5; i++) {
+      const snapshot = await h.runtime.snapshot();
+      expect(snapshot?.metrics.nodePools).toBe(1);
+      expect(snapshot?.clusterAutoscaler).toEqual({
+        mode: 'KEEP',
+        observed: 'Present',
+        machineAutoscalers: 3,
+      });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const during = nonWatch().slice(before);
+    expect(during.map((e) => `${e.verb} ${e.path}?${e.query}`)).toEqual([]);
+  });
+
+  it('the next report still sees what changed on the cluster: a pending Pod, a new Node, the Cluster Autoscaler gone', async () => {
+    const before = (await h.runtime.snapshot())!;
+    h.cluster.kube.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'waiting', namespace: 'default' },
+      spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+      status: { phase: 'Pending' },
+    });
+    h.cluster.kube.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'ip-10-0-9-9.ec2.internal' },
+      status: { capacity: { cpu: '4' } },
+    });
+    h.cluster.kube.delete('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default');
+    const after = await eventually(
+      async () => {
+        const s = await h.runtime.snapshot();
+        return s &&
+          s.metrics.pendingPods === (before.metrics.pendingPods ?? 0) + 1 &&
+          s.metrics.nodes === (before.metrics.nodes ?? 0) + 1 &&
+          s.clusterAutoscaler?.observed === 'Absent'
+          ? s
+          : undefined;
+      },
+      {
+        timeoutMs: 10_000,
+        what: 'the report to show the pending Pod, the Node and no ClusterAutoscaler',
+      },
+    );
+    expect(after.clusterAutoscaler).toEqual({
+      mode: 'KEEP',
+      observed: 'Absent',
+      machineAutoscalers: 3,
+    });
+    // The Pod leaving Pending leaves the count, as the watch's field selector says.
+    h.cluster.kube.patchStatus('v1', 'Pod', 'waiting', 'default', { phase: 'Running' });
+    await eventually(
+      async () =>
+        (await h.runtime.snapshot())?.metrics.pendingPods === before.metrics.pendingPods
+          ? true
+          : undefined,
+      { timeoutMs: 10_000, what: 'the running Pod to leave the pending count' },
+    );
+  });
+});
