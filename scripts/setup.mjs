@@ -195,6 +195,16 @@ function ensurePromtool() {
   aptInstall('prometheus');
 }
 
+/**
+ * `npm run bench` loads the API with wrk (Debian's package): an efficient generator in a process
+ * of its own, so the numbers are the server's and not the load loop's.
+ */
+function ensureWrk() {
+  if (process.env.WRK || has('wrk')) return;
+  log('installing wrk (the HTTP load generator of the benchmarks)');
+  aptInstall('wrk');
+}
+
 function generateClient() {
   const generated = join(root, 'libs/database/src/generated/prisma/client.ts');
   const schema = join(root, 'prisma/schema.prisma');
@@ -213,6 +223,7 @@ async function main() {
   await ensureRedis();
   ensureChromium();
   ensurePromtool();
+  ensureWrk();
   generateClient();
   const mainDb = new URL(DATABASE_URL).pathname.slice(1);
   await migrate(await ensureDatabase(DATABASE_URL, mainDb));

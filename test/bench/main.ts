@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { benchGraphqlReads } from './graphql-reads.js';
 import { benchHistory } from './history.js';
 import { benchIngest } from './ingest.js';
+import { benchIngestLoad } from './ingest-load.js';
 import { benchLatency } from './latency.js';
 import { benchResync } from './resync.js';
 import { benchSidecar } from './sidecar.js';
 import { median } from './stats.js';
 
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'resync,ingest,history,latency,reads,sidecar').split(','),
+  (process.env.BENCH_ONLY ?? 'resync,ingest,load,history,latency,reads,sidecar').split(','),
 );
 const f = (n: number, digits = 0) => n.toFixed(digits);
 
@@ -35,6 +36,9 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T | Error |
 const benchStart = Date.now();
 const resync = await step('resync', () => benchResync());
 const ingest = await step('ingest', () => benchIngest());
+const load = await step('load', () =>
+  benchIngestLoad({ seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 20) }),
+);
 const history = await step('history', () => benchHistory());
 const latency = await step('latency', () =>
   benchLatency(Number(process.env.BENCH_LATENCY_CLUSTERS ?? 10_000)),
@@ -71,6 +75,18 @@ else if (ingest) {
     `| status ingest, queue → PostgreSQL (${r.reports} reports) | ${perSec(r.queueToPgMs)} reports/s (${f(r.queueToPgMs)} ms) | raw batched INSERT (500 rows) of the same rows: ${perSec(r.rawInsertMs)} rows/s (${f(r.rawInsertMs)} ms) | ${f(r.queueToPgMs / r.rawInsertMs, 2)}x | within 3x |`,
     `| status ingest, API (HTTP, token check) → PostgreSQL (${r.reports} reports, 64 in flight), API + worker + load in one process | ${perSec(r.httpToPgMs)} reports/s (${f(r.httpToPgMs)} ms) | same raw INSERT | ${f(r.httpToPgMs / r.rawInsertMs, 2)}x | ≥ 3,000 reports/s |`,
     `| the same, API and worker in processes of their own (as deployed) | ${perSec(r.httpToPgProcessesMs)} reports/s (${f(r.httpToPgProcessesMs)} ms) | same raw INSERT | ${f(r.httpToPgProcessesMs / r.rawInsertMs, 2)}x | ≥ 3,000 reports/s |`,
+  );
+}
+if (load instanceof Error) failed('report ingest under wrk', load);
+else if (load) {
+  const r = load;
+  const bareRate = r.bare.requests / r.bare.durationSeconds;
+  const cores = (name: string) => f(r.cpu[name]?.cores ?? 0, 2);
+  lines.push(
+    `| bare Node HTTP server answering 202, wrk ${r.connections} connections, ${r.seconds} s | ${f(bareRate)} requests/s (p99 ${f(r.bare.p99Ms, 1)} ms) | | | generator: wrk ${f(r.bare.generatorCores, 2)} cores |`,
+    `| report ingest from ${r.clusters} distinct clusters (own tokens), API and worker as processes, wrk ${r.connections} connections, ${r.seconds} s: accepted | ${f(r.acceptedPerSecond)} reports/s (p99 ${f(r.api.p99Ms, 1)} ms, ${r.api.non2xx} refused, ${r.api.socketErrors} socket errors) | the bare server: ${f(bareRate)} requests/s | ${f(r.acceptedPerSecond / bareRate, 3)} of bare | ≥ 10,000 reports/s |`,
+    `| the same: committed to PostgreSQL (health samples) | ${f(r.committedPerSecond)} reports/s (${r.committed} of ${r.api.requests - r.api.non2xx} accepted) | | | ≥ 10,000 reports/s, none lost |`,
+    `| CPU over that run, in cores (2 on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)} | | | the generator is not the limit |`,
   );
 }
 if (history instanceof Error) failed('health history', history);
@@ -111,6 +127,7 @@ lines.push(
   '',
   '* **Fleet resync** (`test/bench/resync.ts`): 10,000 clusters with `generation > observedGeneration` seeded in PostgreSQL, Redis empty. The resync (`apps/worker/src/maintenance/resync.ts`) pages the pending clusters 1,000 at a time (one query with their NodePools), builds each order, puts each page on its 1,000 queues with one BullMQ multi-queue `addBulk` (FlowProducer) and records the runs with one statement. The baseline puts the very same 10,000 jobs (same queues, IDs and options) with the same `addBulk` calls and nothing else.',
   '* **Status ingest** (`test/bench/ingest.ts`): 3 reports per cluster for 10,000 clusters. Baseline: the same health rows with a 500-row `INSERT ... SELECT FROM jsonb_to_recordset` on one connection. Queue → PostgreSQL: the reports queued as the API queues them, the real worker (`startWorker`, batches of up to 500 reports or 50 ms) drains them; the clock stops when the last row is in PostgreSQL. A batch writes status, health samples, condition transitions, CSR decisions and reconcile runs, so it does more than the baseline. API → PostgreSQL: the same through the real report endpoint over HTTP (token check, zod, queue), 64 requests in flight, API and worker in the bench process; then once more with the API and the worker as processes of their own (as deployed).',
+  "* **Report ingest under wrk** (`test/bench/ingest-load.ts`, `test/bench/load-generator.ts`): 10,000 clusters seeded with a report token each; the API and the worker run as processes of their own (as deployed); wrk (Debian's package, one thread, 64 connections) posts reports round-robin over the clusters, each with its own token, for 20 s (`BENCH_LOAD_SECONDS`). Accepted: wrk's count of 202s; committed: the health samples in PostgreSQL from the first request to the last commit. Baseline: a bare Node `http.createServer` answering 202 to a body of the same size under the same wrk settings. CPU of wrk (from the shell that waited for it), the API, the worker, every PostgreSQL backend and every redis-server, read from /proc, says which one was the limit.",
   "* **Health history** (`test/bench/history.ts`): 10 M rows generated with `INSERT ... SELECT generate_series` into the daily partitions (10,000 clusters over 7 days; the cluster under test reports every 30 s). 300 measured queries after 20 warm-ups of `cluster(id) { health(from, to, step: 300) }` over the last 24 h, through the real API; the baseline is the resolver's SQL alone.",
   "* **Mutation → applied → visible** (`test/bench/latency.ts`): 10,000 clusters; a simulator heartbeats for all of them at the sidecar's rate (one report per cluster per 30 s, through the API); 100 clusters run the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`, report over HTTP) with an instant apply (no kube emulator: 100 emulated clusters plus 100 sidecar processes do not fit 2 cores). Each sample: `setKarpenter` mutation until `cluster.status.observedGeneration` shows the new generation in GraphQL (polled every 5 ms). API and worker in the bench process.",
   `* **GraphQL reads** (\`test/bench/graphql-reads.ts\`): 10,000 clusters seeded with labels, desired state and two conditions each; a VIEWER token queries \`clusters(first: 100, filter: {labelSelector: "env=prod,team notin (team-1)", karpenterEnabled: true})\` with status, conditions and \`totalCount\` 300 times after 10 warm-ups; the baseline is the raw SQL of the same page on one connection. \`fleetSummary\` the same way.`,

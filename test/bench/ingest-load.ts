@@ -1,0 +1,206 @@
+/**
+ * Report ingest as deployed: the API and the worker in processes of their own, 10,000 distinct
+ * clusters each reporting with its own token, load from wrk in its own process. The baseline is a
+ * bare Node HTTP server answering 202 under the very same wrk settings, in the same run.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { createTestDatabase, testQueuePrefix } from '../support/database.js';
+import { eventually, freePort, spawnProcess, startProcess } from '../support/processes.js';
+import { benchReportToken, seedClusters } from './fleet-seed.js';
+import { meterCpu, pidsNamed, runWrk, WRK_DONE, type WrkResult } from './load-generator.js';
+
+const REDIS_URL = 'redis://127.0.0.1:6379/11';
+
+export interface IngestLoadResult {
+  clusters: number;
+  connections: number;
+  seconds: number;
+  bare: WrkResult;
+  api: WrkResult;
+  /** Reports accepted (202) per second, as wrk counted them. */
+  acceptedPerSecond: number;
+  /** Health samples committed, and per second from the first request to the last commit. */
+  committed: number;
+  committedPerSecond: number;
+  /** CPU of each process over the loaded run, in cores (1 = one core busy all along). */
+  cpu: Record<string, { seconds: number; cores: number }>;
+}
+
+/** wrk's Lua: round-robin over the clusters file, each request with that cluster's own token. */
+const REPORT_SCRIPT = `
+local clusters = {}
+for line in io.lines(os.getenv("BENCH_CLUSTERS")) do
+  local uid, token = line:match("^(%S+) (%S+)$")
+  clusters[#clusters + 1] = { uid, token }
+end
+local n = #clusters
+local i = math.random(n)
+request = function()
+  i = i % n + 1
+  local c = clusters[i]
+  local now = os.date("!%Y-%m-%dT%H:%M:%S.000Z")
+  local body = '{"clusterId":"' .. c[1] .. '","observedGeneration":1,"conditions":[' ..
+    '{"type":"Available","status":"True","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"},' ..
+    '{"type":"Degraded","status":"False","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"}],' ..
+    '"metrics":{"nodes":12,"vcpus":96},"csrDecisions":[],"reportedAt":"' .. now .. '"}'
+  return wrk.format("POST", "/v1/clusters/" .. c[1] .. "/status",
+    { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. c[2] }, body)
+end
+${WRK_DONE}`;
+
+/** The same request shape to a server that only reads the body and answers 202. */
+const BARE_SCRIPT = `
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+wrk.body = string.rep("x", 420)
+${WRK_DONE}`;
+
+const BARE_SERVER = `require('node:http').createServer((req, res) => {
+  req.resume();
+  req.on('end', () => { res.statusCode = 202; res.end(); });
+}).listen(Number(process.env.PORT), '127.0.0.1');`;
+
+async function waitHttp(url: string, what: string): Promise<void> {
+  await eventually(
+    () =>
+      fetch(url)
+        .then(() => true)
+        .catch(() => undefined),
+    { timeoutMs: 60_000, what },
+  );
+}
+
+export async function benchIngestLoad({
+  clusters = 10_000,
+  seconds = 20,
+  connections = 64,
+} = {}): Promise<IngestLoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-'));
+  const db = await createTestDatabase();
+  const sql = new pg.Client({ connectionString: db.url });
+  await sql.connect();
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  await redis.flushdb();
+  const running: { stop(): Promise<void> }[] = [];
+  try {
+    const seeded = await seedClusters(sql, clusters, { generation: 1, observed: 1, tokens: 'own' });
+    const clustersFile = join(dir, 'clusters.txt');
+    writeFileSync(
+      clustersFile,
+      seeded.map((id, i) => `${id} ${benchReportToken(i)}`).join('\n') + '\n',
+    );
+    const reportScript = join(dir, 'report.lua');
+    writeFileSync(reportScript, REPORT_SCRIPT);
+    const bareScript = join(dir, 'bare.lua');
+    writeFileSync(bareScript, BARE_SCRIPT);
+
+    // Baseline: the bare server, same generator and settings.
+    const barePort = await freePort();
+    const bareServer = spawnProcess({
+      command: process.execPath,
+      args: ['-e', BARE_SERVER],
+      env: { PATH: process.env.PATH, PORT: String(barePort) },
+      name: 'bare server',
+    });
+    running.push(bareServer);
+    const bareUrl = `http://127.0.0.1:${barePort}`;
+    await waitHttp(bareUrl, 'the bare server');
+    const bare = await runWrk({ url: bareUrl, script: bareScript, connections, seconds });
+    await bareServer.stop();
+
+    const apiPort = await freePort();
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: testQueuePrefix(),
+      LOG_LEVEL: 'warn',
+    };
+    const apiProcess = startProcess(
+      'dist/apps/api/src/main.js',
+      {
+        ...env,
+        API_PORT: String(apiPort),
+        NODE_ENV: 'production',
+        RATE_LIMIT_PER_MINUTE: '100000000',
+      },
+      'api',
+    );
+    running.push(apiProcess);
+    const workerProcess = startProcess('dist/apps/worker/src/main.js', env, 'worker');
+    running.push(workerProcess);
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    await eventually(
+      () =>
+        fetch(`${apiUrl}/readyz`)
+          .then((r) => (r.ok ? true : undefined))
+          .catch(() => undefined),
+      { timeoutMs: 60_000, what: 'the API process' },
+    );
+    const samples = async () =>
+      (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "HealthSample"`)).rows[0]
+        ?.n ?? 0;
+    const initial = await samples();
+    const meter = meterCpu({
+      api: () => [apiProcess.child.pid!],
+      worker: () => [workerProcess.child.pid!],
+      postgres: () => pidsNamed('postgres'),
+      redis: () => pidsNamed('redis-server'),
+    });
+    const started = performance.now();
+    const api = await runWrk({
+      url: apiUrl,
+      script: reportScript,
+      connections,
+      seconds,
+      env: { BENCH_CLUSTERS: clustersFile },
+    });
+    const accepted = api.requests - api.non2xx;
+    // Drained when every accepted report is a row, or when the count stops moving (a loss).
+    let last = -1;
+    let committed = 0;
+    let stillSince = performance.now();
+    let lastGrowth = performance.now();
+    for (;;) {
+      committed = (await samples()) - initial;
+      if (committed !== last) {
+        last = committed;
+        stillSince = performance.now();
+        lastGrowth = stillSince;
+      }
+      if (committed >= accepted || performance.now() - stillSince > 5000) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const cpu = meter.stop();
+    const committedSeconds = (lastGrowth - started) / 1000;
+    const result: IngestLoadResult = {
+      clusters,
+      connections,
+      seconds,
+      bare,
+      api,
+      acceptedPerSecond: accepted / api.durationSeconds,
+      committed,
+      committedPerSecond: committed / committedSeconds,
+      cpu,
+    };
+    console.log(
+      `ingest under wrk: bare ${(bare.requests / bare.durationSeconds).toFixed(0)} req/s (wrk ${bare.generatorCores.toFixed(2)} cores); API accepted ${result.acceptedPerSecond.toFixed(0)}/s (${api.non2xx} non-2xx, wrk ${api.generatorCores.toFixed(2)} cores), committed ${committed}/${accepted} at ${result.committedPerSecond.toFixed(0)}/s; CPU ${Object.entries(
+        cpu,
+      )
+        .map(([k, v]) => `${k} ${v.cores.toFixed(2)}`)
+        .join(', ')}`,
+    );
+    return result;
+  } finally {
+    for (const p of running.reverse()) await p.stop();
+    await redis.flushdb();
+    redis.disconnect();
+    await sql.end();
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
