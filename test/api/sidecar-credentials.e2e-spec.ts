@@ -91,6 +91,20 @@ describe('per-cluster sidecar credentials', () => {
     await other.close();
   });
 
+  it('judges reports arriving together, before any is cached (one credentials look-up), each on its own', async () => {
+    const unknown = '7f1c0a52-93b4-4c7e-8a39-2d0b5e1f6a11';
+    const statuses = await Promise.all([
+      report(a.cluster.uid, a.reportToken),
+      report(b.cluster.uid, b.reportToken),
+      report(b.cluster.uid, a.reportToken),
+      report(unknown, a.reportToken),
+      // Not PostgreSQL's uuid form: refused before any look-up, so it cannot spoil the batch.
+      report('------------------------------------', a.reportToken),
+      report(a.cluster.uid, a.reportToken),
+    ]);
+    expect(statuses).toEqual([202, 202, 401, 401, 401, 202]);
+  });
+
   it("is refused when reporting for another cluster, or with another cluster's token", async () => {
     expect(await report(a.cluster.uid, a.reportToken)).toBe(202);
     expect(await report(b.cluster.uid, a.reportToken)).toBe(401);
