@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { benchConnections } from './connections.js';
 import { benchGraphqlReads } from './graphql-reads.js';
 import { benchHistory } from './history.js';
 import { benchIngest } from './ingest.js';
@@ -16,7 +17,9 @@ import { benchSidecar } from './sidecar.js';
 import { median } from './stats.js';
 
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'resync,ingest,load,history,latency,reads,sidecar').split(','),
+  (process.env.BENCH_ONLY ?? 'resync,ingest,load,connections,history,latency,reads,sidecar').split(
+    ',',
+  ),
 );
 const f = (n: number, digits = 0) => n.toFixed(digits);
 
@@ -38,6 +41,9 @@ const resync = await step('resync', () => benchResync());
 const ingest = await step('ingest', () => benchIngest());
 const load = await step('load', () =>
   benchIngestLoad({ seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 20) }),
+);
+const connections = await step('connections', () =>
+  benchConnections({ consumers: Number(process.env.BENCH_CONSUMERS ?? 10_000) }),
 );
 const history = await step('history', () => benchHistory());
 const latency = await step('latency', () =>
@@ -89,6 +95,15 @@ else if (load) {
     `| CPU over that run, in cores (2 on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)} | | | the generator is not the limit |`,
   );
 }
+if (connections instanceof Error) failed('Redis connections', connections);
+else if (connections) {
+  const r = connections;
+  lines.push(
+    `| Redis connections one sidecar's order consumer holds | ${r.perSidecar} | | | |`,
+    `| ${r.consumers} real OrderConsumers (in ${r.hosts} processes) connected to one redis-server${r.consumers < r.requested ? ` (${r.requested} asked; this machine's descriptor limit of ${r.fileLimit} holds ${r.consumers})` : ''} | ${r.connected} clients in ${f(r.connectSeconds, 1)} s; Redis ${f(r.redisUsedMemoryMb)} MB used (RSS ${f(r.redisRssMb)} MB), ${f(r.redisIdleCores, 3)} cores at rest; consumer processes ${f(r.hostsRssMb)} MB RSS | | | held, below maxclients |`,
+    `| an order to ${r.delivered} of them while all listen: put on the queue → consumed | p50 ${f(r.deliveryMs.p50)} ms, p99 ${f(r.deliveryMs.p99)} ms | | | |`,
+  );
+}
 if (history instanceof Error) failed('health history', history);
 else if (history) {
   const r = history;
@@ -128,6 +143,7 @@ lines.push(
   '* **Fleet resync** (`test/bench/resync.ts`): 10,000 clusters with `generation > observedGeneration` seeded in PostgreSQL, Redis empty. The resync (`apps/worker/src/maintenance/resync.ts`) pages the pending clusters 1,000 at a time (one query with their NodePools), builds each order, puts each page on its 1,000 queues with one BullMQ multi-queue `addBulk` (FlowProducer) and records the runs with one statement. The baseline puts the very same 10,000 jobs (same queues, IDs and options) with the same `addBulk` calls and nothing else.',
   '* **Status ingest** (`test/bench/ingest.ts`): 3 reports per cluster for 10,000 clusters. Baseline: the same health rows with a 500-row `INSERT ... SELECT FROM jsonb_to_recordset` on one connection. Queue → PostgreSQL: the reports queued as the API queues them, the real worker (`startWorker`, batches of up to 500 reports or 50 ms) drains them; the clock stops when the last row is in PostgreSQL. A batch writes status, health samples, condition transitions, CSR decisions and reconcile runs, so it does more than the baseline. API → PostgreSQL: the same through the real report endpoint over HTTP (token check, zod, queue), 64 requests in flight, API and worker in the bench process; then once more with the API and the worker as processes of their own (as deployed).',
   "* **Report ingest under wrk** (`test/bench/ingest-load.ts`, `test/bench/load-generator.ts`): 10,000 clusters seeded with a report token each; the API and the worker run as processes of their own (as deployed); wrk (Debian's package, one thread, 64 connections) posts reports round-robin over the clusters, each with its own token, for 20 s (`BENCH_LOAD_SECONDS`). Accepted: wrk's count of 202s; committed: the health samples in PostgreSQL from the first request to the last commit. Baseline: a bare Node `http.createServer` answering 202 to a body of the same size under the same wrk settings. CPU of wrk (from the shell that waited for it), the API, the worker, every PostgreSQL backend and every redis-server, read from /proc, says which one was the limit.",
+  "* **Redis connections** (`test/bench/connections.ts`, `test/bench/consumer-host.ts`): a private redis-server with its descriptor limit raised to the machine's hard limit (20,000 in this container, which cannot raise it) and `maxclients` just below it; the connections one real `OrderConsumer` adds (CLIENT count before and after); then 10,000 real `OrderConsumer`s (`BENCH_CONSUMERS`; fewer when the descriptor limit cannot hold two connections each, as the row then says), each with its own connection as a sidecar has, hosted by 4 processes; Redis memory (`INFO memory`), RSS and CPU over 20 s with all of them idle, then one order each to 200 of them, timed from `Queue.add` to the consumer's report.",
   "* **Health history** (`test/bench/history.ts`): 10 M rows generated with `INSERT ... SELECT generate_series` into the daily partitions (10,000 clusters over 7 days; the cluster under test reports every 30 s). 300 measured queries after 20 warm-ups of `cluster(id) { health(from, to, step: 300) }` over the last 24 h, through the real API; the baseline is the resolver's SQL alone.",
   "* **Mutation → applied → visible** (`test/bench/latency.ts`): 10,000 clusters; a simulator heartbeats for all of them at the sidecar's rate (one report per cluster per 30 s, through the API); 100 clusters run the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`, report over HTTP) with an instant apply (no kube emulator: 100 emulated clusters plus 100 sidecar processes do not fit 2 cores). Each sample: `setKarpenter` mutation until `cluster.status.observedGeneration` shows the new generation in GraphQL (polled every 5 ms). API and worker in the bench process.",
   `* **GraphQL reads** (\`test/bench/graphql-reads.ts\`): 10,000 clusters seeded with labels, desired state and two conditions each; a VIEWER token queries \`clusters(first: 100, filter: {labelSelector: "env=prod,team notin (team-1)", karpenterEnabled: true})\` with status, conditions and \`totalCount\` 300 times after 10 warm-ups; the baseline is the raw SQL of the same page on one connection. \`fleetSummary\` the same way.`,
