@@ -8,6 +8,7 @@ import {
   type Subnet,
 } from '@aws-sdk/client-ec2';
 
+import { fail, readCluster, Stop } from '../stop.js';
 import type { ClusterObjectReader } from '../cluster-reader.js';
 import { describeError } from '../describe-error.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
@@ -37,17 +38,6 @@ export interface AwsStandaloneDiscoveryInput {
    * Infrastructure (callers usually cannot know it before discovery).
    */
   ec2: EC2Client | ((region: string) => EC2Client);
-}
-
-/** Thrown inside discovery to stop at the first missing piece; never escapes it. */
-class Stop extends Error {
-  constructor(readonly failure: DiscoveryFailure) {
-    super(failure.message);
-  }
-}
-
-function fail(reason: DiscoveryFailure['reason'], message: string): never {
-  throw new Stop({ ok: false, reason, message });
 }
 
 /**
@@ -200,14 +190,6 @@ async function usableWorker(
   const securityGroupIDs = await resolveSecurityGroups(client, worker.value, region);
   const rootDeviceName = await verifyImage(client, worker.value, region);
   return { worker: worker.value, userData, securityGroupIDs, rootDeviceName };
-}
-
-async function readCluster<T>(what: string, read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (err) {
-    fail('KubernetesLookupFailed', `reading ${what} failed: ${describeError(err)}`);
-  }
 }
 
 async function readUserData(

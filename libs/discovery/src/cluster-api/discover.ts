@@ -1,4 +1,5 @@
 import type { ClusterObjectReader } from '../cluster-reader.js';
+import { fail, readCluster as read, Stop } from '../stop.js';
 import { describeError } from '../describe-error.js';
 import type { DiscoveryFailure, DiscoveryResult } from '../types.js';
 import {
@@ -26,24 +27,6 @@ export interface ClusterApiDiscoveryInput {
   namespace: string;
   /** The infrastructure providers the driver knows, by Cluster infrastructureRef kind. */
   infrastructure: readonly InfrastructureTemplateParser[];
-}
-
-class Stop extends Error {
-  constructor(readonly failure: DiscoveryFailure) {
-    super(failure.message);
-  }
-}
-
-function fail(reason: DiscoveryFailure['reason'], message: string): never {
-  throw new Stop({ ok: false, reason, message });
-}
-
-async function read<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    fail('KubernetesLookupFailed', `reading ${what} failed: ${describeError(err)}`);
-  }
 }
 
 /**

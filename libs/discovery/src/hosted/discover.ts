@@ -1,7 +1,8 @@
 import { DEPLOYMENT } from '@fleet/contracts';
+import { fail, readCluster as read, Stop } from '../stop.js';
 import type { ClusterObjectReader } from '../cluster-reader.js';
 import { describeError } from '../describe-error.js';
-import type { DiscoveryFailure, DiscoveryResult } from '../types.js';
+import type { DiscoveryResult } from '../types.js';
 import {
   HOSTED_CLUSTER_ANNOTATION,
   HOSTED_CONTROL_PLANE,
@@ -16,24 +17,6 @@ import type {
   HostedModeObservation,
   HostedRelease,
 } from './types.js';
-
-class Stop extends Error {
-  constructor(readonly failure: DiscoveryFailure) {
-    super(failure.message);
-  }
-}
-
-function fail(reason: DiscoveryFailure['reason'], message: string): never {
-  throw new Stop({ ok: false, reason, message });
-}
-
-async function read<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    fail('KubernetesLookupFailed', `reading ${what} failed: ${describeError(err)}`);
-  }
-}
 
 const record = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
