@@ -3,14 +3,23 @@ import { z } from 'zod';
 import type { DiscoveryFailure } from '../types.js';
 import type { EbsVolume, WorkerMachineSet } from './types.js';
 import { describeIssues } from '../zod-issues.js';
+import {
+  DEFAULT_USER_DATA_SECRET,
+  MACHINE_API_NAMESPACE,
+  MachineSetHeader,
+  selectWorkerMachineSet as selectOpenShiftWorker,
+  type AcceleratedMachineType,
+} from '../openshift/worker-machinesets.js';
 
-export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
-export const MACHINE_ROLE_LABEL = 'machine.openshift.io/cluster-api-machine-role';
-/** The label the Windows Machine Config Operator requires on Windows MachineSets' machines. */
-export const OS_ID_LABEL = 'machine.openshift.io/os-id';
-/** The user-data Secret the Windows Machine Config Operator keeps for Windows machines. */
-export const WINDOWS_USER_DATA_SECRET = 'windows-user-data';
-export const DEFAULT_USER_DATA_SECRET = 'worker-user-data';
+export {
+  DEFAULT_USER_DATA_SECRET,
+  MACHINE_API_NAMESPACE,
+  MACHINE_ROLE_LABEL,
+  OS_ID_LABEL,
+  WINDOWS_USER_DATA_SECRET,
+  type SkippedMachineSet,
+} from '../openshift/worker-machinesets.js';
+
 export const PROVIDER_SPEC_API_VERSIONS = [
   'machine.openshift.io/v1beta1',
   // Clusters installed before 4.x GA'd the machine API still carry this apiVersion.
@@ -18,34 +27,6 @@ export const PROVIDER_SPEC_API_VERSIONS = [
 ] as const;
 
 const PROVIDER_SPEC_PATH = 'spec.template.spec.providerSpec.value';
-
-const StringMap = z.record(z.string(), z.string());
-
-/** Just enough of a MachineSet to decide whether it is the worker set. */
-const MachineSetHeader = z.object({
-  metadata: z.object({
-    name: z.string().min(1),
-    annotations: StringMap.optional(),
-    deletionTimestamp: z.string().optional(),
-  }),
-  spec: z
-    .object({
-      template: z
-        .object({
-          metadata: z.object({ labels: StringMap.optional() }).optional(),
-          spec: z
-            .object({
-              metadata: z.object({ labels: StringMap.optional() }).optional(),
-              taints: z.array(z.object({ key: z.string() })).optional(),
-              providerSpec: z.object({ value: z.unknown() }).optional(),
-            })
-            .optional(),
-        })
-        .optional(),
-    })
-    .optional(),
-});
-type MachineSetHeader = z.infer<typeof MachineSetHeader>;
 
 const Filter = z.object({ name: z.string(), values: z.array(z.string()).optional() });
 const ResourceReference = z.object({
@@ -89,85 +70,19 @@ const AWSMachineProviderConfig = z.object({
 
 // Accelerated families: a worker-role MachineSet of these is a GPU pool, not the general one.
 const ACCELERATED_INSTANCE_TYPE = /^(p|g|gr|inf|trn|dl|f|vt)\d+[a-z-]*\./;
-const ACCELERATOR_RESOURCE =
-  /(^|\/)(nvidia\.com|amd\.com|habana\.ai|aws\.amazon\.com\/neuron)|gpu/i;
 
-export interface SkippedMachineSet {
-  name: string;
-  why: string;
-}
+/** An EC2 instance type with accelerators, as the worker selection asks. */
+export const acceleratedInstanceType: AcceleratedMachineType = (providerSpec) => {
+  const instanceType = (providerSpec as { instanceType?: unknown } | null | undefined)
+    ?.instanceType;
+  return typeof instanceType === 'string' && ACCELERATED_INSTANCE_TYPE.test(instanceType)
+    ? `instance type ${instanceType}`
+    : undefined;
+};
 
-/**
- * Orders the MachineSets whose providerSpec may describe a general-purpose worker: by name, those
- * labelled role `worker` (upstream takes the first). Beyond upstream, sets that are
- * worker-labelled but really Windows, edge, infra or accelerator pools are passed over, since
- * copying them into the default EC2NodeClass would boot every Karpenter node from a Windows AMI,
- * on a GPU instance or in a Local Zone. `machineSet`/`name` are the first candidate; discovery
- * tries the next when one cannot be used.
- */
-export function selectWorkerMachineSet(machineSets: unknown[]): {
-  machineSet: unknown;
-  name: string | undefined;
-  candidates: { name: string; machineSet: unknown }[];
-  skipped: SkippedMachineSet[];
-} {
-  const skipped: SkippedMachineSet[] = [];
-  const headers: { header: MachineSetHeader; object: unknown }[] = [];
-  for (const [index, object] of machineSets.entries()) {
-    const parsed = MachineSetHeader.safeParse(object);
-    if (parsed.success) headers.push({ header: parsed.data, object });
-    else skipped.push({ name: `#${index}`, why: describeIssues(parsed.error, '') });
-  }
-  headers.sort((a, b) => compare(a.header.metadata.name, b.header.metadata.name));
-  const candidates: { name: string; machineSet: unknown }[] = [];
-  for (const { header, object } of headers) {
-    const why = whyNotWorker(header);
-    if (why === undefined) candidates.push({ name: header.metadata.name, machineSet: object });
-    else skipped.push({ name: header.metadata.name, why });
-  }
-  return {
-    machineSet: candidates[0]?.machineSet,
-    name: candidates[0]?.name,
-    candidates,
-    skipped,
-  };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function whyNotWorker(ms: MachineSetHeader): string | undefined {
-  const role = ms.spec?.template?.metadata?.labels?.[MACHINE_ROLE_LABEL];
-  if (role !== 'worker') return role === undefined ? 'no machine role label' : `role ${role}`;
-  if (ms.metadata.deletionTimestamp !== undefined) return 'being deleted';
-  const osID = ms.spec?.template?.metadata?.labels?.[OS_ID_LABEL];
-  if (osID?.toLowerCase() === 'windows') return `Windows nodes (${OS_ID_LABEL}=${osID})`;
-  const userDataSecret = (
-    ms.spec?.template?.spec?.providerSpec?.value as { userDataSecret?: { name?: unknown } } | null
-  )?.userDataSecret?.name;
-  if (userDataSecret === WINDOWS_USER_DATA_SECRET)
-    return `Windows nodes (user data Secret ${WINDOWS_USER_DATA_SECRET})`;
-  const nodeLabels = Object.keys(ms.spec?.template?.spec?.metadata?.labels ?? {});
-  const taints = (ms.spec?.template?.spec?.taints ?? []).map((t) => t.key);
-  for (const special of ['edge', 'infra'] as const) {
-    const key = `node-role.kubernetes.io/${special}`;
-    if (nodeLabels.includes(key) || taints.includes(key)) return `${special} nodes (${key})`;
-  }
-  const gpuAnnotation = ms.metadata.annotations?.['machine.openshift.io/GPU'];
-  if (gpuAnnotation !== undefined && Number(gpuAnnotation) > 0) {
-    return `GPU nodes (machine.openshift.io/GPU=${gpuAnnotation})`;
-  }
-  const accelerated = [...nodeLabels, ...taints].find((k) => ACCELERATOR_RESOURCE.test(k));
-  if (accelerated !== undefined) return `GPU nodes (${accelerated})`;
-  const providerSpec = ms.spec?.template?.spec?.providerSpec?.value as
-    { instanceType?: unknown } | undefined;
-  const instanceType = providerSpec?.instanceType;
-  if (typeof instanceType === 'string' && ACCELERATED_INSTANCE_TYPE.test(instanceType)) {
-    return `GPU nodes (instance type ${instanceType})`;
-  }
-  return undefined;
-}
+/** The general-purpose worker MachineSets of an AWS cluster, first candidate first. */
+export const selectWorkerMachineSet = (machineSets: unknown[]) =>
+  selectOpenShiftWorker(machineSets, acceleratedInstanceType);
 
 /** Reads the AWS providerSpec of the MachineSet chosen by selectWorkerMachineSet. */
 export function parseWorkerMachineSet(
