@@ -4,3 +4,4 @@ export * from './aws/index.js';
 export * from './api-deadline.js';
 export * from './cluster-api/index.js';
 export * from './hosted/index.js';
+export * from './azure/index.js';

@@ -28,7 +28,10 @@ export type DiscoveryFailureReason =
   | 'MultipleHostedControlPlanes'
   | 'HostedClusterReferenceMissing'
   | 'InfraIDMissing'
-  | 'RegionMissing';
+  | 'RegionMissing'
+  // Azure (azure/standalone.ts)
+  | 'ImageNotSupported'
+  | 'CloudCredentialsSecretNotFound';
 
 /** What discovery chose and why, for the fleet's report (e.g. which worker MachineSet). */
 export interface DiscoveryCondition {

@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-ec2';
 
 import { fail, readCluster, Stop } from '../stop.js';
+import { readWorkerUserData } from '../openshift/user-data.js';
 import type { ClusterObjectReader } from '../cluster-reader.js';
 import { describeError } from '../describe-error.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
@@ -27,7 +28,7 @@ import type { DiscoveryFailure, DiscoveryResult } from '../types.js';
 import type { AwsStandaloneInfrastructure, WorkerMachineSet } from './types.js';
 
 export const INTERNAL_ELB_ROLE_TAG = 'kubernetes.io/role/internal-elb';
-export const USER_DATA_KEY = 'userData';
+export { USER_DATA_KEY } from '../openshift/user-data.js';
 /** RHCOS AMIs' root device; used only when EC2 does not name the AMI's. */
 export const DEFAULT_ROOT_DEVICE_NAME = '/dev/xvda';
 
@@ -186,32 +187,10 @@ async function usableWorker(
 ): Promise<UsableWorker> {
   const worker = parseWorkerMachineSet(machineSet);
   if (!worker.ok) throw new Stop(worker);
-  const userData = await readUserData(reader, worker.value);
+  const userData = await readWorkerUserData(reader, worker.value);
   const securityGroupIDs = await resolveSecurityGroups(client, worker.value, region);
   const rootDeviceName = await verifyImage(client, worker.value, region);
   return { worker: worker.value, userData, securityGroupIDs, rootDeviceName };
-}
-
-async function readUserData(
-  reader: ClusterObjectReader,
-  worker: WorkerMachineSet,
-): Promise<string> {
-  const secretName = worker.userDataSecretName;
-  const where = `Secret ${MACHINE_API_NAMESPACE}/${secretName} (userDataSecret of MachineSet ${worker.name})`;
-  const secret = await readCluster(where, () =>
-    reader.getSecret(MACHINE_API_NAMESPACE, secretName),
-  );
-  if (secret === undefined) fail('UserDataSecretNotFound', `${where} not found`);
-  const encoded = secret.data?.[USER_DATA_KEY];
-  if (encoded === undefined || encoded === '') {
-    fail('UserDataKeyMissing', `${where} has no '${USER_DATA_KEY}' key`);
-  }
-  const userData = Buffer.from(encoded, 'base64').toString('utf8');
-  // The Windows Machine Config Operator's user data is a PowerShell script, not Ignition.
-  if (/^\s*<powershell>/i.test(userData)) {
-    fail('WindowsUserData', `${where} holds Windows (PowerShell) user data, not Ignition`);
-  }
-  return userData;
 }
 
 async function ec2Call<T>(action: string, region: string, call: () => Promise<T>): Promise<T> {

@@ -1,0 +1,355 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+
+import {
+  ARO_MARKETPLACE_IMAGE,
+  azureFixtureInfrastructure,
+  azureFixtureObjects,
+  CRDS_DIR,
+  KubeApiServerEmulator,
+  OCP_AZURE_STANDALONE,
+  withWorkerImage,
+} from '@fleet/testing';
+import { InMemoryClusterObjectReader, KubeClusterObjectReader } from '../cluster-reader.js';
+import type { DiscoveryResult } from '../types.js';
+import { discoverAzureStandalone } from './standalone.js';
+import type { AzureStandaloneInfrastructure } from './types.js';
+
+type KubeObject = Record<string, unknown> & {
+  kind?: string;
+  metadata?: { name?: string; namespace?: string };
+  stringData?: Record<string, string>;
+  status?: {
+    platform?: string;
+    platformStatus?: { type?: string; azure?: Record<string, unknown> };
+  };
+};
+type ProviderSpec = Record<string, unknown> & { image: Record<string, string> };
+
+const GALLERY_IMAGE =
+  '/resourceGroups/prod-west-q8m4d-rg/providers/Microsoft.Compute/galleries/gallery_prod_west_q8m4d/images/prod-west-q8m4d-gen2/versions/latest';
+const WORKERS = ['1', '2', '3'].map((z) => `prod-west-q8m4d-worker-eastus${z}`);
+
+/** The fixture with a marketplace image on its workers, `edit` applied to a copy. */
+function cluster(
+  edit: (objects: KubeObject[]) => KubeObject[] = (o) => o,
+  image: Record<string, string> = ARO_MARKETPLACE_IMAGE,
+) {
+  return new InMemoryClusterObjectReader(edit(withWorkerImage(azureFixtureObjects(), image)));
+}
+
+const providerSpecOf = (o: KubeObject) =>
+  (o as { spec: { template: { spec: { providerSpec: { value: ProviderSpec } } } } }).spec.template
+    .spec.providerSpec.value;
+
+/** Edits the providerSpec of the named MachineSets (all workers when none is named). */
+const editWorkers =
+  (edit: (spec: ProviderSpec) => void, names: string[] = WORKERS) =>
+  (objects: KubeObject[]) => {
+    for (const o of objects) {
+      if (o.kind === 'MachineSet' && names.includes(o.metadata?.name ?? ''))
+        edit(providerSpecOf(o));
+    }
+    return objects;
+  };
+
+const editSecret =
+  (name: string, edit: (data: Record<string, string>) => void) => (objects: KubeObject[]) => {
+    for (const o of objects)
+      if (o.kind === 'Secret' && o.metadata?.name === name) edit(o.stringData!);
+    return objects;
+  };
+
+function failure(result: DiscoveryResult<AzureStandaloneInfrastructure>) {
+  if (result.ok) throw new Error('expected discovery to fail');
+  return { reason: result.reason, message: result.message };
+}
+
+function infrastructure(result: DiscoveryResult<AzureStandaloneInfrastructure>) {
+  if (!result.ok)
+    throw new Error(`expected discovery to succeed: ${result.reason}: ${result.message}`);
+  return result.infrastructure;
+}
+
+describe('discoverAzureStandalone', () => {
+  it('refuses the cluster as installed: its workers boot the gallery image, which the fork cannot', async () => {
+    const result = failure(
+      await discoverAzureStandalone({
+        reader: new InMemoryClusterObjectReader(azureFixtureObjects()),
+      }),
+    );
+    expect(result.reason).toBe('ImageNotSupported');
+    expect(result.message).toContain(
+      `MachineSet openshift-machine-api/prod-west-q8m4d-worker-eastus1 boots from the image ${GALLERY_IMAGE} given by spec.template.spec.providerSpec.value.image.resourceID`,
+    );
+    expect(result.message).toContain('marketplaceImage {publisher, offer, sku, version}');
+    expect(result.message).toContain('publisher azureopenshift, offer aro4');
+    // Every worker set was tried, and each says why not.
+    expect(result.message).toContain(
+      'no other worker MachineSet could be used: prod-west-q8m4d-worker-eastus2 (ImageNotSupported:',
+    );
+  });
+
+  it('discovers a cluster whose workers boot a no-plan marketplace image completely', async () => {
+    const result = await discoverAzureStandalone({ reader: cluster() });
+    expect(result).toEqual({
+      ok: true,
+      infrastructure: azureFixtureInfrastructure(),
+      conditions: [
+        {
+          type: 'WorkerMachineSetSelected',
+          status: 'True',
+          reason: 'OthersPassedOver',
+          message:
+            'the default AKSNodeClass is copied from MachineSet openshift-machine-api/prod-west-q8m4d-worker-eastus1; passed over: prod-west-q8m4d-infra-eastus1 (role infra)',
+        },
+      ],
+    });
+  });
+
+  it('refuses a marketplace image with a purchase plan, and one missing a part', async () => {
+    const withPlan = failure(
+      await discoverAzureStandalone({
+        reader: cluster(undefined, { ...ARO_MARKETPLACE_IMAGE, type: 'MarketplaceWithPlan' }),
+      }),
+    );
+    expect(withPlan.reason).toBe('ImageNotSupported');
+    expect(withPlan.message).toContain(
+      'boots from the marketplace image azureopenshift:aro4:aro_416:416.94.20240701, which needs a purchase plan (spec.template.spec.providerSpec.value.image.type MarketplaceWithPlan)',
+    );
+
+    const { version: _version, ...noVersion } = ARO_MARKETPLACE_IMAGE;
+    const partial = failure(
+      await discoverAzureStandalone({ reader: cluster(undefined, noVersion) }),
+    );
+    expect(partial).toMatchObject({ reason: 'InvalidWorkerMachineSet' });
+    expect(partial.message).toContain(
+      'spec.template.spec.providerSpec.value.image: a marketplace image needs spec.template.spec.providerSpec.value.image.version',
+    );
+  });
+
+  it('uses a later worker set when the first cannot be used, and says why', async () => {
+    const found = infrastructure(
+      await discoverAzureStandalone({
+        reader: cluster(
+          editWorkers((spec) => (spec.image = { resourceID: GALLERY_IMAGE }), [WORKERS[0]!]),
+        ),
+      }),
+    );
+    expect(found.worker.name).toBe(WORKERS[1]);
+    expect(found.workerSelection.passedOver.map((p) => p.name)).toEqual([
+      'prod-west-q8m4d-infra-eastus1',
+      WORKERS[0],
+    ]);
+    expect(found.workerSelection.passedOver[1]!.why).toMatch(/^ImageNotSupported: /);
+    // Zones still cover every general-purpose worker set.
+    expect(found.zones).toEqual(['eastus-1', 'eastus-2', 'eastus-3']);
+  });
+
+  it('passes over GPU and Windows worker sets', async () => {
+    const found = infrastructure(
+      await discoverAzureStandalone({
+        reader: cluster((objects) => {
+          editWorkers((spec) => (spec.vmSize = 'Standard_NC6s_v3'), [WORKERS[0]!])(objects);
+          editWorkers(
+            (spec) => ((spec.osDisk as Record<string, unknown>).osType = 'Windows'),
+            [WORKERS[1]!],
+          )(objects);
+          return objects;
+        }),
+      }),
+    );
+    expect(found.worker.name).toBe(WORKERS[2]);
+    expect(found.workerSelection.passedOver).toEqual([
+      { name: 'prod-west-q8m4d-infra-eastus1', why: 'role infra' },
+      { name: WORKERS[0], why: 'GPU nodes (VM size Standard_NC6s_v3)' },
+      {
+        name: WORKERS[1],
+        why: `InvalidWorkerMachineSet: MachineSet openshift-machine-api/${WORKERS[1]}: spec.template.spec.providerSpec.value.osDisk.osType: Windows; Karpenter's nodes run RHCOS`,
+      },
+    ]);
+  });
+
+  it("fills what the MachineSet leaves empty as machine-api-provider-azure does: resource groups and location from the credentials, the identity's full ARM ID", async () => {
+    const found = infrastructure(
+      await discoverAzureStandalone({
+        reader: cluster(
+          editWorkers((spec) => {
+            spec.networkResourceGroup = '';
+            delete spec.resourceGroup;
+            delete spec.location;
+            spec.managedIdentity = '';
+          }),
+        ),
+      }),
+    );
+    expect(found.worker).toMatchObject({
+      location: 'eastus',
+      resourceGroup: 'prod-west-q8m4d-rg',
+      networkResourceGroup: 'prod-west-q8m4d-rg',
+    });
+    expect(found.worker.managedIdentityID).toBeUndefined();
+    expect(found.zones).toEqual(['eastus-1', 'eastus-2', 'eastus-3']);
+
+    const fullID =
+      '/subscriptions/1111/resourceGroups/identities/providers/Microsoft.ManagedIdentity/userAssignedIdentities/workers';
+    const kept = infrastructure(
+      await discoverAzureStandalone({
+        reader: cluster(
+          editWorkers((spec) => {
+            spec.managedIdentity = fullID;
+            spec.networkResourceGroup = 'shared-network-rg';
+          }),
+        ),
+      }),
+    );
+    expect(kept.worker.managedIdentityID).toBe(fullID);
+    expect(kept.vnetSubnetID).toBe(
+      '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/resourceGroups/shared-network-rg/providers/Microsoft.Network/virtualNetworks/prod-west-q8m4d-vnet/subnets/prod-west-q8m4d-worker-subnet',
+    );
+  });
+
+  it('has no zones where the workers are not zonal', async () => {
+    const found = infrastructure(
+      await discoverAzureStandalone({ reader: cluster(editWorkers((spec) => delete spec.zone)) }),
+    );
+    expect(found.zones).toEqual([]);
+    expect(found.worker.zone).toBeUndefined();
+  });
+
+  it('names each missing credential and tells a workload identity from a client secret', async () => {
+    const noSecret = failure(
+      await discoverAzureStandalone({
+        reader: cluster((objects) =>
+          objects.filter((o) => o.metadata?.name !== 'azure-cloud-credentials'),
+        ),
+      }),
+    );
+    expect(noSecret).toEqual({
+      reason: 'CloudCredentialsSecretNotFound',
+      message: `Secret openshift-machine-api/azure-cloud-credentials (credentialsSecret of MachineSet ${WORKERS[0]}) not found`,
+    });
+
+    const noKeys = failure(
+      await discoverAzureStandalone({
+        reader: cluster(
+          editSecret('azure-cloud-credentials', (data) => {
+            delete data.azure_tenant_id;
+            delete data.azure_client_secret;
+          }),
+        ),
+      }),
+    );
+    expect(noKeys).toEqual({
+      reason: 'InvalidCloudCredential',
+      message:
+        'Secret openshift-machine-api/azure-cloud-credentials: no azure_tenant_id, azure_client_secret or azure_federated_token_file; the operand authenticates with these keys',
+    });
+
+    const federated = infrastructure(
+      await discoverAzureStandalone({
+        reader: cluster(
+          editSecret('azure-cloud-credentials', (data) => {
+            delete data.azure_client_secret;
+            data.azure_federated_token_file = '/var/run/secrets/openshift/serviceaccount/token';
+          }),
+        ),
+      }),
+    );
+    expect(federated.credentials.authentication).toBe('FederatedToken');
+  });
+
+  it('refuses an Infrastructure of another platform or without its resource group, naming the field', async () => {
+    const onAws = failure(
+      await discoverAzureStandalone({
+        reader: cluster((objects) =>
+          objects.map((o) =>
+            o.kind === 'Infrastructure'
+              ? { ...o, status: { ...o.status, platform: 'AWS', platformStatus: { type: 'AWS' } } }
+              : o,
+          ),
+        ),
+      }),
+    );
+    expect(onAws).toEqual({
+      reason: 'UnsupportedPlatform',
+      message: 'Infrastructure cluster reports platform AWS; Azure discovery needs platform Azure',
+    });
+
+    const noGroup = failure(
+      await discoverAzureStandalone({
+        reader: cluster((objects) => {
+          for (const o of objects) {
+            if (o.kind === 'Infrastructure')
+              delete o.status!.platformStatus!.azure!.resourceGroupName;
+          }
+          return objects;
+        }),
+      }),
+    );
+    expect(noGroup.reason).toBe('InvalidInfrastructure');
+    expect(noGroup.message).toContain('status.platformStatus.azure.resourceGroupName');
+  });
+
+  it('says so when no worker MachineSet is left', async () => {
+    const result = failure(
+      await discoverAzureStandalone({
+        reader: cluster((objects) =>
+          objects.filter((o) => o.kind !== 'MachineSet' || o.metadata?.name?.includes('infra')),
+        ),
+      }),
+    );
+    expect(result).toEqual({
+      reason: 'NoWorkerMachineSet',
+      message:
+        'no MachineSet in openshift-machine-api is labelled machine.openshift.io/cluster-api-machine-role=worker for general-purpose nodes; passed over: prod-west-q8m4d-infra-eastus1 (role infra)',
+    });
+  });
+});
+
+describe('discoverAzureStandalone through the real client and the API-server emulator', () => {
+  const apiServer = new KubeApiServerEmulator();
+  let kubeConfig: KubeConfig;
+
+  beforeAll(async () => {
+    await apiServer.start();
+    apiServer.loadCrdsFromDir(join(CRDS_DIR, 'openshift'));
+    // Seeding validates every object, status included, against the real OpenShift CRDs.
+    apiServer.seedFromDir(fileURLToPath(OCP_AZURE_STANDALONE));
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(apiServer.kubeconfigYaml());
+  });
+  afterAll(async () => {
+    await apiServer.stop();
+  });
+
+  it('refuses the installed cluster, then discovers it once its MachineSets boot a marketplace image', async () => {
+    const reader = new KubeClusterObjectReader(kubeConfig);
+    expect(failure(await discoverAzureStandalone({ reader })).reason).toBe('ImageNotSupported');
+
+    const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+    const target = {
+      group: 'machine.openshift.io',
+      version: 'v1beta1',
+      namespace: 'openshift-machine-api',
+      plural: 'machinesets',
+    };
+    const list = (await customObjects.listNamespacedCustomObject(target)) as {
+      items: KubeObject[];
+    };
+    for (const machineSet of list.items) {
+      providerSpecOf(machineSet).image = { ...ARO_MARKETPLACE_IMAGE };
+      await customObjects.replaceNamespacedCustomObject({
+        ...target,
+        name: machineSet.metadata!.name!,
+        body: machineSet,
+      });
+    }
+    expect(infrastructure(await discoverAzureStandalone({ reader }))).toEqual(
+      azureFixtureInfrastructure(),
+    );
+  });
+});

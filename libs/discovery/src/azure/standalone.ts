@@ -1,0 +1,179 @@
+import type { ClusterObjectReader } from '../cluster-reader.js';
+import { describeError } from '../describe-error.js';
+import { readWorkerUserData } from '../openshift/user-data.js';
+import { MACHINE_API_NAMESPACE } from '../openshift/worker-machinesets.js';
+import { fail, readCluster, Stop } from '../stop.js';
+import type { DiscoveryFailure, DiscoveryResult } from '../types.js';
+import { parseAzureCloudCredentials } from './credentials.js';
+import { parseAzureInfrastructure } from './infrastructure.js';
+import {
+  parseAzureWorkerMachineSet,
+  resolveAzureWorker,
+  selectAzureWorkerMachineSet,
+  type AzureWorkerProviderSpec,
+} from './machinesets.js';
+import type {
+  AzureCloudCredentials,
+  AzureStandaloneInfrastructure,
+  AzureWorkerMachineSet,
+} from './types.js';
+
+/** Why a candidate set is passed over rather than discovery failing at once. */
+const SET_UNUSABLE = new Set<DiscoveryFailure['reason']>([
+  'InvalidWorkerMachineSet',
+  'ImageNotSupported',
+  'UserDataSecretNotFound',
+  'UserDataKeyMissing',
+  'WindowsUserData',
+]);
+
+/**
+ * Learns what Karpenter needs from a standalone OpenShift cluster on Azure: the Infrastructure,
+ * the first general-purpose worker MachineSet's Azure providerSpec with machine-api-provider-
+ * azure's defaults, its credentials and user data, and the zones of all worker sets. Never
+ * throws: every missing or unusable piece comes back as its own reason, and a worker image the
+ * OpenShift fork of karpenter-provider-azure cannot boot is `ImageNotSupported`.
+ */
+export async function discoverAzureStandalone(input: {
+  reader: ClusterObjectReader;
+}): Promise<DiscoveryResult<AzureStandaloneInfrastructure>> {
+  try {
+    const infrastructure = await discover(input.reader);
+    const { chosen, passedOver } = infrastructure.workerSelection;
+    return {
+      ok: true,
+      infrastructure,
+      conditions: [
+        {
+          type: 'WorkerMachineSetSelected',
+          status: 'True',
+          reason: passedOver.length > 0 ? 'OthersPassedOver' : 'FirstWorkerMachineSet',
+          message:
+            `the default AKSNodeClass is copied from MachineSet ${MACHINE_API_NAMESPACE}/${chosen}` +
+            (passedOver.length > 0
+              ? `; passed over: ${passedOver.map((p) => `${p.name} (${p.why})`).join('; ')}`
+              : ''),
+        },
+      ],
+    };
+  } catch (err) {
+    if (err instanceof Stop) return err.failure;
+    return {
+      ok: false,
+      reason: 'KubernetesLookupFailed',
+      message: `unexpected error: ${describeError(err)}`,
+    };
+  }
+}
+
+async function discover(reader: ClusterObjectReader): Promise<AzureStandaloneInfrastructure> {
+  const infrastructureObject = await readCluster('Infrastructure cluster', () =>
+    reader.getInfrastructure(),
+  );
+  if (infrastructureObject === undefined || infrastructureObject === null) {
+    fail(
+      'InfrastructureNotFound',
+      `Infrastructure cluster (config.openshift.io/v1) not found; is this an OpenShift cluster?`,
+    );
+  }
+  const infrastructure = parseAzureInfrastructure(infrastructureObject);
+  if (!infrastructure.ok) throw new Stop(infrastructure);
+
+  const machineSets = await readCluster(`MachineSets in ${MACHINE_API_NAMESPACE}`, () =>
+    reader.listMachineSets(MACHINE_API_NAMESPACE),
+  );
+  const selection = selectAzureWorkerMachineSet(machineSets);
+  if (selection.candidates.length === 0) {
+    const considered = selection.skipped.map((s) => `${s.name} (${s.why})`).join(', ');
+    fail(
+      'NoWorkerMachineSet',
+      `no MachineSet in ${MACHINE_API_NAMESPACE} is labelled machine.openshift.io/cluster-api-machine-role=worker for general-purpose nodes` +
+        (considered ? `; passed over: ${considered}` : '; the namespace has no MachineSets'),
+    );
+  }
+  const providerSpecs = selection.candidates.map((c) => parseAzureWorkerMachineSet(c.machineSet));
+
+  const passedOver = [...selection.skipped];
+  const credentialsBySecret = new Map<string, AzureCloudCredentials>();
+  let firstFailure: DiscoveryFailure | undefined;
+  for (const [index, candidate] of selection.candidates.entries()) {
+    try {
+      const providerSpec = providerSpecs[index]!;
+      if (!providerSpec.ok) throw new Stop(providerSpec);
+      const credentials = await readCredentials(reader, providerSpec.value, credentialsBySecret);
+      const worker = resolveAzureWorker(providerSpec.value, credentials);
+      if (!worker.ok) throw new Stop(worker);
+      const userData = await readWorkerUserData(reader, worker.value);
+      return {
+        platform: 'AZURE',
+        ...infrastructure.value,
+        credentials,
+        worker: worker.value,
+        workerSelection: { chosen: candidate.name, passedOver },
+        vnetSubnetID: vnetSubnetID(credentials.subscriptionID, worker.value),
+        zones: zonesOf(providerSpecs, credentials),
+        userData,
+      };
+    } catch (err) {
+      if (!(err instanceof Stop) || !SET_UNUSABLE.has(err.failure.reason)) throw err;
+      firstFailure ??= err.failure;
+      passedOver.push({
+        name: candidate.name,
+        why: `${err.failure.reason}: ${err.failure.message}`,
+      });
+    }
+  }
+  // None could be used: the first candidate's reason, naming the others too.
+  const others = passedOver.slice(selection.skipped.length + 1);
+  throw new Stop({
+    ok: false,
+    reason: firstFailure!.reason,
+    message:
+      firstFailure!.message +
+      (others.length
+        ? `; no other worker MachineSet could be used: ${others.map((p) => `${p.name} (${p.why})`).join(', ')}`
+        : ''),
+  });
+}
+
+async function readCredentials(
+  reader: ClusterObjectReader,
+  worker: AzureWorkerProviderSpec,
+  known: Map<string, AzureCloudCredentials>,
+): Promise<AzureCloudCredentials> {
+  const { namespace, name } = worker.credentialsSecret;
+  const cached = known.get(`${namespace}/${name}`);
+  if (cached) return cached;
+  const where = `Secret ${namespace}/${name} (credentialsSecret of MachineSet ${worker.name})`;
+  const secret = await readCluster(where, () => reader.getSecret(namespace, name));
+  if (secret === undefined) fail('CloudCredentialsSecretNotFound', `${where} not found`);
+  const credentials = parseAzureCloudCredentials(worker.credentialsSecret, secret);
+  if (!credentials.ok) throw new Stop(credentials);
+  known.set(`${namespace}/${name}`, credentials.value);
+  return credentials.value;
+}
+
+/** The operand's VNET_SUBNET_ID: the worker's subnet as an ARM ID. */
+export function vnetSubnetID(subscriptionID: string, worker: AzureWorkerMachineSet): string {
+  return (
+    `/subscriptions/${subscriptionID}/resourceGroups/${worker.networkResourceGroup}` +
+    `/providers/Microsoft.Network/virtualNetworks/${worker.vnet}/subnets/${worker.subnet}`
+  );
+}
+
+/**
+ * Karpenter's zone names (`<location>-<zone>`, as the provider labels nodes
+ * topology.kubernetes.io/zone) of every general-purpose worker set that names a zone.
+ */
+function zonesOf(
+  providerSpecs: ReturnType<typeof parseAzureWorkerMachineSet>[],
+  credentials: AzureCloudCredentials,
+): string[] {
+  const zones = new Set<string>();
+  for (const parsed of providerSpecs) {
+    if (!parsed.ok || !parsed.value.spec.zone) continue;
+    const location = parsed.value.spec.location || credentials.region;
+    if (location) zones.add(`${location}-${parsed.value.spec.zone}`);
+  }
+  return [...zones].sort();
+}

@@ -1,0 +1,82 @@
+/** A marketplace image as karpenter-provider-azure's OpenShift fork takes it (all four set). */
+export interface AzureMarketplaceImage {
+  publisher: string;
+  offer: string;
+  sku: string;
+  version: string;
+}
+
+/**
+ * The worker MachineSet's Azure providerSpec (openshift/api machine/v1beta1
+ * AzureMachineProviderSpec), with machine-api-provider-azure's defaults applied: the resource
+ * groups from the credentials when empty, the location from the credentials' region.
+ */
+export interface AzureWorkerMachineSet {
+  name: string;
+  vmSize: string;
+  location: string;
+  image: AzureMarketplaceImage;
+  /** osDisk.diskSizeGB. */
+  osDiskSizeGB: number;
+  vnet: string;
+  subnet: string;
+  networkResourceGroup: string;
+  resourceGroup: string;
+  /**
+   * The user-assigned identity as a full ARM ID (the providerSpec often gives a bare name);
+   * absent when the MachineSet names none.
+   */
+  managedIdentityID?: string;
+  tags: Record<string, string>;
+  /** The availability zone ("1", "2", "3"); absent in regions without zones. */
+  zone?: string;
+  userDataSecretName: string;
+}
+
+/** How the operand will authenticate, from the keys of the cloud-credentials Secret. */
+export interface AzureCloudCredentials {
+  /** The Secret the keys are read from (the operand maps them, never copies them). */
+  secret: { namespace: string; name: string };
+  subscriptionID: string;
+  tenantID: string;
+  clientID: string;
+  /** `azure_client_secret` (a service principal) or `azure_federated_token_file` (workload identity). */
+  authentication: 'ClientSecret' | 'FederatedToken';
+  /** `azure_resourcegroup`: machine-api-provider-azure's resource group when a MachineSet names none. */
+  resourceGroup?: string;
+  region?: string;
+}
+
+/**
+ * What discovery learns about a standalone OpenShift cluster on Azure: everything the Azure
+ * CloudProvider needs to render the operand and the default AKSNodeClass.
+ */
+export interface AzureStandaloneInfrastructure {
+  platform: 'AZURE';
+  /** Infrastructure.status.infrastructureName; the operand's CLUSTER_NAME. */
+  infraID: string;
+  /** Infrastructure.status.apiServerInternalURI; the operand's CLUSTER_ENDPOINT. */
+  apiServerInternalURI: string;
+  controlPlaneTopology: string;
+  /** platformStatus.azure.cloudName; `AzurePublicCloud` when the cluster leaves it empty. */
+  cloudName: string;
+  armEndpoint?: string;
+  /** platformStatus.azure.resourceGroupName: where the cluster's VMs live (AZURE_NODE_RESOURCE_GROUP). */
+  resourceGroup: string;
+  /** platformStatus.azure.networkResourceGroupName, where the cluster's network lives when set. */
+  networkResourceGroup?: string;
+  /** platformStatus.azure.resourceTags as a map. */
+  resourceTags: Record<string, string>;
+  credentials: AzureCloudCredentials;
+  worker: AzureWorkerMachineSet;
+  workerSelection: { chosen: string; passedOver: { name: string; why: string }[] };
+  /** The operand's VNET_SUBNET_ID, built from the worker's subscription, network group, vnet and subnet. */
+  vnetSubnetID: string;
+  /**
+   * `<location>-<zone>` of every general-purpose worker MachineSet, sorted: the NodePools' zone
+   * requirement. Empty when the workers are not zonal.
+   */
+  zones: string[];
+  /** The worker user-data Secret's `userData` key, decoded. */
+  userData: string;
+}

@@ -1,0 +1,96 @@
+// The standalone OpenShift-on-Azure fixture cluster (test/fixtures/clusters/ocp-azure-standalone):
+// its objects, and what discovery yields for it once its workers boot a marketplace image.
+import type { AzureStandaloneInfrastructure } from '@fleet/discovery';
+import { readdirSync, readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parse } from 'yaml';
+import { fixtureClusterDir } from './fixtures.js';
+
+export const OCP_AZURE_STANDALONE = pathToFileURL(`${fixtureClusterDir('ocp-azure-standalone')}/`);
+
+export function azureFixtureObject<T = Record<string, unknown>>(file: string): T {
+  return parse(readFileSync(new URL(file, OCP_AZURE_STANDALONE), 'utf8')) as T;
+}
+
+/** Every Kubernetes object in the fixture directory. */
+export function azureFixtureObjects(): Record<string, unknown>[] {
+  return readdirSync(OCP_AZURE_STANDALONE)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => azureFixtureObject(f));
+}
+
+/** A no-plan marketplace image (ARO's), the kind the OpenShift fork of karpenter-provider-azure boots. */
+export const ARO_MARKETPLACE_IMAGE = {
+  publisher: 'azureopenshift',
+  offer: 'aro4',
+  sku: 'aro_416',
+  version: '416.94.20240701',
+} as const;
+
+interface AzureMachineSetObject {
+  kind: string;
+  spec: { template: { spec: { providerSpec: { value: { image: Record<string, string> } } } } };
+}
+
+/** The fixture's objects with every MachineSet booting `image` instead of the gallery image. */
+export function withWorkerImage(
+  objects: Record<string, unknown>[],
+  image: Record<string, string>,
+): Record<string, unknown>[] {
+  return objects.map((object) => {
+    if (object.kind !== 'MachineSet') return object;
+    const copy = structuredClone(object) as unknown as AzureMachineSetObject;
+    copy.spec.template.spec.providerSpec.value.image = { ...image };
+    return copy as unknown as Record<string, unknown>;
+  });
+}
+
+const SUBSCRIPTION = '0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d';
+
+/** What discovery yields for the fixture once its workers boot ARO_MARKETPLACE_IMAGE. */
+export function azureFixtureInfrastructure(): AzureStandaloneInfrastructure {
+  return {
+    platform: 'AZURE',
+    infraID: 'prod-west-q8m4d',
+    apiServerInternalURI: 'https://api-int.prod-west.example.com:6443',
+    controlPlaneTopology: 'HighlyAvailable',
+    resourceGroup: 'prod-west-q8m4d-rg',
+    networkResourceGroup: 'prod-west-q8m4d-rg',
+    cloudName: 'AzurePublicCloud',
+    resourceTags: { 'cost-center': '4411', team: 'platform' },
+    credentials: {
+      secret: { namespace: 'openshift-machine-api', name: 'azure-cloud-credentials' },
+      subscriptionID: SUBSCRIPTION,
+      tenantID: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+      clientID: '5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f',
+      authentication: 'ClientSecret',
+      resourceGroup: 'prod-west-q8m4d-rg',
+      region: 'eastus',
+    },
+    worker: {
+      name: 'prod-west-q8m4d-worker-eastus1',
+      vmSize: 'Standard_D4s_v3',
+      location: 'eastus',
+      image: { ...ARO_MARKETPLACE_IMAGE },
+      osDiskSizeGB: 128,
+      vnet: 'prod-west-q8m4d-vnet',
+      subnet: 'prod-west-q8m4d-worker-subnet',
+      networkResourceGroup: 'prod-west-q8m4d-rg',
+      resourceGroup: 'prod-west-q8m4d-rg',
+      managedIdentityID: `/subscriptions/${SUBSCRIPTION}/resourcegroups/prod-west-q8m4d-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/prod-west-q8m4d-identity`,
+      tags: { 'cost-center': '4411' },
+      zone: '1',
+      userDataSecretName: 'worker-user-data',
+    },
+    workerSelection: {
+      chosen: 'prod-west-q8m4d-worker-eastus1',
+      passedOver: [{ name: 'prod-west-q8m4d-infra-eastus1', why: 'role infra' }],
+    },
+    vnetSubnetID: `/subscriptions/${SUBSCRIPTION}/resourceGroups/prod-west-q8m4d-rg/providers/Microsoft.Network/virtualNetworks/prod-west-q8m4d-vnet/subnets/prod-west-q8m4d-worker-subnet`,
+    zones: ['eastus-1', 'eastus-2', 'eastus-3'],
+    userData: azureFixtureObject<{ stringData: { userData: string } }>(
+      'secret-worker-user-data.yaml',
+    ).stringData.userData,
+  };
+}
