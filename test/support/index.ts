@@ -10,6 +10,7 @@ export * from './graphql-ws-client.js';
 export * from './node-launch-simulator.js';
 export * from './ocp-aws-standalone.js';
 export * from './ocp-azure-standalone.js';
+export * from './arm/index.js';
 export * from './containerfile.js';
 export * from './deploy-manifests.js';
 export * from './private-servers.js';

@@ -4,6 +4,7 @@ import type { AzureStandaloneInfrastructure } from '@fleet/discovery';
 import { readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
+import type { ArmWorld } from './arm/arm-emulator.js';
 import { fixtureClusterDir } from './fixtures.js';
 
 export const OCP_AZURE_STANDALONE = pathToFileURL(`${fixtureClusterDir('ocp-azure-standalone')}/`);
@@ -18,6 +19,12 @@ export function azureFixtureObjects(): Record<string, unknown>[] {
     .filter((f) => f.endsWith('.yaml'))
     .sort()
     .map((f) => azureFixtureObject(f));
+}
+
+export function azureFixtureArmWorld(): ArmWorld {
+  return JSON.parse(
+    readFileSync(new URL('arm-world.json', OCP_AZURE_STANDALONE), 'utf8'),
+  ) as ArmWorld;
 }
 
 /** A no-plan marketplace image (ARO's), the kind the OpenShift fork of karpenter-provider-azure boots. */

@@ -31,6 +31,9 @@ export type DiscoveryFailureReason =
   | 'RegionMissing'
   // Azure (azure/standalone.ts)
   | 'ImageNotSupported'
+  | 'ImageNotFound'
+  | 'SubnetNotFound'
+  | 'ManagedIdentityNotFound'
   | 'CloudCredentialsSecretNotFound';
 
 /** What discovery chose and why, for the fleet's report (e.g. which worker MachineSet). */

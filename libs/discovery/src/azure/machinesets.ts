@@ -169,7 +169,7 @@ export function resolveAzureWorker(
 }
 
 /** What would make a refused image work, said once for every refusal. */
-const SUPPORTED_IMAGES =
+export const SUPPORTED_IMAGES =
   "karpenter-provider-azure's OpenShift mode (openshift/Azure-karpenter-provider-azure pull request 6, not merged) " +
   'boots only an AKSNodeClass marketplaceImage {publisher, offer, sku, version} without a purchase plan; ' +
   'clusters whose worker MachineSets use a no-plan marketplace image (for example publisher azureopenshift, offer aro4) can run Karpenter';

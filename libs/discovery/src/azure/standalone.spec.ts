@@ -1,11 +1,13 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 
 import {
+  ArmEmulator,
   ARO_MARKETPLACE_IMAGE,
+  azureFixtureArmWorld,
   azureFixtureInfrastructure,
   azureFixtureObjects,
   CRDS_DIR,
@@ -13,7 +15,12 @@ import {
   OCP_AZURE_STANDALONE,
   withWorkerImage,
 } from '@fleet/testing';
-import { InMemoryClusterObjectReader, KubeClusterObjectReader } from '../cluster-reader.js';
+import {
+  InMemoryClusterObjectReader,
+  KubeClusterObjectReader,
+  type ClusterObjectReader,
+} from '../cluster-reader.js';
+import { ArmResourceReader } from './arm.js';
 import type { DiscoveryResult } from '../types.js';
 import { discoverAzureStandalone } from './standalone.js';
 import type { AzureStandaloneInfrastructure } from './types.js';
@@ -74,13 +81,22 @@ function infrastructure(result: DiscoveryResult<AzureStandaloneInfrastructure>) 
   return result.infrastructure;
 }
 
+// One ARM emulator for the file: the real @azure/arm-* clients reach it over HTTPS.
+const arm = new ArmEmulator(azureFixtureArmWorld());
+beforeAll(() => arm.start());
+afterAll(() => arm.stop());
+beforeEach(() => arm.seed(azureFixtureArmWorld()));
+
+const discover = (reader: ClusterObjectReader) =>
+  discoverAzureStandalone({
+    reader,
+    arm: (subscriptionID) =>
+      new ArmResourceReader(arm.credential(), subscriptionID, arm.clientOptions()),
+  });
+
 describe('discoverAzureStandalone', () => {
   it('refuses the cluster as installed: its workers boot the gallery image, which the fork cannot', async () => {
-    const result = failure(
-      await discoverAzureStandalone({
-        reader: new InMemoryClusterObjectReader(azureFixtureObjects()),
-      }),
-    );
+    const result = failure(await discover(new InMemoryClusterObjectReader(azureFixtureObjects())));
     expect(result.reason).toBe('ImageNotSupported');
     expect(result.message).toContain(
       `MachineSet openshift-machine-api/prod-west-q8m4d-worker-eastus1 boots from the image ${GALLERY_IMAGE} given by spec.template.spec.providerSpec.value.image.resourceID`,
@@ -94,7 +110,7 @@ describe('discoverAzureStandalone', () => {
   });
 
   it('discovers a cluster whose workers boot a no-plan marketplace image completely', async () => {
-    const result = await discoverAzureStandalone({ reader: cluster() });
+    const result = await discover(cluster());
     expect(result).toEqual({
       ok: true,
       infrastructure: azureFixtureInfrastructure(),
@@ -112,9 +128,7 @@ describe('discoverAzureStandalone', () => {
 
   it('refuses a marketplace image with a purchase plan, and one missing a part', async () => {
     const withPlan = failure(
-      await discoverAzureStandalone({
-        reader: cluster(undefined, { ...ARO_MARKETPLACE_IMAGE, type: 'MarketplaceWithPlan' }),
-      }),
+      await discover(cluster(undefined, { ...ARO_MARKETPLACE_IMAGE, type: 'MarketplaceWithPlan' })),
     );
     expect(withPlan.reason).toBe('ImageNotSupported');
     expect(withPlan.message).toContain(
@@ -122,9 +136,7 @@ describe('discoverAzureStandalone', () => {
     );
 
     const { version: _version, ...noVersion } = ARO_MARKETPLACE_IMAGE;
-    const partial = failure(
-      await discoverAzureStandalone({ reader: cluster(undefined, noVersion) }),
-    );
+    const partial = failure(await discover(cluster(undefined, noVersion)));
     expect(partial).toMatchObject({ reason: 'InvalidWorkerMachineSet' });
     expect(partial.message).toContain(
       'spec.template.spec.providerSpec.value.image: a marketplace image needs spec.template.spec.providerSpec.value.image.version',
@@ -133,11 +145,9 @@ describe('discoverAzureStandalone', () => {
 
   it('uses a later worker set when the first cannot be used, and says why', async () => {
     const found = infrastructure(
-      await discoverAzureStandalone({
-        reader: cluster(
-          editWorkers((spec) => (spec.image = { resourceID: GALLERY_IMAGE }), [WORKERS[0]!]),
-        ),
-      }),
+      await discover(
+        cluster(editWorkers((spec) => (spec.image = { resourceID: GALLERY_IMAGE }), [WORKERS[0]!])),
+      ),
     );
     expect(found.worker.name).toBe(WORKERS[1]);
     expect(found.workerSelection.passedOver.map((p) => p.name)).toEqual([
@@ -151,8 +161,8 @@ describe('discoverAzureStandalone', () => {
 
   it('passes over GPU and Windows worker sets', async () => {
     const found = infrastructure(
-      await discoverAzureStandalone({
-        reader: cluster((objects) => {
+      await discover(
+        cluster((objects) => {
           editWorkers((spec) => (spec.vmSize = 'Standard_NC6s_v3'), [WORKERS[0]!])(objects);
           editWorkers(
             (spec) => ((spec.osDisk as Record<string, unknown>).osType = 'Windows'),
@@ -160,7 +170,7 @@ describe('discoverAzureStandalone', () => {
           )(objects);
           return objects;
         }),
-      }),
+      ),
     );
     expect(found.worker.name).toBe(WORKERS[2]);
     expect(found.workerSelection.passedOver).toEqual([
@@ -175,8 +185,8 @@ describe('discoverAzureStandalone', () => {
 
   it("fills what the MachineSet leaves empty as machine-api-provider-azure does: resource groups and location from the credentials, the identity's full ARM ID", async () => {
     const found = infrastructure(
-      await discoverAzureStandalone({
-        reader: cluster(
+      await discover(
+        cluster(
           editWorkers((spec) => {
             spec.networkResourceGroup = '';
             delete spec.resourceGroup;
@@ -184,7 +194,7 @@ describe('discoverAzureStandalone', () => {
             spec.managedIdentity = '';
           }),
         ),
-      }),
+      ),
     );
     expect(found.worker).toMatchObject({
       location: 'eastus',
@@ -194,17 +204,28 @@ describe('discoverAzureStandalone', () => {
     expect(found.worker.managedIdentityID).toBeUndefined();
     expect(found.zones).toEqual(['eastus-1', 'eastus-2', 'eastus-3']);
 
+    // An identity in a resource group of its own, and a network in another: both exist in ARM.
     const fullID =
-      '/subscriptions/1111/resourceGroups/identities/providers/Microsoft.ManagedIdentity/userAssignedIdentities/workers';
+      '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/resourceGroups/identities/providers/Microsoft.ManagedIdentity/userAssignedIdentities/workers';
+    const world = azureFixtureArmWorld();
+    arm.seed({
+      ...world,
+      resourceGroups: [...world.resourceGroups, 'identities', 'shared-network-rg'],
+      virtualNetworks: [{ resourceGroup: 'shared-network-rg', name: 'prod-west-q8m4d-vnet' }],
+      subnets: world.subnets.map((s) => ({ ...s, resourceGroup: 'shared-network-rg' })),
+      userAssignedIdentities: [
+        { ...world.userAssignedIdentities[0]!, resourceGroup: 'identities', name: 'workers' },
+      ],
+    });
     const kept = infrastructure(
-      await discoverAzureStandalone({
-        reader: cluster(
+      await discover(
+        cluster(
           editWorkers((spec) => {
             spec.managedIdentity = fullID;
             spec.networkResourceGroup = 'shared-network-rg';
           }),
         ),
-      }),
+      ),
     );
     expect(kept.worker.managedIdentityID).toBe(fullID);
     expect(kept.vnetSubnetID).toBe(
@@ -213,20 +234,16 @@ describe('discoverAzureStandalone', () => {
   });
 
   it('has no zones where the workers are not zonal', async () => {
-    const found = infrastructure(
-      await discoverAzureStandalone({ reader: cluster(editWorkers((spec) => delete spec.zone)) }),
-    );
+    const found = infrastructure(await discover(cluster(editWorkers((spec) => delete spec.zone))));
     expect(found.zones).toEqual([]);
     expect(found.worker.zone).toBeUndefined();
   });
 
   it('names each missing credential and tells a workload identity from a client secret', async () => {
     const noSecret = failure(
-      await discoverAzureStandalone({
-        reader: cluster((objects) =>
-          objects.filter((o) => o.metadata?.name !== 'azure-cloud-credentials'),
-        ),
-      }),
+      await discover(
+        cluster((objects) => objects.filter((o) => o.metadata?.name !== 'azure-cloud-credentials')),
+      ),
     );
     expect(noSecret).toEqual({
       reason: 'CloudCredentialsSecretNotFound',
@@ -234,14 +251,14 @@ describe('discoverAzureStandalone', () => {
     });
 
     const noKeys = failure(
-      await discoverAzureStandalone({
-        reader: cluster(
+      await discover(
+        cluster(
           editSecret('azure-cloud-credentials', (data) => {
             delete data.azure_tenant_id;
             delete data.azure_client_secret;
           }),
         ),
-      }),
+      ),
     );
     expect(noKeys).toEqual({
       reason: 'InvalidCloudCredential',
@@ -250,29 +267,29 @@ describe('discoverAzureStandalone', () => {
     });
 
     const federated = infrastructure(
-      await discoverAzureStandalone({
-        reader: cluster(
+      await discover(
+        cluster(
           editSecret('azure-cloud-credentials', (data) => {
             delete data.azure_client_secret;
             data.azure_federated_token_file = '/var/run/secrets/openshift/serviceaccount/token';
           }),
         ),
-      }),
+      ),
     );
     expect(federated.credentials.authentication).toBe('FederatedToken');
   });
 
   it('refuses an Infrastructure of another platform or without its resource group, naming the field', async () => {
     const onAws = failure(
-      await discoverAzureStandalone({
-        reader: cluster((objects) =>
+      await discover(
+        cluster((objects) =>
           objects.map((o) =>
             o.kind === 'Infrastructure'
               ? { ...o, status: { ...o.status, platform: 'AWS', platformStatus: { type: 'AWS' } } }
               : o,
           ),
         ),
-      }),
+      ),
     );
     expect(onAws).toEqual({
       reason: 'UnsupportedPlatform',
@@ -280,15 +297,15 @@ describe('discoverAzureStandalone', () => {
     });
 
     const noGroup = failure(
-      await discoverAzureStandalone({
-        reader: cluster((objects) => {
+      await discover(
+        cluster((objects) => {
           for (const o of objects) {
             if (o.kind === 'Infrastructure')
               delete o.status!.platformStatus!.azure!.resourceGroupName;
           }
           return objects;
         }),
-      }),
+      ),
     );
     expect(noGroup.reason).toBe('InvalidInfrastructure');
     expect(noGroup.message).toContain('status.platformStatus.azure.resourceGroupName');
@@ -296,17 +313,102 @@ describe('discoverAzureStandalone', () => {
 
   it('says so when no worker MachineSet is left', async () => {
     const result = failure(
-      await discoverAzureStandalone({
-        reader: cluster((objects) =>
+      await discover(
+        cluster((objects) =>
           objects.filter((o) => o.kind !== 'MachineSet' || o.metadata?.name?.includes('infra')),
         ),
-      }),
+      ),
     );
     expect(result).toEqual({
       reason: 'NoWorkerMachineSet',
       message:
         'no MachineSet in openshift-machine-api is labelled machine.openshift.io/cluster-api-machine-role=worker for general-purpose nodes; passed over: prod-west-q8m4d-infra-eastus1 (role infra)',
     });
+  });
+});
+
+describe('discoverAzureStandalone asks Azure Resource Manager', () => {
+  it('reads the subnet, the identity and the image through the real clients, resolving latest', async () => {
+    const found = infrastructure(
+      await discover(cluster(undefined, { ...ARO_MARKETPLACE_IMAGE, version: 'latest' })),
+    );
+    expect(found.worker.image.version).toBe('latest');
+    const paths = arm.requests.filter((r) => r.status === 200).map((r) => r.path.toLowerCase());
+    expect(paths).toEqual([
+      '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/resourcegroups/prod-west-q8m4d-rg/providers/microsoft.network/virtualnetworks/prod-west-q8m4d-vnet/subnets/prod-west-q8m4d-worker-subnet',
+      '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/resourcegroups/prod-west-q8m4d-rg/providers/microsoft.managedidentity/userassignedidentities/prod-west-q8m4d-identity',
+      '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/providers/microsoft.compute/locations/eastus/publishers/azureopenshift/artifacttypes/vmimage/offers/aro4/skus/aro_416/versions',
+      '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/providers/microsoft.compute/locations/eastus/publishers/azureopenshift/artifacttypes/vmimage/offers/aro4/skus/aro_416/versions/416.94.20240701',
+    ]);
+    expect(arm.requests.every((r) => r.apiVersion !== null)).toBe(true);
+  });
+
+  it('refuses an image Azure says needs a purchase plan, even when the MachineSet says none', async () => {
+    const result = failure(
+      await discover(
+        cluster(undefined, {
+          publisher: 'redhat',
+          offer: 'rh-ocp-worker',
+          sku: 'rh-ocp-worker',
+          version: '4.16.2024070100',
+          type: 'MarketplaceNoPlan',
+        }),
+      ),
+    );
+    expect(result.reason).toBe('ImageNotSupported');
+    expect(result.message).toContain(
+      'boots from the marketplace image redhat:rh-ocp-worker:rh-ocp-worker:4.16.2024070100, which Azure says needs the purchase plan redhat/rh-ocp-worker/rh-ocp-worker',
+    );
+  });
+
+  it('names a missing image, subnet or identity, and a refused credential', async () => {
+    const noImage = failure(
+      await discover(cluster(undefined, { ...ARO_MARKETPLACE_IMAGE, version: '416.94.20990101' })),
+    );
+    expect(noImage.reason).toBe('ImageNotFound');
+    expect(noImage.message).toContain(
+      `marketplace image azureopenshift:aro4:aro_416:416.94.20990101 of MachineSet openshift-machine-api/${WORKERS[0]} not found in eastus`,
+    );
+
+    const world = azureFixtureArmWorld();
+    arm.seed({
+      ...world,
+      subnets: world.subnets.filter((s) => !s.name.includes('worker')),
+      userAssignedIdentities: [],
+    });
+    const noSubnet = failure(await discover(cluster()));
+    expect(noSubnet.reason).toBe('SubnetNotFound');
+    expect(noSubnet.message).toContain(
+      `subnet prod-west-q8m4d-worker-subnet of virtual network prod-west-q8m4d-vnet in resource group prod-west-q8m4d-rg of MachineSet openshift-machine-api/${WORKERS[0]} not found in subscription 0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d`,
+    );
+
+    arm.seed({ ...world, userAssignedIdentities: [] });
+    const noIdentity = failure(await discover(cluster()));
+    expect(noIdentity.reason).toBe('ManagedIdentityNotFound');
+    expect(noIdentity.message).toContain('userAssignedIdentities/prod-west-q8m4d-identity');
+
+    arm.seed(world);
+    const refused = failure(
+      await discoverAzureStandalone({
+        reader: cluster(),
+        arm: (subscriptionID) =>
+          new ArmResourceReader(
+            {
+              getToken: () =>
+                Promise.resolve({
+                  token: 'not-the-token',
+                  expiresOnTimestamp: Date.now() + 60_000,
+                }),
+            },
+            subscriptionID,
+            arm.clientOptions(),
+          ),
+      }),
+    );
+    expect(refused.reason).toBe('CloudLookupFailed');
+    expect(refused.message).toContain(
+      'Azure Resource Manager: reading subnet prod-west-q8m4d-worker-subnet',
+    );
   });
 });
 
@@ -328,7 +430,7 @@ describe('discoverAzureStandalone through the real client and the API-server emu
 
   it('refuses the installed cluster, then discovers it once its MachineSets boot a marketplace image', async () => {
     const reader = new KubeClusterObjectReader(kubeConfig);
-    expect(failure(await discoverAzureStandalone({ reader })).reason).toBe('ImageNotSupported');
+    expect(failure(await discover(reader)).reason).toBe('ImageNotSupported');
 
     const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
     const target = {
@@ -348,8 +450,6 @@ describe('discoverAzureStandalone through the real client and the API-server emu
         body: machineSet,
       });
     }
-    expect(infrastructure(await discoverAzureStandalone({ reader }))).toEqual(
-      azureFixtureInfrastructure(),
-    );
+    expect(infrastructure(await discover(reader))).toEqual(azureFixtureInfrastructure());
   });
 });

@@ -1,4 +1,5 @@
 import type { ClusterObjectReader } from '../cluster-reader.js';
+import type { AzureResourceReader } from './arm.js';
 import { describeError } from '../describe-error.js';
 import { readWorkerUserData } from '../openshift/user-data.js';
 import { MACHINE_API_NAMESPACE } from '../openshift/worker-machinesets.js';
@@ -7,6 +8,7 @@ import type { DiscoveryFailure, DiscoveryResult } from '../types.js';
 import { parseAzureCloudCredentials } from './credentials.js';
 import { parseAzureInfrastructure } from './infrastructure.js';
 import {
+  SUPPORTED_IMAGES,
   parseAzureWorkerMachineSet,
   resolveAzureWorker,
   selectAzureWorkerMachineSet,
@@ -22,10 +24,22 @@ import type {
 const SET_UNUSABLE = new Set<DiscoveryFailure['reason']>([
   'InvalidWorkerMachineSet',
   'ImageNotSupported',
+  'ImageNotFound',
+  'SubnetNotFound',
+  'ManagedIdentityNotFound',
   'UserDataSecretNotFound',
   'UserDataKeyMissing',
   'WindowsUserData',
 ]);
+
+export interface AzureStandaloneDiscoveryInput {
+  reader: ClusterObjectReader;
+  /**
+   * Azure Resource Manager for the worker's subscription, or a factory given the subscription
+   * read from the credentials Secret (callers usually cannot know it before discovery).
+   */
+  arm: AzureResourceReader | ((subscriptionID: string) => AzureResourceReader);
+}
 
 /**
  * Learns what Karpenter needs from a standalone OpenShift cluster on Azure: the Infrastructure,
@@ -34,11 +48,11 @@ const SET_UNUSABLE = new Set<DiscoveryFailure['reason']>([
  * throws: every missing or unusable piece comes back as its own reason, and a worker image the
  * OpenShift fork of karpenter-provider-azure cannot boot is `ImageNotSupported`.
  */
-export async function discoverAzureStandalone(input: {
-  reader: ClusterObjectReader;
-}): Promise<DiscoveryResult<AzureStandaloneInfrastructure>> {
+export async function discoverAzureStandalone(
+  input: AzureStandaloneDiscoveryInput,
+): Promise<DiscoveryResult<AzureStandaloneInfrastructure>> {
   try {
-    const infrastructure = await discover(input.reader);
+    const infrastructure = await discover(input);
     const { chosen, passedOver } = infrastructure.workerSelection;
     return {
       ok: true,
@@ -66,7 +80,10 @@ export async function discoverAzureStandalone(input: {
   }
 }
 
-async function discover(reader: ClusterObjectReader): Promise<AzureStandaloneInfrastructure> {
+async function discover({
+  reader,
+  arm,
+}: AzureStandaloneDiscoveryInput): Promise<AzureStandaloneInfrastructure> {
   const infrastructureObject = await readCluster('Infrastructure cluster', () =>
     reader.getInfrastructure(),
   );
@@ -103,6 +120,11 @@ async function discover(reader: ClusterObjectReader): Promise<AzureStandaloneInf
       const credentials = await readCredentials(reader, providerSpec.value, credentialsBySecret);
       const worker = resolveAzureWorker(providerSpec.value, credentials);
       if (!worker.ok) throw new Stop(worker);
+      await verifyInAzure(
+        typeof arm === 'function' ? arm(credentials.subscriptionID) : arm,
+        worker.value,
+        credentials.subscriptionID,
+      );
       const userData = await readWorkerUserData(reader, worker.value);
       return {
         platform: 'AZURE',
@@ -151,6 +173,71 @@ async function readCredentials(
   if (!credentials.ok) throw new Stop(credentials);
   known.set(`${namespace}/${name}`, credentials.value);
   return credentials.value;
+}
+
+async function armCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    fail(
+      'CloudLookupFailed',
+      `Azure Resource Manager: reading ${what} failed: ${describeError(err)}`,
+    );
+  }
+}
+
+const IDENTITY_ID =
+  /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/([^/]+)$/i;
+
+/**
+ * The worker's subnet, managed identity and image as Azure has them: each must exist, and the
+ * image must need no purchase plan (ARM says so even when the MachineSet's `type` does not).
+ */
+async function verifyInAzure(
+  arm: AzureResourceReader,
+  worker: AzureWorkerMachineSet,
+  subscriptionID: string,
+): Promise<void> {
+  const of = `of MachineSet ${MACHINE_API_NAMESPACE}/${worker.name}`;
+  const subnetName = `subnet ${worker.subnet} of virtual network ${worker.vnet} in resource group ${worker.networkResourceGroup}`;
+  const subnet = await armCall(subnetName, () =>
+    arm.getSubnet(worker.networkResourceGroup, worker.vnet, worker.subnet),
+  );
+  if (subnet === undefined) {
+    fail('SubnetNotFound', `${subnetName} ${of} not found in subscription ${subscriptionID}`);
+  }
+  if (worker.managedIdentityID) {
+    const [, resourceGroup, name] = IDENTITY_ID.exec(worker.managedIdentityID) ?? [];
+    if (resourceGroup === undefined || name === undefined) {
+      fail(
+        'InvalidWorkerMachineSet',
+        `MachineSet ${MACHINE_API_NAMESPACE}/${worker.name}: spec.template.spec.providerSpec.value.managedIdentity: ${worker.managedIdentityID} is not a user-assigned identity's ARM ID`,
+      );
+    }
+    const identity = await armCall(`managed identity ${worker.managedIdentityID}`, () =>
+      arm.getUserAssignedIdentity(resourceGroup, name),
+    );
+    if (identity === undefined) {
+      fail(
+        'ManagedIdentityNotFound',
+        `managed identity ${worker.managedIdentityID} ${of} not found`,
+      );
+    }
+  }
+  const { publisher, offer, sku, version } = worker.image;
+  const imageName = `marketplace image ${publisher}:${offer}:${sku}:${version}`;
+  const image = await armCall(imageName, () =>
+    arm.getMarketplaceImage(worker.location, worker.image),
+  );
+  if (image === undefined) {
+    fail('ImageNotFound', `${imageName} ${of} not found in ${worker.location}`);
+  }
+  if (image.plan) {
+    fail(
+      'ImageNotSupported',
+      `MachineSet ${MACHINE_API_NAMESPACE}/${worker.name} boots from the ${imageName}, which Azure says needs the purchase plan ${image.plan.publisher}/${image.plan.product}/${image.plan.name}; ${SUPPORTED_IMAGES}`,
+    );
+  }
 }
 
 /** The operand's VNET_SUBNET_ID: the worker's subnet as an ARM ID. */

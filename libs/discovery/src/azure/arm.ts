@@ -1,0 +1,117 @@
+import { ComputeManagementClient } from '@azure/arm-compute';
+import { ManagedServiceIdentityClient } from '@azure/arm-msi';
+import { NetworkManagementClient } from '@azure/arm-network';
+import type { TokenCredential } from '@azure/core-auth';
+
+import type { AzureMarketplaceImage } from './types.js';
+
+/** What discovery asks Azure Resource Manager; `undefined` when ARM answers 404. */
+export interface AzureResourceReader {
+  getSubnet(
+    resourceGroup: string,
+    virtualNetwork: string,
+    subnet: string,
+  ): Promise<{ id: string } | undefined>;
+  getUserAssignedIdentity(
+    resourceGroup: string,
+    name: string,
+  ): Promise<{ id: string; clientId: string } | undefined>;
+  /** The marketplace image version (`latest` resolved to the newest), with its purchase plan if any. */
+  getMarketplaceImage(
+    location: string,
+    image: AzureMarketplaceImage,
+  ): Promise<
+    { version: string; plan?: { name: string; product: string; publisher: string } } | undefined
+  >;
+}
+
+/** Options the `@azure/arm-*` clients share: another cloud's endpoint, a CA to trust. */
+export interface ArmClientOptions {
+  endpoint?: string;
+  credentialScopes?: string[];
+  tlsOptions?: { ca?: string };
+}
+
+const isNotFound = (err: unknown) => (err as { statusCode?: unknown }).statusCode === 404;
+
+async function orUndefined<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** AzureResourceReader over the Azure SDK's management clients. */
+export class ArmResourceReader implements AzureResourceReader {
+  private readonly network: NetworkManagementClient;
+  private readonly identities: ManagedServiceIdentityClient;
+  private readonly compute: ComputeManagementClient;
+
+  constructor(credential: TokenCredential, subscriptionID: string, options: ArmClientOptions = {}) {
+    const common = { ...options, retryOptions: { maxRetries: 1 } };
+    this.network = new NetworkManagementClient(credential, subscriptionID, common);
+    this.identities = new ManagedServiceIdentityClient(credential, subscriptionID, common);
+    this.compute = new ComputeManagementClient(credential, subscriptionID, common);
+  }
+
+  getSubnet(resourceGroup: string, virtualNetwork: string, subnet: string) {
+    return orUndefined(async () => {
+      const found = await this.network.subnets.get(resourceGroup, virtualNetwork, subnet);
+      return { id: found.id ?? '' };
+    });
+  }
+
+  getUserAssignedIdentity(resourceGroup: string, name: string) {
+    return orUndefined(async () => {
+      const found = await this.identities.userAssignedIdentities.get(resourceGroup, name);
+      return { id: found.id ?? '', clientId: found.clientId ?? '' };
+    });
+  }
+
+  getMarketplaceImage(location: string, image: AzureMarketplaceImage) {
+    return orUndefined(async () => {
+      let version = image.version;
+      if (version.toLowerCase() === 'latest') {
+        const versions = await this.compute.virtualMachineImages.list(
+          location,
+          image.publisher,
+          image.offer,
+          image.sku,
+        );
+        const newest = versions
+          .map((v) => v.name)
+          .sort(compareVersions)
+          .at(-1);
+        if (newest === undefined) return undefined;
+        version = newest;
+      }
+      const found = await this.compute.virtualMachineImages.get(
+        location,
+        image.publisher,
+        image.offer,
+        image.sku,
+        version,
+      );
+      const plan = found.plan;
+      return {
+        version,
+        ...(plan?.name && plan.product && plan.publisher
+          ? { plan: { name: plan.name, product: plan.product, publisher: plan.publisher } }
+          : {}),
+      };
+    });
+  }
+}
+
+/** Marketplace versions are Major.Minor.Build: compare them as numbers. */
+function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}

@@ -1,0 +1,321 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+import { CertificateAuthority } from '../kube-apiserver/certificates.js';
+
+/**
+ * An Azure Resource Manager emulator for the reads the fleet makes (subnets, user-assigned
+ * identities, marketplace images), speaking ARM's REST protocol over HTTPS so that the real
+ * `@azure/arm-*` clients talk to it: bearer tokens, `api-version` required, ARM's error bodies
+ * (`{error: {code, message}}`) and case-insensitive names, as ARM has them.
+ */
+
+export interface ArmSubnet {
+  resourceGroup: string;
+  virtualNetwork: string;
+  name: string;
+  addressPrefix: string;
+}
+
+export interface ArmUserAssignedIdentity {
+  resourceGroup: string;
+  name: string;
+  location: string;
+  clientId: string;
+  principalId: string;
+}
+
+export interface ArmMarketplaceImage {
+  location: string;
+  publisher: string;
+  offer: string;
+  sku: string;
+  version: string;
+  /** A purchase plan: the image cannot be deployed without accepting it. */
+  plan?: { name: string; product: string; publisher: string };
+}
+
+export interface ArmWorld {
+  subscriptionID: string;
+  tenantID: string;
+  resourceGroups: string[];
+  virtualNetworks: { resourceGroup: string; name: string }[];
+  subnets: ArmSubnet[];
+  userAssignedIdentities: ArmUserAssignedIdentity[];
+  images: ArmMarketplaceImage[];
+}
+
+export interface ArmRequestRecord {
+  method: string;
+  path: string;
+  apiVersion: string | null;
+  status: number;
+}
+
+class ArmError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+export class ArmEmulator {
+  private readonly ca = new CertificateAuthority('arm-emulator-ca');
+  private readonly serving = this.ca.issueServing(['127.0.0.1', 'localhost']);
+  private readonly token = randomBytes(24).toString('base64url');
+  private server?: Server;
+  private readonly sockets = new Set<Duplex>();
+  private baseUrl?: string;
+  readonly requests: ArmRequestRecord[] = [];
+
+  constructor(private world: ArmWorld) {}
+
+  /** Replaces what ARM holds and forgets the requests seen so far. */
+  seed(world: ArmWorld): void {
+    this.world = structuredClone(world);
+    this.requests.length = 0;
+  }
+
+  async start(): Promise<void> {
+    const server = createServer(
+      { cert: this.serving.certPem, key: this.serving.keyPem },
+      (req, res) => this.onRequest(req, res),
+    );
+    server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+    this.baseUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of this.sockets) s.destroy();
+    });
+  }
+
+  get url(): string {
+    if (!this.baseUrl) throw new Error('ArmEmulator not started');
+    return this.baseUrl;
+  }
+
+  get caPem(): string {
+    return this.ca.certPem;
+  }
+
+  /** A TokenCredential (what `@azure/identity` credentials are) holding a token this emulator accepts. */
+  credential(): { getToken(): Promise<{ token: string; expiresOnTimestamp: number }> } {
+    const token = this.token;
+    return {
+      getToken: () => Promise.resolve({ token, expiresOnTimestamp: Date.now() + 3_600_000 }),
+    };
+  }
+
+  /** Options every `@azure/arm-*` client takes to reach this emulator and trust its CA. */
+  clientOptions(): { endpoint: string; credentialScopes: string[]; tlsOptions: { ca: string } } {
+    return {
+      endpoint: this.url,
+      credentialScopes: [`${this.url}/.default`],
+      tlsOptions: { ca: this.caPem },
+    };
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'https://arm.invalid');
+    const apiVersion = url.searchParams.get('api-version');
+    let status = 200;
+    let body: unknown;
+    try {
+      if (req.headers.authorization !== `Bearer ${this.token}`) {
+        throw new ArmError(
+          401,
+          'AuthenticationFailed',
+          "Authentication failed. The 'Authorization' header is missing or invalid.",
+        );
+      }
+      if (!apiVersion) {
+        throw new ArmError(
+          400,
+          'MissingApiVersionParameter',
+          'The api-version query parameter (?api-version=) is required for all requests.',
+        );
+      }
+      if (req.method !== 'GET') {
+        throw new ArmError(405, 'MethodNotAllowed', `The ${req.method} method is not served here.`);
+      }
+      body = this.route(decodeURIComponent(url.pathname));
+    } catch (err) {
+      if (!(err instanceof ArmError)) throw err;
+      status = err.status;
+      body = { error: { code: err.code, message: err.message } };
+    }
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, apiVersion, status });
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'x-ms-request-id': randomBytes(8).toString('hex'),
+      ...(status === 401
+        ? { 'www-authenticate': 'Bearer authorization_uri="https://login.invalid"' }
+        : {}),
+    });
+    res.end(text);
+  }
+
+  private route(path: string): unknown {
+    const parts = path.split('/').filter(Boolean);
+    const at = (i: number) => parts[i] ?? '';
+    if (!same(at(0), 'subscriptions')) throw notFoundPath(path);
+    if (!same(at(1), this.world.subscriptionID)) {
+      throw new ArmError(
+        404,
+        'SubscriptionNotFound',
+        `The subscription '${at(1)}' could not be found.`,
+      );
+    }
+    const sub = `/subscriptions/${this.world.subscriptionID}`;
+    // /subscriptions/{s}/providers/Microsoft.Compute/locations/{l}/publishers/{p}/artifacttypes/vmimage/offers/{o}/skus/{k}/versions[/{v}]
+    if (
+      same(at(2), 'providers') &&
+      same(at(3), 'Microsoft.Compute') &&
+      same(at(4), 'locations') &&
+      same(at(6), 'publishers') &&
+      same(at(8), 'artifacttypes') &&
+      same(at(9), 'vmimage') &&
+      same(at(10), 'offers') &&
+      same(at(12), 'skus') &&
+      same(at(14), 'versions')
+    ) {
+      const [location, publisher, offer, sku] = [at(5), at(7), at(11), at(13)];
+      const images = this.world.images.filter(
+        (i) =>
+          same(i.location, location) &&
+          same(i.publisher, publisher) &&
+          same(i.offer, offer) &&
+          same(i.sku, sku),
+      );
+      const idOf = (i: ArmMarketplaceImage) =>
+        `${sub}/Providers/Microsoft.Compute/Locations/${i.location}/Publishers/${i.publisher}/ArtifactTypes/VMImage/Offers/${i.offer}/Skus/${i.sku}/Versions/${i.version}`;
+      if (parts.length === 15) {
+        return images.map((i) => ({ location: i.location, name: i.version, id: idOf(i) }));
+      }
+      const image = images.find((i) => same(i.version, at(15)));
+      if (parts.length !== 16 || !image) {
+        throw new ArmError(404, 'NotFound', 'Artifact: VMImage was not found.');
+      }
+      return {
+        location: image.location,
+        name: image.version,
+        id: idOf(image),
+        properties: {
+          ...(image.plan ? { plan: image.plan } : {}),
+          osDiskImage: { operatingSystem: 'Linux' },
+          hyperVGeneration: 'V2',
+          architecture: 'x64',
+        },
+      };
+    }
+    if (!same(at(2), 'resourceGroups')) throw notFoundPath(path);
+    const resourceGroup = at(3);
+    if (!this.world.resourceGroups.some((g) => same(g, resourceGroup))) {
+      throw new ArmError(
+        404,
+        'ResourceGroupNotFound',
+        `Resource group '${resourceGroup}' could not be found.`,
+      );
+    }
+    const rgPath = `${sub}/resourceGroups/${resourceGroup}`;
+    // .../providers/Microsoft.Network/virtualNetworks/{vnet}/subnets/{subnet}
+    if (
+      parts.length === 10 &&
+      same(at(4), 'providers') &&
+      same(at(5), 'Microsoft.Network') &&
+      same(at(6), 'virtualNetworks') &&
+      same(at(8), 'subnets')
+    ) {
+      const [vnet, name] = [at(7), at(9)];
+      if (
+        !this.world.virtualNetworks.some(
+          (v) => same(v.resourceGroup, resourceGroup) && same(v.name, vnet),
+        )
+      ) {
+        throw new ArmError(
+          404,
+          'ResourceNotFound',
+          `The Resource 'Microsoft.Network/virtualNetworks/${vnet}' under resource group '${resourceGroup}' was not found.`,
+        );
+      }
+      const subnet = this.world.subnets.find(
+        (s) =>
+          same(s.resourceGroup, resourceGroup) &&
+          same(s.virtualNetwork, vnet) &&
+          same(s.name, name),
+      );
+      if (!subnet) {
+        throw new ArmError(
+          404,
+          'NotFound',
+          `Resource ${rgPath}/providers/Microsoft.Network/virtualNetworks/${vnet}/subnets/${name} not found.`,
+        );
+      }
+      return {
+        name: subnet.name,
+        id: `${rgPath}/providers/Microsoft.Network/virtualNetworks/${subnet.virtualNetwork}/subnets/${subnet.name}`,
+        etag: 'W/"00000000-0000-0000-0000-000000000001"',
+        type: 'Microsoft.Network/virtualNetworks/subnets',
+        properties: { provisioningState: 'Succeeded', addressPrefix: subnet.addressPrefix },
+      };
+    }
+    // .../providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}
+    if (
+      parts.length === 8 &&
+      same(at(4), 'providers') &&
+      same(at(5), 'Microsoft.ManagedIdentity') &&
+      same(at(6), 'userAssignedIdentities')
+    ) {
+      const identity = this.world.userAssignedIdentities.find(
+        (i) => same(i.resourceGroup, resourceGroup) && same(i.name, at(7)),
+      );
+      if (!identity) {
+        throw new ArmError(
+          404,
+          'ResourceNotFound',
+          `The Resource 'Microsoft.ManagedIdentity/userAssignedIdentities/${at(7)}' under resource group '${resourceGroup}' was not found.`,
+        );
+      }
+      return {
+        id: `${rgPath}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${identity.name}`,
+        name: identity.name,
+        type: 'Microsoft.ManagedIdentity/userAssignedIdentities',
+        location: identity.location,
+        tags: {},
+        properties: {
+          tenantId: this.world.tenantID,
+          principalId: identity.principalId,
+          clientId: identity.clientId,
+        },
+      };
+    }
+    throw notFoundPath(path);
+  }
+}
+
+function notFoundPath(path: string): ArmError {
+  return new ArmError(404, 'InvalidResourceType', `No resource type is served at '${path}'.`);
+}
