@@ -1,15 +1,19 @@
 import {
   CONTRACT_VERSION,
+  DRIFT_ENTRIES_MAX,
+  DRIFT_FIELDS_MAX,
   REPORT_CSR_DECISIONS_MAX,
   StatusReport,
   type Condition,
   type CsrDecision,
+  type DriftEntry,
 } from '@fleet/contracts';
 
 const pad = (prefix: string, length: number) => (prefix + 'x'.repeat(length)).slice(0, length);
 
 /**
  * The largest report the contract allows: 64 conditions and REPORT_CSR_DECISIONS_MAX decisions,
+ * DRIFT_ENTRIES_MAX drift entries of DRIFT_FIELDS_MAX fields,
  * every bounded string at its maximum length (ASCII, as the sidecar writes them), 16 NodeClaim
  * states, integers at the largest the fleet stores. Parsed by the real schema, so it is valid by construction.
  */
@@ -30,6 +34,21 @@ export function largestStatusReport(clusterId: string): StatusReport {
     reason: pad(`Reason${i}`, 64),
     message: pad(`message ${i} `, 1024),
     decidedAt: new Date(Date.parse(at) + i).toISOString(),
+  }));
+  const drift: DriftEntry[] = Array.from({ length: DRIFT_ENTRIES_MAX }, (_, i) => ({
+    target: 'management',
+    apiVersion: pad(`group${i}.example.com/v1-`, 253),
+    kind: pad(`Kind${i}`, 63),
+    namespace: pad(`ns-${i}-`, 63),
+    name: pad(`name-${i}-`, 253),
+    change: 'Modified',
+    fields: Array.from({ length: DRIFT_FIELDS_MAX }, (_, j) => ({
+      path: pad(`.spec.f${i}.f${j}.`, 512),
+      manager: pad(`manager-${j}-`, 128),
+    })),
+    moreFields: 2 ** 31 - 1,
+    detectedAt: at,
+    correctedAt: at,
   }));
   // Numbers as large as the fleet stores them (INTEGER columns).
   const big = 2 ** 31 - 1;
@@ -54,6 +73,7 @@ export function largestStatusReport(clusterId: string): StatusReport {
     },
     csrDecisions,
     clusterAutoscaler: { mode: 'MIGRATE', observed: 'Present', machineAutoscalers: big },
+    drift,
     sidecar: { version: pad('v', 64), contractVersion: CONTRACT_VERSION },
     reportedAt: at,
   });

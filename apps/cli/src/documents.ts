@@ -253,3 +253,22 @@ export const FLEET_SUMMARY_CHANGED = `
 subscription FleetSummaryChanged {
   fleetSummaryChanged { ${FLEET_SUMMARY_FIELDS} }
 }`;
+
+/** Clusters whose sidecar reports Drifted=True, with what drifted. */
+export const LIST_DRIFTED_CLUSTERS = `
+query ListDriftedClusters($first: Int, $after: String, $filter: ClusterFilter, $orderBy: ClusterOrder) {
+  clusters(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {
+    nodes {
+      id name
+      karpenter { driftPolicy }
+      status {
+        stale
+        drift {
+          target apiVersion kind namespace name change moreFields detectedAt correctedAt
+          fields { path manager }
+        }
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;

@@ -22,6 +22,11 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'config current-context': ['kfleet config current-context'],
   'config delete-context': ['kfleet config delete-context old-fleet'],
   clusters: ['kfleet clusters list', 'kfleet clusters get ocp-east-1'],
+  'clusters drift': ['kfleet clusters drift', 'kfleet clusters drift -l env=prod -o json'],
+  'clusters drift-policy': [
+    'kfleet clusters drift-policy ocp-east-1 REPORT   # leave hand edits, flag them',
+    'kfleet clusters drift-policy ocp-east-1 CORRECT  # put them back at once (the default)',
+  ],
   'clusters list': [
     "kfleet clusters list -l 'env=prod,region in (us-east-1)' --out-of-sync",
     'kfleet clusters list --condition Degraded=True -o wide',

@@ -30,6 +30,7 @@ import {
 } from './cluster-autoscaler/node-group-sizes.js';
 import { ClusterOperatorController } from './cluster-operator/cluster-operator-controller.js';
 import { CsrApprover, type CsrObject, type NodeClaimObject } from './csr/csr-approver.js';
+import { DriftDetector } from './drift/drift-detector.js';
 import type { ApiServers } from './kube/api-servers.js';
 import type { ClusterClient } from './kube/cluster-client.js';
 import { ResourceWatch, type ResourceWatchOptions } from './kube/resource-watch.js';
@@ -96,6 +97,9 @@ export class SidecarRuntime {
   readonly approver: CsrApprover;
   readonly clusterAutoscaler: ClusterAutoscalerControl;
   readonly reconciler: Reconciler;
+  /** Edits by other managers of what the fleet applied, from the watches' events. */
+  readonly drift: DriftDetector;
+  private correctionQueued = false;
   private order?: ReconcileOrder;
   private last?: { generation: number; result: ReconcileResult };
   private chain: Promise<unknown> = Promise.resolve();
@@ -198,9 +202,14 @@ export class SidecarRuntime {
       .map(({ kind, target, ...selection }) =>
         make(kind, { ...selection, maxBackoffMs: 60_000 }, target),
       );
+    this.drift = new DriftDetector({
+      log: log.child({ controller: 'drift' }),
+      onChange: (drifted) => this.driftChanged(drifted),
+    });
     this.reconciler = new Reconciler({
       apiServers,
       driver,
+      drift: this.drift,
       crdsFor: async (version) => {
         if (version === undefined || version === driver.provider.defaultRelease)
           return options.crds;
@@ -259,6 +268,10 @@ export class SidecarRuntime {
     );
     for (const input of this.renderInputs)
       this.offs.push(input.on((type, object) => this.renderInputChanged(type, object)));
+    // Drift is read from the watches the sidecar already holds on what it applies (NodePools,
+    // NodeClasses, the operand Deployment, the Karpenter CR): no request of its own.
+    for (const watch of [this.nodePools, this.nodeClassWatch, this.deployments, this.karpenters])
+      this.offs.push(watch.on((type, object) => this.drift.observe(type, object)));
     for (const watch of this.autoscalerWatches)
       this.offs.push(watch.on(() => void this.autoscalerEpoch++));
   }
@@ -283,6 +296,35 @@ export class SidecarRuntime {
         this.options.log.error({ err: String(err) }, 're-applying after a render input change'),
       )
       .then(() => this.changed(true));
+  }
+
+  /**
+   * Drift under policy CORRECT (the default) is put back at once by applying the current order
+   * again (server-side apply with force takes the fields back); one correction is queued at a
+   * time, so a burst of edits costs one apply. Under REPORT it is only reported.
+   */
+  private driftChanged(drifted: boolean): void {
+    const order = this.order;
+    if (
+      drifted &&
+      order &&
+      !order.spec.paused &&
+      (order.spec.driftPolicy ?? 'CORRECT') === 'CORRECT' &&
+      !this.correctionQueued
+    ) {
+      this.correctionQueued = true;
+      this.options.log.info('drift: applying the order again to put it back');
+      const run = this.chain.then(() => {
+        this.correctionQueued = false;
+      });
+      this.chain = run;
+      void this.enqueue(order)
+        .catch((err: unknown) =>
+          this.options.log.error({ err: String(err) }, 're-applying after drift'),
+        )
+        .then(() => this.changed(true));
+    }
+    this.changed(true);
   }
 
   async stop(): Promise<void> {
@@ -396,6 +438,8 @@ export class SidecarRuntime {
       const c = karpenterPoolsCondition(pools, this.nodeClasses.currentProblems());
       this.extra.set('KarpenterPoolsDegraded', c.status, c.reason, c.message);
     }
+    const drifted = this.drift.condition(order.spec.driftPolicy);
+    this.extra.set('Drifted', drifted.status, drifted.reason, drifted.message);
     const extraTypes = new Set(this.extra.list().map((c) => c.type));
     const conditions: Condition[] = [
       ...last.result.conditions.filter((c) => !extraTypes.has(c.type)),
@@ -421,6 +465,7 @@ export class SidecarRuntime {
       csrDecisions: this.approver.unsentDecisions(),
       ...(cas ? { clusterAutoscaler: cas } : {}),
       ...(pools ? { machineConfigPools: pools } : {}),
+      drift: this.drift.list(),
     };
   }
 }

@@ -27,6 +27,14 @@ export const dns1123Subdomain = z
 export const ClusterAutoscalerMode = z.enum(['KEEP', 'DISABLE', 'MIGRATE']);
 export type ClusterAutoscalerMode = z.infer<typeof ClusterAutoscalerMode>;
 
+/**
+ * What the sidecar does when another field manager changes a field the fleet manages, or deletes
+ * an object the fleet owns: CORRECT puts it back at once (and reports the correction), REPORT
+ * leaves it as it is and reports it (Drifted=True) until the edit is undone or the policy changes.
+ */
+export const DriftPolicy = z.enum(['CORRECT', 'REPORT']);
+export type DriftPolicy = z.infer<typeof DriftPolicy>;
+
 export const LogLevel = z.enum(['debug', 'info', 'error']);
 export type LogLevel = z.infer<typeof LogLevel>;
 
@@ -173,6 +181,8 @@ export const KarpenterDesiredState = z.object({
    * domain). Absent: the type of the worker template the fleet copies.
    */
   allowedInstanceTypes: z.array(instanceTypeName).min(1).max(32).optional(),
+  /** Absent (orders of fleets older than drift policies, and the default): CORRECT. */
+  driftPolicy: DriftPolicy.optional(),
 });
 export type KarpenterDesiredState = z.infer<typeof KarpenterDesiredState>;
 

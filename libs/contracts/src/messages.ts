@@ -142,6 +142,37 @@ export const MachineConfigPoolState = z.object({
 });
 export type MachineConfigPoolState = z.infer<typeof MachineConfigPoolState>;
 
+/** Field paths one drift entry lists; the rest are counted in `moreFields`. */
+export const DRIFT_FIELDS_MAX = 16;
+/** Drift entries one report carries (open ones first, then the latest corrections). */
+export const DRIFT_ENTRIES_MAX = 32;
+
+/**
+ * One object the fleet owns that someone else changed (a field the fleet's field manager had
+ * applied is now owned by another manager, or gone) or deleted, as the sidecar saw it.
+ */
+export const DriftEntry = z.object({
+  /** The API server it is on (management for hosted and Cluster API operands). */
+  target: z.enum(['workload', 'management']),
+  apiVersion: z.string().max(253),
+  kind: z.string().max(63),
+  namespace: z.string().max(63).optional(),
+  name: z.string().max(253),
+  change: z.enum(['Modified', 'Deleted']),
+  /**
+   * The managed fields taken over or removed, as `.spec.limits.cpu` paths, each with the field
+   * manager that now owns it (absent when the field was removed and nobody owns it).
+   */
+  fields: z
+    .array(z.object({ path: z.string().max(512), manager: z.string().max(128).optional() }))
+    .max(DRIFT_FIELDS_MAX),
+  moreFields: z.number().int().nonnegative().optional(),
+  detectedAt: z.iso.datetime(),
+  /** Set once the fleet put the object back (policy CORRECT). */
+  correctedAt: z.iso.datetime().optional(),
+});
+export type DriftEntry = z.infer<typeof DriftEntry>;
+
 /** What a sidecar reports: conditions as of `observedGeneration`, stamped with its own clock. */
 export const StatusReport = z.object({
   clusterId: z.uuid(),
@@ -153,6 +184,11 @@ export const StatusReport = z.object({
   clusterAutoscaler: ClusterAutoscalerState.optional(),
   /** Standalone OpenShift: each NodeClass's MachineConfigPool; absent where there are none. */
   machineConfigPools: z.array(MachineConfigPoolState).max(256).optional(),
+  /**
+   * Drift of the objects the fleet owns: open entries (left in place under REPORT, or being
+   * corrected) and recent corrections. Absent from sidecars that do not watch for drift.
+   */
+  drift: z.array(DriftEntry).max(DRIFT_ENTRIES_MAX).optional(),
   /** The sidecar's release and the newest contract it speaks; absent from contract-1 sidecars. */
   sidecar: z
     .object({

@@ -4,6 +4,7 @@ import {
   iamRoleArn,
   sqsQueueName,
   ClusterAutoscalerMode,
+  DriftPolicy,
   FeatureGates,
   LogLevel,
   dns1123Label,
@@ -93,6 +94,7 @@ export const SetKarpenterSchema = z.object({
   karpenterVersion: KarpenterVersion.nullish(),
   operandImage: imageByDigest.nullish(),
   interruptionQueue: sqsQueueName.nullish(),
+  driftPolicy: DriftPolicy.nullish(),
   webIdentityRoleArn: iamRoleArn.nullish(),
   allowedInstanceTypes: z
     .array(instanceTypeName)

@@ -73,6 +73,8 @@ export function clusterWhere(
     const stale = Prisma.sql`(s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfterSeconds}))`;
     conds.push(filter.stale ? stale : Prisma.sql`NOT ${stale}`);
   }
+  if (filter?.drifted != null)
+    conds.push(filter.drifted ? Prisma.sql`s.drifted` : Prisma.sql`NOT s.drifted`);
   if (filter?.condition) {
     const match: Record<string, string> = { type: filter.condition.type };
     if (filter.condition.status) match.status = filter.condition.status;
@@ -134,12 +136,15 @@ export interface PageRow {
   nodeClassOverrides: Prisma.JsonValue;
   webIdentityRoleArn: string | null;
   allowedInstanceTypes: string[];
+  driftPolicy: string;
   observedGeneration: number;
   conditions: Prisma.JsonValue;
   metrics: Prisma.JsonValue;
   lastReportAt: Date | null;
   clusterAutoscaler: Prisma.JsonValue;
   machineConfigPools: Prisma.JsonValue;
+  drift: Prisma.JsonValue;
+  drifted: boolean;
   sidecarVersion: string | null;
   sidecarContractVersion: number | null;
   nodePools: { name: string; spec: Prisma.JsonValue; updatedAt: string }[];
@@ -163,7 +168,9 @@ export function pageSql(q: PageQuery): Prisma.Sql {
            c.labels, c."managementCluster", c."hcpNamespace", c."clusterApiName", c."clusterApiNamespace", c."infrastructureProvider", c."createdAt",
            d.generation, d.enabled, d.paused, d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode",
            d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides", d."webIdentityRoleArn", d."allowedInstanceTypes",
+           d."driftPolicy"::text AS "driftPolicy",
            s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler", s."machineConfigPools",
+           s.drift, s.drifted,
            s."sidecarVersion", s."sidecarContractVersion",
            COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec, 'updatedAt', p."updatedAt") ORDER BY p.name)
                        FROM "NodePool" p WHERE p."clusterId" = c.id), '[]'::jsonb) AS "nodePools",
@@ -221,6 +228,7 @@ export function fromPageRow(r: PageRow): ClusterView {
       nodeClassOverrides: r.nodeClassOverrides,
       webIdentityRoleArn: r.webIdentityRoleArn,
       allowedInstanceTypes: r.allowedInstanceTypes,
+      driftPolicy: r.driftPolicy as NonNullable<ClusterView['desired']>['driftPolicy'],
     },
     status: {
       observedGeneration: r.observedGeneration,
@@ -229,6 +237,8 @@ export function fromPageRow(r: PageRow): ClusterView {
       lastReportAt: r.lastReportAt,
       clusterAutoscaler: r.clusterAutoscaler,
       machineConfigPools: r.machineConfigPools,
+      drift: r.drift,
+      drifted: r.drifted,
       sidecarVersion: r.sidecarVersion,
       sidecarContractVersion: r.sidecarContractVersion,
     },

@@ -1,8 +1,15 @@
 import type { Prisma } from '@fleet/database';
-import type { Cluster, Condition, MachineConfigPoolStatus } from './models/cluster.model.js';
+import type {
+  Cluster,
+  Condition,
+  DriftEntry,
+  MachineConfigPoolStatus,
+} from './models/cluster.model.js';
+import type { DriftEntry as ReportedDrift } from '@fleet/contracts';
 import { toGlobalId } from '../common/global-id.js';
 import {
   ClusterAutoscalerMode,
+  DriftPolicy,
   KarpenterLogLevel,
   Platform,
   Topology,
@@ -24,6 +31,7 @@ type DesiredView = Pick<
   | 'nodeClassOverrides'
   | 'webIdentityRoleArn'
   | 'allowedInstanceTypes'
+  | 'driftPolicy'
 >;
 type StatusView = Pick<
   NonNullable<ClusterRow['status']>,
@@ -33,6 +41,8 @@ type StatusView = Pick<
   | 'lastReportAt'
   | 'clusterAutoscaler'
   | 'machineConfigPools'
+  | 'drift'
+  | 'drifted'
   | 'sidecarVersion'
   | 'sidecarContractVersion'
 >;
@@ -89,6 +99,25 @@ export function toMachineConfigPools(stored: unknown): MachineConfigPoolStatus[]
   );
 }
 
+/** Drift entries as a report stored them. */
+export function toDrift(stored: unknown): DriftEntry[] | null {
+  const entries = stored as ReportedDrift[] | null;
+  return (
+    entries?.map((e) => ({
+      target: e.target,
+      apiVersion: e.apiVersion,
+      kind: e.kind,
+      namespace: e.namespace ?? null,
+      name: e.name,
+      change: e.change,
+      fields: e.fields.map((f) => ({ path: f.path, manager: f.manager ?? null })),
+      moreFields: e.moreFields ?? 0,
+      detectedAt: new Date(e.detectedAt),
+      correctedAt: e.correctedAt ? new Date(e.correctedAt) : null,
+    })) ?? null
+  );
+}
+
 export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Date.now()): Cluster {
   const desired = row.desired;
   const status = row.status;
@@ -118,6 +147,7 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       logLevel: desired.logLevel as KarpenterLogLevel,
       featureGates: desired.featureGates,
       nodeClassOverrides: desired.nodeClassOverrides,
+      driftPolicy: desired.driftPolicy as DriftPolicy,
       webIdentityRoleArn: desired.webIdentityRoleArn,
       allowedInstanceTypes: desired.allowedInstanceTypes,
     },
@@ -129,6 +159,8 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       metrics: status.metrics,
       clusterAutoscaler: (status.clusterAutoscaler as ClusterAutoscalerStatus | null) ?? null,
       machineConfigPools: toMachineConfigPools(status.machineConfigPools),
+      drift: toDrift(status.drift),
+      drifted: status.drifted,
       sidecar:
         status.sidecarContractVersion === null
           ? null

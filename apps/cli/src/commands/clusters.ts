@@ -29,6 +29,7 @@ import {
   type ClusterAck,
   type CommandContext,
 } from './context.js';
+import { addDriftCommands } from './drift.js';
 
 /** How often a watch re-reads over HTTP, in case the WebSocket dropped an event. */
 export const WATCH_REFETCH_MS = 10_000;
@@ -83,6 +84,7 @@ function watchLine<T>(format: OutputFormat, value: T, asTable: (v: T) => string)
 export function addClustersCommands(program: Command, context: CommandContext): void {
   const { io, connect, live, readOutput } = context;
   const clusters = program.command('clusters').description('list, inspect and register clusters');
+  addDriftCommands(clusters, context);
 
   clusters
     .command('list')

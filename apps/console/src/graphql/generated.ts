@@ -9,6 +9,8 @@ export type ClusterAutoscalerMode = 'DISABLE' | 'KEEP' | 'MIGRATE';
 
 export type ClusterFilter = {
   condition?: ConditionFilter | null | undefined;
+  /** The cluster reports Drifted=True: objects the fleet manages were hand-edited. */
+  drifted?: boolean | null | undefined;
   /** observedGeneration == generation. */
   inSync?: boolean | null | undefined;
   karpenterEnabled?: boolean | null | undefined;
@@ -40,6 +42,9 @@ export type CreateApiTokenInput = {
   name: string;
   role: Role;
 };
+
+/** What the sidecar does when someone else changes a field the fleet manages or deletes an object it owns: CORRECT puts it back at once and reports the correction (the default); REPORT leaves it in place and reports Drifted=True. */
+export type DriftPolicy = 'CORRECT' | 'REPORT';
 
 export type KarpenterLogLevel = 'debug' | 'error' | 'info';
 
@@ -121,6 +126,8 @@ export type SetKarpenterInput = {
   /** CAPI: instance types the fleet renders MachineDeployments for (one per type and failure domain); an empty list is the worker template’s type. */
   allowedInstanceTypes?: Array<string> | null | undefined;
   clusterAutoscalerMode?: ClusterAutoscalerMode | null | undefined;
+  /** CORRECT: hand edits of what the fleet manages are put back at once; REPORT: left in place and reported. */
+  driftPolicy?: DriftPolicy | null | undefined;
   enabled?: boolean | null | undefined;
   /** Optimistic concurrency: fail with CONFLICT unless generation is still this. */
   expectedGeneration?: number | null | undefined;

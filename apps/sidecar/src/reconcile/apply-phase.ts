@@ -120,8 +120,11 @@ export class ApplyPhase {
     try {
       for (const { target, object } of desired) {
         current = describeObject(object);
+        // Drift policy REPORT: a hand-edited object stays as its editor left it (reported as
+        // Drifted) until the edit is undone or the policy goes back to CORRECT.
+        if (this.deps.drift?.held(object, spec.driftPolicy)) continue;
         const client = this.deps.apiServers.client(target);
-        await this.applyObject(client, object);
+        this.deps.drift?.recordApplied(target, await this.applyObject(client, object));
         applied++;
         if (
           this.deps.identity &&
@@ -147,7 +150,9 @@ export class ApplyPhase {
         const after = await this.deps.driver.renderAfterApply(infra, spec);
         for (const { target, object } of after) {
           current = describeObject(object);
-          await this.deps.apiServers.client(target).apply(object);
+          if (this.deps.drift?.held(object, spec.driftPolicy)) continue;
+          const live = await this.deps.apiServers.client(target).apply(object);
+          this.deps.drift?.recordApplied(target, live);
           applied++;
         }
         desired.push(...after);
@@ -186,6 +191,8 @@ export class ApplyPhase {
       }
     }
 
+    // Before pruning, so the fleet's own deletions are never mistaken for drift.
+    this.deps.drift?.retain(desired.map(({ object }) => object));
     let pruned: number;
     try {
       pruned = await this.owned.prune(desired);
@@ -220,12 +227,9 @@ export class ApplyPhase {
    * the object is created whole once, then applied without them, so the fleet's field manager
    * never owns them and whoever scales them afterwards (Karpenter) is never overwritten.
    */
-  private async applyObject(client: ClusterClient, object: KubeObject): Promise<void> {
+  private async applyObject(client: ClusterClient, object: KubeObject): Promise<KubeObject> {
     const fields = this.provider.createOnlyFields?.(object) ?? [];
-    if (fields.length === 0) {
-      await client.apply(object);
-      return;
-    }
+    if (fields.length === 0) return client.apply(object);
     const ref = {
       apiVersion: object.apiVersion,
       kind: object.kind,
@@ -246,7 +250,7 @@ export class ApplyPhase {
         parent = parent?.[key] as Record<string, unknown> | undefined;
       if (parent) delete parent[path[path.length - 1]!];
     }
-    await client.apply(without);
+    return client.apply(without);
   }
 
   /**

@@ -26,6 +26,8 @@ export class DisablePhase {
    */
   async run(order: ReconcileOrder, conditions: ConditionSet): Promise<Outcome> {
     this.deps.nodeClasses?.setTarget(undefined);
+    // Disabling deletes what the fleet applied: none of it is drift any more.
+    this.deps.drift?.retain([]);
     const kinds = this.provider.ownedKinds();
     const nodePoolKind = kinds.find((k) => k.kind === NODEPOOL.kind);
     const nodeClassKind = kinds.find((k) => k.kind === this.provider.nodeClass.kind);

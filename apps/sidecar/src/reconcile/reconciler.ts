@@ -5,6 +5,7 @@ import type { ClusterAutoscalerControl } from '../cluster-autoscaler/node-group-
 import type { CsrApprover } from '../csr/csr-approver.js';
 import { describeKubeError, type ClusterClient } from '../kube/cluster-client.js';
 import type { CrdValidator } from '../nodeclass/crd-validation.js';
+import type { DriftDetector } from '../drift/drift-detector.js';
 import type { NodeClassController } from '../nodeclass/nodeclass-controller.js';
 import { ApplyPhase } from './apply-phase.js';
 import { ClusterAutoscalerPhase } from './cluster-autoscaler-phase.js';
@@ -32,6 +33,8 @@ export interface ReconcilerDeps {
   log: Logger;
   /** Who the sidecar is: it binds its rights in the operand namespace to this (operand-access.ts). */
   identity?: SidecarIdentity;
+  /** Told what the fleet applied, so edits by other managers are seen (drift). */
+  drift?: DriftDetector;
   /** After the CRDs are installed, so watches waiting for them start now. */
   onCrdsInstalled?: () => void;
   /** Each step of a multi-step change (disabling Karpenter), as it happens. */

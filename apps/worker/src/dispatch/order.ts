@@ -30,6 +30,8 @@ export interface DesiredRow {
   karpenterVersion?: string | null;
   operandImage?: string | null;
   interruptionQueue?: string | null;
+  /** CORRECT (the default) is left out of the order, so orders read as before. */
+  driftPolicy?: string | null;
   webIdentityRoleArn?: string | null;
   allowedInstanceTypes?: string[] | null;
   /** Sorted by name. */
@@ -63,6 +65,7 @@ export function buildOrder(
       ...(platform === 'AWS' ? { operand: resolveOperand(row, fleetDefault) } : {}),
       ...(row.interruptionQueue ? { interruptionQueue: row.interruptionQueue } : {}),
       ...(row.webIdentityRoleArn ? { webIdentityRoleArn: row.webIdentityRoleArn } : {}),
+      ...(row.driftPolicy && row.driftPolicy !== 'CORRECT' ? { driftPolicy: row.driftPolicy } : {}),
       ...(row.allowedInstanceTypes?.length
         ? { allowedInstanceTypes: row.allowedInstanceTypes }
         : {}),

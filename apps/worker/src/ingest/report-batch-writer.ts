@@ -92,12 +92,12 @@ export async function writeReportBatch(
         `UPDATE "ClusterStatus" s
             SET "observedGeneration" = u."observedGeneration", conditions = u.conditions, metrics = u.metrics,
                 "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
-                "machineConfigPools" = u."machineConfigPools",
+                "machineConfigPools" = u."machineConfigPools", drift = u.drift, drifted = u.drifted,
                 "sidecarVersion" = u."sidecarVersion", "sidecarContractVersion" = u."sidecarContractVersion",
                 "updatedAt" = now()
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, "observedGeneration" int, conditions jsonb,
                 metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb, "machineConfigPools" jsonb,
-                "sidecarVersion" text, "sidecarContractVersion" int)
+                drift jsonb, drifted boolean, "sidecarVersion" text, "sidecarContractVersion" int)
           WHERE s."clusterId" = u."clusterId"`,
         [
           JSON.stringify(
@@ -110,6 +110,9 @@ export async function writeReportBatch(
               clusterAutoscaler: report.clusterAutoscaler ?? null,
               // Absent where the platform has no pools: the status says so too.
               machineConfigPools: report.machineConfigPools ?? null,
+              // Absent from sidecars that do not watch for drift: the status says nothing either.
+              drift: report.drift ?? null,
+              drifted: conditionTrue(report, 'Drifted'),
               // A report without `sidecar` comes from a contract-1 sidecar.
               sidecarVersion: report.sidecar?.version ?? null,
               sidecarContractVersion: report.sidecar?.contractVersion ?? 1,

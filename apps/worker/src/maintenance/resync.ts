@@ -36,6 +36,7 @@ export async function resyncPendingOrders(
               d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode", d."logLevel"::text AS "logLevel",
               d."featureGates", d."nodeClassOverrides", s."sidecarContractVersion",
               d."karpenterVersion", d."operandImage", d."interruptionQueue", d."webIdentityRoleArn", d."allowedInstanceTypes",
+              d."driftPolicy"::text AS "driftPolicy",
               COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec) ORDER BY p.name)
                           FROM "NodePool" p WHERE p."clusterId" = d."clusterId"), '[]'::jsonb) AS "nodePools"
          FROM "DesiredState" d

@@ -2,6 +2,7 @@ import { Field, InputType, Int, registerEnumType } from '@nestjs/graphql';
 import { JSONScalar } from '../../common/json.scalar.js';
 import {
   ClusterAutoscalerMode,
+  DriftPolicy,
   KarpenterLogLevel,
   Platform,
   Topology,
@@ -84,6 +85,13 @@ export class SetKarpenterInput {
   })
   operandImage?: string | null;
 
+  @Field(() => DriftPolicy, {
+    nullable: true,
+    description:
+      'CORRECT: hand edits of what the fleet manages are put back at once; REPORT: left in place and reported.',
+  })
+  driftPolicy?: DriftPolicy | null;
+
   @Field(() => String, {
     nullable: true,
     description: 'SQS queue Karpenter reads Spot interruption events from.',
@@ -157,6 +165,12 @@ export class ClusterFilter {
 
   @Field(() => Boolean, { nullable: true })
   stale?: boolean | null;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'The cluster reports Drifted=True: objects the fleet manages were hand-edited.',
+  })
+  drifted?: boolean | null;
 
   @Field(() => ConditionFilter, { nullable: true })
   condition?: ConditionFilter | null;

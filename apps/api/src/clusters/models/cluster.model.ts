@@ -31,6 +31,15 @@ registerEnumType(ClusterAutoscalerMode, {
     'KEEP the Cluster Autoscaler, DISABLE it (kept copy restored on KEEP), or run both as a visible MIGRATE state.',
 });
 registerEnumType(KarpenterLogLevel, { name: 'KarpenterLogLevel' });
+export enum DriftPolicy {
+  CORRECT = 'CORRECT',
+  REPORT = 'REPORT',
+}
+registerEnumType(DriftPolicy, {
+  name: 'DriftPolicy',
+  description:
+    'What the sidecar does when someone else changes a field the fleet manages or deletes an object it owns: CORRECT puts it back at once and reports the correction (the default); REPORT leaves it in place and reports Drifted=True.',
+});
 
 @ObjectType({ description: 'A karpenter.sh/v1 NodePool the fleet keeps on a cluster.' })
 export class NodePool {
@@ -66,6 +75,9 @@ export class KarpenterState {
 
   @Field(() => JSONScalar)
   nodeClassOverrides!: unknown;
+
+  @Field(() => DriftPolicy)
+  driftPolicy!: DriftPolicy;
 
   @Field(() => String, {
     nullable: true,
@@ -163,6 +175,55 @@ export class MachineConfigPoolStatus {
   conditions!: Condition[];
 }
 
+@ObjectType({ description: 'A field the fleet manages that someone else changed or removed.' })
+export class DriftedField {
+  @Field({ description: 'e.g. .spec.limits.cpu' })
+  path!: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The field manager that owns it now (managedFields), or that last wrote the object when the field was removed.',
+  })
+  manager!: string | null;
+}
+
+@ObjectType({ description: 'An object the fleet owns that someone else changed or deleted.' })
+export class DriftEntry {
+  @Field({ description: 'workload or management: the API server the object is on.' })
+  target!: string;
+
+  @Field()
+  apiVersion!: string;
+
+  @Field()
+  kind!: string;
+
+  @Field(() => String, { nullable: true })
+  namespace!: string | null;
+
+  @Field()
+  name!: string;
+
+  @Field({ description: 'Modified or Deleted.' })
+  change!: string;
+
+  @Field(() => [DriftedField])
+  fields!: DriftedField[];
+
+  @Field(() => Int, { description: 'Fields beyond those listed.' })
+  moreFields!: number;
+
+  @Field(() => DateTimeScalar)
+  detectedAt!: Date;
+
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'When the fleet put it back (policy CORRECT); null while it is drifted.',
+  })
+  correctedAt!: Date | null;
+}
+
 @ObjectType()
 export class ClusterStatus {
   @Field(() => Int, { description: 'The desired generation the sidecar last applied.' })
@@ -191,6 +252,18 @@ export class ClusterStatus {
       "Each NodeClass's MachineConfigPool; null where the platform has none (hosted) or before a report.",
   })
   machineConfigPools!: MachineConfigPoolStatus[] | null;
+
+  @Field(() => [DriftEntry], {
+    nullable: true,
+    description:
+      'Objects the fleet owns that someone else changed or deleted: open ones (Drifted=True), then corrections of the last hour. Null before a report or from a sidecar that does not watch for drift.',
+  })
+  drift!: DriftEntry[] | null;
+
+  @Field({
+    description: 'The Drifted condition is True: hand edits left in place or being put back.',
+  })
+  drifted!: boolean;
 
   @Field(() => SidecarInfo, { nullable: true, description: 'Null until the sidecar reports.' })
   sidecar!: SidecarInfo | null;
