@@ -113,8 +113,11 @@ export class Reconciler {
       const outcome = await this.disable.run(order, conditions);
       return lifecycle ? this.releaseWhenDone(outcome, conditions, lifecycle) : outcome;
     }
-    if (lifecycle) {
-      // The finalizer before the first MachineDeployment: a Cluster deleted from now on waits.
+    if (!lifecycle) return this.apply.run(order, conditions);
+    // The finalizer once the order has passed every check (a refused order writes nothing, the
+    // Cluster included), before the first MachineDeployment: a Cluster deleted from then on
+    // waits for the cleanup.
+    return this.apply.run(order, conditions, async () => {
       let hold;
       try {
         hold = await lifecycle.hold();
@@ -126,9 +129,8 @@ export class Reconciler {
           `adding the finalizer ${CLUSTER_CLEANUP_FINALIZER} to ${lifecycle.description}: ${describeKubeError(err)}`,
         );
       }
-      if (hold === 'deleting') return this.removeForDeletion(order, conditions, lifecycle);
-    }
-    return this.apply.run(order, conditions);
+      return hold === 'deleting' ? this.removeForDeletion(order, conditions, lifecycle) : undefined;
+    });
   }
 
   /**
