@@ -67,7 +67,7 @@ export const GENERAL_NODEPOOL = {
  * wire (client-node over HTTPS, the EC2 SDK over HTTP).
  */
 export async function startCapiHarness(
-  options: { requeueMs?: number; openshift?: boolean } = {},
+  options: { requeueMs?: number; openshift?: boolean; credentialRenewalMs?: number } = {},
 ): Promise<CapiHarness> {
   const registration = findDriver('CAPI', 'STANDALONE');
   if (!registration) throw new Error('no CAPI/STANDALONE driver registered');
@@ -114,6 +114,7 @@ export async function startCapiHarness(
     backupNamespace: 'openshift-config',
     clusterApi: { namespace: location.namespace, clusterName: location.name },
     requeueMs: options.requeueMs ?? 2_000,
+    ...(options.credentialRenewalMs ? { credentialRenewalMs: options.credentialRenewalMs } : {}),
   });
   runtime.start();
   let generation = 0;

@@ -47,6 +47,12 @@ export const SidecarConfigSchema = z.object({
   OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   OPS_HOST: z.string().default('127.0.0.1'),
   HEARTBEAT_SECONDS: z.coerce.number().min(1).max(3600).default(30),
+  /**
+   * How often the sidecar checks whether credentials it handed the operand are due for renewal
+   * (Cluster API with a separate management cluster: the operand's management token, renewed
+   * once half its 7-day life is gone), so they are renewed without waiting for an order.
+   */
+  CREDENTIAL_RENEWAL_CHECK_SECONDS: z.coerce.number().min(1).max(86_400).default(3600),
   /** Cap on CSR approvals in any 60 s; a flood beyond it waits (and is reported RateLimited). */
   CSR_APPROVALS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(60),
   /** Where the copy of the Cluster Autoscaler objects is kept while the fleet has them removed. */

@@ -89,6 +89,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         log,
         version: config.SIDECAR_VERSION,
         csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
+        credentialRenewalMs: config.CREDENTIAL_RENEWAL_CHECK_SECONDS * 1000,
         backupNamespace: config.CLUSTER_AUTOSCALER_BACKUP_NAMESPACE,
         ...(registration.platform === 'CAPI' ? { clusterApi: clusterApiCluster(env) } : {}),
       });

@@ -17,12 +17,15 @@ import {
   NODECLASS_LABEL,
   OPERAND_NAME,
   OWNED_BY_SELECTOR,
+  CLUSTER_CLEANUP_FINALIZER,
   type ClusterDriver,
   type ClusterTarget,
   type TargetedObject,
 } from '@fleet/cloud-provider';
+import { CAPI_CLUSTER } from '@fleet/discovery';
 import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { ClusterFinalizer } from './cluster-api/cluster-finalizer.js';
 import { ClusterAutoscalerSwitch } from './cluster-autoscaler/cluster-autoscaler.js';
 import {
   NodeGroupSizesSwitch,
@@ -40,6 +43,7 @@ import { CrdValidator } from './nodeclass/crd-validation.js';
 import { NodeClassController } from './nodeclass/nodeclass-controller.js';
 import { ConditionSet } from './reconcile/conditions.js';
 import type { SidecarIdentity } from './reconcile/operand-access.js';
+import { PeriodicCheck } from './reconcile/periodic-check.js';
 import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
 
 export interface SidecarRuntimeOptions {
@@ -62,7 +66,16 @@ export interface SidecarRuntimeOptions {
   clusterApi?: { namespace: string; clusterName: string };
   /** While disabling waits on NodeClaims: re-check at least this often (watch events come first). */
   requeueMs?: number;
+  /**
+   * How often to ask the driver whether credentials it handed the operand are due for renewal
+   * (`ClusterDriver.credentialsDue`: Cluster API's management token); when they are, the
+   * current order is applied again, no new order needed. Default one hour.
+   */
+  credentialRenewalMs?: number;
 }
+
+/** Default of `credentialRenewalMs`: well inside the half-week after which a token is renewed. */
+export const DEFAULT_CREDENTIAL_RENEWAL_MS = 3_600_000;
 
 /** The report body, without who sends it and when. */
 export type StatusSnapshot = Omit<StatusReport, 'clusterId' | 'reportedAt'>;
@@ -91,6 +104,8 @@ export class SidecarRuntime {
   readonly machineConfigPools?: ResourceWatch;
   /** What rendering reads from the cluster (the Proxy), watched by name (renderInputs). */
   readonly renderInputs: ResourceWatch[];
+  /** Cluster API: the workload Cluster on the management cluster (its deletion, our finalizer). */
+  readonly workloadCluster?: ResourceWatch;
   /** Only where the driver owns a ClusterOperator (standalone OpenShift). */
   readonly operator?: ClusterOperatorController;
   readonly nodeClasses: NodeClassController;
@@ -109,6 +124,9 @@ export class SidecarRuntime {
   private readonly renderInputContent = new Map<string, string>();
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
+  private readonly clusterFinalizer?: ClusterFinalizer;
+  private readonly credentialRenewal?: PeriodicCheck;
+  private deletionDebounce?: NodeJS.Timeout;
   private autoscalerEpoch = 0;
   private autoscalerObservation?: {
     key: string;
@@ -206,6 +224,41 @@ export class SidecarRuntime {
       log: log.child({ controller: 'drift' }),
       onChange: (drifted) => this.driftChanged(drifted),
     });
+    if (options.clusterApi) {
+      const { namespace, clusterName } = options.clusterApi;
+      const workloadCluster = make(
+        CAPI_CLUSTER,
+        { namespace, fieldSelector: `metadata.name=${clusterName}` },
+        'management',
+      );
+      this.workloadCluster = workloadCluster;
+      this.clusterFinalizer = new ClusterFinalizer(
+        apiServers.client('management'),
+        options.clusterApi,
+        () => workloadCluster.get(clusterName, namespace),
+        log.child({ controller: 'cluster-finalizer' }),
+      );
+    }
+    if (driver.credentialsDue) {
+      const credentialsDue = driver.credentialsDue.bind(driver);
+      this.credentialRenewal = new PeriodicCheck({
+        intervalMs: options.credentialRenewalMs ?? DEFAULT_CREDENTIAL_RENEWAL_MS,
+        what: 'operand credentials',
+        log: log.child({ controller: 'credential-renewal' }),
+        due: async () => {
+          const order = this.order;
+          if (!order?.spec.enabled || order.spec.paused || this.clusterFinalizer?.deleting())
+            return false;
+          return credentialsDue();
+        },
+        run: async () => {
+          const order = this.order;
+          if (!order) return;
+          await this.enqueue(order);
+          this.changed(true);
+        },
+      });
+    }
     this.reconciler = new Reconciler({
       apiServers,
       driver,
@@ -224,6 +277,7 @@ export class SidecarRuntime {
       clusterAutoscaler: this.clusterAutoscaler,
       log,
       onCrdsInstalled: () => this.watches().forEach((w) => w.nudge()),
+      ...(this.clusterFinalizer ? { clusterLifecycle: this.clusterFinalizer } : {}),
       onProgress: (conditions) => {
         if (this.last) this.last = { ...this.last, result: { ...this.last.result, conditions } };
         this.changed(true);
@@ -245,6 +299,7 @@ export class SidecarRuntime {
       ...this.autoscalerWatches,
       ...(this.machineConfigPools ? [this.machineConfigPools] : []),
       ...this.renderInputs,
+      ...(this.workloadCluster ? [this.workloadCluster] : []),
     ];
   }
 
@@ -274,6 +329,34 @@ export class SidecarRuntime {
       this.offs.push(watch.on((type, object) => this.drift.observe(type, object)));
     for (const watch of this.autoscalerWatches)
       this.offs.push(watch.on(() => void this.autoscalerEpoch++));
+    if (this.workloadCluster)
+      this.offs.push(this.workloadCluster.on((type, object) => this.clusterChanged(type, object)));
+    this.credentialRenewal?.start();
+  }
+
+  /**
+   * The Cluster is being deleted and still waits on our finalizer: clean up now, with the current
+   * order (the reconciler turns any order into the removal while the Cluster is deleting), and
+   * on every later event until the finalizer is gone. Events are coalesced.
+   */
+  private clusterChanged(
+    type: string,
+    object: { metadata?: { deletionTimestamp?: unknown; finalizers?: string[] } },
+  ): void {
+    if (type === 'DELETED' || !object.metadata?.deletionTimestamp) return;
+    if (!(object.metadata.finalizers ?? []).includes(CLUSTER_CLEANUP_FINALIZER)) return;
+    if (!this.order) return;
+    clearTimeout(this.deletionDebounce);
+    this.deletionDebounce = setTimeout(() => {
+      const order = this.order;
+      if (!order) return;
+      this.options.log.info('the Cluster is being deleted; removing Karpenter');
+      void this.enqueue(order)
+        .catch((err: unknown) =>
+          this.options.log.error({ err: String(err) }, 'cleaning up for the Cluster deletion'),
+        )
+        .then(() => this.changed(true));
+    }, 50);
   }
 
   /**
@@ -330,6 +413,8 @@ export class SidecarRuntime {
   async stop(): Promise<void> {
     clearTimeout(this.requeueTimer);
     clearTimeout(this.requeueDebounce);
+    clearTimeout(this.deletionDebounce);
+    await this.credentialRenewal?.stop();
     this.requeueTimer = undefined;
     for (const off of this.offs.splice(0)) off();
     this.operator?.stop();

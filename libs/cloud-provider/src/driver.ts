@@ -46,6 +46,8 @@ export interface DriverContext {
     serviceAccount: string,
     expirationSeconds: number,
   ) => Promise<{ token: string; expirationTimestamp: string }>;
+  /** The clock for expiries (ms since the epoch); Date.now unless a test moves time. */
+  now?: () => number;
   /** How the sidecar reaches the API server of `target`, for a kubeconfig it hands on. */
   connection?: (target: ClusterTarget) => {
     server: string;
@@ -104,6 +106,12 @@ export interface ClusterDriver<TInfra = unknown> {
    * render creates). Applied after them, kept and pruned with them. Throws on failure.
    */
   renderAfterApply?(infra: TInfra, desired: KarpenterDesiredState): Promise<TargetedObject[]>;
+  /**
+   * Whether credentials renderAfterApply handed the operand are due for renewal (Cluster API:
+   * the management token past half its life). The sidecar asks on a timer and applies the
+   * current order again when they are, so renewal needs no new order. Throws on failure.
+   */
+  credentialsDue?(): Promise<boolean>;
   /** Releases the cloud clients. */
   close(): void;
 }

@@ -341,6 +341,72 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     ).toBe(404);
   });
 
+  it('a custom resource with finalizers: DELETE marks it, it stays until they are gone, watch sees MODIFIED then DELETED', async () => {
+    const watch = new Watch(kc);
+    const events: { type: string; deleting: boolean; finalizers?: string[] }[] = [];
+    let done!: () => void;
+    const finished = new Promise<void>((r) => (done = r));
+    const req = await watch.watch(
+      '/apis/karpenter.sh/v1/nodepools',
+      { resourceVersion: em.resourceVersion, fieldSelector: 'metadata.name=held-pool' },
+      (type, obj: KubeObject) => {
+        events.push({
+          type,
+          deleting: !!obj.metadata?.deletionTimestamp,
+          ...(obj.metadata?.finalizers ? { finalizers: obj.metadata.finalizers } : {}),
+        });
+        if (type === 'DELETED') done();
+      },
+      () => undefined,
+    );
+    try {
+      const pool = nodePool('held-pool');
+      pool.metadata!.finalizers = ['example.com/a', 'example.com/b'];
+      await custom.createClusterCustomObject({ ...np, body: pool });
+      const marked: any = await custom.deleteClusterCustomObject({ ...np, name: 'held-pool' });
+      expect(marked.metadata.deletionTimestamp).toEqual(expect.any(String));
+      const kept: any = await custom.getClusterCustomObject({ ...np, name: 'held-pool' });
+      expect(kept.metadata.deletionTimestamp).toBe(marked.metadata.deletionTimestamp);
+      // No finalizer may be added to an object being deleted.
+      const refused = await failure(
+        custom.patchClusterCustomObject(
+          {
+            ...np,
+            name: 'held-pool',
+            body: { metadata: { finalizers: ['example.com/a', 'example.com/b', 'example.com/c'] } },
+          },
+          merge,
+        ),
+      );
+      expect(refused.code).toBe(422);
+      expect(refused.message).toContain(
+        'no new finalizers can be added if the object is being deleted',
+      );
+      // One finalizer removed: still there; the last one removed: gone.
+      await custom.patchClusterCustomObject(
+        { ...np, name: 'held-pool', body: { metadata: { finalizers: ['example.com/b'] } } },
+        merge,
+      );
+      expect(em.get('karpenter.sh/v1', 'NodePool', 'held-pool')).toBeDefined();
+      await custom.patchClusterCustomObject(
+        { ...np, name: 'held-pool', body: { metadata: { finalizers: null } } },
+        merge,
+      );
+      expect(
+        (await failure(custom.getClusterCustomObject({ ...np, name: 'held-pool' }))).code,
+      ).toBe(404);
+      await finished;
+    } finally {
+      req.abort();
+    }
+    expect(events).toEqual([
+      { type: 'ADDED', deleting: false, finalizers: ['example.com/a', 'example.com/b'] },
+      { type: 'MODIFIED', deleting: true, finalizers: ['example.com/a', 'example.com/b'] },
+      { type: 'MODIFIED', deleting: true, finalizers: ['example.com/b'] },
+      expect.objectContaining({ type: 'DELETED', deleting: true }),
+    ]);
+  });
+
   it('server-side apply removes a whole keyed list item its manager no longer applies', async () => {
     const pod = (volumes: Record<string, unknown>[]): KubernetesObject =>
       ({

@@ -35,8 +35,16 @@ export class ApplyPhase {
     return this.deps.driver.provider;
   }
 
-  /** Discover, render, check against the CRDs, apply, prune, then the Cluster Autoscaler. */
-  async run(order: ReconcileOrder, conditions: ConditionSet): Promise<Outcome> {
+  /**
+   * Discover, render, check against the CRDs, apply, prune, then the Cluster Autoscaler.
+   * `beforeWrites` runs once every check has passed, just before the first write; an outcome it
+   * returns is the result instead (Cluster API: the Cluster's finalizer could not be held).
+   */
+  async run(
+    order: ReconcileOrder,
+    conditions: ConditionSet,
+    beforeWrites?: () => Promise<Outcome | undefined>,
+  ): Promise<Outcome> {
     const { spec } = order;
     const discovery = await this.deps.driver.discover();
     if (!discovery.ok)
@@ -114,6 +122,8 @@ export class ApplyPhase {
     // The API servers' own word on what is about to be written (a dry run): refused, nothing is.
     const refused = await this.deps.driver.checkWrites?.(desired);
     if (refused) return degraded(this.deps.log, conditions, refused.reason, refused.message);
+    const instead = await beforeWrites?.();
+    if (instead) return instead;
 
     let applied = 0;
     let current = '';

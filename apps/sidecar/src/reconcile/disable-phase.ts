@@ -23,8 +23,16 @@ export class DisablePhase {
    * finalizers are Karpenter's, so the operand must keep running), then NodeClasses, then the
    * operand and everything else the fleet created, then the Cluster Autoscaler comes back if the
    * order asks for it. Each pass does what it can and reports where it waits.
+   *
+   * `deletion`: the workload Cluster is being deleted (Cluster API), which Available says; any
+   * NodeClaim left once the NodePools are gone (one without an owner the garbage collector
+   * would follow) is deleted too, since nothing may outlive the Cluster.
    */
-  async run(order: ReconcileOrder, conditions: ConditionSet): Promise<Outcome> {
+  async run(
+    order: ReconcileOrder,
+    conditions: ConditionSet,
+    deletion?: { reason: string; message: string },
+  ): Promise<Outcome> {
     this.deps.nodeClasses?.setTarget(undefined);
     // Disabling deletes what the fleet applied: none of it is drift any more.
     this.deps.drift?.retain([]);
@@ -33,7 +41,12 @@ export class DisablePhase {
     const nodeClassKind = kinds.find((k) => k.kind === this.provider.nodeClass.kind);
     const step = (reason: string, message: string) => {
       conditions.set('Progressing', 'True', reason, message);
-      conditions.set('Available', 'False', reason, 'Karpenter is being disabled');
+      conditions.set(
+        'Available',
+        'False',
+        deletion?.reason ?? reason,
+        deletion?.message ?? 'Karpenter is being disabled',
+      );
       this.deps.onProgress?.(conditions.list());
       this.deps.log.info({ reason }, message);
     };
@@ -51,6 +64,7 @@ export class DisablePhase {
         );
         pruned += await this.owned.deleteAll(nodePoolKind!, nodePools);
       }
+      if (deletion) await this.owned.deleteRemainingNodeClaims();
       const nodeClaims = await this.owned.nodeClaimNames();
       if (nodeClaims.length > 0) {
         step(

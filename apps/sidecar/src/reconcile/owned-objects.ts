@@ -7,7 +7,7 @@ import {
   type OwnedKind,
   type TargetedObject,
 } from '@fleet/cloud-provider';
-import type { V1Namespace } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import { isForbidden, isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
 
 const keyOf = (o: {
@@ -85,6 +85,31 @@ export class OwnedObjects {
       if (isUnknownKind(err)) return [];
       throw err;
     }
+  }
+
+  /**
+   * Deletes every NodeClaim not being deleted yet (Karpenter's finalizer then terminates its
+   * node; on Cluster API the provider deletes the Machine). Returns how many it asked to go.
+   */
+  async deleteRemainingNodeClaims(): Promise<number> {
+    let claims: KubernetesObject[];
+    try {
+      claims = await this.client('workload').list<KubernetesObject>(
+        NODECLAIM.apiVersion,
+        NODECLAIM.kind,
+      );
+    } catch (err) {
+      if (isUnknownKind(err)) return 0;
+      throw err;
+    }
+    const remaining = claims.filter((c) => !c.metadata?.deletionTimestamp);
+    for (const claim of remaining)
+      await this.client('workload').delete({
+        apiVersion: NODECLAIM.apiVersion,
+        kind: NODECLAIM.kind,
+        name: claim.metadata?.name ?? '',
+      });
+    return remaining.length;
   }
 
   async deleteAll(kind: OwnedKind, objects: KubeObject[]): Promise<number> {

@@ -1,6 +1,12 @@
 import type { Condition, ReconcileOrder } from '@fleet/contracts';
-import type { ClusterDriver, ClusterTarget, TargetedObject } from '@fleet/cloud-provider';
+import {
+  CLUSTER_CLEANUP_FINALIZER,
+  type ClusterDriver,
+  type ClusterTarget,
+  type TargetedObject,
+} from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
+import type { ClusterLifecycle } from '../cluster-api/cluster-finalizer.js';
 import type { ClusterAutoscalerControl } from '../cluster-autoscaler/node-group-sizes.js';
 import type { CsrApprover } from '../csr/csr-approver.js';
 import { describeKubeError, type ClusterClient } from '../kube/cluster-client.js';
@@ -39,6 +45,12 @@ export interface ReconcilerDeps {
   onCrdsInstalled?: () => void;
   /** Each step of a multi-step change (disabling Karpenter), as it happens. */
   onProgress?: (conditions: Condition[]) => void;
+  /**
+   * Cluster API: the workload Cluster, held by the fleet's finalizer while Karpenter is enabled.
+   * While it is being deleted every order is carried out as a disable (nothing is applied), and
+   * the finalizer is released once everything the fleet created is gone.
+   */
+  clusterLifecycle?: ClusterLifecycle;
 }
 
 /**
@@ -75,6 +87,10 @@ export class Reconciler {
 
   private async run(order: ReconcileOrder, conditions: ConditionSet): Promise<Outcome> {
     const { spec } = order;
+    const lifecycle = this.deps.clusterLifecycle;
+    // A deleting Cluster is cleaned up whatever the order says (paused included): its deletion
+    // waits on our finalizer, and nothing is installed or applied for it any more.
+    if (lifecycle?.deleting()) return this.removeForDeletion(order, conditions, lifecycle);
     if (spec.paused) {
       conditions.set(
         'Paused',
@@ -96,8 +112,84 @@ export class Reconciler {
         `applying the CustomResourceDefinitions: ${describeKubeError(err)}`,
       );
     }
-    if (!spec.enabled) return this.disable.run(order, conditions);
-    return this.apply.run(order, conditions);
+    if (!spec.enabled) {
+      const outcome = await this.disable.run(order, conditions);
+      return lifecycle ? this.releaseWhenDone(outcome, conditions, lifecycle) : outcome;
+    }
+    if (!lifecycle) return this.apply.run(order, conditions);
+    // The finalizer once the order has passed every check (a refused order writes nothing, the
+    // Cluster included), before the first MachineDeployment: a Cluster deleted from then on
+    // waits for the cleanup.
+    return this.apply.run(order, conditions, async () => {
+      let hold;
+      try {
+        hold = await lifecycle.hold();
+      } catch (err) {
+        return degraded(
+          this.deps.log,
+          conditions,
+          'ClusterFinalizerFailed',
+          `adding the finalizer ${CLUSTER_CLEANUP_FINALIZER} to ${lifecycle.description}: ${describeKubeError(err)}`,
+        );
+      }
+      return hold === 'deleting' ? this.removeForDeletion(order, conditions, lifecycle) : undefined;
+    });
+  }
+
+  /**
+   * The Cluster is being deleted: the disable path (NodePools, then NodeClaims — the provider
+   * deletes their Machines — then the MachineDeployments, their templates and the operand), with
+   * every remaining NodeClaim deleted too, then the finalizer goes.
+   */
+  private async removeForDeletion(
+    order: ReconcileOrder,
+    conditions: ConditionSet,
+    lifecycle: ClusterLifecycle,
+  ): Promise<Outcome> {
+    const outcome = await this.disable.run(order, conditions, {
+      reason: 'ClusterDeleting',
+      message: `${lifecycle.description} is being deleted: Karpenter is removed before the fleet's finalizer ${CLUSTER_CLEANUP_FINALIZER} is`,
+    });
+    const done = await this.releaseWhenDone(outcome, conditions, lifecycle);
+    if (!done.requeue && conditions.get('Degraded')?.status !== 'True') {
+      conditions.set(
+        'Available',
+        'False',
+        'ClusterDeleting',
+        `${lifecycle.description} is being deleted; nothing of Karpenter is left`,
+      );
+      conditions.set(
+        'Progressing',
+        'False',
+        'ClusterDeleting',
+        `everything the fleet created is gone and ${CLUSTER_CLEANUP_FINALIZER} removed: the Cluster's deletion goes on`,
+      );
+    }
+    return done;
+  }
+
+  /** Once a disable is complete (nothing left, not degraded), the Cluster is let go. */
+  private async releaseWhenDone(
+    outcome: Outcome,
+    conditions: ConditionSet,
+    lifecycle: ClusterLifecycle,
+  ): Promise<Outcome> {
+    if (outcome.requeue || conditions.get('Degraded')?.status === 'True') return outcome;
+    try {
+      await lifecycle.release();
+    } catch (err) {
+      return {
+        ...degraded(
+          this.deps.log,
+          conditions,
+          'ClusterFinalizerFailed',
+          `removing the finalizer ${CLUSTER_CLEANUP_FINALIZER} from ${lifecycle.description}: ${describeKubeError(err)}`,
+        ),
+        pruned: outcome.pruned,
+        requeue: true,
+      };
+    }
+    return outcome;
   }
 
   /**

@@ -34,3 +34,10 @@ export const CAPACITY_ANNOTATION = {
  * clusters run an overlay CNI unless told otherwise, and the kubelet then admits 110 pods.
  */
 export const DEFAULT_MAX_PODS = 110;
+
+/**
+ * The sidecar's finalizer on the Cluster (management side) while Karpenter is enabled on it:
+ * deleting the Cluster then waits until the fleet has removed NodePools, NodeClaims (and with
+ * them their Machines) and its MachineDeployments, so no Machine is left to a deleted Cluster.
+ */
+export const CLUSTER_CLEANUP_FINALIZER = 'fleet.karpenter.sh/karpenter-cleanup';

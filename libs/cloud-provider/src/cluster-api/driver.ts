@@ -258,23 +258,12 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
     if (this.context.sameApiServer !== false || !requestToken || !connection) return [];
     const server = connection('management');
     const serviceAccount = managementServiceAccountName(infra);
-    const live = await this.context
-      .reader('workload')
-      .getSecret(CAPI_OPERAND_NAMESPACE, OPERAND_MANAGEMENT_KUBECONFIG_SECRET);
-    const decode = (v: string | undefined) =>
-      v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
-    const expiresAt = Date.parse(decode(live?.data?.[EXPIRES_AT_KEY]) ?? '');
-    const current = decode(live?.data?.kubeconfig);
+    const live = await this.liveKubeconfig();
     let kubeconfig: string;
     let expires: string;
-    if (
-      current &&
-      Number.isFinite(expiresAt) &&
-      expiresAt - Date.now() > (TOKEN_SECONDS * 1000) / 2 &&
-      current.includes(`server: ${JSON.stringify(server.server)}`)
-    ) {
-      kubeconfig = current;
-      expires = new Date(expiresAt).toISOString();
+    if (live.kubeconfig && live.expiresAt !== undefined && !this.renewalDue(live, server.server)) {
+      kubeconfig = live.kubeconfig;
+      expires = new Date(live.expiresAt).toISOString();
     } else {
       const issued = await requestToken(
         'management',
@@ -304,6 +293,43 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
         }),
       },
     ];
+  }
+
+  /**
+   * With a separate management cluster, whether the operand's token must be renewed: the Secret
+   * is missing or unreadable, its token is past half its lifetime, or it names another server.
+   * One read of the Secret; renewal itself is renderAfterApply's, when the order is applied.
+   */
+  async credentialsDue(): Promise<boolean> {
+    const { requestToken, connection } = this.context;
+    if (this.context.sameApiServer !== false || !requestToken || !connection) return false;
+    return this.renewalDue(await this.liveKubeconfig(), connection('management').server);
+  }
+
+  /** The kubeconfig and expiry in the operand's Secret, as the fleet last wrote them. */
+  private async liveKubeconfig(): Promise<{ kubeconfig?: string; expiresAt?: number }> {
+    const live = await this.context
+      .reader('workload')
+      .getSecret(CAPI_OPERAND_NAMESPACE, OPERAND_MANAGEMENT_KUBECONFIG_SECRET);
+    const decode = (v: string | undefined) =>
+      v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+    const expiresAt = Date.parse(decode(live?.data?.[EXPIRES_AT_KEY]) ?? '');
+    const kubeconfig = decode(live?.data?.kubeconfig);
+    return {
+      ...(kubeconfig ? { kubeconfig } : {}),
+      ...(Number.isFinite(expiresAt) ? { expiresAt } : {}),
+    };
+  }
+
+  /** A token is kept until half its lifetime is gone, and only for the server it was made for. */
+  private renewalDue(live: { kubeconfig?: string; expiresAt?: number }, server: string): boolean {
+    const now = this.context.now?.() ?? Date.now();
+    return !(
+      live.kubeconfig &&
+      live.expiresAt !== undefined &&
+      live.expiresAt - now > (TOKEN_SECONDS * 1000) / 2 &&
+      live.kubeconfig.includes(`server: ${JSON.stringify(server)}`)
+    );
   }
 
   close(): void {
