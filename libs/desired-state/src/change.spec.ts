@@ -19,6 +19,16 @@ describe('unsupportedChange', () => {
     },
   );
 
+  it('refuses drift policy REPORT for a hosted cluster (its sidecar does not watch for drift)', () => {
+    expect(unsupportedChange(hosted, { driftPolicy: 'REPORT' })).toMatchObject({
+      field: 'driftPolicy',
+      reason: expect.stringContaining('not supported for HOSTED clusters') as unknown,
+    });
+    expect(unsupportedChange(hosted, { driftPolicy: 'CORRECT' })).toBeUndefined();
+    expect(unsupportedChange(aws, { driftPolicy: 'REPORT' })).toBeUndefined();
+    expect(unsupportedChange(capi, { driftPolicy: 'REPORT' })).toBeUndefined();
+  });
+
   it('refuses a Karpenter release or operand image where the fleet does not run the operand', () => {
     expect(unsupportedChange(hosted, { karpenterVersion: '1.13.1' })).toMatchObject({
       field: 'karpenterVersion',

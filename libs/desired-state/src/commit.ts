@@ -29,6 +29,7 @@ export async function clusterSnapshot(
     logLevel: d.logLevel,
     featureGates: d.featureGates as Prisma.InputJsonValue,
     nodeClassOverrides: d.nodeClassOverrides as Prisma.InputJsonValue,
+    driftPolicy: d.driftPolicy,
     nodePools: row.nodePools.map((p) => ({ name: p.name, spec: p.spec as Prisma.InputJsonValue })),
   };
 }
