@@ -84,6 +84,8 @@ export async function startCapiHarness(
   options: {
     requeueMs?: number;
     openshift?: boolean;
+    /** What a cluster holds before the sidecar starts (CRDs its watches look for at start). */
+    beforeStart?: (pair: EmulatedCapiCluster) => void;
     /**
      * Run the sidecar as service accounts holding exactly these RBAC documents (deploy/'s), on
      * the workload and on the management API server, instead of as cluster-admin; every
@@ -103,6 +105,7 @@ export async function startCapiHarness(
   const pair = options.openshift
     ? await startEmulatedOpenShiftClusterApi()
     : await startEmulatedCapiCluster();
+  options.beforeStart?.(pair);
   const location = options.openshift ? OPENSHIFT_CLUSTER_API : CAPI_CLUSTER;
   let kubeconfigs = {
     workload: pair.workloadKubeconfigPath,

@@ -232,5 +232,5 @@ describe('Cluster API: the sidecar RBAC in deploy/sidecar/capi is exactly what t
           .filter((p) => !GRANTED_FOR_THE_DELETION_FINALIZER.includes(p)),
       },
     }).toEqual({ unused: { workload: [], management: [] } });
-  });
+  }, 120_000);
 });
