@@ -19,13 +19,27 @@ import {
   startEmulatedOpenShiftClusterApi,
   type EmulatedCapiCluster,
 } from '../support/capi-aws-workload.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CRDS_DIR } from '../support/fixtures.js';
+import type { KubeApiServerEmulator, KubeObject } from '../support/kube-apiserver/index.js';
 import { eventually } from '../support/processes.js';
+import { recordRbacUsage, type RbacUsage } from '../support/rbac-usage.js';
 
 export const CLUSTER_ID = '00000000-0000-4000-8000-00000000ca91';
 
+/** The sidecar's identity on each API server when it runs with exactly the RBAC given. */
+export interface SidecarAccess {
+  user: string;
+  /** every authorization decision made for that identity, from the start */
+  access: RbacUsage;
+}
+
 export interface CapiHarness {
   pair: EmulatedCapiCluster;
+  /** With `options.rbac`: the sidecar's service accounts and what each API server decided. */
+  sidecar?: { workload: SidecarAccess; management: SidecarAccess };
   runtime: SidecarRuntime;
   order(spec?: Partial<KarpenterDesiredState>): ReconcileOrder;
   stop(): Promise<void>;
@@ -67,23 +81,85 @@ export const GENERAL_NODEPOOL = {
  * wire (client-node over HTTPS, the EC2 SDK over HTTP).
  */
 export async function startCapiHarness(
-  options: { requeueMs?: number; openshift?: boolean; credentialRenewalMs?: number } = {},
+  options: {
+    requeueMs?: number;
+    openshift?: boolean;
+    credentialRenewalMs?: number;
+    /** What a cluster holds before the sidecar starts (CRDs its watches look for at start). */
+    beforeStart?: (pair: EmulatedCapiCluster) => void;
+    /**
+     * Run the sidecar as service accounts holding exactly these RBAC documents (deploy/'s), on
+     * the workload and on the management API server, instead of as cluster-admin; every
+     * authorization decision for them is recorded. On OpenShift's own Cluster API both lists
+     * go to the one API server and the sidecar has one identity.
+     */
+    rbac?: {
+      workload: KubeObject[];
+      management: KubeObject[];
+      /** the management-side service account (namespace, name); workload's is deploy/'s */
+      managementServiceAccount: { namespace: string; name: string };
+    };
+  } = {},
 ): Promise<CapiHarness> {
   const registration = findDriver('CAPI', 'STANDALONE');
   if (!registration) throw new Error('no CAPI/STANDALONE driver registered');
   const pair = options.openshift
     ? await startEmulatedOpenShiftClusterApi()
     : await startEmulatedCapiCluster();
+  options.beforeStart?.(pair);
   const location = options.openshift ? OPENSHIFT_CLUSTER_API : CAPI_CLUSTER;
+  let kubeconfigs = {
+    workload: pair.workloadKubeconfigPath,
+    management: pair.managementKubeconfigPath,
+  };
+  let sidecar: CapiHarness['sidecar'];
+  let tmp: string | undefined;
+  if (options.rbac) {
+    tmp = mkdtempSync(join(tmpdir(), 'fleet-capi-rbac-'));
+    const identity = (
+      kube: KubeApiServerEmulator,
+      docs: KubeObject[],
+      sa: { namespace: string; name: string },
+      file: string,
+    ): { path: string; access: SidecarAccess } => {
+      kube.seed(docs);
+      const token = kube.addServiceAccount(sa.namespace, sa.name);
+      const user = `system:serviceaccount:${sa.namespace}:${sa.name}`;
+      const path = join(tmp!, file);
+      writeFileSync(path, kube.kubeconfigYaml(sa.namespace, token));
+      return { path, access: { user, access: recordRbacUsage(kube, user) } };
+    };
+    const workloadSa = { namespace: 'karpenter-fleet', name: 'karpenter-fleet-sidecar' };
+    if (options.openshift) {
+      const one = identity(
+        pair.workload,
+        [...options.rbac.workload, ...options.rbac.management],
+        workloadSa,
+        'sidecar.kubeconfig',
+      );
+      kubeconfigs = { workload: one.path, management: one.path };
+      sidecar = { workload: one.access, management: one.access };
+    } else {
+      const w = identity(pair.workload, options.rbac.workload, workloadSa, 'workload.kubeconfig');
+      const m = identity(
+        pair.management,
+        options.rbac.management,
+        options.rbac.managementServiceAccount,
+        'management.kubeconfig',
+      );
+      kubeconfigs = { workload: w.path, management: m.path };
+      sidecar = { workload: w.access, management: m.access };
+    }
+  }
   // OpenShift's own Cluster API: no MANAGEMENT_KUBECONFIG, and the namespace is the default.
   const env: Record<string, string> = {
     ...pair.env,
-    KUBECONFIG: pair.workloadKubeconfigPath,
+    KUBECONFIG: kubeconfigs.workload,
     CLUSTER_API_CLUSTER_NAME: location.name,
     ...(options.openshift
       ? {}
       : {
-          MANAGEMENT_KUBECONFIG: pair.managementKubeconfigPath,
+          MANAGEMENT_KUBECONFIG: kubeconfigs.management,
           CLUSTER_API_NAMESPACE: location.namespace,
         }),
   };
@@ -120,6 +196,7 @@ export async function startCapiHarness(
   let generation = 0;
   return {
     pair,
+    ...(sidecar ? { sidecar } : {}),
     runtime,
     order: (spec = {}) => ({
       contractVersion: CONTRACT_VERSION,
@@ -131,7 +208,10 @@ export async function startCapiHarness(
     }),
     async stop() {
       await runtime.stop();
+      sidecar?.workload.access.stop();
+      sidecar?.management.access.stop();
       await pair.stop();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
     },
   };
 }

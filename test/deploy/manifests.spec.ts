@@ -70,6 +70,8 @@ describe('deploy/ manifests', () => {
         'base/kustomization.yaml',
         'sidecar/standalone/kustomization.yaml',
         'sidecar/hosted/kustomization.yaml',
+        'sidecar/capi/kustomization.yaml',
+        'sidecar/capi/management-rbac.yaml',
       ]),
     );
   });
@@ -92,7 +94,7 @@ describe('deploy/ manifests', () => {
     const deployments = all.flatMap((f) =>
       f.docs.filter((d) => d.kind === 'Deployment').map((d) => [f.file, d] as const),
     );
-    expect(deployments.length).toBe(4);
+    expect(deployments.length).toBe(5);
     for (const [file, deployment] of deployments) {
       const schema = SCHEMAS[deployment.metadata?.name ?? ''];
       if (!schema) throw new Error(`${file}: no config schema for ${deployment.metadata?.name}`);
@@ -281,6 +283,143 @@ describe('deploy/ manifests', () => {
     expect(hostedClusterRules).toEqual([
       expect.objectContaining({ resourceNames: ['example'], verbs: ['get', 'patch'] }),
     ]);
+  });
+
+  it('a Cluster API cluster’s bootstrap manifest runs the sidecar as deploy/sidecar/capi does: the management kubeconfig Secret mounted where MANAGEMENT_KUBECONFIG points, the Cluster named from the Secret', () => {
+    const docs = bootstrapManifest({
+      clusterUid: '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b',
+      clusterName: 'capi-east',
+      reportToken: 'x'.repeat(32),
+      apiUrl: 'https://fleet.example.com',
+      redisUrl: 'redis://u:p@redis:6379',
+      queuePrefix: 'bull',
+      image: 'sidecar',
+      namespace: 'karpenter-fleet',
+      clusterApi: { name: 'capi-east', namespace: 'capi-east', separateManagementCluster: true },
+    })
+      .split(/^---$/m)
+      .map((d) => parse(d) as Doc & { stringData?: Record<string, string> });
+    interface SecretKeyRef {
+      name: string;
+      key: string;
+      optional?: boolean;
+    }
+    interface PodSpec {
+      serviceAccountName: string;
+      containers: {
+        envFrom?: { secretRef?: { name: string } }[];
+        env?: { name: string; valueFrom?: { secretKeyRef?: SecretKeyRef } }[];
+        volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+      }[];
+      volumes?: { name: string; secret?: { secretName: string } }[];
+    }
+    const podOf = (d: Doc) =>
+      (d as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+    const secret = docs.find((d) => d.kind === 'Secret')!;
+    const bootstrap = podOf(docs.find((d) => d.kind === 'Deployment')!);
+    const shippedDeployment = docsUnder('sidecar/capi').find((d) => d.kind === 'Deployment')!;
+    const shipped = podOf(shippedDeployment);
+    expect(shippedDeployment.metadata).toMatchObject({
+      name: docs.find((d) => d.kind === 'Deployment')!.metadata!.name,
+      namespace: secret.metadata!.namespace,
+    });
+    expect(shipped.serviceAccountName).toBe(bootstrap.serviceAccountName);
+    expect(shipped.containers[0]!.envFrom).toEqual(bootstrap.containers[0]!.envFrom);
+    // Every key the shipped Deployment reads from the Secret, the bootstrap Secret has (the
+    // optional MANAGEMENT_KUBECONFIG too, the management cluster being separate here).
+    const refs = (shipped.containers[0]!.env ?? []).flatMap((e): SecretKeyRef[] =>
+      e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef] : [],
+    );
+    expect(refs.map((r) => r.key).sort()).toEqual([
+      'CLUSTER_API_CLUSTER_NAME',
+      'CLUSTER_API_NAMESPACE',
+      'MANAGEMENT_KUBECONFIG',
+    ]);
+    for (const ref of refs) {
+      expect(ref.name).toBe(secret.metadata!.name);
+      expect(Object.keys(secret.stringData!)).toContain(ref.key);
+    }
+    // The same Secret mounted at the same place, and MANAGEMENT_KUBECONFIG a file under it.
+    const management = (pod: PodSpec) => {
+      const volume = pod.volumes?.find(
+        (v) => v.secret?.secretName === 'karpenter-fleet-management-kubeconfig',
+      );
+      const mount = pod.containers[0]!.volumeMounts?.find((m) => m.name === volume?.name);
+      return { secretName: volume?.secret?.secretName, mountPath: mount?.mountPath };
+    };
+    expect(management(shipped)).toEqual(management(bootstrap));
+    expect(management(shipped).mountPath).toBeDefined();
+    expect(secret.stringData!.MANAGEMENT_KUBECONFIG).toBe(
+      `${management(shipped).mountPath}/kubeconfig`,
+    );
+  });
+
+  it('the Cluster API RBAC is least privilege: no wildcards, names pinned on the workload, on the management cluster everything namespaced in the Cluster’s namespace and cluster-wide only the operand’s RBAC by name', () => {
+    const workload = docsUnder('sidecar/capi/rbac.yaml');
+    const management = docsUnder('sidecar/capi/management-rbac.yaml');
+    const rolesOf = (docs: Doc[]) =>
+      docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (Doc & {
+        rules: Rule[];
+      })[];
+    for (const r of [...rolesOf(workload), ...rolesOf(management)].flatMap((x) => x.rules)) {
+      expect([...r.apiGroups, ...r.resources, ...r.verbs]).not.toContain('*');
+      if (r.verbs.some((v) => v === 'escalate' || v === 'bind'))
+        expect(r.resourceNames?.length).toBeGreaterThan(0);
+    }
+    // Workload: unnamed writes cluster-wide only where names are the users' (NodePools) and CSR
+    // approval (narrowed to the two kubelet signers); Secrets only in the operand's namespace.
+    const role = rolesOf(workload).find(
+      (d) => d.kind === 'ClusterRole' && d.metadata?.name === 'karpenter-fleet-sidecar',
+    )!;
+    expect(
+      role.rules
+        .filter((r) => !r.resourceNames)
+        .flatMap((r) =>
+          r.verbs
+            .filter((v) => !READS.has(v))
+            .flatMap((v) =>
+              r.resources.flatMap((res) => r.apiGroups.map((g) => `${g}/${res}:${v}`)),
+            ),
+        )
+        .sort(),
+    ).toEqual([
+      'certificates.k8s.io/certificatesigningrequests/approval:update',
+      'karpenter.sh/nodepools:create',
+      'karpenter.sh/nodepools:delete',
+      'karpenter.sh/nodepools:patch',
+    ]);
+    expect(
+      [...(role.rules.find((r) => r.resources.includes('signers'))?.resourceNames ?? [])].sort(),
+    ).toEqual(SIGNERS);
+    for (const x of rolesOf(workload))
+      if (x.rules.some((r) => r.resources.includes('secrets')))
+        expect(x.metadata?.name).toBe('karpenter-fleet-sidecar-operand');
+    // Management: every Role in the namespace of the ServiceAccount (the Cluster's); the
+    // ClusterRole only lists RBAC and writes the operand's role and binding by name; no Secret.
+    const sa = management.find((d) => d.kind === 'ServiceAccount')!;
+    for (const d of management.filter((d) => d.kind === 'Role' || d.kind === 'RoleBinding'))
+      expect(d.metadata?.namespace).toBe(sa.metadata?.namespace);
+    const clusterRules = rolesOf(management)
+      .filter((d) => d.kind === 'ClusterRole')
+      .flatMap((d) => d.rules);
+    for (const r of clusterRules) {
+      expect(r.apiGroups).toEqual(['rbac.authorization.k8s.io']);
+      if (!r.resourceNames) expect(r.verbs).toEqual(['list']);
+    }
+    expect(
+      rolesOf(management)
+        .flatMap((d) => d.rules)
+        .filter((r) => r.resources.includes('secrets')),
+    ).toEqual([]);
+    // Every binding on either side is to the sidecar's own ServiceAccount there.
+    for (const [docs, subject] of [
+      [workload, { name: 'karpenter-fleet-sidecar', namespace: 'karpenter-fleet' }],
+      [management, { name: sa.metadata!.name!, namespace: sa.metadata!.namespace! }],
+    ] as const)
+      for (const b of docs.filter(
+        (d) => d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding',
+      ) as (Doc & { subjects: unknown[] })[])
+        expect(b.subjects).toEqual([{ kind: 'ServiceAccount', ...subject }]);
   });
 
   it('every container, the migration Job and the bootstrap manifest included, has a read-only root filesystem and the runtime seccomp profile (issue 17, point 13)', () => {

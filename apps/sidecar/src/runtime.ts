@@ -28,6 +28,11 @@ import type { Logger } from 'pino';
 import { ClusterFinalizer } from './cluster-api/cluster-finalizer.js';
 import { ClusterAutoscalerSwitch } from './cluster-autoscaler/cluster-autoscaler.js';
 import {
+  CombinedClusterAutoscalerSwitch,
+  nodeGroupKinds,
+  openShiftAutoscalerKinds,
+} from './cluster-autoscaler/combined.js';
+import {
   NodeGroupSizesSwitch,
   type ClusterAutoscalerControl,
 } from './cluster-autoscaler/node-group-sizes.js';
@@ -203,17 +208,20 @@ export class SidecarRuntime {
     });
     // Cluster API: the Cluster Autoscaler's node groups are annotated MachineDeployments and
     // MachineSets on the management cluster; elsewhere, OpenShift's ClusterAutoscaler objects.
-    this.clusterAutoscaler = options.clusterApi
-      ? new NodeGroupSizesSwitch(
-          apiServers.client('management'),
-          options.clusterApi,
-          log.child({ controller: 'cluster-autoscaler' }),
-        )
-      : new ClusterAutoscalerSwitch(
-          this.cluster,
-          log.child({ controller: 'cluster-autoscaler' }),
-          options.backupNamespace,
-        );
+    // OpenShift's own Cluster API (one API server) has both: each mode acts on both.
+    const autoscalerLog = log.child({ controller: 'cluster-autoscaler' });
+    const openShiftObjects = () =>
+      new ClusterAutoscalerSwitch(this.cluster, autoscalerLog, options.backupNamespace);
+    const nodeGroups = (clusterApi: { namespace: string; clusterName: string }) =>
+      new NodeGroupSizesSwitch(apiServers.client('management'), clusterApi, autoscalerLog);
+    this.clusterAutoscaler = !options.clusterApi
+      ? openShiftObjects()
+      : apiServers.single
+        ? new CombinedClusterAutoscalerSwitch([
+            { control: openShiftObjects(), kinds: openShiftAutoscalerKinds },
+            { control: nodeGroups(options.clusterApi), kinds: nodeGroupKinds },
+          ])
+        : nodeGroups(options.clusterApi);
     // A kind a cluster does not serve (no ClusterAutoscaler CRD) is looked for again once a minute.
     this.autoscalerWatches = this.clusterAutoscaler
       .observedKinds()

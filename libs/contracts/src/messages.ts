@@ -106,6 +106,12 @@ export const ClusterAutoscalerState = z.object({
   /** Present: ClusterAutoscaler/default exists; Removed: kept aside by the fleet; Absent: never there. */
   observed: z.enum(['Present', 'Removed', 'Absent']),
   machineAutoscalers: z.number().int().nonnegative(),
+  /**
+   * Where the Cluster Autoscaler is configured two ways at once (OpenShift's own Cluster API):
+   * the kinds through which it was found in play on the cluster now, e.g. ClusterAutoscaler,
+   * MachineAutoscaler, MachineDeployment, MachineSet (a size-annotated group). Absent elsewhere.
+   */
+  observedKinds: z.array(z.string().max(64)).max(16).optional(),
 });
 export type ClusterAutoscalerState = z.infer<typeof ClusterAutoscalerState>;
 

@@ -142,7 +142,13 @@ export class NodeGroupSizesSwitch implements ClusterAutoscalerControl {
       NODE_GROUP_SIZE_ANNOTATIONS.some((a) => g.metadata.annotations?.[a] !== undefined),
     );
     const observed = managed.length > 0 ? 'Present' : backup ? 'Removed' : 'Absent';
-    const state: ClusterAutoscalerState = { mode, observed, machineAutoscalers: sized.length };
+    const state: ClusterAutoscalerState = {
+      mode,
+      observed,
+      machineAutoscalers: sized.length,
+      // The group kinds that carry a size annotation now (what the Cluster Autoscaler reads).
+      observedKinds: [...new Set(sized.map((g) => g.kind))].sort(),
+    };
     const where = `${this.cluster.namespace}`;
     const conditions: ClusterAutoscalerOutcome['conditions'] = [
       observed === 'Removed'
