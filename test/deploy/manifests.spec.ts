@@ -366,8 +366,9 @@ describe('deploy/ manifests', () => {
       if (r.verbs.some((v) => v === 'escalate' || v === 'bind'))
         expect(r.resourceNames?.length).toBeGreaterThan(0);
     }
-    // Workload: unnamed writes cluster-wide only where names are the users' (NodePools) and CSR
-    // approval (narrowed to the two kubelet signers); Secrets only in the operand's namespace.
+    // Workload: unnamed writes cluster-wide only where names are the users' (NodePools) or
+    // Karpenter's (NodeClaims, deleted when the Cluster is), and CSR approval (narrowed to the
+    // two kubelet signers); Secrets only in the operand's namespace.
     const role = rolesOf(workload).find(
       (d) => d.kind === 'ClusterRole' && d.metadata?.name === 'karpenter-fleet-sidecar',
     )!;
@@ -384,6 +385,7 @@ describe('deploy/ manifests', () => {
         .sort(),
     ).toEqual([
       'certificates.k8s.io/certificatesigningrequests/approval:update',
+      'karpenter.sh/nodeclaims:delete',
       'karpenter.sh/nodepools:create',
       'karpenter.sh/nodepools:delete',
       'karpenter.sh/nodepools:patch',
