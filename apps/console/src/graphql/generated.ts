@@ -298,6 +298,10 @@ export type ClusterChangedSubscription = {
 export type ClusterDetailFragment = {
   uid: string;
   infraID: string | null;
+  managementCluster: string | null;
+  clusterApiName: string | null;
+  clusterApiNamespace: string | null;
+  infrastructureProvider: string | null;
   id: string;
   name: string;
   createdAt: string;
@@ -309,6 +313,7 @@ export type ClusterDetailFragment = {
   karpenter: {
     logLevel: KarpenterLogLevel;
     featureGates: unknown;
+    allowedInstanceTypes: Array<string>;
     enabled: boolean;
     clusterAutoscalerMode: ClusterAutoscalerMode;
     generation: number;
@@ -352,6 +357,10 @@ export type ClusterQuery = {
   cluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -363,6 +372,7 @@ export type ClusterQuery = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -405,6 +415,10 @@ export type ClusterDetailChangedSubscription = {
   clusterChanged: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -416,6 +430,7 @@ export type ClusterDetailChangedSubscription = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -461,6 +476,10 @@ export type SetKarpenterMutation = {
   setKarpenter: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -472,6 +491,7 @@ export type SetKarpenterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -517,6 +537,10 @@ export type UpsertNodePoolMutation = {
   upsertNodePool: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -528,6 +552,7 @@ export type UpsertNodePoolMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -574,6 +599,10 @@ export type DeleteNodePoolMutation = {
   deleteNodePool: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -585,6 +614,7 @@ export type DeleteNodePoolMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -629,6 +659,10 @@ export type PauseClusterMutation = {
   pauseCluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -640,6 +674,7 @@ export type PauseClusterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -684,6 +719,10 @@ export type ResumeClusterMutation = {
   resumeCluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -695,6 +734,7 @@ export type ResumeClusterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -739,6 +779,10 @@ export type ReconcileClusterMutation = {
   reconcileCluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -750,6 +794,7 @@ export type ReconcileClusterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -1387,9 +1432,14 @@ export const ClusterDetailFragmentDoc = new TypedDocumentString(
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1755,9 +1805,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1827,9 +1882,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1902,9 +1962,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1974,9 +2039,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2050,9 +2120,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2122,9 +2197,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2194,9 +2274,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2266,9 +2351,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
