@@ -83,11 +83,10 @@ export function KarpenterModal({
   );
 
   // A refusal of the instance types is shown at their field, back on the form.
-  const typesError =
-    mutation.error?.field === 'input.allowedInstanceTypes' ||
-    mutation.error?.field?.startsWith('input.allowedInstanceTypes.')
-      ? describeRefusal(mutation.error)
-      : undefined;
+  // The API names the list or one of its items (input.allowedInstanceTypes[1]).
+  const typesError = /^input\.allowedInstanceTypes(\[|$)/.test(mutation.error?.field ?? '')
+    ? describeRefusal(mutation.error!)
+    : undefined;
 
   const save = async () => {
     const result = await mutation.run({
