@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchConnections } from './connections.js';
+import { benchConsole } from './console.js';
 import { benchGraphqlReads } from './graphql-reads.js';
 import { benchHistory } from './history.js';
 import { benchIngest } from './ingest.js';
@@ -14,12 +15,12 @@ import { benchIngestLoad } from './ingest-load.js';
 import { benchLatency } from './latency.js';
 import { benchResync } from './resync.js';
 import { benchSidecar } from './sidecar.js';
-import { median } from './stats.js';
+import { median, percentile } from './stats.js';
 
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'resync,ingest,load,connections,history,latency,reads,sidecar').split(
-    ',',
-  ),
+  (
+    process.env.BENCH_ONLY ?? 'resync,ingest,load,connections,history,latency,reads,sidecar,console'
+  ).split(','),
 );
 const f = (n: number, digits = 0) => n.toFixed(digits);
 
@@ -51,6 +52,7 @@ const latency = await step('latency', () =>
 );
 const reads = await step('reads', () => benchGraphqlReads());
 const sidecar = await step('sidecar', () => benchSidecar());
+const consoleRun = await step('console', () => benchConsole());
 
 const lines: string[] = [
   '# Benchmarks',
@@ -134,6 +136,19 @@ else if (sidecar) {
     `| sidecar at rest after those nodes joined: RSS, and API-server requests other than watches | ${f(r.restRssMb)} MB, ${f(r.restRequestsPerMinute, 1)} requests/min | | | < 100 MB, watch-driven |`,
   );
 }
+if (consoleRun instanceof Error) failed('web console', consoleRun);
+else if (consoleRun) {
+  const r = consoleRun;
+  const p = (samples: number[]) =>
+    `median ${f(median(samples))} ms, p95 ${f(percentile(samples, 95))} ms`;
+  const kb = (n: number) => `${f(n / 1000)} kB`;
+  const load = `load average ${f(r.loadAverage.before, 2)} → ${f(r.loadAverage.after, 2)}`;
+  lines.push(
+    `| console: clusters page with ${r.clusters} clusters, navigation → first page's ${25} rows in the DOM, fresh browser context each (Chromium, ${r.firstPageMs.length} runs; ${load}) | ${p(r.firstPageMs)} | the page's own Clusters request replayed with fetch: ${p(r.queryMs)} | ${f(median(r.firstPageMs) / median(r.queryMs), 1)}x | < 1 s |`,
+    `| console: live update, a report POSTed for a visible cluster → its row changed in the DOM (${r.updateMs.length} updates) | ${p(r.updateMs)} | the same event at a graphql-ws subscriber in Node: ${p(r.updateEventMs)} | ${f(median(r.updateMs) / median(r.updateEventMs), 2)}x | < 1 s |`,
+    `| console: initial JavaScript (what index.html loads: module script and modulepreloads), gzipped; CSS beside it | ${kb(r.initial.js.gzipBytes)} (${kb(r.initial.js.bytes)} raw); CSS ${kb(r.initial.css.gzipBytes)} | | | budget ${kb(r.budget.initialJsGzipBytes)} JS, ${kb(r.budget.initialCssGzipBytes)} CSS (apps/console/budget.json) |`,
+  );
+}
 lines.push(
   '',
   'What the numbers mean against the targets, and what to do next: [PERFORMANCE.md](PERFORMANCE.md).',
@@ -148,6 +163,9 @@ lines.push(
   "* **Mutation → applied → visible** (`test/bench/latency.ts`): 10,000 clusters; a simulator heartbeats for all of them at the sidecar's rate (one report per cluster per 30 s, through the API); 100 clusters run the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`, report over HTTP) with an instant apply (no kube emulator: 100 emulated clusters plus 100 sidecar processes do not fit 2 cores). Each sample: `setKarpenter` mutation until `cluster.status.observedGeneration` shows the new generation in GraphQL (polled every 5 ms). API and worker in the bench process.",
   `* **GraphQL reads** (\`test/bench/graphql-reads.ts\`): 10,000 clusters seeded with labels, desired state and two conditions each; a VIEWER token queries \`clusters(first: 100, filter: {labelSelector: "env=prod,team notin (team-1)", karpenterEnabled: true})\` with status, conditions and \`totalCount\` 300 times after 10 warm-ups; the baseline is the raw SQL of the same page on one connection. \`fleetSummary\` the same way.`,
   `* **Sidecar** (\`test/bench/sidecar.ts\`): one emulated cluster and one real sidecar process (its order put on its queue directly, reports accepted by a stand-in endpoint); the node-launch simulator launches 40 nodes one after another and measures from each CSR's creation to its approval; then 30 s at rest: RSS from the sidecar's own \`/metrics\`, and every non-watch request the emulated API server received.`,
+);
+lines.push(
+  "* **Web console** (`test/bench/console.ts`): 10,000 clusters seeded as for the ingest bench (each with its own report token); the API (serving the built console) and the worker as processes of their own; Debian's Chromium through playwright-core, signed in as an OPERATOR (the token in the tab's sessionStorage, as the console keeps it). First page: `/clusters` in a fresh browser context each run (nothing cached: the shell, the page's chunk, the viewer and Clusters queries), one warm-up, then 10 runs; the time is the page's own `performance.now()` when a MutationObserver first sees a clusters row (all 25 render together). Baseline: the Clusters request the page sent, replayed from Node with fetch 30 times. Live update: 20 reports (after 2 warm-ups), 200 ms apart, each flipping a visible cluster's Degraded condition, POSTed to `/v1/clusters/:id/status` with its own token as its sidecar would; timed from the POST to a MutationObserver on the table seeing that row's text change (both clocks are the machine's `Date.now()`). Baseline: the same report's event at a bare graphql-ws subscriber in Node. Initial JavaScript: `test/console/bundle-size.ts` on `dist/apps/console` (what `index.html` loads before the first paint, gzipped at zlib's default level), against `apps/console/budget.json`.",
 );
 const out = join(process.cwd(), 'docs', 'BENCHMARKS.md');
 writeFileSync(out, `${lines.join('\n')}\n`);

@@ -282,6 +282,71 @@ describe('the web console: rollouts and administration', () => {
     await textMatches(page.getByTestId('register-name-error'), /input\.name/);
   });
 
+  it('registers a Cluster API cluster and sets its allowed instance types, refusals at the field', async () => {
+    const page = await signIn(adminToken);
+    await loaded(page, '/administration');
+    await page.locator('#register-name').fill('capi-west');
+    await page.locator('#register-platform').selectOption('CAPI');
+    await page.locator('#register-region').fill('us-west-2');
+    // Without the Cluster API cluster's name the API refuses, at that field.
+    await page.getByRole('button', { name: 'Register cluster' }).click();
+    await textMatches(page.getByTestId('register-capi-name-error'), /input\.clusterApiName/);
+    await page.locator('#register-capi-name').fill('capi-west-x7k2p');
+    await page.locator('#register-management').fill('mgmt-west');
+    await page.getByRole('button', { name: 'Register cluster' }).click();
+    const dialog = page.getByRole('dialog');
+    await textMatches(dialog, /capi-west registered/);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    type Capi = {
+      id: string;
+      platform: string;
+      clusterApiName: string;
+      clusterApiNamespace: string;
+      infrastructureProvider: string;
+      managementCluster: string;
+      karpenter: { allowedInstanceTypes: string[] };
+    };
+    const capi = async () => {
+      const res = await api.admin<{ clusters: { nodes: Capi[] } }>(
+        `{ clusters(first: 5, filter: { nameContains: "capi-west" }) { nodes { id platform clusterApiName
+          clusterApiNamespace infrastructureProvider managementCluster karpenter { allowedInstanceTypes } } } }`,
+      );
+      expect(res.data?.clusters.nodes).toHaveLength(1);
+      return res.data!.clusters.nodes[0]!;
+    };
+    const registered = await capi();
+    expect(registered).toMatchObject({
+      platform: 'CAPI',
+      clusterApiName: 'capi-west-x7k2p',
+      clusterApiNamespace: 'openshift-cluster-api',
+      infrastructureProvider: 'aws',
+      managementCluster: 'mgmt-west',
+      karpenter: { allowedInstanceTypes: [] },
+    });
+
+    await loaded(page, `/clusters/${encodeURIComponent(registered.id)}`);
+    await textMatches(page.getByTestId('capi-cluster'), /openshift-cluster-api\/capi-west-x7k2p/);
+    await page.getByRole('button', { name: 'Configure Karpenter' }).click();
+    const modal = page.getByRole('dialog');
+    // A name the API refuses: back on the form with the reason at the field, nothing saved.
+    await modal.locator('#karpenter-instance-types').fill('m6i.large, not/a-type');
+    await modal.getByRole('button', { name: 'Review' }).click();
+    await textMatches(modal.getByTestId('karpenter-change-steps'), /m6i\.large, not\/a-type/);
+    await modal.getByRole('button', { name: 'Apply' }).click();
+    await textMatches(
+      modal.getByTestId('karpenter-instance-types-error'),
+      /input\.allowedInstanceTypes.*instance type name/,
+    );
+    expect((await capi()).karpenter.allowedInstanceTypes).toEqual([]);
+    await modal.locator('#karpenter-instance-types').fill('m6i.large, c6i.xlarge');
+    await modal.getByRole('button', { name: 'Review' }).click();
+    await modal.getByRole('button', { name: 'Apply' }).click();
+    await modal.waitFor({ state: 'detached' });
+    await textMatches(page.getByTestId('allowed-instance-types'), /^m6i\.large, c6i\.xlarge$/);
+    expect((await capi()).karpenter.allowedInstanceTypes).toEqual(['m6i.large', 'c6i.xlarge']);
+  });
+
   it('offers no admin control to a VIEWER or an OPERATOR, and a VIEWER no rollout control', async () => {
     // The same page for an admin has them: the checks below can fail.
     const admin = await signIn(adminToken);

@@ -19,7 +19,7 @@ import {
   ToolbarContent,
   ToolbarItem,
 } from '@patternfly/react-core';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, createFleetClient, type FleetClient } from './graphql/client.js';
 import { SignOutDocument, ViewerDocument, type ViewerQuery } from './graphql/generated.js';
 import {
@@ -33,13 +33,25 @@ import {
 import { SessionContext, useSession, type Session } from './lib/session-context.js';
 import { Link, Router, useRouter } from './lib/router.js';
 import { SignIn } from './pages/SignIn.js';
-import { Overview } from './pages/Overview.js';
-import { Clusters } from './pages/Clusters.js';
-import { ClusterPage } from './pages/ClusterPage.js';
-import { Rollouts } from './pages/Rollouts.js';
-import { RolloutNew } from './pages/RolloutNew.js';
-import { RolloutPage } from './pages/RolloutPage.js';
-import { Administration } from './pages/Administration.js';
+
+// Each page is its own chunk, loaded when first shown: the first paint loads only the shell (and
+// the sign-in form) plus the page it needs. apps/console/budget.json caps what index.html loads,
+// and test/console/bundle-budget.e2e-spec.ts enforces it.
+const Overview = lazy(() => import('./pages/Overview.js').then((m) => ({ default: m.Overview })));
+const Clusters = lazy(() => import('./pages/Clusters.js').then((m) => ({ default: m.Clusters })));
+const ClusterPage = lazy(() =>
+  import('./pages/ClusterPage.js').then((m) => ({ default: m.ClusterPage })),
+);
+const Rollouts = lazy(() => import('./pages/Rollouts.js').then((m) => ({ default: m.Rollouts })));
+const RolloutNew = lazy(() =>
+  import('./pages/RolloutNew.js').then((m) => ({ default: m.RolloutNew })),
+);
+const RolloutPage = lazy(() =>
+  import('./pages/RolloutPage.js').then((m) => ({ default: m.RolloutPage })),
+);
+const Administration = lazy(() =>
+  import('./pages/Administration.js').then((m) => ({ default: m.Administration })),
+);
 
 type Viewer = ViewerQuery['viewer'];
 
@@ -240,7 +252,15 @@ function Shell() {
     );
   return (
     <Page masthead={masthead} sidebar={sidebar} isManagedSidebar>
-      {content}
+      <Suspense
+        fallback={
+          <div className="fleet-page-loading">
+            <Spinner aria-label="Loading the page" />
+          </div>
+        }
+      >
+        {content}
+      </Suspense>
     </Page>
   );
 }

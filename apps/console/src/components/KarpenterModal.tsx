@@ -10,12 +10,18 @@ import {
   ModalHeader,
   Radio,
   Switch,
+  TextInput,
 } from '@patternfly/react-core';
 import { useState } from 'react';
 import { SetKarpenterDocument, type ClusterDetailFragment } from '../graphql/generated.js';
 import { describeRefusal } from '../graphql/client.js';
 import { useMutation } from '../lib/hooks.js';
-import { describeKarpenterChange, type CasMode } from '../lib/karpenter-change.js';
+import {
+  describeKarpenterChange,
+  parseInstanceTypes,
+  type CasMode,
+} from '../lib/karpenter-change.js';
+import { FieldError } from './FieldError.js';
 
 const MODES: { mode: CasMode; label: string; description: string }[] = [
   { mode: 'KEEP', label: 'Keep', description: 'The Cluster Autoscaler keeps running.' },
@@ -44,12 +50,18 @@ export function KarpenterModal({
   onClose: () => void;
   onSaved: (cluster: ClusterDetailFragment) => void;
 }) {
+  // Instance types are the Cluster API driver's: only a CAPI cluster is offered them (the API
+  // refuses them elsewhere).
+  const capi = cluster.platform === 'CAPI';
   const [from] = useState({
     enabled: cluster.karpenter.enabled,
     clusterAutoscalerMode: cluster.karpenter.clusterAutoscalerMode,
+    allowedInstanceTypes: cluster.karpenter.allowedInstanceTypes,
   });
   const [enabled, setEnabled] = useState(from.enabled);
   const [mode, setMode] = useState<CasMode>(from.clusterAutoscalerMode);
+  const [typesText, setTypesText] = useState(from.allowedInstanceTypes.join(', '));
+  const types = parseInstanceTypes(typesText);
   const [confirming, setConfirming] = useState(false);
   // The generation this decision was made on: live updates must not quietly move it, or a change
   // made by someone else meanwhile would be overwritten instead of refused.
@@ -63,8 +75,18 @@ export function KarpenterModal({
       observed: cluster.status.clusterAutoscaler?.observed ?? null,
     },
     from,
-    { enabled, clusterAutoscalerMode: mode },
+    {
+      enabled,
+      clusterAutoscalerMode: mode,
+      allowedInstanceTypes: capi ? types : from.allowedInstanceTypes,
+    },
   );
+
+  // A refusal of the instance types is shown at their field, back on the form.
+  // The API names the list or one of its items (input.allowedInstanceTypes[1]).
+  const typesError = /^input\.allowedInstanceTypes(\[|$)/.test(mutation.error?.field ?? '')
+    ? describeRefusal(mutation.error!)
+    : undefined;
 
   const save = async () => {
     const result = await mutation.run({
@@ -72,10 +94,13 @@ export function KarpenterModal({
       input: {
         enabled,
         clusterAutoscalerMode: mode,
+        ...(capi ? { allowedInstanceTypes: types } : {}),
         expectedGeneration: decidedOn,
       },
     });
     if (result) onSaved(result.setKarpenter);
+    // Back to the form, where a refusal of the instance types shows at their field.
+    else if (capi) setConfirming(false);
   };
 
   return (
@@ -108,6 +133,23 @@ export function KarpenterModal({
                 />
               ))}
             </FormGroup>
+            {capi ? (
+              <FormGroup label="Allowed instance types" fieldId="karpenter-instance-types">
+                <TextInput
+                  id="karpenter-instance-types"
+                  value={typesText}
+                  placeholder="The worker template's type"
+                  validated={typesError ? 'error' : 'default'}
+                  aria-describedby="karpenter-instance-types-help karpenter-instance-types-error"
+                  onChange={(_e, v) => setTypesText(v)}
+                />
+                <Content component="small" id="karpenter-instance-types-help">
+                  Comma-separated. The fleet renders a Cluster API MachineDeployment for each type
+                  and failure domain; empty means the worker template&apos;s own type.
+                </Content>
+                <FieldError id="karpenter-instance-types-error" message={typesError} />
+              </FormGroup>
+            ) : null}
           </Form>
         ) : (
           <>
@@ -121,7 +163,7 @@ export function KarpenterModal({
             </Content>
           </>
         )}
-        {mutation.error ? (
+        {mutation.error && !typesError ? (
           <Alert variant="danger" isInline title="The API refused the change" className="fleet-gap">
             {describeRefusal(mutation.error)}
           </Alert>

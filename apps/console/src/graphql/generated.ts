@@ -305,6 +305,10 @@ export type ClusterChangedSubscription = {
 export type ClusterDetailFragment = {
   uid: string;
   infraID: string | null;
+  managementCluster: string | null;
+  clusterApiName: string | null;
+  clusterApiNamespace: string | null;
+  infrastructureProvider: string | null;
   id: string;
   name: string;
   createdAt: string;
@@ -316,6 +320,7 @@ export type ClusterDetailFragment = {
   karpenter: {
     logLevel: KarpenterLogLevel;
     featureGates: unknown;
+    allowedInstanceTypes: Array<string>;
     enabled: boolean;
     clusterAutoscalerMode: ClusterAutoscalerMode;
     generation: number;
@@ -359,6 +364,10 @@ export type ClusterQuery = {
   cluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -370,6 +379,7 @@ export type ClusterQuery = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -412,6 +422,10 @@ export type ClusterDetailChangedSubscription = {
   clusterChanged: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -423,6 +437,7 @@ export type ClusterDetailChangedSubscription = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -468,6 +483,10 @@ export type SetKarpenterMutation = {
   setKarpenter: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -479,6 +498,7 @@ export type SetKarpenterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -524,6 +544,10 @@ export type UpsertNodePoolMutation = {
   upsertNodePool: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -535,6 +559,7 @@ export type UpsertNodePoolMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -581,6 +606,10 @@ export type DeleteNodePoolMutation = {
   deleteNodePool: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -592,6 +621,7 @@ export type DeleteNodePoolMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -636,6 +666,10 @@ export type PauseClusterMutation = {
   pauseCluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -647,6 +681,7 @@ export type PauseClusterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -691,6 +726,10 @@ export type ResumeClusterMutation = {
   resumeCluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -702,6 +741,7 @@ export type ResumeClusterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -746,6 +786,10 @@ export type ReconcileClusterMutation = {
   reconcileCluster: {
     uid: string;
     infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
     id: string;
     name: string;
     createdAt: string;
@@ -757,6 +801,7 @@ export type ReconcileClusterMutation = {
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
@@ -1394,9 +1439,14 @@ export const ClusterDetailFragmentDoc = new TypedDocumentString(
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1762,9 +1812,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1834,9 +1889,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1909,9 +1969,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -1981,9 +2046,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2057,9 +2127,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2129,9 +2204,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2201,9 +2281,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {
@@ -2273,9 +2358,14 @@ fragment ClusterDetail on Cluster {
   ...ClusterRow
   uid
   infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
   karpenter {
     logLevel
     featureGates
+    allowedInstanceTypes
   }
   status {
     clusterAutoscaler {

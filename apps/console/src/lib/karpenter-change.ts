@@ -3,7 +3,23 @@ export type CasMode = 'KEEP' | 'DISABLE' | 'MIGRATE';
 export interface KarpenterSettings {
   enabled: boolean;
   clusterAutoscalerMode: CasMode;
+  /** CAPI clusters only: the instance types the fleet renders MachineDeployments for. */
+  allowedInstanceTypes?: readonly string[];
 }
+
+/**
+ * "m6i.large, c6i.xlarge" (commas or spaces) → ['m6i.large', 'c6i.xlarge']. Only splits: the API
+ * checks names, duplicates and the count, and its refusal is shown at the field.
+ */
+export function parseInstanceTypes(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((t) => t.trim())
+    .filter(Boolean);
+}
+
+const sameTypes = (a: readonly string[] = [], b: readonly string[] = []) =>
+  a.length === b.length && a.every((t, i) => t === b[i]);
 
 export interface ClusterFacts {
   name: string;
@@ -65,6 +81,12 @@ export function describeKarpenterChange(
         );
         break;
     }
+  }
+  if (!sameTypes(from.allowedInstanceTypes, to.allowedInstanceTypes)) {
+    const types = to.allowedInstanceTypes ?? [];
+    steps.push(
+      `Checks that the cluster's infrastructure offers ${types.length ? (types.length === 1 ? 'that instance type' : 'each of those instance types') : "the worker template's instance type"} (if not, nothing is changed and the cluster reports InstanceTypeNotOffered), then renders the Cluster API MachineDeployments Karpenter scales: one per failure domain for ${types.length ? types.join(', ') : "the worker template's own type"}.`,
+    );
   }
   if (steps.length) {
     steps.push(

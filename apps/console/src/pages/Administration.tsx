@@ -42,7 +42,16 @@ import { ShownOnce } from '../components/ShownOnce.js';
 import { useMutation, useQuery } from '../lib/hooks.js';
 import { Link } from '../lib/router.js';
 import { useSession } from '../lib/session-context.js';
-import { EXPIRY_CHOICES, expiresAt, parseLabels, tokenStatus } from '../lib/admin-forms.js';
+import {
+  CLUSTER_API_PROVIDERS,
+  EXPIRY_CHOICES,
+  OPENSHIFT_CLUSTER_API_NAMESPACE,
+  expiresAt,
+  registrationFields,
+  registrationInput,
+  tokenStatus,
+  type RegistrationForm,
+} from '../lib/admin-forms.js';
 
 /** Tokens, registrations and dead letters: ADMIN only (the API refuses anyone else). */
 export function Administration() {
@@ -307,46 +316,39 @@ function ApiTokens() {
 
 function RegisterCluster() {
   const register = useMutation(RegisterClusterDocument);
-  const [name, setName] = useState('');
-  const [platform, setPlatform] = useState<Platform>('AWS');
-  const [topology, setTopology] = useState<Topology>('STANDALONE');
-  const [region, setRegion] = useState('');
-  const [infraID, setInfraID] = useState('');
-  const [labelsText, setLabelsText] = useState('');
-  const [managementCluster, setManagementCluster] = useState('');
-  const [hcpNamespace, setHcpNamespace] = useState('');
+  const [form, setForm] = useState<RegistrationForm>({
+    name: '',
+    platform: 'AWS',
+    topology: 'STANDALONE',
+    region: '',
+    infraID: '',
+    labels: '',
+    managementCluster: '',
+    hcpNamespace: '',
+    clusterApiName: '',
+    clusterApiNamespace: '',
+    infrastructureProvider: CLUSTER_API_PROVIDERS[0],
+  });
+  const set =
+    <K extends keyof RegistrationForm>(key: K) =>
+    (value: RegistrationForm[K]) =>
+      setForm((f) => ({ ...f, [key]: value }));
+  const shown = registrationFields(form);
   const [labelsError, setLabelsError] = useState<string | undefined>();
   const [manifest, setManifest] = useState<{ name: string; id: string; text: string } | null>(null);
 
   const submit = async () => {
-    const labels = parseLabels(labelsText);
-    if ('error' in labels) {
-      setLabelsError(`input.labels: ${labels.error}`);
+    const built = registrationInput(form);
+    if ('error' in built) {
+      setLabelsError(built.error);
       return;
     }
     setLabelsError(undefined);
-    const result = await register.run({
-      input: {
-        name: name.trim(),
-        platform,
-        topology,
-        region: region.trim(),
-        ...(infraID.trim() ? { infraID: infraID.trim() } : {}),
-        ...(Object.keys(labels.labels).length ? { labels: labels.labels } : {}),
-        ...(topology === 'HOSTED'
-          ? {
-              ...(managementCluster.trim() ? { managementCluster: managementCluster.trim() } : {}),
-              ...(hcpNamespace.trim() ? { hcpNamespace: hcpNamespace.trim() } : {}),
-            }
-          : {}),
-      },
-    });
+    const result = await register.run({ input: built.input });
     if (!result) return;
     const { cluster, bootstrapManifest } = result.registerCluster;
     setManifest({ name: cluster.name, id: cluster.id, text: bootstrapManifest });
-    setName('');
-    setInfraID('');
-    setLabelsText('');
+    setForm((f) => ({ ...f, name: '', infraID: '', labels: '', clusterApiName: '' }));
   };
   const error = register.error;
   const errors = {
@@ -358,6 +360,9 @@ function RegisterCluster() {
     labels: labelsError ?? fieldMessage(error, 'input.labels'),
     managementCluster: fieldMessage(error, 'input.managementCluster'),
     hcpNamespace: fieldMessage(error, 'input.hcpNamespace'),
+    clusterApiName: fieldMessage(error, 'input.clusterApiName'),
+    clusterApiNamespace: fieldMessage(error, 'input.clusterApiNamespace'),
+    infrastructureProvider: fieldMessage(error, 'input.infrastructureProvider'),
   };
   const other =
     error && !Object.values(errors).some((m) => m === describeRefusal(error)) ? error : undefined;
@@ -400,14 +405,16 @@ function RegisterCluster() {
         >
           <Grid hasGutter>
             <GridItem md={4}>
-              {text('register-name', 'Name', name, setName, errors.name, { isRequired: true })}
+              {text('register-name', 'Name', form.name, set('name'), errors.name, {
+                isRequired: true,
+              })}
             </GridItem>
             <GridItem md={2}>
               <FormGroup label="Platform" fieldId="register-platform">
                 <FormSelect
                   id="register-platform"
-                  value={platform}
-                  onChange={(_e, v) => setPlatform(v as Platform)}
+                  value={form.platform}
+                  onChange={(_e, v) => set('platform')(v as Platform)}
                 >
                   <FormSelectOption value="AWS" label="AWS" />
                   <FormSelectOption value="AZURE" label="Azure" />
@@ -420,8 +427,8 @@ function RegisterCluster() {
               <FormGroup label="Topology" fieldId="register-topology">
                 <FormSelect
                   id="register-topology"
-                  value={topology}
-                  onChange={(_e, v) => setTopology(v as Topology)}
+                  value={form.topology}
+                  onChange={(_e, v) => set('topology')(v as Topology)}
                 >
                   <FormSelectOption value="STANDALONE" label="Standalone" />
                   <FormSelectOption value="HOSTED" label="Hosted" />
@@ -430,40 +437,93 @@ function RegisterCluster() {
               </FormGroup>
             </GridItem>
             <GridItem md={4}>
-              {text('register-region', 'Region', region, setRegion, errors.region, {
+              {text('register-region', 'Region', form.region, set('region'), errors.region, {
                 isRequired: true,
                 placeholder: 'e.g. us-east-1',
               })}
             </GridItem>
             <GridItem md={4}>
-              {text('register-infra', 'Infrastructure ID', infraID, setInfraID, errors.infraID, {
-                placeholder: 'Optional',
-              })}
+              {text(
+                'register-infra',
+                'Infrastructure ID',
+                form.infraID,
+                set('infraID'),
+                errors.infraID,
+                {
+                  placeholder: 'Optional',
+                },
+              )}
             </GridItem>
             <GridItem md={8}>
-              {text('register-labels', 'Labels', labelsText, setLabelsText, errors.labels, {
+              {text('register-labels', 'Labels', form.labels, set('labels'), errors.labels, {
                 placeholder: 'e.g. env=prod, tier=gold',
               })}
             </GridItem>
-            {topology === 'HOSTED' ? (
+            {shown.managementCluster ? (
+              <GridItem md={6}>
+                {text(
+                  'register-management',
+                  'Management cluster',
+                  form.managementCluster,
+                  set('managementCluster'),
+                  errors.managementCluster,
+                  shown.hosted
+                    ? {}
+                    : { placeholder: 'Optional: where its Cluster API objects live' },
+                )}
+              </GridItem>
+            ) : null}
+            {shown.hosted ? (
+              <GridItem md={6}>
+                {text(
+                  'register-hcp-namespace',
+                  'Hosted control plane namespace',
+                  form.hcpNamespace,
+                  set('hcpNamespace'),
+                  errors.hcpNamespace,
+                )}
+              </GridItem>
+            ) : null}
+            {shown.clusterApi ? (
               <>
                 <GridItem md={6}>
                   {text(
-                    'register-management',
-                    'Management cluster',
-                    managementCluster,
-                    setManagementCluster,
-                    errors.managementCluster,
+                    'register-capi-name',
+                    'Cluster API cluster name',
+                    form.clusterApiName,
+                    set('clusterApiName'),
+                    errors.clusterApiName,
+                    { isRequired: true, placeholder: 'On OpenShift, the infrastructure name' },
                   )}
                 </GridItem>
-                <GridItem md={6}>
+                <GridItem md={4}>
                   {text(
-                    'register-hcp-namespace',
-                    'Hosted control plane namespace',
-                    hcpNamespace,
-                    setHcpNamespace,
-                    errors.hcpNamespace,
+                    'register-capi-namespace',
+                    'Cluster API namespace',
+                    form.clusterApiNamespace,
+                    set('clusterApiNamespace'),
+                    errors.clusterApiNamespace,
+                    { placeholder: OPENSHIFT_CLUSTER_API_NAMESPACE },
                   )}
+                </GridItem>
+                <GridItem md={2}>
+                  <FormGroup label="Infrastructure provider" fieldId="register-capi-provider">
+                    <FormSelect
+                      id="register-capi-provider"
+                      value={form.infrastructureProvider}
+                      aria-describedby="register-capi-provider-error"
+                      validated={errors.infrastructureProvider ? 'error' : 'default'}
+                      onChange={(_e, v) => set('infrastructureProvider')(v)}
+                    >
+                      {CLUSTER_API_PROVIDERS.map((p) => (
+                        <FormSelectOption key={p} value={p} label={p.toUpperCase()} />
+                      ))}
+                    </FormSelect>
+                    <FieldError
+                      id="register-capi-provider-error"
+                      message={errors.infrastructureProvider}
+                    />
+                  </FormGroup>
                 </GridItem>
               </>
             ) : null}
@@ -474,7 +534,7 @@ function RegisterCluster() {
               variant="primary"
               data-mutates
               isLoading={register.pending}
-              isDisabled={register.pending || !name.trim() || !region.trim()}
+              isDisabled={register.pending || !form.name.trim() || !form.region.trim()}
             >
               Register cluster
             </Button>

@@ -102,6 +102,15 @@ export function ClusterPage({ id }: { id: string }) {
                   </Term>
                   <Term term="Cluster ID">{cluster.uid}</Term>
                   <Term term="Infrastructure ID">{cluster.infraID ?? '—'}</Term>
+                  {cluster.platform === 'CAPI' ? (
+                    <Term term="Cluster API cluster">
+                      <span data-testid="capi-cluster">
+                        {cluster.clusterApiNamespace}/{cluster.clusterApiName} (
+                        {cluster.infrastructureProvider ?? 'aws'}
+                        {cluster.managementCluster ? ` on ${cluster.managementCluster}` : ''})
+                      </span>
+                    </Term>
+                  ) : null}
                   <Term term="Desired generation">
                     <span data-testid="generation">{cluster.karpenter.generation}</span>
                   </Term>
@@ -151,6 +160,15 @@ export function ClusterPage({ id }: { id: string }) {
                   </Term>
                   <Term term="Reconciling">{paused ? 'Paused' : 'Active'}</Term>
                   <Term term="Log level">{cluster.karpenter.logLevel}</Term>
+                  {cluster.platform === 'CAPI' ? (
+                    <Term term="Allowed instance types">
+                      <span data-testid="allowed-instance-types">
+                        {cluster.karpenter.allowedInstanceTypes.length
+                          ? cluster.karpenter.allowedInstanceTypes.join(', ')
+                          : "The worker template's type"}
+                      </span>
+                    </Term>
+                  ) : null}
                 </DescriptionList>
                 {canMutate ? (
                   <Flex className="fleet-gap">
