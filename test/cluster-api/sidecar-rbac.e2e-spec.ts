@@ -21,10 +21,6 @@ const CSR = ['certificates.k8s.io/v1', 'CertificateSigningRequest'] as const;
 const BINDING = ['rbac.authorization.k8s.io/v1', 'RoleBinding', 'karpenter-fleet-sidecar'] as const;
 const KARPENTER_CRDS = ['nodepools.karpenter.sh', 'nodeclaims.karpenter.sh'];
 /**
- * Granted ahead of the code that uses it: the deletion finalizer on the Cluster (issue 13, "Not
- * done yet") patches the Cluster; nothing else may be granted and unused.
- */
-/**
  * A worker MachineSet of its own (no MachineDeployment above it) that the Cluster Autoscaler
  * manages: DISABLE patches MachineSets too.
  */
