@@ -141,12 +141,16 @@ describe('drift: hand edits seen, and corrected by policy', () => {
       return np && np.metadata?.uid !== uid ? np : undefined;
     }, 'NodePool general re-created');
     expect(recreated.spec.limits.cpu).toBe('64');
+    // The re-created object can be seen before the detector has marked its entry corrected:
+    // wait for the report that says both.
     const deleted = await seen(
       async () =>
-        (await report()).drift.find((e) => e.change === 'Deleted' && e.name === 'general'),
-      'the deletion reported',
+        (await report()).drift.find(
+          (e) => e.change === 'Deleted' && e.name === 'general' && e.correctedAt !== undefined,
+        ),
+      'the deletion reported as corrected',
     );
-    expect(deleted.correctedAt).toBeDefined();
+    expect(deleted).toMatchObject({ change: 'Deleted', name: 'general' });
   });
 
   it('REPORT: a deleted object stays deleted and is reported as Drifted', async () => {
