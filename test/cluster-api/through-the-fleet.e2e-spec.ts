@@ -25,7 +25,7 @@ const OVERRIDES = `mutation($id: ID!, $input: NodeClassOverridesInput!) {
   setNodeClassOverrides(clusterId: $id, input: $input) { karpenter { generation } } }`;
 const UPSERT = `mutation($id: ID!, $input: UpsertNodePoolInput!) {
   upsertNodePool(clusterId: $id, input: $input) { karpenter { generation } } }`;
-const STATUS = `query($id: ID!) { cluster(id: $id) { karpenter { generation } status { observedGeneration conditions { type status reason message } } } }`;
+const STATUS = `query($id: ID!) { cluster(id: $id) { karpenter { generation } status { observedGeneration conditions { type status reason message } clusterAutoscaler { mode observed observedKinds } } } }`;
 
 const CAPI_INPUT = {
   platform: 'CAPI',
@@ -190,6 +190,7 @@ describe('Cluster API through the fleet: registerCluster, setKarpenter, the side
             status: {
               observedGeneration: number;
               conditions: { type: string; status: string; reason: string; message: string }[];
+              clusterAutoscaler: { mode: string; observed: string; observedKinds: string[] | null };
             };
           };
         }>(STATUS, { id: registered.id });
@@ -202,6 +203,12 @@ describe('Cluster API through the fleet: registerCluster, setKarpenter, the side
     });
     expect(status.conditions).toEqual(
       expect.arrayContaining([expect.objectContaining({ type: 'Degraded', status: 'False' })]),
+    );
+    // The kinds through which the Cluster Autoscaler is still in play: the worker
+    // MachineDeployments' size annotations until DISABLE has removed them, none after.
+    expect(status.clusterAutoscaler).toMatchObject({ mode: 'DISABLE' });
+    expect(status.clusterAutoscaler.observedKinds).toEqual(
+      status.clusterAutoscaler.observed === 'Removed' ? [] : ['MachineDeployment'],
     );
     const mds = pair.management
       .list('cluster.x-k8s.io/v1beta1', 'MachineDeployment', CAPI_CLUSTER.namespace)

@@ -136,6 +136,13 @@ export class ClusterAutoscalerStatus {
 
   @Field(() => Int)
   machineAutoscalers!: number;
+
+  @Field(() => [String], {
+    nullable: true,
+    description:
+      'Where the sidecar tells them apart: the kinds through which the Cluster Autoscaler is in play now (ClusterAutoscaler, MachineAutoscaler, MachineDeployment, MachineSet: a group with a node-group size annotation). Null where the sidecar does not say (standalone AWS).',
+  })
+  observedKinds?: string[] | null;
 }
 
 @ObjectType({
