@@ -10,6 +10,11 @@ import {
 
 import { fail, readCluster, Stop } from '../stop.js';
 import { readWorkerUserData } from '../openshift/user-data.js';
+import {
+  firstUsableWorker,
+  requireWorkerCandidates,
+  workerSelectedCondition,
+} from '../openshift/worker-machinesets.js';
 import type { ClusterObjectReader } from '../cluster-reader.js';
 import { describeError } from '../describe-error.js';
 import { INFRASTRUCTURE_NAME, parseAwsInfrastructure } from './infrastructure.js';
@@ -51,22 +56,10 @@ export async function discoverAwsStandalone(
 ): Promise<DiscoveryResult<AwsStandaloneInfrastructure>> {
   try {
     const infrastructure = await discover(input);
-    const { chosen, passedOver } = infrastructure.workerSelection;
     return {
       ok: true,
       infrastructure,
-      conditions: [
-        {
-          type: 'WorkerMachineSetSelected',
-          status: 'True',
-          reason: passedOver.length > 0 ? 'OthersPassedOver' : 'FirstWorkerMachineSet',
-          message:
-            `the default EC2NodeClass is copied from MachineSet ${MACHINE_API_NAMESPACE}/${chosen}` +
-            (passedOver.length > 0
-              ? `; passed over: ${passedOver.map((p) => `${p.name} (${p.why})`).join('; ')}`
-              : ''),
-        },
-      ],
+      conditions: [workerSelectedCondition('EC2NodeClass', infrastructure.workerSelection)],
     };
   } catch (err) {
     if (err instanceof Stop) return err.failure;
@@ -110,56 +103,32 @@ async function discover({
     reader.listMachineSets(MACHINE_API_NAMESPACE),
   );
   const selection = selectWorkerMachineSet(machineSets);
-  if (selection.candidates.length === 0) {
-    const considered = selection.skipped.map((s) => `${s.name} (${s.why})`).join(', ');
-    fail(
-      'NoWorkerMachineSet',
-      `no MachineSet in ${MACHINE_API_NAMESPACE} is labelled machine.openshift.io/cluster-api-machine-role=worker for general-purpose nodes` +
-        (considered ? `; passed over: ${considered}` : '; the namespace has no MachineSets'),
-    );
-  }
+  // Before any EC2 call: a cluster without a worker set says so whatever EC2 would answer.
+  requireWorkerCandidates(selection);
 
   const client = typeof ec2 === 'function' ? ec2(region) : ec2;
-  // Each candidate in turn: one whose AMI, profile, user data or security groups cannot be used
+  const subnets = await findClusterSubnets(client, infraID, region);
+  // Each candidate in turn (firstUsableWorker): one whose AMI, profile, user data or security groups cannot be used
   // is passed over with its reason. A lookup that failed (CloudLookupFailed,
   // KubernetesLookupFailed) stops discovery instead: a passing error must not switch the set
   // the default NodeClass is copied from.
-  const subnets = await findClusterSubnets(client, infraID, region);
-  const passedOver = [...selection.skipped];
-  const unusable: { name: string; why: string }[] = [];
-  let firstFailure: DiscoveryFailure | undefined;
-  for (const candidate of selection.candidates) {
-    try {
-      const chosen = await usableWorker(reader, client, candidate.machineSet, region);
-      return {
-        platform: 'AWS',
-        ...infrastructure.value,
-        ...(proxy.value ? { proxy: proxy.value } : {}),
-        cloudCredentials: cloudCredentials.value,
-        worker: chosen.worker,
-        subnets,
-        securityGroupIDs: chosen.securityGroupIDs,
-        rootDeviceName: chosen.rootDeviceName,
-        userData: chosen.userData,
-        workerSelection: { chosen: chosen.worker.name, passedOver: [...passedOver, ...unusable] },
-      };
-    } catch (err) {
-      if (!(err instanceof Stop) || !SET_UNUSABLE.has(err.failure.reason)) throw err;
-      firstFailure ??= err.failure;
-      unusable.push({ name: candidate.name, why: `${err.failure.reason}: ${err.failure.message}` });
-    }
-  }
-  // None could be used: the first candidate's reason, as before, naming the others too.
-  const others = unusable.slice(1);
-  throw new Stop({
-    ok: false,
-    reason: firstFailure!.reason,
-    message:
-      firstFailure!.message +
-      (others.length
-        ? `; no other worker MachineSet could be used: ${others.map((p) => `${p.name} (${p.why})`).join(', ')}`
-        : ''),
-  });
+  const { value: chosen, workerSelection } = await firstUsableWorker(
+    selection,
+    SET_UNUSABLE,
+    (candidate) => usableWorker(reader, client, candidate.machineSet, region),
+  );
+  return {
+    platform: 'AWS',
+    ...infrastructure.value,
+    ...(proxy.value ? { proxy: proxy.value } : {}),
+    cloudCredentials: cloudCredentials.value,
+    worker: chosen.worker,
+    subnets,
+    securityGroupIDs: chosen.securityGroupIDs,
+    rootDeviceName: chosen.rootDeviceName,
+    userData: chosen.userData,
+    workerSelection,
+  };
 }
 
 /** Why a candidate set is passed over rather than discovery failing at once. */

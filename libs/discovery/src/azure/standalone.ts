@@ -2,7 +2,11 @@ import type { ClusterObjectReader } from '../cluster-reader.js';
 import type { AzureResourceReader } from './arm.js';
 import { describeError } from '../describe-error.js';
 import { readWorkerUserData } from '../openshift/user-data.js';
-import { MACHINE_API_NAMESPACE } from '../openshift/worker-machinesets.js';
+import {
+  firstUsableWorker,
+  MACHINE_API_NAMESPACE,
+  workerSelectedCondition,
+} from '../openshift/worker-machinesets.js';
 import { fail, readCluster, Stop } from '../stop.js';
 import type { DiscoveryFailure, DiscoveryResult } from '../types.js';
 import { parseAzureCloudCredentials } from './credentials.js';
@@ -53,22 +57,10 @@ export async function discoverAzureStandalone(
 ): Promise<DiscoveryResult<AzureStandaloneInfrastructure>> {
   try {
     const infrastructure = await discover(input);
-    const { chosen, passedOver } = infrastructure.workerSelection;
     return {
       ok: true,
       infrastructure,
-      conditions: [
-        {
-          type: 'WorkerMachineSetSelected',
-          status: 'True',
-          reason: passedOver.length > 0 ? 'OthersPassedOver' : 'FirstWorkerMachineSet',
-          message:
-            `the default AKSNodeClass is copied from MachineSet ${MACHINE_API_NAMESPACE}/${chosen}` +
-            (passedOver.length > 0
-              ? `; passed over: ${passedOver.map((p) => `${p.name} (${p.why})`).join('; ')}`
-              : ''),
-        },
-      ],
+      conditions: [workerSelectedCondition('AKSNodeClass', infrastructure.workerSelection)],
     };
   } catch (err) {
     if (err instanceof Stop) return err.failure;
@@ -100,21 +92,12 @@ async function discover({
     reader.listMachineSets(MACHINE_API_NAMESPACE),
   );
   const selection = selectAzureWorkerMachineSet(machineSets);
-  if (selection.candidates.length === 0) {
-    const considered = selection.skipped.map((s) => `${s.name} (${s.why})`).join(', ');
-    fail(
-      'NoWorkerMachineSet',
-      `no MachineSet in ${MACHINE_API_NAMESPACE} is labelled machine.openshift.io/cluster-api-machine-role=worker for general-purpose nodes` +
-        (considered ? `; passed over: ${considered}` : '; the namespace has no MachineSets'),
-    );
-  }
   const providerSpecs = selection.candidates.map((c) => parseAzureWorkerMachineSet(c.machineSet));
-
-  const passedOver = [...selection.skipped];
   const credentialsBySecret = new Map<string, AzureCloudCredentials>();
-  let firstFailure: DiscoveryFailure | undefined;
-  for (const [index, candidate] of selection.candidates.entries()) {
-    try {
+  const { value, workerSelection } = await firstUsableWorker(
+    selection,
+    SET_UNUSABLE,
+    async (_candidate, index) => {
       const providerSpec = providerSpecs[index]!;
       if (!providerSpec.ok) throw new Stop(providerSpec);
       const credentials = await readCredentials(reader, providerSpec.value, credentialsBySecret);
@@ -125,37 +108,23 @@ async function discover({
         worker.value,
         credentials.subscriptionID,
       );
-      const userData = await readWorkerUserData(reader, worker.value);
       return {
-        platform: 'AZURE',
-        ...infrastructure.value,
         credentials,
         worker: worker.value,
-        workerSelection: { chosen: candidate.name, passedOver },
-        vnetSubnetID: vnetSubnetID(credentials.subscriptionID, worker.value),
-        zones: zonesOf(providerSpecs, credentials),
-        userData,
+        userData: await readWorkerUserData(reader, worker.value),
       };
-    } catch (err) {
-      if (!(err instanceof Stop) || !SET_UNUSABLE.has(err.failure.reason)) throw err;
-      firstFailure ??= err.failure;
-      passedOver.push({
-        name: candidate.name,
-        why: `${err.failure.reason}: ${err.failure.message}`,
-      });
-    }
-  }
-  // None could be used: the first candidate's reason, naming the others too.
-  const others = passedOver.slice(selection.skipped.length + 1);
-  throw new Stop({
-    ok: false,
-    reason: firstFailure!.reason,
-    message:
-      firstFailure!.message +
-      (others.length
-        ? `; no other worker MachineSet could be used: ${others.map((p) => `${p.name} (${p.why})`).join(', ')}`
-        : ''),
-  });
+    },
+  );
+  return {
+    platform: 'AZURE',
+    ...infrastructure.value,
+    credentials: value.credentials,
+    worker: value.worker,
+    workerSelection,
+    vnetSubnetID: vnetSubnetID(value.credentials.subscriptionID, value.worker),
+    zones: zonesOf(providerSpecs, value.credentials),
+    userData: value.userData,
+  };
 }
 
 async function readCredentials(

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { fail, Stop } from '../stop.js';
+import type { DiscoveryCondition, DiscoveryFailure } from '../types.js';
 import { describeIssues } from '../zod-issues.js';
 
 export const MACHINE_API_NAMESPACE = 'openshift-machine-api';
@@ -122,4 +124,80 @@ function whyNotWorker(
   const machineType = acceleratedMachineType(ms.spec?.template?.spec?.providerSpec?.value);
   if (machineType !== undefined) return `GPU nodes (${machineType})`;
   return undefined;
+}
+
+/** Stops discovery with `NoWorkerMachineSet`, naming what was passed over, when no set is a candidate. */
+export function requireWorkerCandidates(selection: {
+  candidates: unknown[];
+  skipped: SkippedMachineSet[];
+}): void {
+  if (selection.candidates.length > 0) return;
+  const considered = selection.skipped.map((s) => `${s.name} (${s.why})`).join(', ');
+  fail(
+    'NoWorkerMachineSet',
+    `no MachineSet in ${MACHINE_API_NAMESPACE} is labelled ${MACHINE_ROLE_LABEL}=worker for general-purpose nodes` +
+      (considered ? `; passed over: ${considered}` : '; the namespace has no MachineSets'),
+  );
+}
+
+/**
+ * Tries each candidate worker set in turn: one failing with a reason in `setUnusable` is passed
+ * over with that reason; any other failure (a lookup that failed) stops discovery, since a
+ * passing error must not switch the set the default NodeClass is copied from. No candidate at
+ * all is `NoWorkerMachineSet`; none usable is the first candidate's reason, naming the others.
+ */
+export async function firstUsableWorker<T>(
+  selection: {
+    candidates: { name: string; machineSet: unknown }[];
+    skipped: SkippedMachineSet[];
+  },
+  setUnusable: ReadonlySet<DiscoveryFailure['reason']>,
+  use: (candidate: { name: string; machineSet: unknown }, index: number) => Promise<T>,
+): Promise<{ value: T; workerSelection: { chosen: string; passedOver: SkippedMachineSet[] } }> {
+  requireWorkerCandidates(selection);
+  const unusable: SkippedMachineSet[] = [];
+  let firstFailure: DiscoveryFailure | undefined;
+  for (const [index, candidate] of selection.candidates.entries()) {
+    try {
+      const value = await use(candidate, index);
+      return {
+        value,
+        workerSelection: {
+          chosen: candidate.name,
+          passedOver: [...selection.skipped, ...unusable],
+        },
+      };
+    } catch (err) {
+      if (!(err instanceof Stop) || !setUnusable.has(err.failure.reason)) throw err;
+      firstFailure ??= err.failure;
+      unusable.push({ name: candidate.name, why: `${err.failure.reason}: ${err.failure.message}` });
+    }
+  }
+  const others = unusable.slice(1);
+  throw new Stop({
+    ok: false,
+    reason: firstFailure!.reason,
+    message:
+      firstFailure!.message +
+      (others.length
+        ? `; no other worker MachineSet could be used: ${others.map((p) => `${p.name} (${p.why})`).join(', ')}`
+        : ''),
+  });
+}
+
+/** Which worker set the default NodeClass (`nodeClassKind`) is copied from, and why not the others. */
+export function workerSelectedCondition(
+  nodeClassKind: string,
+  { chosen, passedOver }: { chosen: string; passedOver: SkippedMachineSet[] },
+): DiscoveryCondition {
+  return {
+    type: 'WorkerMachineSetSelected',
+    status: 'True',
+    reason: passedOver.length > 0 ? 'OthersPassedOver' : 'FirstWorkerMachineSet',
+    message:
+      `the default ${nodeClassKind} is copied from MachineSet ${MACHINE_API_NAMESPACE}/${chosen}` +
+      (passedOver.length > 0
+        ? `; passed over: ${passedOver.map((p) => `${p.name} (${p.why})`).join('; ')}`
+        : ''),
+  };
 }
