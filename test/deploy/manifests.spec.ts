@@ -397,7 +397,8 @@ describe('deploy/ manifests', () => {
       if (x.rules.some((r) => r.resources.includes('secrets')))
         expect(x.metadata?.name).toBe('karpenter-fleet-sidecar-operand');
     // Management: every Role in the namespace of the ServiceAccount (the Cluster's); the
-    // ClusterRole only lists RBAC and writes the operand's role and binding by name; no Secret.
+    // ClusterRole only lists and watches RBAC (pruning, drift) and writes the operand's role and
+    // binding by name; no Secret.
     const sa = management.find((d) => d.kind === 'ServiceAccount')!;
     for (const d of management.filter((d) => d.kind === 'Role' || d.kind === 'RoleBinding'))
       expect(d.metadata?.namespace).toBe(sa.metadata?.namespace);
@@ -406,7 +407,7 @@ describe('deploy/ manifests', () => {
       .flatMap((d) => d.rules);
     for (const r of clusterRules) {
       expect(r.apiGroups).toEqual(['rbac.authorization.k8s.io']);
-      if (!r.resourceNames) expect(r.verbs).toEqual(['list']);
+      if (!r.resourceNames) expect(r.verbs).toEqual(['list', 'watch']);
     }
     expect(
       rolesOf(management)

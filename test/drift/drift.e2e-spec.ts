@@ -133,6 +133,68 @@ describe('drift: hand edits seen, and corrected by policy', () => {
     expect(drifted).toMatchObject({ status: 'False', reason: 'Corrected' });
   });
 
+  it("every owned kind is watched: a hand edit of Karpenter's ClusterRole is put back and reported", async () => {
+    const ref = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      name: 'openshift-karpenter',
+    } as const;
+    const rules = () =>
+      JSON.stringify(
+        (h.cluster.kube.get(ref.apiVersion, ref.kind, ref.name) as { rules?: unknown })?.rules,
+      );
+    const original = rules();
+    await sre.mergePatch(
+      {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name },
+        rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+      },
+      'sre-hand-edit',
+    );
+    const corrected = await seen(
+      async () =>
+        (await report()).drift.find(
+          (e) => e.kind === 'ClusterRole' && e.name === ref.name && e.correctedAt !== undefined,
+        ),
+      'the ClusterRole edit reported as corrected',
+    );
+    expect(corrected).toMatchObject({
+      change: 'Modified',
+      fields: [{ path: '.rules', manager: 'sre-hand-edit' }],
+    });
+    expect(rules()).toBe(original);
+  });
+
+  it('a deleted PodDisruptionBudget of the operand is re-created under CORRECT', async () => {
+    const ref = {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      namespace: 'openshift-karpenter',
+      name: 'karpenter',
+    } as const;
+    const pdb = () => h.cluster.kube.get(ref.apiVersion, ref.kind, ref.name, ref.namespace);
+    const uid = pdb()?.metadata?.uid;
+    expect(uid).toBeDefined();
+    await sre.delete(ref);
+    await until(() => {
+      const live = pdb();
+      return live && live.metadata?.uid !== uid ? live : undefined;
+    }, 'the PodDisruptionBudget re-created');
+    const entry = await seen(
+      async () =>
+        (await report()).drift.find(
+          (e) =>
+            e.kind === 'PodDisruptionBudget' &&
+            e.change === 'Deleted' &&
+            e.correctedAt !== undefined,
+        ),
+      'the deletion reported as corrected',
+    );
+    expect(entry).toMatchObject({ namespace: 'openshift-karpenter', name: 'karpenter' });
+  });
+
   it('deleting a fleet object is reported and, under CORRECT, it is re-created', async () => {
     const uid = nodePool()?.metadata?.uid;
     await sre.delete(NODEPOOL);

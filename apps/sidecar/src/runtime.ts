@@ -111,6 +111,18 @@ export class SidecarRuntime {
   readonly renderInputs: ResourceWatch[];
   /** Cluster API: the workload Cluster on the management cluster (its deletion, our finalizer). */
   readonly workloadCluster?: ResourceWatch;
+  /**
+   * The fleet's other owned kinds (RBAC, ServiceAccount, ConfigMaps, PodDisruptionBudget,
+   * CredentialsRequest, admission policies, ...), by the fleet's label, one watch per namespace:
+   * only so drift sees hand edits and deletions of them.
+   */
+  readonly ownedWatches: ResourceWatch[];
+  /**
+   * Those of them in the operand's namespace, which the sidecar creates and may watch only once
+   * its RoleBinding there exists: they run while the operand Deployment does (created after
+   * both, pruned before them).
+   */
+  private readonly operandNamespaceWatches: ResourceWatch[];
   /** Only where the driver owns a ClusterOperator (standalone OpenShift). */
   readonly operator?: ClusterOperatorController;
   readonly nodeClasses: NodeClassController;
@@ -228,6 +240,34 @@ export class SidecarRuntime {
       .map(({ kind, target, ...selection }) =>
         make(kind, { ...selection, maxBackoffMs: 60_000 }, target),
       );
+    const watchedAlready = (kind: ResourceIdentity, namespace?: string) =>
+      [NODEPOOL, provider.nodeClass, KARPENTER_CR].some(
+        (k) => k.apiVersion === kind.apiVersion && k.kind === kind.kind,
+      ) ||
+      (kind.kind === DEPLOYMENT.kind &&
+        kind.apiVersion === DEPLOYMENT.apiVersion &&
+        namespace === provider.operandNamespace);
+    const operandTarget = provider.operandTarget ?? 'management';
+    const owned = provider.ownedKinds().flatMap(({ target, namespaces, ...kind }) =>
+      (kind.namespaced ? (namespaces ?? []) : [undefined])
+        .filter((namespace) => !watchedAlready(kind, namespace))
+        .map((namespace) => ({
+          inOperandNamespace:
+            namespace === provider.operandNamespace &&
+            (apiServers.single || target === operandTarget),
+          watch: make(
+            kind,
+            {
+              ...(namespace ? { namespace } : {}),
+              labelSelector: OWNED_BY_SELECTOR,
+              maxBackoffMs: 60_000,
+            },
+            target,
+          ),
+        })),
+    );
+    this.ownedWatches = owned.map((o) => o.watch);
+    this.operandNamespaceWatches = owned.filter((o) => o.inOperandNamespace).map((o) => o.watch);
     this.drift = new DriftDetector({
       log: log.child({ controller: 'drift' }),
       onChange: (drifted) => this.driftChanged(drifted),
@@ -308,6 +348,7 @@ export class SidecarRuntime {
       ...(this.machineConfigPools ? [this.machineConfigPools] : []),
       ...this.renderInputs,
       ...(this.workloadCluster ? [this.workloadCluster] : []),
+      ...this.ownedWatches.filter((w) => !this.operandNamespaceWatches.includes(w)),
     ];
   }
 
@@ -331,12 +372,27 @@ export class SidecarRuntime {
     );
     for (const input of this.renderInputs)
       this.offs.push(input.on((type, object) => this.renderInputChanged(type, object)));
-    // Drift is read from the watches the sidecar already holds on what it applies (NodePools,
-    // NodeClasses, the operand Deployment, the Karpenter CR): no request of its own.
-    for (const watch of [this.nodePools, this.nodeClassWatch, this.deployments, this.karpenters])
+    // Drift is read from the watches: those the sidecar holds anyway on what it applies
+    // (NodePools, NodeClasses, the operand Deployment, the Karpenter CR) and one per other owned
+    // kind; never a request of its own.
+    for (const watch of [
+      this.nodePools,
+      this.nodeClassWatch,
+      this.deployments,
+      this.karpenters,
+      ...this.ownedWatches,
+    ])
       this.offs.push(watch.on((type, object) => this.drift.observe(type, object)));
     for (const watch of this.autoscalerWatches)
       this.offs.push(watch.on(() => void this.autoscalerEpoch++));
+    this.offs.push(
+      this.deployments.on(() => {
+        const operandExists = this.deployments.items().length > 0;
+        for (const watch of this.operandNamespaceWatches)
+          if (operandExists) watch.start();
+          else watch.stop();
+      }),
+    );
     if (this.workloadCluster)
       this.offs.push(this.workloadCluster.on((type, object) => this.clusterChanged(type, object)));
     this.credentialRenewal?.start();
@@ -429,7 +485,7 @@ export class SidecarRuntime {
     this.options.driver.close();
     this.nodeClasses.stop();
     this.approver.stop();
-    for (const w of this.watches()) w.stop();
+    for (const w of [...this.watches(), ...this.operandNamespaceWatches]) w.stop();
     await this.chain.catch(() => undefined);
   }
 
