@@ -19,11 +19,8 @@ describe('unsupportedChange', () => {
     },
   );
 
-  it('refuses drift policy REPORT for a hosted cluster (its sidecar does not watch for drift)', () => {
-    expect(unsupportedChange(hosted, { driftPolicy: 'REPORT' })).toMatchObject({
-      field: 'driftPolicy',
-      reason: expect.stringContaining('not supported for HOSTED clusters') as unknown,
-    });
+  it('accepts either drift policy on every topology (the hosted sidecar watches its guest objects)', () => {
+    expect(unsupportedChange(hosted, { driftPolicy: 'REPORT' })).toBeUndefined();
     expect(unsupportedChange(hosted, { driftPolicy: 'CORRECT' })).toBeUndefined();
     expect(unsupportedChange(aws, { driftPolicy: 'REPORT' })).toBeUndefined();
     expect(unsupportedChange(capi, { driftPolicy: 'REPORT' })).toBeUndefined();

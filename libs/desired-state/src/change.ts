@@ -83,7 +83,6 @@ export interface ChangeTarget {
  *   (hypershift.openshift.io NodePool spec.autoScaling, in the HostedCluster's namespace on the
  *   management cluster); the fleet does not change those NodePools yet, so DISABLE and MIGRATE
  *   would promise what no sidecar does.
- * - Drift policy REPORT needs a sidecar that watches for drift: not the hosted one yet.
  * - The Karpenter release and operand image are the fleet's only where it runs the operand
  *   itself, standalone AWS: HyperShift runs its own on hosted clusters, and the Cluster API
  *   driver runs karpenter-provider-cluster-api's image.
@@ -95,14 +94,6 @@ export function unsupportedChange(
     'clusterAutoscalerMode' | 'karpenterVersion' | 'operandImage' | 'driftPolicy'
   >,
 ): { field: string; reason: string } | undefined {
-  // The hosted sidecar does not watch for drift yet (only SidecarRuntime does): REPORT would
-  // promise a flag nobody raises.
-  if (cluster.topology === 'HOSTED' && change.driftPolicy === 'REPORT')
-    return {
-      field: 'driftPolicy',
-      reason:
-        'REPORT is not supported for HOSTED clusters yet: their sidecar does not watch for drift; keep CORRECT',
-    };
   const mode = change.clusterAutoscalerMode;
   if (cluster.topology === 'HOSTED' && mode !== undefined && mode !== 'KEEP')
     return {

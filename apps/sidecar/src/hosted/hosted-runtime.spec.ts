@@ -4,6 +4,7 @@ import { KubeClusterObjectReader, type HostedAwsInfrastructure } from '@fleet/di
 import {
   HOSTED,
   HyperShiftStandIn,
+  eventually,
   startEmulatedHostedCluster,
   type EmulatedHostedCluster,
 } from '@fleet/testing';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import type { ReconcileOrder } from '@fleet/contracts';
 import { apiServersFor } from '../kube/api-servers.js';
+import { ClusterClient } from '../kube/cluster-client.js';
 import { HostedRuntime } from './hosted-runtime.js';
 
 const order = (generation: number, spec: Partial<ReconcileOrder['spec']>): ReconcileOrder => ({
@@ -224,5 +226,76 @@ describe('HostedRuntime (AutoNode mode)', () => {
         }
       ).autoNode,
     ).toEqual(byHand);
+  });
+
+  it('drift in the guest: a hand edit of the fleet NodePool is put back under CORRECT, left and reported under REPORT', async () => {
+    const r = runtime('AutoNode');
+    r.start();
+    const spec = {
+      ...enabledSpec,
+      nodePools: [
+        {
+          name: 'general',
+          spec: { template: { spec: { requirements: [] } }, limits: { cpu: '64' } },
+        },
+      ],
+    };
+    const cpu = () =>
+      (
+        cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general')?.spec as
+          { limits?: { cpu?: string } } | undefined
+      )?.limits?.cpu;
+    // HyperShift installs the Karpenter CRDs in the guest once it sees spec.autoNode.
+    await eventually(
+      async () => ((await r.apply(order(10, spec))) && cpu() === '64') || undefined,
+      {
+        timeoutMs: 15_000,
+        what: 'the fleet NodePool in the guest',
+      },
+    );
+    const path = join(tmp, 'sre.kubeconfig');
+    writeFileSync(path, cluster.guest.kubeconfigYaml());
+    const sre = ClusterClient.fromKubeconfigFile(path);
+    const edit = (value: string) =>
+      sre.mergePatch(
+        {
+          apiVersion: 'karpenter.sh/v1',
+          kind: 'NodePool',
+          metadata: { name: 'general' },
+          spec: { limits: { cpu: value } },
+        },
+        'sre-hand-edit',
+      );
+    const drifted = async () => (await r.snapshot())?.conditions.find((c) => c.type === 'Drifted');
+
+    await edit('128');
+    const corrected = await eventually(
+      async () =>
+        cpu() === '64'
+          ? (await r.snapshot())?.drift?.find((e) => e.name === 'general' && e.correctedAt)
+          : undefined,
+      { timeoutMs: 10_000, what: 'the edit put back and reported as corrected' },
+    );
+    expect(corrected).toMatchObject({
+      kind: 'NodePool',
+      change: 'Modified',
+      fields: [{ path: '.spec.limits.cpu', manager: 'sre-hand-edit' }],
+    });
+    expect(await drifted()).toMatchObject({ status: 'False', reason: 'Corrected' });
+
+    const report = order(11, { ...spec, driftPolicy: 'REPORT' });
+    await r.apply(report);
+    await edit('256');
+    await eventually(async () => ((await drifted())?.status === 'True' ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'Drifted=True under REPORT',
+    });
+    expect(await drifted()).toMatchObject({ reason: 'LeftInPlace' });
+    await r.apply(report);
+    await r.idle();
+    expect(cpu()).toBe('256');
+    // Back to CORRECT puts it back.
+    await r.apply(order(12, spec));
+    expect(cpu()).toBe('64');
   });
 });

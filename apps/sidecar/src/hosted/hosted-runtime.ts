@@ -32,6 +32,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { ApiServers } from '../kube/api-servers.js';
 import { ClusterClient, describeKubeError, isNotFound } from '../kube/cluster-client.js';
+import { DriftDetector } from '../drift/drift-detector.js';
 import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
@@ -81,6 +82,14 @@ export class HostedRuntime {
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
   private guestClient?: { content: string; client: ClusterClient };
+  /** What the fleet keeps in the guest (NodePools, its NodeClass), watched for hand edits. */
+  private guestWatches: ResourceWatch[] = [];
+  private guestWatchesFor?: ClusterClient;
+  private started = false;
+  private correctionQueued = false;
+  readonly drift: DriftDetector;
+  /** Kept across reports, so its lastTransitionTime only moves when its status does. */
+  private readonly driftCondition = new ConditionSet();
 
   constructor(private readonly options: HostedRuntimeOptions) {
     const { apiServers, hcpNamespace, log } = options;
@@ -94,6 +103,60 @@ export class HostedRuntime {
       namespace: hcpNamespace,
       maxBackoffMs: 5_000,
     });
+    this.drift = new DriftDetector({
+      log: log.child({ controller: 'drift' }),
+      onChange: (drifted) => this.driftChanged(drifted),
+    });
+  }
+
+  /**
+   * The guest's watches follow its client: a rotated kubeconfig rebuilds the client, and the
+   * watches with it (the old credentials stop working).
+   */
+  private watchGuest(client: ClusterClient, config: KubeConfig): void {
+    if (this.guestWatchesFor === client) return;
+    for (const w of this.guestWatches) w.stop();
+    const watch = new Watch(config);
+    this.guestWatches = GUEST_OWNED_KINDS.map(
+      (kind) =>
+        new ResourceWatch(client.objects, watch, kind, this.options.log, {
+          labelSelector: OWNED_BY_SELECTOR,
+          // HyperShift installs the Karpenter CRDs in the guest; until then the kind is not served.
+          maxBackoffMs: 5_000,
+        }),
+    );
+    this.guestWatchesFor = client;
+    for (const w of this.guestWatches) {
+      this.offs.push(w.on((type, object) => this.drift.observe(type, object)));
+      if (this.started) w.start();
+    }
+  }
+
+  /**
+   * Drift under CORRECT is put back at once by running the order again (one correction queued at
+   * a time); under REPORT it is only reported.
+   */
+  private driftChanged(drifted: boolean): void {
+    const order = this.order;
+    if (
+      drifted &&
+      order &&
+      !order.spec.paused &&
+      (order.spec.driftPolicy ?? 'CORRECT') === 'CORRECT' &&
+      !this.correctionQueued
+    ) {
+      this.correctionQueued = true;
+      this.options.log.info('drift: applying the order again to put it back');
+      this.chain = this.chain.then(() => {
+        this.correctionQueued = false;
+      });
+      void this.enqueue(order)
+        .catch((err: unknown) =>
+          this.options.log.error({ err: String(err) }, 're-applying after drift'),
+        )
+        .then(() => this.changed(true));
+    }
+    this.changed(true);
   }
 
   start(): void {
@@ -106,6 +169,14 @@ export class HostedRuntime {
     this.offs.push(this.hcps.on(again), this.deployments.on(again));
     this.hcps.start();
     this.deployments.start();
+    this.started = true;
+    try {
+      this.guest();
+    } catch (err) {
+      // No guest kubeconfig yet: the first reconcile reports it.
+      this.options.log.warn({ err: String(err) }, 'guest kubeconfig not readable yet');
+    }
+    for (const w of this.guestWatches) w.start();
   }
 
   async stop(): Promise<void> {
@@ -115,6 +186,8 @@ export class HostedRuntime {
     for (const off of this.offs.splice(0)) off();
     this.hcps.stop();
     this.deployments.stop();
+    this.started = false;
+    for (const w of this.guestWatches) w.stop();
     this.options.driver.close();
     await this.chain.catch(() => undefined);
   }
@@ -279,7 +352,7 @@ export class HostedRuntime {
           await management.mergePatch(renderAutoNodePatch(infra.hostedCluster, roleARN));
           applied++;
         }
-        const written = await this.applyGuest(guest);
+        const written = await this.applyGuest(guest, spec.driftPolicy);
         if (written === undefined) {
           conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
           conditions.set(
@@ -389,18 +462,25 @@ export class HostedRuntime {
   /** Applies the guest objects and prunes the owned ones no longer rendered; undefined while the CRDs are not served. */
   private async applyGuest(
     objects: ReturnType<typeof renderGuestObjects>,
+    driftPolicy: ReconcileOrder['spec']['driftPolicy'],
   ): Promise<{ applied: number; pruned: number } | undefined> {
     const guest = this.guest();
     let applied = 0;
     try {
       for (const { object } of objects) {
-        await guest.apply(object);
+        // Under REPORT an object with open drift stays as its editor left it.
+        if (this.drift.held(object, driftPolicy)) continue;
+        this.drift.recordApplied('workload', await guest.apply(object));
         applied++;
       }
     } catch (err) {
       if (isUnserved(err)) return undefined;
       throw err;
     }
+    // The CRDs are served now: the watches need not wait out their backoff.
+    for (const w of this.guestWatches) w.nudge();
+    // Before pruning, so the fleet's own deletions are never mistaken for drift.
+    this.drift.retain(objects.map(({ object }) => object));
     const wanted = new Set(objects.map(({ object }) => `${object.kind}/${object.metadata.name}`));
     let pruned = 0;
     for (const kind of [...GUEST_OWNED_KINDS].reverse()) {
@@ -422,6 +502,7 @@ export class HostedRuntime {
    */
   private async removeGuest(): Promise<{ pruned: number; nodeClaims: number }> {
     const guest = this.guest();
+    this.drift.retain([]);
     let pruned = 0;
     try {
       for (const kind of [...GUEST_OWNED_KINDS].reverse()) {
@@ -449,7 +530,11 @@ export class HostedRuntime {
   /** The guest's client, rebuilt when the mounted kubeconfig was rewritten (rotation). */
   private guest(): ClusterClient {
     const { guestKubeconfigPath: path, apiServers, log } = this.options;
-    if (!path) return apiServers.client('workload');
+    if (!path) {
+      const client = apiServers.client('workload');
+      this.watchGuest(client, apiServers.kubeConfig('workload'));
+      return client;
+    }
     let content: string;
     try {
       content = readFileSync(path, 'utf8');
@@ -463,6 +548,7 @@ export class HostedRuntime {
     config.loadFromString(content);
     if (this.guestClient) log.info({ path }, 'guest kubeconfig rotated; guest client rebuilt');
     this.guestClient = { content, client: new ClusterClient(config, apiServers.timeoutMs) };
+    this.watchGuest(this.guestClient.client, config);
     return this.guestClient.client;
   }
 
@@ -474,9 +560,16 @@ export class HostedRuntime {
     const last = this.last;
     if (!last || !this.order) return Promise.resolve(undefined);
     const nodePools = this.order.spec.enabled ? this.order.spec.nodePools.length : 0;
+    const drifted = this.drift.condition(this.order.spec.driftPolicy);
+    this.driftCondition.set('Drifted', drifted.status, drifted.reason, drifted.message);
+    const conditions: Condition[] = [
+      ...last.result.conditions.filter((c) => c.type !== 'Drifted'),
+      ...this.driftCondition.list(),
+    ].sort((a, b) => a.type.localeCompare(b.type));
     return Promise.resolve({
       observedGeneration: last.generation,
-      conditions: last.result.conditions,
+      conditions,
+      drift: this.drift.list(),
       metrics: { ...this.counts, nodePools },
       csrDecisions: [],
     });
