@@ -10,6 +10,7 @@ import {
   type TestDatabase,
 } from '@fleet/testing';
 import { startWorker } from '../../apps/worker/src/main.js';
+import { ClusterClient } from '../../apps/sidecar/src/kube/cluster-client.js';
 import { CONSOLE_DIRECTORY } from '../../apps/api/src/config.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
@@ -371,6 +372,37 @@ describe('the web console', () => {
     await dialog.waitFor({ state: 'detached' });
     await page.getByTestId('nodepool-general').waitFor();
     expect((await clusterState()).nodePools.map((p) => p.name)).toEqual(['general']);
+  });
+
+  it('shows a hand edit of a fleet NodePool, put back, with the field and who changed it, live', async () => {
+    const page = await newPage();
+    await signIn(page, operatorToken);
+    await page.goto(clusterUrl());
+    await textMatches(page.getByTestId('drift-policy'), /CORRECT/);
+    // An SRE edits the NodePool the fleet manages, through the real client, as kubectl would.
+    const sre = ClusterClient.fromKubeconfigFile(cluster.kubeconfigPath);
+    await sre.mergePatch(
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'general' },
+        spec: {
+          template: {
+            spec: {
+              requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }],
+            },
+          },
+        },
+      },
+      'kubectl-edit',
+    );
+    // Seen while being put back, then put back (a time in the last column).
+    await textMatches(page.getByTestId('drift-corrected-NodePool-general'), /\d/);
+    const text = await page.getByTestId('drift-NodePool-general').innerText();
+    expect(text).toContain('.spec.template.spec.requirements by kubectl-edit');
+    expect(text).toContain('Modified');
+    await screenshot(page, '08b-drift-corrected');
+    await expectAccessible(page);
   });
 
   it('shows the API refusal of a change that lost a race (CONFLICT), changing nothing', async () => {

@@ -321,15 +321,29 @@ export type ClusterDetailFragment = {
     logLevel: KarpenterLogLevel;
     featureGates: unknown;
     allowedInstanceTypes: Array<string>;
+    driftPolicy: DriftPolicy;
     enabled: boolean;
     clusterAutoscalerMode: ClusterAutoscalerMode;
     generation: number;
     paused: boolean;
   };
   status: {
+    drifted: boolean;
     observedGeneration: number;
     stale: boolean;
     lastReportAt: string | null;
+    drift: Array<{
+      target: string;
+      apiVersion: string;
+      kind: string;
+      namespace: string | null;
+      name: string;
+      change: string;
+      moreFields: number;
+      detectedAt: string;
+      correctedAt: string | null;
+      fields: Array<{ path: string; manager: string | null }>;
+    }> | null;
     clusterAutoscaler: {
       mode: ClusterAutoscalerMode;
       observed: string;
@@ -380,15 +394,29 @@ export type ClusterQuery = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -438,15 +466,29 @@ export type ClusterDetailChangedSubscription = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -499,15 +541,29 @@ export type SetKarpenterMutation = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -560,15 +616,29 @@ export type UpsertNodePoolMutation = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -622,15 +692,29 @@ export type DeleteNodePoolMutation = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -682,15 +766,29 @@ export type PauseClusterMutation = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -742,15 +840,29 @@ export type ResumeClusterMutation = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -802,15 +914,29 @@ export type ReconcileClusterMutation = {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
       allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
       generation: number;
       paused: boolean;
     };
     status: {
+      drifted: boolean;
       observedGeneration: number;
       stale: boolean;
       lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
       clusterAutoscaler: {
         mode: ClusterAutoscalerMode;
         observed: string;
@@ -1447,8 +1573,25 @@ export const ClusterDetailFragmentDoc = new TypedDocumentString(
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -1820,8 +1963,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -1897,8 +2057,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -1977,8 +2154,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -2054,8 +2248,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -2135,8 +2346,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -2212,8 +2440,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -2289,8 +2534,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed
@@ -2366,8 +2628,25 @@ fragment ClusterDetail on Cluster {
     logLevel
     featureGates
     allowedInstanceTypes
+    driftPolicy
   }
   status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
     clusterAutoscaler {
       mode
       observed

@@ -28,6 +28,7 @@ import {
 } from '../graphql/generated.js';
 import { describeRefusal } from '../graphql/client.js';
 import { useMutation, useQuery, useSubscription } from '../lib/hooks.js';
+import { driftFields, driftObject } from '../lib/drift.js';
 import { Link } from '../lib/router.js';
 import { useSession } from '../lib/session-context.js';
 import { Labels, StateLabel } from '../components/StateLabel.js';
@@ -160,6 +161,13 @@ export function ClusterPage({ id }: { id: string }) {
                   </Term>
                   <Term term="Reconciling">{paused ? 'Paused' : 'Active'}</Term>
                   <Term term="Log level">{cluster.karpenter.logLevel}</Term>
+                  <Term term="Hand edits">
+                    <span data-testid="drift-policy">
+                      {cluster.karpenter.driftPolicy === 'REPORT'
+                        ? 'Left in place and reported (REPORT)'
+                        : 'Put back at once (CORRECT)'}
+                    </span>
+                  </Term>
                   {cluster.platform === 'CAPI' ? (
                     <Term term="Allowed instance types">
                       <span data-testid="allowed-instance-types">
@@ -266,6 +274,57 @@ export function ClusterPage({ id }: { id: string }) {
               </CardBody>
             </Card>
           </GridItem>
+          {cluster.status.drift?.length ? (
+            <GridItem span={12}>
+              <Card>
+                <CardTitle component="h2">
+                  {cluster.status.drifted
+                    ? 'Drift: hand edits of what the fleet manages'
+                    : 'Drift corrected in the last hour'}
+                </CardTitle>
+                <CardBody>
+                  <Table aria-label="Drift" variant="compact">
+                    <Thead>
+                      <Tr>
+                        <Th modifier="wrap">Object</Th>
+                        <Th modifier="wrap">Change</Th>
+                        <Th modifier="wrap">Fields (by field manager)</Th>
+                        <Th modifier="wrap">Detected</Th>
+                        <Th modifier="wrap">Put back</Th>
+                      </Tr>
+                    </Thead>
+                    <Tbody>
+                      {cluster.status.drift.map((e) => (
+                        <Tr
+                          key={`${e.target}/${e.apiVersion}/${e.kind}/${e.namespace ?? ''}/${e.name}/${e.detectedAt}`}
+                          data-testid={`drift-${e.kind}-${e.name}`}
+                        >
+                          <Td dataLabel="Object" modifier="breakWord">
+                            {driftObject(e)}
+                          </Td>
+                          <Td dataLabel="Change">{e.change}</Td>
+                          <Td dataLabel="Fields (by field manager)" modifier="breakWord">
+                            {driftFields(e)}
+                          </Td>
+                          <Td dataLabel="Detected">{new Date(e.detectedAt).toLocaleString()}</Td>
+                          <Td
+                            dataLabel="Put back"
+                            data-testid={`drift-corrected-${e.kind}-${e.name}`}
+                          >
+                            {e.correctedAt
+                              ? new Date(e.correctedAt).toLocaleString()
+                              : cluster.karpenter.driftPolicy === 'REPORT'
+                                ? 'No: left in place (REPORT)'
+                                : 'Being put back'}
+                          </Td>
+                        </Tr>
+                      ))}
+                    </Tbody>
+                  </Table>
+                </CardBody>
+              </Card>
+            </GridItem>
+          ) : null}
           {cluster.status.machineConfigPools ? (
             <GridItem span={12}>
               <Card>
