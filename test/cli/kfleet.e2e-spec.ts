@@ -268,4 +268,39 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
       clusterAutoscalerDisabled: 1,
     });
   });
+
+  it('lists the clusters of one management cluster or the drifted ones, and refuses a name that cannot be a cluster', async () => {
+    const registered = await kfleet([
+      'clusters',
+      'register',
+      'hcp-alpha',
+      '--platform',
+      'aws',
+      '--region',
+      'us-east-1',
+      '--topology',
+      'hosted',
+      '--management-cluster',
+      'mgmt-east',
+      '--hcp-namespace',
+      'clusters-alpha',
+    ]);
+    expect(registered.code).toBe(0);
+    const [ofMgmt, ofOther, bad, drifted] = await Promise.all([
+      kfleet(['clusters', 'list', '--management-cluster', 'mgmt-east', '-o', 'json']),
+      kfleet(['clusters', 'list', '--management-cluster', 'mgmt-west', '-o', 'json']),
+      kfleet(['clusters', 'list', '--management-cluster', 'Mgmt_East']),
+      // None of these clusters reports drift (none has a sidecar).
+      kfleet(['clusters', 'list', '--drifted', '-o', 'json']),
+    ]);
+    expect(JSON.parse(drifted.stdout)).toEqual([]);
+    expect((JSON.parse(ofMgmt.stdout) as { name: string }[]).map((c) => c.name)).toEqual([
+      'hcp-alpha',
+    ]);
+    expect(JSON.parse(ofOther.stdout)).toEqual([]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /must consist of lower case alphanumeric characters.*\(code: BAD_USER_INPUT, field: filter\.managementCluster\)\n$/,
+    );
+  });
 });

@@ -1,4 +1,9 @@
-import { LabelSelectorError, parseLabelSelector, type LabelRequirement } from '@fleet/contracts';
+import {
+  LabelSelectorError,
+  dns1123Subdomain,
+  parseLabelSelector,
+  type LabelRequirement,
+} from '@fleet/contracts';
 import { Prisma } from '@fleet/database';
 import { userInputError } from '../common/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -85,6 +90,15 @@ export function clusterWhere(
     if (filter.nameContains.length > 63)
       throw userInputError('filter.nameContains', 'must be no more than 63 characters');
     conds.push(Prisma.sql`strpos(c.name, ${filter.nameContains}) > 0`);
+  }
+  if (filter?.managementCluster != null) {
+    const name = dns1123Subdomain.safeParse(filter.managementCluster);
+    if (!name.success)
+      throw userInputError(
+        'filter.managementCluster',
+        name.error.issues[0]?.message ?? 'must be a DNS-1123 subdomain',
+      );
+    conds.push(Prisma.sql`c."managementCluster" = ${name.data}`);
   }
   return Prisma.join(conds, ' AND ');
 }

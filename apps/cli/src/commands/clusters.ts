@@ -57,6 +57,8 @@ export function clusterFilter(opts: Record<string, unknown>): Record<string, unk
   if (opts.inSync) filter.inSync = true;
   if (opts.outOfSync) filter.inSync = false;
   if (opts.stale) filter.stale = true;
+  if (opts.drifted) filter.drifted = true;
+  if (typeof opts.managementCluster === 'string') filter.managementCluster = opts.managementCluster;
   return filter;
 }
 
@@ -100,6 +102,11 @@ export function addClustersCommands(program: Command, context: CommandContext): 
     .option('--out-of-sync', 'only clusters whose observed generation lags')
     .option('--in-sync', 'only clusters that applied their desired generation')
     .option('--stale', 'only clusters without a recent report')
+    .option('--drifted', 'only clusters reporting hand edits of what the fleet manages')
+    .option(
+      '--management-cluster <name>',
+      'only clusters served from this management cluster (hosted, Cluster API)',
+    )
     .option('--sort-by <field>', 'name, created or last-report', 'name')
     .option('-w, --watch', 'after the list, print each cluster again when it changes')
     .option('--timeout <duration>', 'with --watch: stop after this long (e.g. 10m; default never)')

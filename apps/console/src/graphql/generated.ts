@@ -16,6 +16,8 @@ export type ClusterFilter = {
   karpenterEnabled?: boolean | null | undefined;
   /** Kubernetes label selector, e.g. "env=prod,region in (us-east-1,eu-west-1)". */
   labelSelector?: string | null | undefined;
+  /** Clusters served from this management cluster (hosted control planes, Cluster API clusters with a separate management cluster), by its registered name. */
+  managementCluster?: string | null | undefined;
   /** Substring of the cluster name. */
   nameContains?: string | null | undefined;
   platform?: Platform | null | undefined;

@@ -177,6 +177,13 @@ export class ClusterFilter {
 
   @Field(() => String, { nullable: true, description: 'Substring of the cluster name.' })
   nameContains?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Clusters served from this management cluster (hosted control planes, Cluster API clusters with a separate management cluster), by its registered name.',
+  })
+  managementCluster?: string | null;
 }
 
 export enum ClusterOrderField {

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Cluster_managementCluster_idx" ON "Cluster"("managementCluster");
+
