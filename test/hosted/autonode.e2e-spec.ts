@@ -12,6 +12,8 @@ import {
   type RunningProcess,
   type TestDatabase,
 } from '@fleet/testing';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterClient } from '../../apps/sidecar/src/kube/cluster-client.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import { startWorker } from '../../apps/worker/src/main.js';
@@ -20,6 +22,8 @@ const HC_API = 'hypershift.openshift.io/v1beta1';
 const ROLE = 'arn:aws:iam::111122223333:role/alpha-k7m2x-karpenter';
 const STATUS = `query($id: ID!) { cluster(id: $id) { status { observedGeneration
   conditions { type status reason message } } } }`;
+const DRIFT = `query($id: ID!) { cluster(id: $id) { status { drift { kind name change correctedAt
+  fields { path manager } } } } }`;
 const SET = `mutation($id: ID!, $input: SetKarpenterInput!) {
   setKarpenter(clusterId: $id, input: $input) { karpenter { generation } } }`;
 const UPSERT = `mutation($id: ID!, $input: UpsertNodePoolInput!) {
@@ -275,4 +279,99 @@ describe('hosted control plane, AutoNode mode', () => {
       for (const off of offs) off();
     }
   }, 60_000);
+
+  it('in AutoNode mode again: a hand edit in the guest is put back and reported; disabling removes the guest objects first and clears spec.autoNode once no NodeClaim is left', async () => {
+    await sidecar?.stop();
+    sidecar = startSidecarProcess(cluster, registered, { apiUrl: api.url, queuePrefix: prefix });
+    const back = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
+      id,
+      input: { logLevel: 'info' },
+    });
+    await status(
+      back.data!.setKarpenter.karpenter.generation,
+      (cs) => has(cs, 'HostedMode', 'True', 'AutoNode') && has(cs, 'Available', 'True'),
+      'AutoNode mode again',
+    );
+
+    // An SRE edits the fleet's NodePool in the guest.
+    const kubeconfig = new KubeConfig();
+    kubeconfig.loadFromString(cluster.guest.kubeconfigYaml());
+    const sre = new ClusterClient(kubeconfig, 10_000);
+    await sre.mergePatch(
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'general' },
+        spec: { template: { spec: { expireAfter: '24h' } } },
+      },
+      'sre-hand-edit',
+    );
+    const corrected = await eventually(
+      async () => {
+        const res = await api.admin<{
+          cluster: {
+            status: {
+              drift:
+                | { kind: string; name: string; correctedAt: string | null; fields: unknown[] }[]
+                | null;
+            };
+          };
+        }>(DRIFT, { id });
+        return res.data?.cluster.status.drift?.find((e) => e.name === 'general' && e.correctedAt);
+      },
+      { timeoutMs: 30_000, what: 'the guest NodePool edit reported as put back' },
+    );
+    expect(corrected).toMatchObject({
+      kind: 'NodePool',
+      fields: [{ path: '.spec.template.spec.expireAfter', manager: 'sre-hand-edit' }],
+    });
+    const pool = cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general');
+    expect(
+      (pool?.spec as { template: { spec: { expireAfter: string } } }).template.spec.expireAfter,
+    ).toBe('720h');
+
+    // Karpenter still has a NodeClaim when the SRE disables it.
+    cluster.guest.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'general-x7k2p' },
+      spec: {
+        requirements: [],
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'karpenter-fleet' },
+      },
+    });
+    const off = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
+      id,
+      input: { enabled: false },
+    });
+    const generation = off.data!.setKarpenter.karpenter.generation;
+    await status(
+      generation,
+      (cs) => has(cs, 'Progressing', 'True', 'WaitingForNodeClaims'),
+      'waiting for the NodeClaim',
+    );
+    expect(cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general')).toBeUndefined();
+    expect(
+      cluster.guest.get(
+        'karpenter.hypershift.openshift.io/v1',
+        'OpenshiftEC2NodeClass',
+        'karpenter-fleet',
+      ),
+    ).toBeUndefined();
+    expect(
+      cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec,
+    ).toHaveProperty('autoNode');
+
+    // Karpenter terminates its node: the fleet clears spec.autoNode, HyperShift winds down.
+    cluster.guest.delete('karpenter.sh/v1', 'NodeClaim', 'general-x7k2p');
+    await status(
+      generation,
+      (cs) => has(cs, 'AutoNodeEnabled', 'False', 'AutoNodeNotConfigured'),
+      'AutoNode cleared',
+    );
+    expect(
+      cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec,
+    ).not.toHaveProperty('autoNode');
+    expect(cluster.sidecarAccess.refused()).toEqual([]);
+  }, 90_000);
 });
