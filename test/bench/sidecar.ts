@@ -61,7 +61,7 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
       API_URL: reportsUrl,
       QUEUE_PREFIX: prefix,
       CRD_DIR: CRDS_DIR,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: process.env.BENCH_SIDECAR_LOG_LEVEL ?? 'error',
       OPS_PORT: String(opsPort),
       // The approval cap (default 60/min) is a safety brake; here we measure speed, not the brake.
       CSR_APPROVALS_PER_MINUTE: '10000',
@@ -127,6 +127,16 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
     });
     cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
     sim.start();
+    // Karpenter's NodeClass Ready: DISABLE then removes the Cluster Autoscaler and the sidecar
+    // stops re-checking every 5 s (without it, "at rest" would measure that wait).
+    sim.markNodeClassReady('default');
+    await eventually(
+      () =>
+        cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default')
+          ? undefined
+          : true,
+      { timeoutMs: 60_000, what: 'the Cluster Autoscaler removed' },
+    );
     const samples: number[] = [];
     for (let i = 0; i < nodes; i++) {
       const node = await sim.launch('general');
@@ -135,12 +145,20 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
     sim.stop();
     // At rest: nothing changes on the cluster; count what the sidecar still asks of it.
     await new Promise((r) => setTimeout(r, 3000));
+    const restStart = Date.now();
     const before = cluster.kube.requestCount((e) => e.verb !== 'watch');
     await new Promise((r) => setTimeout(r, restSeconds * 1000));
     const requests = cluster.kube.requestCount((e) => e.verb !== 'watch') - before;
     if (process.env.BENCH_DEBUG) {
-      const recent = cluster.kube.requests.slice(-40).filter((e) => e.verb !== 'watch');
-      console.log(recent.map((e) => `${e.method} ${e.path} ${e.verb}`).join('\n'));
+      const recent = cluster.kube.requests.slice(-60).filter((e) => e.verb !== 'watch');
+      console.log(
+        recent
+          .map(
+            (e) => `${e.time - restStart} ${e.method} ${e.path}?${e.query} ${e.verb} ${e.status}`,
+          )
+          .join('\n'),
+      );
+      console.log(sidecar.output().split('\n').slice(-60).join('\n'));
     }
     return {
       nodes,

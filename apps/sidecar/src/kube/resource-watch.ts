@@ -14,6 +14,13 @@ export interface ResourceWatchOptions {
   maxBackoffMs?: number;
 }
 
+/**
+ * client-node aborts a watch that received nothing for its request timeout (30 s) with a
+ * DOMException named TimeoutError (by name: a DOMException is not always this realm's Error).
+ */
+const inactivityTimeout = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError';
+
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 /**
@@ -197,11 +204,14 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
         (err: unknown) => {
           this.watching = false;
           if (this.stopped) return;
-          if (expired || err) {
+          if (expired || (err && !inactivityTimeout(err))) {
             // 410 Expired or a broken stream: the cache may have missed events, list again.
             this.retry(expired ? 'watch expired' : `watch ended: ${String(err)}`, expired);
           } else {
-            // The server closed a healthy watch (timeout): resume from the last resourceVersion.
+            // The server closed a healthy watch (its timeout), or client-node gave up on a quiet
+            // one (30 s without an event or bookmark): nothing was missed, so resume from the
+            // last resourceVersion — a new watch, never a list, as client-go's reflector does.
+            // Were that version compacted away, the server answers 410 and we list then.
             void this.startWatch();
           }
         },

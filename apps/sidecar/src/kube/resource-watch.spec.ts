@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { KubeApiServerEmulator, eventually } from '@fleet/testing';
+import { KubeConfig, KubernetesObjectApi, Watch } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { CONFIG_MAP } from '@fleet/contracts';
+import { ResourceWatch } from './resource-watch.js';
+
+describe('ResourceWatch at rest', () => {
+  const em = new KubeApiServerEmulator();
+  let kc: KubeConfig;
+
+  beforeAll(async () => {
+    await em.start();
+    kc = new KubeConfig();
+    kc.loadFromString(em.kubeconfigYaml());
+  });
+  afterAll(() => em.stop());
+
+  it('resumes a quiet watch that client-node gave up on with a new watch, never a list, and still sees what changes next', async () => {
+    const watch = new Watch(kc);
+    // client-node aborts a watch after 30 s without an event or bookmark; shortened here so the
+    // test need not wait that long (the emulator bookmarks once a minute).
+    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = 300;
+    const configMaps = new ResourceWatch(
+      KubernetesObjectApi.makeApiClient(kc),
+      watch,
+      CONFIG_MAP,
+      pino({ level: 'silent' }),
+      { namespace: 'default' },
+    );
+    const path = '/api/v1/namespaces/default/configmaps';
+    const requests = (verb: string) => em.requestCount((e) => e.path === path && e.verb === verb);
+    configMaps.start();
+    try {
+      await configMaps.whenSynced();
+      // Several inactivity timeouts go by.
+      await eventually(() => (requests('watch') >= 4 ? true : undefined), {
+        timeoutMs: 10_000,
+        what: 'the quiet watch resumed several times',
+      }).catch((err: Error) => {
+        throw new Error(
+          `${err.message}: ${JSON.stringify(em.requests.slice(-10).map((e) => [e.path, e.verb, e.query]))}`,
+        );
+      });
+      expect(requests('list')).toBe(1);
+      em.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'late', namespace: 'default' },
+      });
+      await eventually(() => configMaps.get('late', 'default'), {
+        timeoutMs: 5_000,
+        what: 'the ConfigMap created after the resumes',
+      });
+      expect(requests('list')).toBe(1);
+    } finally {
+      configMaps.stop();
+    }
+  });
+});
