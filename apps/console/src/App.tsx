@@ -100,6 +100,10 @@ const preloadPageFor = (path: string): Promise<unknown> =>
     ?.preload()
     .catch(() => undefined) ?? Promise.resolve();
 
+// With a session stored, the page this load lands on starts loading now, as the shell's scripts
+// run, not after React's first render.
+if (readToken()) void preloadPageFor(window.location.pathname);
+
 /** Sends, ahead of the page, the query the page at `path` asks first. */
 function prefetchDataFor(client: FleetClient, path: string, search: string) {
   if (path === '/clusters') {
