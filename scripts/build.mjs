@@ -2,9 +2,10 @@
 // Compile with tsc (esbuild-based runners drop the decorator metadata NestJS needs), then rewrite
 // the @fleet/* path aliases to relative imports so plain `node` runs the output.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -42,3 +43,22 @@ execFileSync(bin('vite'), ['build', '--config', 'apps/console/vite.config.ts'], 
   stdio: 'inherit',
   env: { ...process.env, NODE_ENV: 'production' },
 });
+
+// Precompressed copies of the console's text files (Brotli at its best, gzip at 9), beside each
+// file, for the API to send to a browser that accepts them (apps/api/src/console): compressed
+// once here rather than on every request. Only where it saves something.
+const consoleDir = join(root, 'dist', 'apps', 'console');
+for (const entry of readdirSync(consoleDir, { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !/\.(html|js|css|svg|json)$/.test(entry.name)) continue;
+  const file = join(entry.parentPath, entry.name);
+  const body = readFileSync(file);
+  const br = brotliCompressSync(body, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+      [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  });
+  const gz = gzipSync(body, { level: 9 });
+  if (br.length < body.length) writeFileSync(`${file}.br`, br);
+  if (gz.length < body.length) writeFileSync(`${file}.gz`, gz);
+}

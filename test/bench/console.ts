@@ -34,6 +34,11 @@ export interface ConsoleBenchResult {
   clusters: number;
   /** Navigation → the first page's rows in the DOM, per fresh page (ms). */
   firstPageMs: number[];
+  /** Where each of those went (ms since navigation). */
+  firstPagePhases: FirstPagePhases[];
+  /** The same page navigated to again in the same context: the HTTP cache warm (ms). */
+  returningMs: number[];
+  returningPhases: FirstPagePhases[];
   /** The page's own Clusters request, replayed with fetch from Node (ms). */
   queryMs: number[];
   /** Report POSTed → the row changed in the DOM (ms). */
@@ -46,8 +51,29 @@ export interface ConsoleBenchResult {
   loadAverage: { before: number; after: number };
 }
 
-/** Runs in every new document: notes when the first clusters row appears (ms since navigation). */
+/**
+ * Runs in every new document: notes when the first clusters row appears (ms since navigation),
+ * the long tasks before it, and when each GraphQL operation the page fetches starts and answers,
+ * for the breakdown (firstPagePhases).
+ */
 const WATCH_FIRST_ROWS = `(() => {
+  window.__fleetLongTasks = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__fleetLongTasks.push([e.startTime, e.duration]);
+    }).observe({ type: 'longtask', buffered: true });
+  } catch {}
+  window.__fleetOps = [];
+  const fetch = window.fetch;
+  window.fetch = function (input, init) {
+    const body = init && typeof init.body === 'string' ? init.body : '';
+    const op = /\\b(?:query|mutation)\\s+(\\w+)/.exec(body);
+    const entry = { op: op ? op[1] : String(input), start: performance.now() };
+    window.__fleetOps.push(entry);
+    const answer = fetch.apply(this, arguments);
+    answer.then(() => { entry.end = performance.now(); }, () => undefined);
+    return answer;
+  };
   const seen = () => document.querySelector('[data-testid^="cluster-row-"]');
   const observer = new MutationObserver(() => {
     if (window.__fleetRowsAt === undefined && seen()) {
@@ -57,6 +83,86 @@ const WATCH_FIRST_ROWS = `(() => {
   });
   observer.observe(document, { childList: true, subtree: true });
 })()`;
+
+/** What the page's own clocks say of one load, read once its rows are in the DOM. */
+const READ_TIMELINE = `JSON.stringify((() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  return {
+    html: nav.responseEnd,
+    domContentLoaded: nav.domContentLoadedEventEnd,
+    firstContentfulPaint: performance.getEntriesByName('first-contentful-paint')[0]?.startTime,
+    resources: performance.getEntriesByType('resource').map((e) => ({
+      path: new URL(e.name).pathname,
+      start: e.startTime,
+      end: e.responseEnd,
+      transferBytes: e.transferSize,
+      bodyBytes: e.encodedBodySize,
+    })),
+    ops: window.__fleetOps,
+    longTasks: window.__fleetLongTasks,
+    rows: window.__fleetRowsAt,
+  };
+})())`;
+
+interface Timeline {
+  html: number;
+  domContentLoaded: number;
+  firstContentfulPaint?: number;
+  resources: {
+    path: string;
+    start: number;
+    end: number;
+    transferBytes: number;
+    bodyBytes: number;
+  }[];
+  ops: { op: string; start: number; end?: number }[];
+  longTasks: [number, number][];
+  rows: number;
+}
+
+/**
+ * One load's phases, in ms since navigation: the HTML in; the assets index.html names fetched;
+ * the shell's scripts run (DOMContentLoaded); the first paint; the viewer and Clusters queries
+ * sent and answered; the other scripts and styles (the page's chunk and what it imports)
+ * fetched; the rows in the DOM. Also the main thread's long tasks before that, and the bytes.
+ */
+export type FirstPagePhases = Record<
+  | 'html'
+  | 'shellAssets'
+  | 'domContentLoaded'
+  | 'firstContentfulPaint'
+  | 'viewerSent'
+  | 'viewerAnswered'
+  | 'clustersSent'
+  | 'clustersAnswered'
+  | 'pageChunk'
+  | 'rows'
+  | 'longTasksMs'
+  | 'transferKb',
+  number
+>;
+
+function phases(t: Timeline, initial: ReadonlySet<string>): FirstPagePhases {
+  const assets = t.resources.filter((r) => /^\/assets\/.*\.(js|css)$/.test(r.path));
+  const shell = assets.filter((r) => initial.has(r.path));
+  const later = assets.filter((r) => !initial.has(r.path));
+  const op = (name: string) => t.ops.find((o) => o.op === name);
+  const last = (list: { end: number }[]) => Math.max(0, ...list.map((r) => r.end));
+  return {
+    html: t.html,
+    shellAssets: last(shell),
+    domContentLoaded: t.domContentLoaded,
+    firstContentfulPaint: t.firstContentfulPaint ?? Number.NaN,
+    viewerSent: op('Viewer')?.start ?? Number.NaN,
+    viewerAnswered: op('Viewer')?.end ?? Number.NaN,
+    clustersSent: op('Clusters')?.start ?? Number.NaN,
+    clustersAnswered: op('Clusters')?.end ?? Number.NaN,
+    pageChunk: later.length ? last(later) : Number.NaN,
+    rows: t.rows,
+    longTasksMs: t.longTasks.filter(([at]) => at < t.rows).reduce((n, [, d]) => n + d, 0),
+    transferKb: t.resources.reduce((n, r) => n + r.transferBytes, 0) / 1000,
+  };
+}
 
 /** Runs in the page: notes (Date.now()) the first change of that row's text from now on. */
 const watchRow = (testid: string) => `(() => {
@@ -106,10 +212,11 @@ function report(uid: string, observed: number, degraded: boolean) {
 
 export async function benchConsole({
   clusters = 10_000,
-  pageRuns = 10,
+  pageRuns = Number(process.env.BENCH_CONSOLE_RUNS ?? 10),
   updates = 20,
 } = {}): Promise<ConsoleBenchResult> {
   const initial = measureInitialAssets(CONSOLE_DIRECTORY);
+  const initialPaths = new Set(initial.assets.map((a) => a.path));
   const budget = readBudget();
   const loadBefore = loadavg()[0]!;
   const db = await createTestDatabase();
@@ -185,23 +292,52 @@ export async function benchConsole({
       return context.newPage();
     };
 
-    // (a) First page, fresh context each run; one warm-up so the API's own caches are not counted.
+    // (a) First page, fresh context each run (a first visit: nothing cached), then the same page
+    // navigated to again in that context (a returning SRE: the HTTP cache warm); one warm-up so
+    // the API's own caches are not counted.
     const firstPageMs: number[] = [];
+    const returningMs: number[] = [];
+    const firstPagePhases: FirstPagePhases[] = [];
+    const returningPhases: FirstPagePhases[] = [];
     let clustersRequest: string | undefined;
+    const load = async (page: Page): Promise<Timeline> => {
+      await page.goto(`${url}/clusters`);
+      await page.locator('[data-testid^="cluster-row-"]').first().waitFor();
+      const rows = await page.locator('[data-testid^="cluster-row-"]').count();
+      if (rows !== PAGE_ROWS)
+        throw new Error(`the first page shows ${rows} rows, not ${PAGE_ROWS}`);
+      const timeline = JSON.parse(await page.evaluate<string>(READ_TIMELINE)) as Timeline;
+      if (timeline.rows === undefined) throw new Error('the first rows appeared unobserved');
+      return timeline;
+    };
     for (let run = -1; run < pageRuns; run++) {
       const page = await freshPage();
       page.on('request', (req) => {
         const body = req.method() === 'POST' ? req.postData() : null;
         if (body?.includes('query Clusters(')) clustersRequest ??= body;
       });
-      await page.goto(`${url}/clusters`);
-      await page.locator('[data-testid^="cluster-row-"]').first().waitFor();
-      const rows = await page.locator('[data-testid^="cluster-row-"]').count();
-      if (rows !== PAGE_ROWS)
-        throw new Error(`the first page shows ${rows} rows, not ${PAGE_ROWS}`);
-      const at = await page.evaluate<number | undefined>('window.__fleetRowsAt');
-      if (at === undefined) throw new Error('the first rows appeared unobserved');
-      if (run >= 0) firstPageMs.push(at);
+      // BENCH_CONSOLE_CDP_TRACE=<file>: a Chromium performance trace of the first measured visit.
+      const tracePath = run === 0 ? process.env.BENCH_CONSOLE_CDP_TRACE : undefined;
+      if (tracePath) {
+        await browser.startTracing(page, {
+          path: tracePath,
+          categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'blink'],
+        });
+      }
+      const cold = await load(page);
+      if (tracePath) await browser.stopTracing();
+      const warm = await load(page);
+      // BENCH_CONSOLE_TRACE=1: each load's timeline as the page saw it, for a breakdown by hand.
+      if (process.env.BENCH_CONSOLE_TRACE) {
+        console.log(`[bench] console run ${run} first visit: ${JSON.stringify(cold)}`);
+        console.log(`[bench] console run ${run} returning: ${JSON.stringify(warm)}`);
+      }
+      if (run >= 0) {
+        firstPageMs.push(cold.rows);
+        firstPagePhases.push(phases(cold, initialPaths));
+        returningMs.push(warm.rows);
+        returningPhases.push(phases(warm, initialPaths));
+      }
       await page.context().close();
     }
     if (!clustersRequest) throw new Error('the clusters page sent no Clusters query');
@@ -310,6 +446,9 @@ export async function benchConsole({
     return {
       clusters,
       firstPageMs,
+      firstPagePhases,
+      returningMs,
+      returningPhases,
       queryMs,
       updateMs,
       updateEventMs,

@@ -170,6 +170,29 @@ describe('the web console', () => {
     await screenshot(page, '04-clusters-filtered');
   });
 
+  it('sends the clusters page its query beside the token check on load, and only once', async () => {
+    const page = await newPage();
+    await signIn(page, operatorToken);
+    const events: string[] = [];
+    const operation = (body: string | null) => /\b(?:query|mutation)\s+(\w+)/.exec(body ?? '')?.[1];
+    page.on('request', (req) => {
+      const op = operation(req.postData());
+      if (op) events.push(`sent ${op}`);
+    });
+    page.on('response', (res) => {
+      const op = operation(res.request().postData());
+      if (op) events.push(`answered ${op}`);
+    });
+    // A page opened from a link (or reloaded): its filter and sort come from the URL.
+    await page.goto(`${api.url}/clusters?selector=env%3Dprod&sort=CREATED_AT&dir=desc`);
+    await page.getByTestId('cluster-row-prod-east').waitFor();
+    await textMatches(page.getByTestId('cluster-total'), /^1 cluster$/);
+    expect(events).toContain('answered Viewer');
+    // Not one round trip behind the token check; and the page took that answer, not asking again.
+    expect(events.indexOf('sent Clusters')).toBeLessThan(events.indexOf('answered Viewer'));
+    expect(events.filter((e) => e === 'sent Clusters')).toHaveLength(1);
+  });
+
   it('enables Karpenter with the Cluster Autoscaler disabled, confirmed, and sees it go in sync live', async () => {
     const page = await newPage();
     await signIn(page, operatorToken);

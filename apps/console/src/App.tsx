@@ -19,9 +19,23 @@ import {
   ToolbarContent,
   ToolbarItem,
 } from '@patternfly/react-core';
-import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
+import {
+  lazy,
+  Suspense,
+  useCallback,
+  useEffect,
+  useMemo,
+  useState,
+  type ComponentType,
+} from 'react';
 import { ApiError, createFleetClient, type FleetClient } from './graphql/client.js';
-import { SignOutDocument, ViewerDocument, type ViewerQuery } from './graphql/generated.js';
+import {
+  ClustersDocument,
+  SignOutDocument,
+  ViewerDocument,
+  type ViewerQuery,
+} from './graphql/generated.js';
+import { clustersQueryVariables, parseClusterListState } from './lib/url-state.js';
 import {
   clearToken,
   readSignOutNotice,
@@ -36,22 +50,66 @@ import { SignIn } from './pages/SignIn.js';
 
 // Each page is its own chunk, loaded when first shown: the first paint loads only the shell (and
 // the sign-in form) plus the page it needs. apps/console/budget.json caps what index.html loads,
-// and test/console/bundle-budget.e2e-spec.ts enforces it.
-const Overview = lazy(() => import('./pages/Overview.js').then((m) => ({ default: m.Overview })));
-const Clusters = lazy(() => import('./pages/Clusters.js').then((m) => ({ default: m.Clusters })));
-const ClusterPage = lazy(() =>
-  import('./pages/ClusterPage.js').then((m) => ({ default: m.ClusterPage })),
+// and test/console/bundle-budget.e2e-spec.ts enforces it. The page a load lands on is fetched
+// from the start, beside the token check (preloadPageFor), and once its chunk is in it renders
+// without suspending (no spinner, and none of React's hold on revealing a suspended page).
+function page<P extends object>(load: () => Promise<ComponentType<P>>) {
+  let loaded: ComponentType<P> | undefined;
+  let loading: Promise<ComponentType<P>> | undefined;
+  const preload = () =>
+    (loading ??= load().then(
+      (component) => (loaded = component),
+      (err: unknown) => {
+        loading = undefined; // a later render tries again (and its Suspense shows the failure)
+        throw err;
+      },
+    ));
+  const Lazy = lazy(() => preload().then((component) => ({ default: component })));
+  const Page = (props: P) => {
+    const Component = loaded ?? Lazy;
+    return <Component {...props} />;
+  };
+  return Object.assign(Page, { preload });
+}
+
+const Overview = page(() => import('./pages/Overview.js').then((m) => m.Overview));
+const Clusters = page(() => import('./pages/Clusters.js').then((m) => m.Clusters));
+const ClusterPage = page(() => import('./pages/ClusterPage.js').then((m) => m.ClusterPage));
+const Rollouts = page(() => import('./pages/Rollouts.js').then((m) => m.Rollouts));
+const RolloutNew = page(() => import('./pages/RolloutNew.js').then((m) => m.RolloutNew));
+const RolloutPage = page(() => import('./pages/RolloutPage.js').then((m) => m.RolloutPage));
+const Administration = page(() =>
+  import('./pages/Administration.js').then((m) => m.Administration),
 );
-const Rollouts = lazy(() => import('./pages/Rollouts.js').then((m) => ({ default: m.Rollouts })));
-const RolloutNew = lazy(() =>
-  import('./pages/RolloutNew.js').then((m) => ({ default: m.RolloutNew })),
-);
-const RolloutPage = lazy(() =>
-  import('./pages/RolloutPage.js').then((m) => ({ default: m.RolloutPage })),
-);
-const Administration = lazy(() =>
-  import('./pages/Administration.js').then((m) => ({ default: m.Administration })),
-);
+
+/** The page a path shows, if any (the Shell's routes). */
+function pageFor(path: string): { preload: () => Promise<unknown> } | undefined {
+  if (path === '/') return Overview;
+  if (path === '/clusters') return Clusters;
+  if (/^\/clusters\/[^/]+$/.test(path)) return ClusterPage;
+  if (path === '/rollouts') return Rollouts;
+  if (path === '/rollouts/new') return RolloutNew;
+  if (/^\/rollouts\/[^/]+$/.test(path)) return RolloutPage;
+  if (path === '/administration') return Administration;
+  return undefined;
+}
+
+/** Starts loading the chunk of the page at `path`; settles (never rejects) when it is in. */
+const preloadPageFor = (path: string): Promise<unknown> =>
+  pageFor(path)
+    ?.preload()
+    .catch(() => undefined) ?? Promise.resolve();
+
+// With a session stored, the page this load lands on starts loading now, as the shell's scripts
+// run, not after React's first render.
+if (readToken()) void preloadPageFor(window.location.pathname);
+
+/** Sends, ahead of the page, the query the page at `path` asks first. */
+function prefetchDataFor(client: FleetClient, path: string, search: string) {
+  if (path === '/clusters') {
+    client.prefetch(ClustersDocument, clustersQueryVariables(parseClusterListState(search)));
+  }
+}
 
 type Viewer = ViewerQuery['viewer'];
 
@@ -96,19 +154,30 @@ function Console() {
   );
   useEffect(() => () => client?.close(), [client]);
 
-  // A stored token is checked again on load: it may have been revoked since.
+  // A stored token is checked again on load: it may have been revoked since. Beside that check,
+  // not after it, go the page's chunk and its first query; the shell shows once the viewer and
+  // the chunk are in (the query's answer is the page's to wait for). A refused token ends the
+  // session through the client, whichever request hears it first.
   useEffect(() => {
     if (!client || viewer) return;
-    client.request(ViewerDocument, {}).then(
-      (data) => setViewer(data.viewer),
+    const { pathname, search } = window.location;
+    prefetchDataFor(client, pathname, search);
+    let current = true;
+    Promise.all([client.request(ViewerDocument, {}), preloadPageFor(pathname)]).then(
+      ([data]) => {
+        if (current) setViewer(data.viewer);
+      },
       (err: unknown) => {
         // UNAUTHENTICATED has already ended the session, through the client, with its notice.
-        if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') return;
+        if (!current || (err instanceof ApiError && err.code === 'UNAUTHENTICATED')) return;
         signOut(
           `Your token could not be checked: ${err instanceof Error ? err.message : String(err)}`,
         );
       },
     );
+    return () => {
+      current = false;
+    };
   }, [client, viewer, signOut]);
 
   if (!token || !client) {

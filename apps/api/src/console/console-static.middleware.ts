@@ -20,10 +20,43 @@ const TYPES: Record<string, string> = {
   '.ico': 'image/x-icon',
 };
 
+/** Files worth compressing; scripts/build.mjs writes their .br and .gz beside them. */
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json']);
+
+/** Precompressed variants, preferred first: the suffix on disk and the Content-Encoding. */
+const VARIANTS = [
+  { suffix: '.br', encoding: 'br' },
+  { suffix: '.gz', encoding: 'gzip' },
+] as const;
+export type ContentEncoding = (typeof VARIANTS)[number]['encoding'];
+
+/**
+ * The encoding to answer with, given the request's Accept-Encoding and the variants on disk:
+ * Brotli before gzip, each only when the client accepts it (a q of 0 refuses; `*` accepts what
+ * is not named), identity otherwise.
+ */
+export function pickEncoding(
+  acceptEncoding: string | undefined,
+  available: ReadonlySet<ContentEncoding>,
+): ContentEncoding | undefined {
+  const q = new Map<string, number>();
+  for (const part of (acceptEncoding ?? '').split(',')) {
+    const [name, ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    if (!name) continue;
+    const weight = params.find((p) => p.startsWith('q='));
+    const value = weight === undefined ? 1 : Number(weight.slice(2));
+    q.set(name, Number.isFinite(value) ? value : 0);
+  }
+  const accepts = (encoding: string) =>
+    (q.get(encoding) ?? (encoding === 'gzip' ? q.get('x-gzip') : undefined) ?? q.get('*') ?? 0) > 0;
+  return VARIANTS.find((v) => available.has(v.encoding) && accepts(v.encoding))?.encoding;
+}
+
 /**
  * Serves the built console on the API's own origin, so the API's CSRF rules hold unchanged and no
  * CORS opening is needed. Client-side routes (/clusters/…) get index.html; hashed assets are
- * cached for good, index.html never (it names the current assets).
+ * cached for good, index.html is revalidated on every load (it names the current assets). Text
+ * files go out precompressed (the build's .br or .gz) to a client that accepts it.
  */
 @Injectable()
 export class ConsoleStaticMiddleware implements NestMiddleware {
@@ -52,6 +85,8 @@ export class ConsoleStaticMiddleware implements NestMiddleware {
     }
     const file = normalize(join(this.root, path));
     if (!file.startsWith(this.root + sep) && file !== this.root) return next();
+    // The compressed copies are served in place of their file, never by their own name.
+    if (VARIANTS.some((v) => path.endsWith(v.suffix))) return next();
     if (path !== '/' && existsSync(file) && statSync(file).isFile()) {
       return this.send(res, req, file, path.startsWith('/assets/'));
     }
@@ -61,16 +96,27 @@ export class ConsoleStaticMiddleware implements NestMiddleware {
   }
 
   private send(res: ServerResponse, req: IncomingMessage, file: string, immutable: boolean) {
+    const ext = extname(file);
+    let body = file;
+    if (COMPRESSIBLE.has(ext)) {
+      // Whether compressed or not, the answer depends on the request's Accept-Encoding.
+      res.setHeader('vary', 'Accept-Encoding');
+      const available = new Set(
+        VARIANTS.filter((v) => existsSync(file + v.suffix)).map((v) => v.encoding),
+      );
+      const encoding = pickEncoding(req.headers['accept-encoding'], available);
+      if (encoding) {
+        body = file + VARIANTS.find((v) => v.encoding === encoding)!.suffix;
+        res.setHeader('content-encoding', encoding);
+      }
+    }
     res.statusCode = 200;
-    res.setHeader('content-type', TYPES[extname(file)] ?? 'application/octet-stream');
-    res.setHeader('content-length', statSync(file).size);
+    res.setHeader('content-type', TYPES[ext] ?? 'application/octet-stream');
+    res.setHeader('content-length', statSync(body).size);
     res.setHeader('x-content-type-options', 'nosniff');
     res.setHeader('referrer-policy', 'no-referrer');
-    res.setHeader(
-      'cache-control',
-      immutable ? 'public, max-age=31536000, immutable' : 'no-cache, no-store',
-    );
-    if (extname(file) === '.html') {
+    res.setHeader('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+    if (ext === '.html') {
       res.setHeader('x-frame-options', 'DENY');
       res.setHeader(
         'content-security-policy',
@@ -81,6 +127,6 @@ export class ConsoleStaticMiddleware implements NestMiddleware {
       res.end();
       return;
     }
-    createReadStream(file).pipe(res);
+    createReadStream(body).pipe(res);
   }
 }

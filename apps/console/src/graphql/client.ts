@@ -30,6 +30,17 @@ type OnUnauthenticated = () => void;
 
 export interface FleetClient {
   request<R, V>(document: TypedDocumentString<R, V>, variables: V): Promise<R>;
+  /**
+   * Sends a query now, ahead of the page that will ask it (on load, beside the token check, so
+   * the page's data is not one round trip behind it). A refusal of the token ends the session as
+   * any request's does.
+   */
+  prefetch<R, V>(document: TypedDocumentString<R, V>, variables: V): void;
+  /**
+   * The answer of a prefetch of that very query and variables, once (a later asker sends its own
+   * request), and only while fresh (PREFETCH_FRESH_MS): undefined otherwise.
+   */
+  takePrefetched<R, V>(document: TypedDocumentString<R, V>, variables: V): Promise<R> | undefined;
   subscribe<R, V>(
     document: TypedDocumentString<R, V>,
     variables: V,
@@ -47,6 +58,9 @@ function toApiError(errors: NonNullable<GraphQLResponse<unknown>['errors']>): Ap
     first?.extensions?.field,
   );
 }
+
+/** How long a prefetched answer may stand in for the page's own request. */
+export const PREFETCH_FRESH_MS = 10_000;
 
 /**
  * GraphQL over fetch for queries and mutations, graphql-ws for subscriptions, both on the page's
@@ -73,7 +87,25 @@ export function createFleetClient(
     return error;
   };
 
-  return {
+  const prefetched = new Map<string, { answer: Promise<unknown>; at: number }>();
+  const prefetchKey = (document: { toString(): string }, variables: unknown) =>
+    `${document.toString()}\n${JSON.stringify(variables)}`;
+
+  const client: FleetClient = {
+    prefetch(document, variables) {
+      const answer = client.request(document, variables);
+      // Taken or not, a failure must not be an unhandled rejection; the taker sees it.
+      answer.catch(() => undefined);
+      prefetched.set(prefetchKey(document, variables), { answer, at: Date.now() });
+    },
+    takePrefetched<R, V>(document: TypedDocumentString<R, V>, variables: V) {
+      const key = prefetchKey(document, variables);
+      const entry = prefetched.get(key);
+      prefetched.delete(key);
+      return entry && Date.now() - entry.at <= PREFETCH_FRESH_MS
+        ? (entry.answer as Promise<R>)
+        : undefined;
+    },
     async request(document, variables) {
       const res = await fetch(httpUrl, {
         method: 'POST',
@@ -119,7 +151,9 @@ export function createFleetClient(
       );
     },
     close() {
+      prefetched.clear();
       void ws?.dispose();
     },
   };
+  return client;
 }

@@ -1,3 +1,5 @@
+import type { ClusterFilter, ClustersQueryVariables } from '../graphql/generated.js';
+
 export type Platform = 'AWS' | 'AZURE' | 'CAPI';
 export type Topology = 'STANDALONE' | 'HOSTED';
 export type SortField = 'NAME' | 'CREATED_AT' | 'LAST_REPORT';
@@ -48,6 +50,30 @@ export function formatClusterListState(state: ClusterListState): string {
   else if (state.before) q.set('before', state.before);
   const s = q.toString();
   return s ? `?${s}` : '';
+}
+
+/** The clusters page's size. */
+export const CLUSTERS_PAGE_SIZE = 25;
+
+/**
+ * The Clusters query's variables for a state of the page: what the page asks and what the console
+ * fetches ahead for it on load (the same key, so the page takes that answer).
+ */
+export function clustersQueryVariables(state: ClusterListState): ClustersQueryVariables {
+  const filter: ClusterFilter = {
+    ...(state.selector ? { labelSelector: state.selector } : {}),
+    ...(state.name ? { nameContains: state.name } : {}),
+    ...(state.platform ? { platform: state.platform } : {}),
+    ...(state.topology ? { topology: state.topology } : {}),
+  };
+  return {
+    filter,
+    orderBy: { field: state.sort, direction: state.desc ? 'DESC' : 'ASC' },
+    ...(state.before
+      ? { last: CLUSTERS_PAGE_SIZE, before: state.before }
+      : { first: CLUSTERS_PAGE_SIZE }),
+    ...(state.after ? { after: state.after } : {}),
+  };
 }
 
 /**

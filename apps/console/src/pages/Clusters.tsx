@@ -16,16 +16,12 @@ import {
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr, type ThProps } from '@patternfly/react-table';
 import { useState } from 'react';
-import {
-  ClusterChangedDocument,
-  ClustersDocument,
-  type ClusterFilter,
-  type ClustersQueryVariables,
-} from '../graphql/generated.js';
+import { ClusterChangedDocument, ClustersDocument } from '../graphql/generated.js';
 import { describeRefusal } from '../graphql/client.js';
 import { useQuery, useSubscription } from '../lib/hooks.js';
 import { Link, useRouter } from '../lib/router.js';
 import {
+  clustersQueryVariables,
   formatClusterListState,
   parseClusterListState,
   type ClusterListState,
@@ -36,8 +32,6 @@ import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
 import { SelectorInput } from '../components/SelectorInput.js';
 import { useSession } from '../lib/session-context.js';
 import { formatRolloutPicks } from '../lib/url-state.js';
-
-const PAGE_SIZE = 25;
 
 export function Clusters() {
   const { search, navigate } = useRouter();
@@ -65,18 +59,8 @@ export function Clusters() {
     navigate(`/clusters${formatClusterListState(next)}`, { replace });
   };
 
-  const filter: ClusterFilter = {
-    ...(state.selector ? { labelSelector: state.selector } : {}),
-    ...(state.name ? { nameContains: state.name } : {}),
-    ...(state.platform ? { platform: state.platform } : {}),
-    ...(state.topology ? { topology: state.topology } : {}),
-  };
-  const variables: ClustersQueryVariables = {
-    filter,
-    orderBy: { field: state.sort, direction: state.desc ? 'DESC' : 'ASC' },
-    ...(state.before ? { last: PAGE_SIZE, before: state.before } : { first: PAGE_SIZE }),
-    ...(state.after ? { after: state.after } : {}),
-  };
+  const variables = clustersQueryVariables(state);
+  const filter = variables.filter ?? {};
   const query = useQuery(ClustersDocument, variables);
   // Rows change in place; a cluster that newly matches shows up on the next page load rather
   // than shifting the rows the SRE is reading.
