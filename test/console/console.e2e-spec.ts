@@ -426,6 +426,15 @@ describe('the web console', () => {
     expect(text).toContain('Modified');
     await screenshot(page, '08b-drift-corrected');
     await expectAccessible(page);
+
+    // Put back, so no cluster is drifted now: the clusters page's filter asks the API for none.
+    await page.goto(`${api.url}/clusters`);
+    await textMatches(page.getByTestId('cluster-total'), /^2 clusters$/);
+    await page.getByLabel('Drifted only').check();
+    await textMatches(page.getByTestId('cluster-total'), /^0 clusters$/);
+    expect(new URL(page.url()).searchParams.get('drifted')).toBe('true');
+    await page.getByLabel('Drifted only').uncheck();
+    await textMatches(page.getByTestId('cluster-total'), /^2 clusters$/);
   });
 
   it('shows the API refusal of a change that lost a race (CONFLICT), changing nothing', async () => {

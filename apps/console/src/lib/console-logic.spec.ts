@@ -3,7 +3,11 @@ import { ApiError, describeRefusal } from '../graphql/client.js';
 import { clusterState } from './cluster-state.js';
 import { lineOf, specPath } from './field-location.js';
 import { describeKarpenterChange } from './karpenter-change.js';
-import { formatClusterListState, parseClusterListState } from './url-state.js';
+import {
+  clustersQueryVariables,
+  formatClusterListState,
+  parseClusterListState,
+} from './url-state.js';
 
 describe('specPath', () => {
   it('turns the API field of a refused NodePool spec into a path inside the spec', () => {
@@ -158,12 +162,18 @@ describe('the clusters page URL', () => {
       name: 'east',
       platform: 'AWS',
       topology: 'STANDALONE',
+      drifted: true,
       sort: 'LAST_REPORT',
       desc: true,
       after: 'abc',
       before: null,
     } as const;
     expect(parseClusterListState(formatClusterListState(state))).toEqual(state);
+    expect(formatClusterListState(state)).toContain('drifted=true');
+    expect(clustersQueryVariables(state).filter).toMatchObject({ drifted: true });
+    expect(clustersQueryVariables({ ...state, drifted: false }).filter).not.toHaveProperty(
+      'drifted',
+    );
   });
 
   it('keeps a plain URL plain and ignores values it does not know', () => {

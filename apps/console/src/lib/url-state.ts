@@ -10,6 +10,8 @@ export interface ClusterListState {
   name: string;
   platform: Platform | '';
   topology: Topology | '';
+  /** Only clusters reporting hand edits of what the fleet manages (Drifted=True). */
+  drifted: boolean;
   sort: SortField;
   desc: boolean;
   after: string | null;
@@ -30,6 +32,7 @@ export function parseClusterListState(search: string): ClusterListState {
     name: q.get('name') ?? '',
     platform: oneOf(PLATFORMS, q.get('platform')),
     topology: oneOf(TOPOLOGIES, q.get('topology')),
+    drifted: q.get('drifted') === 'true',
     sort: oneOf(SORTS, q.get('sort')) || 'NAME',
     desc: q.get('dir') === 'desc',
     after: q.get('after'),
@@ -44,6 +47,7 @@ export function formatClusterListState(state: ClusterListState): string {
   if (state.name) q.set('name', state.name);
   if (state.platform) q.set('platform', state.platform);
   if (state.topology) q.set('topology', state.topology);
+  if (state.drifted) q.set('drifted', 'true');
   if (state.sort !== 'NAME') q.set('sort', state.sort);
   if (state.desc) q.set('dir', 'desc');
   if (state.after) q.set('after', state.after);
@@ -65,6 +69,7 @@ export function clustersQueryVariables(state: ClusterListState): ClustersQueryVa
     ...(state.name ? { nameContains: state.name } : {}),
     ...(state.platform ? { platform: state.platform } : {}),
     ...(state.topology ? { topology: state.topology } : {}),
+    ...(state.drifted ? { drifted: true } : {}),
   };
   return {
     filter,

@@ -1,6 +1,7 @@
 import {
   Alert,
   Button,
+  Checkbox,
   EmptyState,
   EmptyStateBody,
   FormSelect,
@@ -137,6 +138,14 @@ export function Clusters() {
                   <FormSelectOption value="STANDALONE" label="Standalone" />
                   <FormSelectOption value="HOSTED" label="Hosted" />
                 </FormSelect>
+              </ToolbarItem>
+              <ToolbarItem alignSelf="center">
+                <Checkbox
+                  id="filter-drifted"
+                  label="Drifted only"
+                  isChecked={state.drifted}
+                  onChange={(_e, drifted) => update({ drifted })}
+                />
               </ToolbarItem>
             </ToolbarGroup>
             {canMutate ? (
