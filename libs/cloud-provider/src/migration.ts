@@ -63,6 +63,8 @@ export interface AutoscalerSettings {
 
 export interface MigrationInput {
   groups: NodeGroup[];
+  /** The platform's default NodeClass, which every proposed NodePool uses (the CRD requires one). */
+  nodeClassRef: { group: string; kind: string; name: string };
   settings?: AutoscalerSettings;
   /** What the platform already found it cannot carry over (unreadable groups, ...). */
   notExpressible: NotExpressible[];
@@ -206,7 +208,8 @@ export function proposeNodePools(
 
   const taken = new Set<string>();
   const nodePools: ProposedNodePool[] = [];
-  for (const shape of shapes.values()) nodePools.push(nodePool(shape, settings, taken));
+  for (const shape of shapes.values())
+    nodePools.push(nodePool(shape, settings, taken, input.nodeClassRef));
 
   if (settings && nodePools.length > 1) {
     const total = (field: 'cpu' | 'nodes', value?: number) =>
@@ -245,6 +248,7 @@ function nodePool(
   shape: Shape,
   settings: AutoscalerSettings | undefined,
   taken: Set<string>,
+  nodeClassRef: MigrationInput['nodeClassRef'],
 ): ProposedNodePool {
   const groups = shape.groups;
   const names = groups.map((g) => g.name);
@@ -398,6 +402,7 @@ function nodePool(
       template: {
         ...templateMetadata,
         spec: {
+          nodeClassRef,
           requirements,
           ...(shape.taints.length > 0
             ? {

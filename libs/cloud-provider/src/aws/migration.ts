@@ -8,6 +8,7 @@ import {
   type OpenShiftAutoscalerObjects,
 } from '../openshift/migration.js';
 import { ec2InstanceCapacity } from './instance-capacity.js';
+import { DEFAULT_NODE_CLASS_NAME, EC2_NODE_CLASS } from './constants.js';
 
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec =>
@@ -74,6 +75,11 @@ export function proposeAwsStandaloneMigration(
   const read = openShiftNodeGroups(objects, awsMachine);
   const proposal = proposeNodePools({
     ...read,
+    nodeClassRef: {
+      group: EC2_NODE_CLASS.group,
+      kind: EC2_NODE_CLASS.kind,
+      name: DEFAULT_NODE_CLASS_NAME,
+    },
     ...(objects.clusterAutoscaler
       ? { settings: openShiftAutoscalerSettings(objects.clusterAutoscaler) }
       : {}),
