@@ -31,6 +31,7 @@ import {
   type UpsertNodePoolInput,
 } from './dto/cluster.inputs.js';
 import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
+import { migrationPlanOf } from './migration-plan.js';
 import type { Cluster } from './models/cluster.model.js';
 import { withEverything, lockInScope, clusterChanged, type Tx } from './cluster-access.js';
 import { ClusterQueries } from './cluster-queries.service.js';
@@ -183,6 +184,68 @@ export class DesiredStateChanges {
         });
       },
     );
+  }
+
+  /**
+   * Applies the cluster's migration plan as one desired-state change (one generation, one audit
+   * event `applyMigrationPlan`): the proposed NodePools upserted (others kept), the proposed
+   * NodeClass overrides set over the current ones, Karpenter enabled and the Cluster Autoscaler
+   * mode MIGRATE, so both run side by side; DISABLE is the SRE's separate second step. The plan
+   * is checked again with the real CRDs, as upsertNodePool and setNodeClassOverrides check.
+   */
+  async applyMigrationPlan(
+    principal: Principal,
+    uid: string,
+    expectedGeneration: number,
+  ): Promise<Cluster> {
+    const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
+    return this.changeDesiredState(principal, uid, 'applyMigrationPlan', expected, async (tx) => {
+      const cluster = await tx.cluster.findUniqueOrThrow({
+        where: { id: uid },
+        select: {
+          platform: true,
+          topology: true,
+          managementCluster: true,
+          status: true,
+          desired: { select: { nodeClassOverrides: true } },
+        },
+      });
+      const { plan, reason } = migrationPlanOf(cluster.status);
+      if (!plan) throw userInputError('clusterId', `no migration plan: ${reason}`);
+      const refusal = unsupportedChange(cluster, { clusterAutoscalerMode: 'MIGRATE' });
+      if (refusal) throw userInputError('clusterId', refusal.reason);
+      for (const pool of plan.proposal.nodePools) {
+        const violation = this.specs.validateNodePool(pool.name, pool.spec)[0];
+        if (violation)
+          throw userInputError(
+            `plan.nodePools.${pool.name}${violation.field ? `.${violation.field}` : ''}`,
+            violation.reason,
+          );
+      }
+      const overrides = {
+        ...((cluster.desired?.nodeClassOverrides ?? {}) as Record<string, unknown>),
+        ...plan.proposal.nodeClassOverrides,
+      };
+      const violation = this.specs.validateNodeClassOverrides(
+        cluster.platform,
+        overrides,
+        cluster.topology,
+      )[0];
+      if (violation)
+        throw userInputError(
+          `plan.nodeClassOverrides${violation.field ? `.${violation.field}` : ''}`,
+          violation.reason,
+        );
+      await applyDesiredStateChange(tx, uid, { enabled: true, clusterAutoscalerMode: 'MIGRATE' });
+      for (const pool of plan.proposal.nodePools)
+        await applyDesiredStateChange(tx, uid, {
+          upsertNodePool: { name: pool.name, spec: pool.spec },
+        });
+      await tx.desiredState.update({
+        where: { clusterId: uid },
+        data: { nodeClassOverrides: overrides as Prisma.InputJsonObject },
+      });
+    });
   }
 
   /** Re-sends the current desired state even if the cluster reports it applied. */
