@@ -36,6 +36,20 @@ import type { Cluster } from './models/cluster.model.js';
 import { withEverything, lockInScope, clusterChanged, type Tx } from './cluster-access.js';
 import { ClusterQueries } from './cluster-queries.service.js';
 
+/** The instance types a plan's NodePools allow (their node.kubernetes.io/instance-type In values). */
+function instanceTypesOf(pools: readonly { spec: Record<string, unknown> }[]): string[] {
+  const types = new Set<string>();
+  for (const pool of pools) {
+    const template = pool.spec.template as
+      | { spec?: { requirements?: { key: string; operator: string; values?: string[] }[] } }
+      | undefined;
+    for (const r of template?.spec?.requirements ?? [])
+      if (r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In')
+        for (const v of r.values ?? []) types.add(v);
+  }
+  return [...types].sort();
+}
+
 /** Every change to a cluster's labels and desired state, each in one audited transaction. */
 @Injectable()
 export class DesiredStateChanges {
@@ -236,7 +250,20 @@ export class DesiredStateChanges {
           `plan.nodeClassOverrides${violation.field ? `.${violation.field}` : ''}`,
           violation.reason,
         );
-      await applyDesiredStateChange(tx, uid, { enabled: true, clusterAutoscalerMode: 'MIGRATE' });
+      // Cluster API: Karpenter launches only the instance types the fleet renders a
+      // MachineDeployment for, so the plan's types become allowedInstanceTypes.
+      const allowedInstanceTypes =
+        cluster.platform === 'CAPI' ? instanceTypesOf(plan.proposal.nodePools) : [];
+      if (allowedInstanceTypes.length > 32)
+        throw userInputError(
+          'plan.nodePools',
+          `the plan allows ${allowedInstanceTypes.length} instance types; a Cluster API cluster takes at most 32 (allowedInstanceTypes)`,
+        );
+      await applyDesiredStateChange(tx, uid, {
+        enabled: true,
+        clusterAutoscalerMode: 'MIGRATE',
+        ...(allowedInstanceTypes.length > 0 ? { allowedInstanceTypes } : {}),
+      });
       for (const pool of plan.proposal.nodePools)
         await applyDesiredStateChange(tx, uid, {
           upsertNodePool: { name: pool.name, spec: pool.spec },
