@@ -29,6 +29,7 @@ const POLICY: Record<string, Role> = {
   rollouts: 'VIEWER',
   viewer: 'VIEWER',
   signOut: 'VIEWER',
+  migrationPlan: 'VIEWER',
   // mutations
   registerCluster: 'ADMIN',
   deregisterCluster: 'ADMIN',
@@ -42,6 +43,7 @@ const POLICY: Record<string, Role> = {
   upsertNodePool: 'OPERATOR',
   deleteNodePool: 'OPERATOR',
   setNodeClassOverrides: 'OPERATOR',
+  applyMigrationPlan: 'OPERATOR',
   pauseCluster: 'OPERATOR',
   resumeCluster: 'OPERATOR',
   reconcileCluster: 'OPERATOR',

@@ -224,4 +224,82 @@ describe('Cluster API through the fleet: registerCluster, setKarpenter, the side
       template: { spec: { nodeClassRef: { kind: 'ClusterAPINodeClass', name: 'default' } } },
     });
   });
+
+  it("MIGRATE: the size annotations come back, the sidecar reports a migration plan for the worker groups (not the fleet's own), and applying it allows their instance types", async () => {
+    const clusters = await api.admin<{ clusters: { nodes: { id: string; name: string }[] } }>(
+      `query { clusters { nodes { id name } } }`,
+    );
+    const id = clusters.data!.clusters.nodes.find((c) => c.name === 'capi-east')!.id;
+    const set = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
+      id,
+      input: { clusterAutoscalerMode: 'MIGRATE' },
+    });
+    expect(set.errors).toBeUndefined();
+    const plan = await eventually(
+      async () => {
+        const res = await api.admin<{
+          migrationPlan: {
+            plan: {
+              nodePools: { name: string; replaces: string[]; spec: Record<string, unknown> }[];
+            } | null;
+          };
+        }>(
+          `query($id: ID!) { migrationPlan(clusterId: $id) { plan { nodePools { name replaces spec } } } }`,
+          { id },
+        );
+        return res.data?.migrationPlan.plan ?? undefined;
+      },
+      { timeoutMs: 30_000, what: 'a migration plan for the CAPI cluster' },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${sidecar?.output() ?? ''}`);
+    });
+    expect(plan.nodePools.map((p) => p.replaces)).toEqual([
+      [
+        'MachineDeployment/capi-east-c6i-us-east-1a',
+        'MachineDeployment/capi-east-m6i-us-east-1a',
+        'MachineDeployment/capi-east-m6i-us-east-1b',
+      ],
+    ]);
+    expect(plan.nodePools[0]!.spec).toMatchObject({
+      template: { spec: { nodeClassRef: { kind: 'ClusterAPINodeClass', name: 'default' } } },
+    });
+
+    // Applied: the plan's instance types become allowedInstanceTypes, so the fleet renders a
+    // MachineDeployment for each (Karpenter launches only those on Cluster API).
+    const applied = await api.admin<{
+      applyMigrationPlan: {
+        karpenter: {
+          generation: number;
+          allowedInstanceTypes: string[];
+          clusterAutoscalerMode: string;
+        };
+        nodePools: { name: string }[];
+      };
+    }>(
+      `mutation($id: ID!, $g: Int!) { applyMigrationPlan(clusterId: $id, expectedGeneration: $g) {
+        karpenter { generation allowedInstanceTypes clusterAutoscalerMode } nodePools { name } } }`,
+      { id, g: set.data!.setKarpenter.karpenter.generation },
+    );
+    expect(applied.errors).toBeUndefined();
+    expect(applied.data!.applyMigrationPlan.karpenter).toMatchObject({
+      allowedInstanceTypes: ['c6i.2xlarge', 'm6i.xlarge'],
+      clusterAutoscalerMode: 'MIGRATE',
+    });
+    expect(applied.data!.applyMigrationPlan.nodePools.map((p) => p.name)).toEqual([
+      'c6i',
+      'general',
+    ]);
+    await eventually(
+      () =>
+        pair.management.get(
+          'cluster.x-k8s.io/v1beta1',
+          'MachineDeployment',
+          'capi-east-karpenter-c6i-2xlarge-us-east-1a',
+          CAPI_CLUSTER.namespace,
+        ),
+      { timeoutMs: 30_000, what: 'the fleet MachineDeployment for c6i.2xlarge' },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${sidecar?.output() ?? ''}`);
+    });
+  });
 });

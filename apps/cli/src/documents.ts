@@ -272,3 +272,22 @@ query ListDriftedClusters($first: Int, $after: String, $filter: ClusterFilter, $
     pageInfo { hasNextPage endCursor }
   }
 }`;
+
+export const MIGRATION_PLAN = `
+query MigrationPlan($id: ID!) {
+  migrationPlan(clusterId: $id) {
+    clusterId reason generation
+    plan {
+      computedAt observedGeneration
+      nodePools { name spec replaces explanations }
+      nodeClassOverrides nodeClassExplanations
+      notExpressible { object what reason }
+      explanations
+    }
+  }
+}`;
+
+export const APPLY_MIGRATION_PLAN = `
+mutation ApplyMigrationPlan($id: ID!, $expectedGeneration: Int!) {
+  applyMigrationPlan(clusterId: $id, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
+}`;

@@ -22,6 +22,16 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'config current-context': ['kfleet config current-context'],
   'config delete-context': ['kfleet config delete-context old-fleet'],
   clusters: ['kfleet clusters list', 'kfleet clusters get ocp-east-1'],
+  migrate: ['kfleet migrate plan ocp-east-1', 'kfleet migrate apply ocp-east-1'],
+  'migrate plan': [
+    'kfleet migrate plan ocp-east-1',
+    'kfleet migrate plan ocp-east-1 -o wide   # with the MachineSets each NodePool replaces',
+    'kfleet migrate plan ocp-east-1 -o json | jq .plan.notExpressible',
+  ],
+  'migrate apply': [
+    'kfleet migrate apply ocp-east-1   # NodePools + MIGRATE: both autoscalers run',
+    'kfleet karpenter enable ocp-east-1 --cas disable   # later, the second step',
+  ],
   'clusters drift': ['kfleet clusters drift', 'kfleet clusters drift -l env=prod -o json'],
   'clusters drift-policy': [
     'kfleet clusters drift-policy ocp-east-1 REPORT   # leave hand edits, flag them',

@@ -8,6 +8,7 @@ import { addCompletionCommands } from './commands/completion.js';
 import { commandContext, DEFAULT_API_URL, type Io } from './commands/context.js';
 import { addDeadLettersCommands } from './commands/dead-letters.js';
 import { addKarpenterCommands } from './commands/karpenter.js';
+import { addMigrateCommands } from './commands/migrate.js';
 import { addNodeclassCommands } from './commands/nodeclass.js';
 import { addNodepoolsCommands } from './commands/nodepools.js';
 import { addRolloutsCommands } from './commands/rollouts.js';
@@ -47,6 +48,7 @@ export function buildProgram(io: Io): Command {
   addKarpenterCommands(program, context);
   addNodepoolsCommands(program, context);
   addNodeclassCommands(program, context);
+  addMigrateCommands(program, context);
   addSummaryCommands(program, context);
   addTokensCommands(program, context);
   addRolloutsCommands(program, context);

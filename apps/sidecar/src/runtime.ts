@@ -10,6 +10,7 @@ import {
   type ClusterAutoscalerState,
   type Condition,
   type ReconcileOrder,
+  type ReportedMigrationProposal,
   type ResourceIdentity,
   type StatusReport,
 } from '@fleet/contracts';
@@ -82,6 +83,12 @@ export interface SidecarRuntimeOptions {
 /** Default of `credentialRenewalMs`: well inside the half-week after which a token is renewed. */
 export const DEFAULT_CREDENTIAL_RENEWAL_MS = 3_600_000;
 
+/** The Cluster Autoscaler as a report carries it: its state and the migration proposal. */
+interface AutoscalerObservation {
+  state: ClusterAutoscalerState | undefined;
+  migration?: ReportedMigrationProposal;
+}
+
 /** The report body, without who sends it and when. */
 export type StatusSnapshot = Omit<StatusReport, 'clusterId' | 'reportedAt'>;
 
@@ -147,7 +154,7 @@ export class SidecarRuntime {
   private autoscalerEpoch = 0;
   private autoscalerObservation?: {
     key: string;
-    state: Promise<ClusterAutoscalerState | undefined>;
+    state: Promise<AutoscalerObservation>;
   };
 
   constructor(private readonly options: SidecarRuntimeOptions) {
@@ -222,8 +229,9 @@ export class SidecarRuntime {
     // MachineSets on the management cluster; elsewhere, OpenShift's ClusterAutoscaler objects.
     // OpenShift's own Cluster API (one API server) has both: each mode acts on both.
     const autoscalerLog = log.child({ controller: 'cluster-autoscaler' });
+    const propose = provider.proposeMigration?.bind(provider);
     const openShiftObjects = () =>
-      new ClusterAutoscalerSwitch(this.cluster, autoscalerLog, options.backupNamespace);
+      new ClusterAutoscalerSwitch(this.cluster, autoscalerLog, options.backupNamespace, propose);
     const nodeGroups = (clusterApi: { namespace: string; clusterName: string }) =>
       new NodeGroupSizesSwitch(apiServers.client('management'), clusterApi, autoscalerLog);
     this.clusterAutoscaler = !options.clusterApi
@@ -551,13 +559,13 @@ export class SidecarRuntime {
    * The Cluster Autoscaler as the last report saw it, unless something it reads changed since
    * (a watch event) or the order asks for another mode: at rest, no request.
    */
-  private observeClusterAutoscaler(
-    order: ReconcileOrder,
-  ): Promise<ClusterAutoscalerState | undefined> {
+  private observeClusterAutoscaler(order: ReconcileOrder): Promise<AutoscalerObservation> {
     const { clusterAutoscalerMode: mode, enabled } = order.spec;
     const key = `${this.autoscalerEpoch}/${mode}/${enabled}`;
     if (this.autoscalerObservation?.key === key) return this.autoscalerObservation.state;
-    const state = this.clusterAutoscaler.observe(mode, enabled).then((o) => o.state);
+    const state = this.clusterAutoscaler
+      .observe(mode, enabled)
+      .then((o) => ({ state: o.state, ...(o.migration ? { migration: o.migration } : {}) }));
     const observation = { key, state };
     this.autoscalerObservation = observation;
     state.catch(() => {
@@ -605,14 +613,17 @@ export class SidecarRuntime {
         },
         this.approver.counts,
       ),
-      this.observeClusterAutoscaler(order).catch(() => last.result.clusterAutoscaler),
+      this.observeClusterAutoscaler(order).catch((): AutoscalerObservation => ({
+        state: last.result.clusterAutoscaler,
+      })),
     ]);
     return {
       observedGeneration: last.generation,
       conditions,
       metrics,
       csrDecisions: this.approver.unsentDecisions(),
-      ...(cas ? { clusterAutoscaler: cas } : {}),
+      ...(cas.state ? { clusterAutoscaler: cas.state } : {}),
+      ...(cas.migration ? { migrationProposal: cas.migration } : {}),
       ...(pools ? { machineConfigPools: pools } : {}),
       drift: this.drift.list(),
     };

@@ -1,4 +1,6 @@
+import type { OpenShiftAutoscalerObjects } from './openshift/migration.js';
 import type {
+  MigrationProposal,
   KarpenterDesiredState,
   NodeClassOverrides,
   ResourceIdentity,
@@ -273,6 +275,13 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
    * the operand follows them without a new order from the fleet.
    */
   renderInputs?(): readonly RenderInput[];
+
+  /**
+   * The migration proposal (Cluster Autoscaler → Karpenter) from OpenShift's Cluster Autoscaler
+   * objects, where the platform reads their MachineSets' providerSpec. Pure; absent where the
+   * platform proposes nothing yet.
+   */
+  proposeMigration?(objects: OpenShiftAutoscalerObjects): MigrationProposal;
 
   relatedObjects(): RelatedObject[];
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ReportedMigrationProposal } from './migration.js';
 import { KarpenterDesiredState } from './desired-state.js';
 
 export const Platform = z.enum(['AWS', 'CAPI', 'AZURE']);
@@ -195,6 +196,12 @@ export const StatusReport = z.object({
    * corrected) and recent corrections. Absent from sidecars that do not watch for drift.
    */
   drift: z.array(DriftEntry).max(DRIFT_ENTRIES_MAX).optional(),
+  /**
+   * While the Cluster Autoscaler is in play (mode KEEP or MIGRATE, its objects present): the
+   * NodePools and NodeClass overrides the sidecar proposes in its place, recomputed only when
+   * what the Cluster Autoscaler reads changed. Absent otherwise, and from older sidecars.
+   */
+  migrationProposal: ReportedMigrationProposal.optional(),
   /** The sidecar's release and the newest contract it speaks; absent from contract-1 sidecars. */
   sidecar: z
     .object({

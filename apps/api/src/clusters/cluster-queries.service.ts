@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type PrismaClient } from '@fleet/database';
 import { inScope, type Principal } from '../auth/principal.js';
+import { migrationPlanOf } from './migration-plan.js';
+import type { MigrationPlanResult } from './models/migration-plan.model.js';
 import { decodeCursor, encodeCursor, pageWindow, type PageArgs } from '../common/connection.js';
 import { notFoundError, userInputError } from '../common/errors.js';
 import { isUuid, toGlobalId } from '../common/global-id.js';
@@ -49,6 +51,23 @@ export class ClusterQueries {
     if (!row || !inScope(principal, row.labels))
       throw notFoundError('cluster', toGlobalId('Cluster', uid));
     return this.toModel(row);
+  }
+
+  /** The cluster's migration plan as its sidecar last reported it, or why there is none. */
+  async migrationPlan(principal: Principal, uid: string): Promise<MigrationPlanResult> {
+    const row = await this.db.cluster.findUnique({
+      where: { id: uid },
+      select: { labels: true, status: true, desired: { select: { generation: true } } },
+    });
+    if (!row || !inScope(principal, row.labels))
+      throw notFoundError('cluster', toGlobalId('Cluster', uid));
+    const { plan, reason } = migrationPlanOf(row.status);
+    return {
+      clusterId: toGlobalId('Cluster', uid),
+      plan,
+      reason,
+      generation: row.desired?.generation ?? 0,
+    };
   }
 
   async list(

@@ -23,6 +23,7 @@ import {
   RegisterClusterPayload,
   RotateClusterCredentialsPayload,
 } from './models/cluster.model.js';
+import { MigrationPlanResult } from './models/migration-plan.model.js';
 
 const clusterUid = (id: string) => uidOf('Cluster', id, 'clusterId');
 
@@ -190,6 +191,31 @@ export class ClustersResolver {
       { paused: false },
       'resumeCluster',
     );
+  }
+
+  @Query(() => MigrationPlanResult, {
+    description:
+      "The sidecar's proposal for moving the cluster from the Cluster Autoscaler to Karpenter (NodePools with explanations, NodeClass overrides, what cannot be expressed), or null with the reason.",
+  })
+  @RequireRole('VIEWER')
+  migrationPlan(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+  ): Promise<MigrationPlanResult> {
+    return this.queries.migrationPlan(principal, clusterUid(clusterId));
+  }
+
+  @Mutation(() => Cluster, {
+    description:
+      "Applies the cluster's migration plan as one desired-state change: its NodePools and NodeClass overrides, Karpenter enabled, clusterAutoscalerMode MIGRATE (both autoscalers run; switching to DISABLE is a separate step). CONFLICT unless the generation is still expectedGeneration.",
+  })
+  @RequireRole('OPERATOR')
+  applyMigrationPlan(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+    @Args('expectedGeneration', { type: () => Int }) expectedGeneration: number,
+  ): Promise<Cluster> {
+    return this.changes.applyMigrationPlan(principal, clusterUid(clusterId), expectedGeneration);
   }
 
   @Mutation(() => Cluster, {

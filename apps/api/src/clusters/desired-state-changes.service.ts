@@ -31,9 +31,24 @@ import {
   type UpsertNodePoolInput,
 } from './dto/cluster.inputs.js';
 import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
+import { migrationPlanOf } from './migration-plan.js';
 import type { Cluster } from './models/cluster.model.js';
 import { withEverything, lockInScope, clusterChanged, type Tx } from './cluster-access.js';
 import { ClusterQueries } from './cluster-queries.service.js';
+
+/** The instance types a plan's NodePools allow (their node.kubernetes.io/instance-type In values). */
+function instanceTypesOf(pools: readonly { spec: Record<string, unknown> }[]): string[] {
+  const types = new Set<string>();
+  for (const pool of pools) {
+    const template = pool.spec.template as
+      | { spec?: { requirements?: { key: string; operator: string; values?: string[] }[] } }
+      | undefined;
+    for (const r of template?.spec?.requirements ?? [])
+      if (r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In')
+        for (const v of r.values ?? []) types.add(v);
+  }
+  return [...types].sort();
+}
 
 /** Every change to a cluster's labels and desired state, each in one audited transaction. */
 @Injectable()
@@ -183,6 +198,81 @@ export class DesiredStateChanges {
         });
       },
     );
+  }
+
+  /**
+   * Applies the cluster's migration plan as one desired-state change (one generation, one audit
+   * event `applyMigrationPlan`): the proposed NodePools upserted (others kept), the proposed
+   * NodeClass overrides set over the current ones, Karpenter enabled and the Cluster Autoscaler
+   * mode MIGRATE, so both run side by side; DISABLE is the SRE's separate second step. The plan
+   * is checked again with the real CRDs, as upsertNodePool and setNodeClassOverrides check.
+   */
+  async applyMigrationPlan(
+    principal: Principal,
+    uid: string,
+    expectedGeneration: number,
+  ): Promise<Cluster> {
+    const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
+    return this.changeDesiredState(principal, uid, 'applyMigrationPlan', expected, async (tx) => {
+      const cluster = await tx.cluster.findUniqueOrThrow({
+        where: { id: uid },
+        select: {
+          platform: true,
+          topology: true,
+          managementCluster: true,
+          status: true,
+          desired: { select: { nodeClassOverrides: true } },
+        },
+      });
+      const { plan, reason } = migrationPlanOf(cluster.status);
+      if (!plan) throw userInputError('clusterId', `no migration plan: ${reason}`);
+      const refusal = unsupportedChange(cluster, { clusterAutoscalerMode: 'MIGRATE' });
+      if (refusal) throw userInputError('clusterId', refusal.reason);
+      for (const pool of plan.proposal.nodePools) {
+        const violation = this.specs.validateNodePool(pool.name, pool.spec)[0];
+        if (violation)
+          throw userInputError(
+            `plan.nodePools.${pool.name}${violation.field ? `.${violation.field}` : ''}`,
+            violation.reason,
+          );
+      }
+      const overrides = {
+        ...((cluster.desired?.nodeClassOverrides ?? {}) as Record<string, unknown>),
+        ...plan.proposal.nodeClassOverrides,
+      };
+      const violation = this.specs.validateNodeClassOverrides(
+        cluster.platform,
+        overrides,
+        cluster.topology,
+      )[0];
+      if (violation)
+        throw userInputError(
+          `plan.nodeClassOverrides${violation.field ? `.${violation.field}` : ''}`,
+          violation.reason,
+        );
+      // Cluster API: Karpenter launches only the instance types the fleet renders a
+      // MachineDeployment for, so the plan's types become allowedInstanceTypes.
+      const allowedInstanceTypes =
+        cluster.platform === 'CAPI' ? instanceTypesOf(plan.proposal.nodePools) : [];
+      if (allowedInstanceTypes.length > 32)
+        throw userInputError(
+          'plan.nodePools',
+          `the plan allows ${allowedInstanceTypes.length} instance types; a Cluster API cluster takes at most 32 (allowedInstanceTypes)`,
+        );
+      await applyDesiredStateChange(tx, uid, {
+        enabled: true,
+        clusterAutoscalerMode: 'MIGRATE',
+        ...(allowedInstanceTypes.length > 0 ? { allowedInstanceTypes } : {}),
+      });
+      for (const pool of plan.proposal.nodePools)
+        await applyDesiredStateChange(tx, uid, {
+          upsertNodePool: { name: pool.name, spec: pool.spec },
+        });
+      await tx.desiredState.update({
+        where: { clusterId: uid },
+        data: { nodeClassOverrides: overrides as Prisma.InputJsonObject },
+      });
+    });
   }
 
   /** Re-sends the current desired state even if the cluster reports it applied. */

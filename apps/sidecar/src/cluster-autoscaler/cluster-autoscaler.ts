@@ -1,8 +1,13 @@
-import type { ClusterAutoscalerMode, ClusterAutoscalerState } from '@fleet/contracts';
-import type { KubeObject } from '@fleet/cloud-provider';
+import {
+  ReportedMigrationProposal,
+  type ClusterAutoscalerMode,
+  type ClusterAutoscalerState,
+  type MigrationProposal,
+} from '@fleet/contracts';
+import type { KubeObject, OpenShiftAutoscalerObjects } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
-import { CLUSTER_AUTOSCALER, CONFIG_MAP, MACHINE_AUTOSCALER } from '@fleet/contracts';
+import { CLUSTER_AUTOSCALER, CONFIG_MAP, MACHINE_AUTOSCALER, MACHINE_SET } from '@fleet/contracts';
 import type { ClusterAutoscalerControl, ObservedKind } from './node-group-sizes.js';
 
 export const CLUSTER_AUTOSCALER_NAME = 'default';
@@ -27,7 +32,15 @@ export interface ClusterAutoscalerOutcome {
     reason: string;
     message: string;
   }[];
+  /**
+   * While the Cluster Autoscaler is in play (KEEP or MIGRATE, ClusterAutoscaler/default present)
+   * and the platform proposes one: NodePools in its place, computed from what observe() read.
+   */
+  migration?: ReportedMigrationProposal;
 }
+
+/** The platform's proposal from OpenShift's Cluster Autoscaler objects (CloudProvider.proposeMigration). */
+export type ProposeMigration = (objects: OpenShiftAutoscalerObjects) => MigrationProposal;
 
 interface Backup {
   clusterAutoscaler?: KubeObject;
@@ -72,10 +85,16 @@ export class ClusterAutoscalerSwitch implements ClusterAutoscalerControl {
     private readonly cluster: ClusterClient,
     private readonly log: Logger,
     private readonly backupNamespace: string,
+    private readonly propose?: ProposeMigration,
   ) {}
 
   observedKinds(): ObservedKind[] {
     return [
+      // The proposal reads the MachineSets the MachineAutoscalers scale: watched like the rest,
+      // so it is recomputed only when one of them changed.
+      ...(this.propose
+        ? [{ kind: MACHINE_SET, target: 'workload' as const, namespace: MACHINE_API_NAMESPACE }]
+        : []),
       {
         kind: CLUSTER_AUTOSCALER,
         target: 'workload',
@@ -142,7 +161,54 @@ export class ClusterAutoscalerSwitch implements ClusterAutoscalerControl {
           : 'migration requested, but Karpenter and the Cluster Autoscaler are not both active',
       });
     }
-    return { state, conditions };
+    const migration =
+      mode !== 'DISABLE' && live.clusterAutoscaler ? await this.proposal(live) : undefined;
+    return { state, conditions, ...(migration ? { migration } : {}) };
+  }
+
+  /**
+   * The platform's proposal from the objects just read and the MachineSets. A proposal the
+   * report contract refuses (over its bounds) or a failure is logged and left out: the report
+   * itself must still go.
+   */
+  private async proposal(live: Backup): Promise<ReportedMigrationProposal | undefined> {
+    if (!this.propose) return undefined;
+    try {
+      let machineSets: KubeObject[] = [];
+      try {
+        machineSets = await this.cluster.list<KubeObject>(
+          MACHINE_SET.apiVersion,
+          MACHINE_SET.kind,
+          {
+            namespace: MACHINE_API_NAMESPACE,
+          },
+        );
+      } catch (err) {
+        if (!isUnknownKind(err)) throw err;
+      }
+      const reported = ReportedMigrationProposal.safeParse({
+        proposal: this.propose({
+          ...(live.clusterAutoscaler ? { clusterAutoscaler: live.clusterAutoscaler } : {}),
+          machineAutoscalers: live.machineAutoscalers,
+          machineSets: machineSets.map((o) => ({
+            ...o,
+            apiVersion: MACHINE_SET.apiVersion,
+            kind: MACHINE_SET.kind,
+          })),
+        }),
+        computedAt: new Date().toISOString(),
+      });
+      if (reported.success) return reported.data;
+      this.log.error(
+        {
+          issues: reported.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`),
+        },
+        'migration proposal left out of the report: it does not fit the report contract',
+      );
+    } catch (err) {
+      this.log.error({ err: String(err) }, 'migration proposal failed');
+    }
+    return undefined;
   }
 
   private async readLive(): Promise<Backup> {

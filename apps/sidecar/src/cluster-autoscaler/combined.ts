@@ -108,6 +108,7 @@ export class CombinedClusterAutoscalerSwitch implements ClusterAutoscalerControl
           : 'migration requested, but Karpenter and the Cluster Autoscaler are not both active',
       });
     }
-    return { state, conditions };
+    const migration = outcomes.find((x) => x.migration)?.migration;
+    return { state, conditions, ...(migration ? { migration } : {}) };
   }
 }

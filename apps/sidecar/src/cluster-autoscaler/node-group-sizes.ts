@@ -1,5 +1,6 @@
 import {
   CONFIG_MAP,
+  ReportedMigrationProposal,
   type ClusterAutoscalerMode,
   type ClusterAutoscalerState,
   type ResourceIdentity,
@@ -9,6 +10,7 @@ import {
   NODE_GROUP_SIZE_ANNOTATIONS,
   NODE_GROUP_SIZES_BACKUP,
   planNodeGroupSizes,
+  proposeClusterApiMigration,
   type KubeObject,
 } from '@fleet/cloud-provider';
 import {
@@ -179,6 +181,29 @@ export class NodeGroupSizesSwitch implements ClusterAutoscalerControl {
           : 'migration requested, but Karpenter and the Cluster Autoscaler are not both active',
       });
     }
-    return { state, conditions };
+    // While the Cluster Autoscaler scales these groups, the NodePools that could replace them:
+    // from the groups just read (their scale-from-zero annotations), no further request.
+    const migration =
+      mode !== 'DISABLE' && observed === 'Present' ? this.proposal(groups) : undefined;
+    return { state, conditions, ...(migration ? { migration } : {}) };
+  }
+
+  private proposal(groups: KubeObject[]): ReportedMigrationProposal | undefined {
+    try {
+      const reported = ReportedMigrationProposal.safeParse({
+        proposal: proposeClusterApiMigration(groups),
+        computedAt: new Date().toISOString(),
+      });
+      if (reported.success) return reported.data;
+      this.log.error(
+        {
+          issues: reported.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`),
+        },
+        'migration proposal left out of the report: it does not fit the report contract',
+      );
+    } catch (err) {
+      this.log.error({ err: String(err) }, 'migration proposal failed');
+    }
+    return undefined;
   }
 }

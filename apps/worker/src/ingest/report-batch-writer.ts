@@ -94,10 +94,14 @@ export async function writeReportBatch(
                 "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
                 "machineConfigPools" = u."machineConfigPools", drift = u.drift, drifted = u.drifted,
                 "sidecarVersion" = u."sidecarVersion", "sidecarContractVersion" = u."sidecarContractVersion",
+                "migrationProposal" = CASE WHEN u."clusterAutoscaler" IS NULL THEN s."migrationProposal" ELSE u."migrationProposal" END,
+                "migrationProposalGeneration" = CASE WHEN u."clusterAutoscaler" IS NULL THEN s."migrationProposalGeneration"
+                                                     WHEN u."migrationProposal" IS NULL THEN NULL ELSE u."observedGeneration" END,
                 "updatedAt" = now()
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, "observedGeneration" int, conditions jsonb,
                 metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb, "machineConfigPools" jsonb,
-                drift jsonb, drifted boolean, "sidecarVersion" text, "sidecarContractVersion" int)
+                drift jsonb, drifted boolean, "sidecarVersion" text, "sidecarContractVersion" int,
+                "migrationProposal" jsonb)
           WHERE s."clusterId" = u."clusterId"`,
         [
           JSON.stringify(
@@ -116,6 +120,10 @@ export async function writeReportBatch(
               // A report without `sidecar` comes from a contract-1 sidecar.
               sidecarVersion: report.sidecar?.version ?? null,
               sidecarContractVersion: report.sidecar?.contractVersion ?? 1,
+              // With the Cluster Autoscaler observed and no proposal, it is not in play (or the
+              // sidecar proposes nothing): the stored one goes. A report without the Cluster
+              // Autoscaler's state says nothing about it and keeps what is stored.
+              migrationProposal: report.migrationProposal ?? null,
             })),
           ),
         ],

@@ -38,3 +38,5 @@ export {
 export { describeInstancesLookup } from './describe-instances.js';
 export { awsClientConfig } from './credentials.js';
 export { AWS_PLATFORM_RULES, AWS_STANDALONE_DRIVER } from './driver.js';
+export { awsMachine, proposeAwsStandaloneMigration, RHCOS_ROOT_DEVICE } from './migration.js';
+export { ec2InstanceCapacity } from './instance-capacity.js';

@@ -73,6 +73,9 @@ import {
   validateNodeClassOverrides,
 } from './nodeclass.js';
 import { renderAwsOperand } from './operand.js';
+import { proposeAwsStandaloneMigration } from './migration.js';
+import type { OpenShiftAutoscalerObjects } from '../openshift/migration.js';
+import type { MigrationProposal } from '@fleet/contracts';
 import { renderAdmissionPolicies } from './admission-policies.js';
 
 /** Directory of the CRDs this project writes for the AWS provider (copy it with the build). */
@@ -239,6 +242,10 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
   /** The cluster-wide Proxy: its URLs and trusted CA are in the operand's environment. */
   renderInputs(): readonly RenderInput[] {
     return [{ kind: PROXY, name: PROXY_NAME }];
+  }
+
+  proposeMigration(objects: OpenShiftAutoscalerObjects): MigrationProposal {
+    return proposeAwsStandaloneMigration(objects);
   }
 
   relatedObjects(): RelatedObject[] {

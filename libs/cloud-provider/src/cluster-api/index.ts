@@ -8,3 +8,4 @@ export * from './admission.js';
 export * from './node-identity.js';
 export * from './provider.js';
 export * from './driver.js';
+export { proposeClusterApiMigration } from './migration.js';

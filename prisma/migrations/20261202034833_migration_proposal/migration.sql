@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "ClusterStatus" ADD COLUMN     "migrationProposal" JSONB,
+ADD COLUMN     "migrationProposalGeneration" INTEGER;
+
