@@ -33,6 +33,8 @@ export interface NodeGroup {
   /** Absent: the group may place machines in any zone. */
   zone?: string;
   capacityType: 'spot' | 'on-demand';
+  /** Why the group's capacity type is what it is, when the platform cannot read its market. */
+  capacityTypeWhy?: string;
   minSize: number;
   maxSize: number;
   /** Node labels of the group's template. */
@@ -281,10 +283,13 @@ function nodePool(
     operator: 'In',
     values: [shape.capacityType],
   });
+  const capacityWhy = groups.find((g) => g.capacityTypeWhy)?.capacityTypeWhy;
   explanations.push(
-    shape.capacityType === 'spot'
-      ? `capacity type spot: ${list(names)} ask${groups.length > 1 ? '' : 's'} for spot instances`
-      : `capacity type on-demand: ${groups.length > 1 ? 'none of these groups asks' : 'the group does not ask'} for spot instances`,
+    capacityWhy
+      ? `capacity type ${shape.capacityType}: ${capacityWhy}`
+      : shape.capacityType === 'spot'
+        ? `capacity type spot: ${list(names)} ask${groups.length > 1 ? '' : 's'} for spot instances`
+        : `capacity type on-demand: ${groups.length > 1 ? 'none of these groups asks' : 'the group does not ask'} for spot instances`,
   );
   if (Object.keys(shape.labels).length > 0)
     explanations.push(`labels ${labelText(shape.labels)} carried over from the node template`);

@@ -53,6 +53,9 @@ describe('proposeClusterApiMigration', () => {
       name: 'default',
     });
     expect(proposal.notExpressible).toEqual([]);
+    expect(pool.explanations).toContain(
+      "capacity type on-demand: the group's annotations do not say its market (a spot option would be in its infrastructure template, which is not read); check before applying",
+    );
     // The MachineSets belong to the MachineDeployments (scaled through them): not groups of their own.
     expect(proposal.explanations).toEqual([
       'the fleet renders a MachineDeployment per instance type and failure domain for Karpenter: allowedInstanceTypes c6i.2xlarge, m6i.xlarge lets the proposed NodePools launch every type the groups had',

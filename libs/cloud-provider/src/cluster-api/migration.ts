@@ -101,6 +101,8 @@ export function proposeClusterApiMigration(groups: readonly KubeObject[]): Migra
       instanceType,
       ...(zone ? { zone } : {}),
       capacityType: 'on-demand',
+      capacityTypeWhy:
+        "the group's annotations do not say its market (a spot option would be in its infrastructure template, which is not read); check before applying",
       minSize: Number(annotations[MIN_SIZE] ?? 0) || 0,
       maxSize: Number(annotations[MAX_SIZE]) || 0,
       labels,
