@@ -11,6 +11,7 @@ import { addKarpenterCommands } from './commands/karpenter.js';
 import { addNodeclassCommands } from './commands/nodeclass.js';
 import { addNodepoolsCommands } from './commands/nodepools.js';
 import { addRolloutsCommands } from './commands/rollouts.js';
+import { addPlanCommands } from './commands/plans.js';
 import { addSummaryCommands } from './commands/summary.js';
 import { addTokensCommands } from './commands/tokens.js';
 import { addVersionCommand } from './commands/version.js';
@@ -50,6 +51,7 @@ export function buildProgram(io: Io): Command {
   addSummaryCommands(program, context);
   addTokensCommands(program, context);
   addRolloutsCommands(program, context);
+  addPlanCommands(program, context);
   addDeadLettersCommands(program, context);
   addVersionCommand(program, context);
   addCompletionCommands(program, context);

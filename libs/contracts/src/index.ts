@@ -7,3 +7,4 @@ export * from './dead-letters.js';
 export * from './kinds.js';
 export * from './release.js';
 export * from './storable-text.js';
+export * from './plans.js';
