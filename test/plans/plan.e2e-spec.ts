@@ -68,7 +68,8 @@ describe('plans: the exact change, cluster by cluster, before anything is applie
   let cluster: EmulatedCluster;
   let sidecar: RunningProcess;
   let gql: Gql;
-  let east: { id: string; uid: string };
+  let east: { id: string; uid: string; reportToken: string };
+  let pausedCluster: { id: string; uid: string; reportToken: string };
   let plannedId: string;
 
   const generationOf = async (id: string) => {
@@ -122,6 +123,7 @@ describe('plans: the exact change, cluster by cluster, before anything is applie
     );
     // A second cluster, paused: a selector's plan reports it NOT_PLANNED, never skips it.
     const paused = await registerCluster(gql, { name: 'plan-paused', labels: { env: 'plan' } });
+    pausedCluster = paused;
     const pause = await gql(`mutation($id: ID!) { pauseCluster(clusterId: $id) { name } }`, {
       id: paused.id,
     });
@@ -292,6 +294,40 @@ describe('plans: the exact change, cluster by cluster, before anything is applie
     const again = await runKfleetInProcess(['plan', 'apply', id!], env);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toMatch(/was applied at/);
+  });
+
+  it("a plan's answer is taken only from that cluster's sidecar, for an entry awaiting it", async () => {
+    const created = await plan({ labelSelector: 'env=plan', change: { logLevel: 'debug' } });
+    await planned(created.id);
+    const answer = (clusterUid: string, token: string, body: Record<string, unknown> = {}) =>
+      fetch(`${api.url}/v1/clusters/${clusterUid}/plans/${created.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          clusterId: clusterUid,
+          planId: created.id,
+          generation: 3,
+          outcome: 'PLANNED',
+          objects: [],
+          reportedAt: new Date().toISOString(),
+          ...body,
+        }),
+      }).then((r) => r.status);
+    // Another cluster's token: refused before anything is read.
+    expect(await answer(pausedCluster.uid, east.reportToken)).toBe(401);
+    // Its own token, but an answer for another cluster's entry.
+    expect(await answer(east.uid, east.reportToken, { clusterId: pausedCluster.uid })).toBe(403);
+    // The paused cluster's own sidecar: its entry is NOT_PLANNED, nothing awaits an answer.
+    expect(await answer(pausedCluster.uid, pausedCluster.reportToken)).toBe(409);
+    // east answered already: a second answer changes nothing.
+    expect(await answer(east.uid, east.reportToken, { generation: 7 })).toBe(409);
+    // Invalid bodies are refused naming the field.
+    expect(await answer(east.uid, east.reportToken, { outcome: 'MAYBE' })).toBe(400);
+    const read = await gql<{ changePlan: PlanView }>(CHANGE_PLAN, { id: created.id });
+    expect(read.data?.changePlan.clusters.nodes.map((c) => [c.clusterName, c.state])).toEqual([
+      ['plan-east', 'PLANNED'],
+      ['plan-paused', 'NOT_PLANNED'],
+    ]);
   });
 
   it('an expired plan is read, not applied', async () => {
