@@ -296,6 +296,47 @@ describe('plans: the exact change, cluster by cluster, before anything is applie
     expect(again.stderr).toMatch(/was applied at/);
   });
 
+  it('Stale and HOSTED clusters are NOT_PLANNED with their reason, never skipped', async () => {
+    const stale = await registerCluster(gql, { name: 'plan-stale', labels: { env: 'np' } });
+    await registerCluster(gql, {
+      name: 'plan-hosted',
+      labels: { env: 'np' },
+      topology: 'HOSTED',
+      managementCluster: 'mgmt-1',
+      hcpNamespace: 'clusters-plan-hosted',
+    });
+    // The worker's staleness sweep raises this when a cluster stops reporting.
+    const pool = new pg.Pool({ connectionString: db.url });
+    try {
+      await pool.query(`UPDATE "ClusterStatus" SET conditions = $2::jsonb WHERE "clusterId" = $1`, [
+        stale.uid,
+        JSON.stringify([
+          {
+            type: 'Stale',
+            status: 'True',
+            reason: 'NoRecentReports',
+            message: 'no report',
+            lastTransitionTime: new Date().toISOString(),
+          },
+        ]),
+      ]);
+    } finally {
+      await pool.end();
+    }
+    const created = await plan({ labelSelector: 'env=np', change: { logLevel: 'debug' } });
+    // Nothing to wait for: neither is sent to a sidecar.
+    expect(created.counts).toMatchObject({ total: 2, notPlanned: 2, pending: 0 });
+    const read = await gql<{ changePlan: PlanView }>(CHANGE_PLAN, { id: created.id });
+    expect(
+      read.data?.changePlan.clusters.nodes.map((c) => [c.clusterName, c.state, c.reason]),
+    ).toEqual([
+      ['plan-hosted', 'NOT_PLANNED', 'UnsupportedForTopology'],
+      ['plan-stale', 'NOT_PLANNED', 'Stale'],
+    ]);
+    const res = await gql(APPLY_PLAN, { id: created.id });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'id' });
+  });
+
   it("a plan's answer is taken only from that cluster's sidecar, for an entry awaiting it", async () => {
     const created = await plan({ labelSelector: 'env=plan', change: { logLevel: 'debug' } });
     await planned(created.id);
