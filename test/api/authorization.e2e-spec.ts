@@ -27,6 +27,7 @@ const POLICY: Record<string, Role> = {
   deadLetters: 'ADMIN',
   rollout: 'VIEWER',
   rollouts: 'VIEWER',
+  changePlan: 'VIEWER',
   viewer: 'VIEWER',
   signOut: 'VIEWER',
   migrationPlan: 'VIEWER',
@@ -51,6 +52,8 @@ const POLICY: Record<string, Role> = {
   pauseRollout: 'OPERATOR',
   resumeRollout: 'OPERATOR',
   abortRollout: 'OPERATOR',
+  planChange: 'OPERATOR',
+  applyPlan: 'OPERATOR',
   // subscriptions
   clusterChanged: 'VIEWER',
   fleetSummaryChanged: 'VIEWER',

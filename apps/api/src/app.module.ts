@@ -28,6 +28,7 @@ import { OidcModule } from './oidc/oidc.module.js';
 import { QueuesModule } from './queues/queues.module.js';
 import { ReportsModule } from './reports/reports.module.js';
 import { RolloutsModule } from './rollouts/rollouts.module.js';
+import { PlansModule } from './plans/plans.module.js';
 import { DateTimeScalar } from './common/date-time.scalar.js';
 
 /**
@@ -103,6 +104,7 @@ export class AppModule {
         DeadLettersModule,
         HealthHistoryModule,
         RolloutsModule,
+        PlansModule,
         FleetModule,
         OidcModule,
         ConsoleModule,

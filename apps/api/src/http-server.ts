@@ -3,23 +3,32 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { GraphQLModule } from '@nestjs/graphql';
 import type { WebSocketServer } from 'ws';
 import { WEBSOCKET_MAX_PAYLOAD_BYTES } from './graphql/query-limits.js';
-import { STATUS_REPORT_BODY_LIMIT_BYTES } from '@fleet/contracts';
+import { PLAN_REPORT_BODY_LIMIT_BYTES, STATUS_REPORT_BODY_LIMIT_BYTES } from '@fleet/contracts';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 /** Where sidecars post status reports (ReportsController). */
 const STATUS_REPORT_PATH = /^\/v1\/clusters\/[^/]+\/status\/?(\?|$)/;
+/** Where sidecars post a plan's result (ReportsController.planReport). */
+const PLAN_REPORT_PATH = /^\/v1\/clusters\/[^/]+\/plans\/[^/]+\/?(\?|$)/;
 /** Express' own default, kept for GraphQL and everything but status reports. */
 export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
 
-/** 413 for a declared body over `DEFAULT_BODY_LIMIT_BYTES` anywhere but status reports. */
+/**
+ * 413 for a declared body over `DEFAULT_BODY_LIMIT_BYTES` anywhere but status reports (whose
+ * limit is the parser's) and plan reports (`PLAN_REPORT_BODY_LIMIT_BYTES`).
+ */
 function defaultBodyLimit(req: IncomingMessage, res: ServerResponse, next: () => void): void {
   const length = Number(req.headers['content-length'] ?? 0);
-  if (length <= DEFAULT_BODY_LIMIT_BYTES || STATUS_REPORT_PATH.test(req.url ?? '')) return next();
+  if (STATUS_REPORT_PATH.test(req.url ?? '')) return next();
+  const limit = PLAN_REPORT_PATH.test(req.url ?? '')
+    ? PLAN_REPORT_BODY_LIMIT_BYTES
+    : DEFAULT_BODY_LIMIT_BYTES;
+  if (length <= limit) return next();
   res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
   res.end(
     JSON.stringify({
       statusCode: 413,
-      message: `request body of ${length} bytes is over the limit of ${DEFAULT_BODY_LIMIT_BYTES}`,
+      message: `request body of ${length} bytes is over the limit of ${limit}`,
     }),
   );
 }

@@ -291,3 +291,21 @@ export const APPLY_MIGRATION_PLAN = `
 mutation ApplyMigrationPlan($id: ID!, $expectedGeneration: Int!) {
   applyMigrationPlan(clusterId: $id, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
 }`;
+const PLAN_HEAD = `id createdAt expiresAt expired createdBy clusterId labelSelector change appliedAt appliedBy
+  counts { total pending planned notPlanned failed invalid created changed deleted unchanged }`;
+const PLAN_CLUSTERS = `clusters(first: $first, after: $after) {
+  pageInfo { hasNextPage endCursor }
+  nodes { clusterId clusterName generation state reason message completedAt
+    objects { target apiVersion kind namespace name action moreFields
+      diff { path before after } errors { field message reason } } } }`;
+
+export const PLAN_CHANGE = `
+mutation PlanChange($input: PlanChangeInput!) { planChange(input: $input) { ${PLAN_HEAD} } }`;
+
+export const GET_CHANGE_PLAN = `
+query GetChangePlan($id: ID!, $first: Int, $after: String) {
+  changePlan(id: $id) { ${PLAN_HEAD} ${PLAN_CLUSTERS} }
+}`;
+
+export const APPLY_PLAN = `
+mutation ApplyPlan($id: ID!) { applyPlan(id: $id) { ${CLUSTER_ACK} } }`;

@@ -32,6 +32,13 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'kfleet migrate apply ocp-east-1   # NodePools + MIGRATE: both autoscalers run',
     'kfleet karpenter enable ocp-east-1 --cas disable   # later, the second step',
   ],
+  plan: [
+    'kfleet plan ocp-east-1 -f general-nodepool.yaml   # what the NodePool change would do, field by field',
+    'kfleet plan -l env=prod --cas disable -o json',
+    'kfleet plan apply 3f2b6c1e-8a4d-4c1b-9e2f-0a1b2c3d4e5f',
+  ],
+  'plan show': ['kfleet plan show 3f2b6c1e-8a4d-4c1b-9e2f-0a1b2c3d4e5f -o wide'],
+  'plan apply': ['kfleet plan apply 3f2b6c1e-8a4d-4c1b-9e2f-0a1b2c3d4e5f'],
   'clusters drift': ['kfleet clusters drift', 'kfleet clusters drift -l env=prod -o json'],
   'clusters drift-policy': [
     'kfleet clusters drift-policy ocp-east-1 REPORT   # leave hand edits, flag them',

@@ -117,6 +117,8 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
       }
     },
     report: () => publisher.publish(),
+    plan: (order) => host.plan(order),
+    reportPlan: (report) => reporter.sendPlan(report),
     log,
   });
   await consumer.start();

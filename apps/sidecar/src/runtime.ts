@@ -51,6 +51,8 @@ import { ConditionSet } from './reconcile/conditions.js';
 import type { SidecarIdentity } from './reconcile/operand-access.js';
 import { PeriodicCheck } from './reconcile/periodic-check.js';
 import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
+import { OwnedObjects } from './reconcile/owned-objects.js';
+import { PlanPhase, type PlanResult } from './plan/plan-phase.js';
 
 export interface SidecarRuntimeOptions {
   apiServers: ApiServers;
@@ -136,6 +138,7 @@ export class SidecarRuntime {
   readonly approver: CsrApprover;
   readonly clusterAutoscaler: ClusterAutoscalerControl;
   readonly reconciler: Reconciler;
+  private readonly planner: PlanPhase;
   /** Edits by other managers of what the fleet applied, from the watches' events. */
   readonly drift: DriftDetector;
   private correctionQueued = false;
@@ -315,6 +318,12 @@ export class SidecarRuntime {
         },
       });
     }
+    this.planner = new PlanPhase({
+      apiServers,
+      driver,
+      owned: new OwnedObjects(apiServers, driver.provider),
+      log: log.child({ phase: 'plan' }),
+    });
     this.reconciler = new Reconciler({
       apiServers,
       driver,
@@ -511,6 +520,16 @@ export class SidecarRuntime {
   apply(order: ReconcileOrder): Promise<ReconcileResult> {
     this.order = order;
     return this.enqueue(order);
+  }
+
+  /**
+   * A plan of a proposed order (dry runs only), in turn with orders and re-checks so it sees the
+   * cluster between them, never half-way through an apply.
+   */
+  plan(order: ReconcileOrder): Promise<PlanResult> {
+    const run = this.chain.then(() => this.planner.run(order));
+    this.chain = run.catch(() => undefined);
+    return run;
   }
 
   lastResult(): { generation: number; result: ReconcileResult } | undefined {

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { ConditionSet } from './reconcile/conditions.js';
 import type { ReconcileResult } from './reconcile/reconciler.js';
 import type { SidecarRuntime, StatusSnapshot } from './runtime.js';
+import type { PlanResult } from './plan/plan-phase.js';
 
 /**
  * What the host needs of a runtime: SidecarRuntime, or a topology's own (hosted/hosted-runtime.ts
@@ -17,10 +18,11 @@ import type { SidecarRuntime, StatusSnapshot } from './runtime.js';
 export type DriverRuntime = Pick<
   SidecarRuntime,
   'onChange' | 'start' | 'apply' | 'snapshot' | 'stop'
-> & {
-  readonly approver:
-    Pick<SidecarRuntime['approver'], 'acknowledge' | 'drop' | 'counts'> | undefined;
-};
+> &
+  Partial<Pick<SidecarRuntime, 'plan'>> & {
+    readonly approver:
+      Pick<SidecarRuntime['approver'], 'acknowledge' | 'drop' | 'counts'> | undefined;
+  };
 
 export interface SidecarHostOptions {
   /** Builds the runtime for the driver the registry chose (API servers, CRDs, watches). */
@@ -78,6 +80,43 @@ export class SidecarHost {
     this.refused = undefined;
     const runtime = await this.start(registration);
     return runtime.apply(order);
+  }
+
+  /**
+   * A plan of a proposed order: refused like an order (contract, driver) but without touching
+   * what the sidecar reports; planned by the running driver's runtime, which it starts if this
+   * is the first thing the sidecar was sent. A runtime without plans (hosted) answers FAILED.
+   */
+  async plan(order: ReconcileOrder): Promise<PlanResult> {
+    const failed = (reason: string, message: string): PlanResult => ({
+      outcome: 'FAILED',
+      reason,
+      message,
+      objects: [],
+    });
+    if (order.contractVersion > CONTRACT_VERSION)
+      return failed(
+        'UnsupportedContract',
+        `the plan's order is of contract ${order.contractVersion}; this sidecar speaks contract ${CONTRACT_VERSION} and older`,
+      );
+    const registration = findDriver(order.platform, order.topology);
+    if (!registration)
+      return failed(
+        'UnsupportedPlatform',
+        `no driver for platform ${order.platform} with topology ${order.topology}`,
+      );
+    if (this.running && this.running !== registration)
+      return failed(
+        'PlatformChanged',
+        `this sidecar runs the ${this.running.platform}/${this.running.topology} driver`,
+      );
+    const runtime = await this.start(registration);
+    if (!runtime.plan)
+      return failed(
+        'UnsupportedForTopology',
+        `the ${order.platform}/${order.topology} sidecar does not plan changes`,
+      );
+    return runtime.plan(order);
   }
 
   private async start(registration: DriverRegistration): Promise<DriverRuntime> {

@@ -4,6 +4,8 @@ import {
   ReconcileRequest,
   STATUS_INGEST_QUEUE,
   IngestedStatusReport,
+  PLAN_QUEUE,
+  PlanRequest,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
 import { createRegistry, fleetMetrics, oldestQueuedAt, startOpsServer } from '@fleet/observability';
@@ -13,6 +15,7 @@ import { pino } from 'pino';
 import { loadWorkerConfig, operandDefault } from './config.js';
 import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
 import { SidecarQueues } from './dispatch/sidecar-queues.js';
+import { PlanDispatcher } from './dispatch/plan-dispatcher.js';
 import { createPgPool } from './ingest/pg-pool.js';
 import { StatusIngester } from './ingest/status-ingester.js';
 import { ChangeEvents } from './ingest/change-events.js';
@@ -30,6 +33,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const sidecarQueues = new SidecarQueues(producer, config.QUEUE_PREFIX);
   const dispatcher = new ReconcileDispatcher(db, sidecarQueues, operandDefault(config));
+  const planner = new PlanDispatcher(db, sidecarQueues, log, operandDefault(config));
   // Batched ingest speaks SQL directly: a few set-based statements per batch, one transaction.
   const pool = createPgPool(config.DATABASE_URL, log);
   const ingester = new StatusIngester(pool, log, {
@@ -75,7 +79,12 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       ...jobLocks,
     },
   );
-  for (const worker of [reconcile, ingest]) {
+  const plans = new Worker(
+    PLAN_QUEUE,
+    async (job) => planner.dispatch(PlanRequest.parse(job.data).planId),
+    { connection: connection(), prefix: config.QUEUE_PREFIX, concurrency: 4, ...jobLocks },
+  );
+  for (const worker of [reconcile, ingest, plans]) {
     worker.on('failed', (job, err) =>
       log.warn({ queue: worker.name, job: job?.id, err: err.message }, 'job failed'),
     );
@@ -83,7 +92,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       log.error({ queue: worker.name, err: err.message }, 'worker error'),
     );
   }
-  await Promise.all([reconcile.waitUntilReady(), ingest.waitUntilReady()]);
+  await Promise.all([reconcile.waitUntilReady(), ingest.waitUntilReady(), plans.waitUntilReady()]);
   const deadLetters = new DeadLetters(producer, config.QUEUE_PREFIX, log);
   deadLetters.watch(reconcile, (job, reason) =>
     dispatcher.markFailed(ReconcileRequest.parse(job.data), reason),
@@ -154,7 +163,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   return {
     opsUrl: ops?.url,
     async close(): Promise<void> {
-      await Promise.all([reconcile.close(), ingest.close(), rollouts.close()]);
+      await Promise.all([reconcile.close(), ingest.close(), plans.close(), rollouts.close()]);
       await changeEvents.close();
       await maintenance.close();
       await aclSync.close();

@@ -8,3 +8,4 @@ export * from './kinds.js';
 export * from './release.js';
 export * from './storable-text.js';
 export * from './migration.js';
+export * from './plans.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { unsupportedChange } from './change.js';
+import { proposeDesiredState, unsupportedChange } from './change.js';
 
 const hosted = { platform: 'AWS', topology: 'HOSTED', managementCluster: 'mgmt-1' };
 const capi = { platform: 'CAPI', topology: 'STANDALONE' };
@@ -45,5 +45,52 @@ describe('unsupportedChange', () => {
     expect(unsupportedChange(hosted, {})).toBeUndefined();
     expect(unsupportedChange(capi, { clusterAutoscalerMode: 'DISABLE' })).toBeUndefined();
     expect(unsupportedChange(aws, { clusterAutoscalerMode: 'DISABLE' })).toBeUndefined();
+  });
+});
+
+describe('proposeDesiredState', () => {
+  const current = {
+    enabled: true,
+    paused: false,
+    clusterAutoscalerMode: 'KEEP',
+    logLevel: 'info',
+    featureGates: { Drift: true },
+    nodePools: [
+      { name: 'b', spec: { weight: 1 } },
+      { name: 'd', spec: { weight: 2 } },
+    ],
+  };
+
+  it('applies settings, replaces the feature gates and upserts a NodePool in name order', () => {
+    const next = proposeDesiredState(current, {
+      logLevel: 'debug',
+      featureGates: { SpotToSpotConsolidation: true },
+      upsertNodePool: { name: 'c', spec: { weight: 3 } },
+    });
+    expect(next).toEqual({
+      ...current,
+      logLevel: 'debug',
+      featureGates: { SpotToSpotConsolidation: true },
+      nodePools: [
+        { name: 'b', spec: { weight: 1 } },
+        { name: 'c', spec: { weight: 3 } },
+        { name: 'd', spec: { weight: 2 } },
+      ],
+    });
+    expect(current.nodePools).toHaveLength(2);
+    expect(current.logLevel).toBe('info');
+  });
+
+  it('replaces an existing NodePool whole and deletes one', () => {
+    expect(
+      proposeDesiredState(current, { upsertNodePool: { name: 'd', spec: { weight: 9 } } })
+        .nodePools,
+    ).toEqual([
+      { name: 'b', spec: { weight: 1 } },
+      { name: 'd', spec: { weight: 9 } },
+    ]);
+    expect(proposeDesiredState(current, { deleteNodePool: 'b' }).nodePools).toEqual([
+      { name: 'd', spec: { weight: 2 } },
+    ]);
   });
 });

@@ -120,3 +120,39 @@ export function unsupportedChange(
   }
   return undefined;
 }
+
+/** The stored desired state a change reads and writes (DesiredState's columns and the NodePools). */
+export interface DesiredStateFields {
+  enabled: boolean;
+  paused: boolean;
+  clusterAutoscalerMode: string;
+  logLevel: string;
+  featureGates: unknown;
+  karpenterVersion?: string | null;
+  operandImage?: string | null;
+  interruptionQueue?: string | null;
+  driftPolicy?: string | null;
+  webIdentityRoleArn?: string | null;
+  allowedInstanceTypes?: string[] | null;
+  /** Sorted by name. */
+  nodePools: { name: string; spec: unknown }[];
+}
+
+/**
+ * What `applyDesiredStateChange` would leave, computed in memory (a plan): the same rules —
+ * settings replace, featureGates replaces the whole map, a NodePool upsert replaces its spec, a
+ * delete removes it — without touching the database. NodePools stay sorted by name.
+ */
+export function proposeDesiredState<T extends DesiredStateFields>(
+  current: T,
+  change: DesiredStateChange,
+): T {
+  const { upsertNodePool, deleteNodePool, featureGates, ...settings } = change;
+  const next: T = { ...current, ...settings };
+  if (featureGates) next.featureGates = featureGates;
+  let pools = current.nodePools.filter((p) => p.name !== upsertNodePool?.name);
+  if (upsertNodePool) pools.push({ name: upsertNodePool.name, spec: upsertNodePool.spec });
+  if (deleteNodePool) pools = pools.filter((p) => p.name !== deleteNodePool);
+  next.nodePools = pools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return next;
+}

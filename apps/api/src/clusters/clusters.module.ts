@@ -23,6 +23,6 @@ import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
         KarpenterSpecValidator.fromDirectory(config.KARPENTER_CRD_DIR),
     },
   ],
-  exports: [ClusterQueries, KarpenterSpecValidator],
+  exports: [ClusterQueries, KarpenterSpecValidator, DesiredStateChanges],
 })
 export class ClustersModule {}

@@ -22,9 +22,9 @@ import {
   applyDesiredStateChange,
   clusterSnapshot,
   commitDesiredStateChange,
-  unsupportedChange,
   type DesiredStateChange,
 } from '@fleet/desired-state';
+import { unsupportedChangeFor } from './unsupported-change.js';
 import {
   type NodeClassOverridesInput,
   type SetKarpenterInput,
@@ -101,21 +101,89 @@ export class DesiredStateChanges {
       Object.entries(fields).filter(([, v]) => v != null),
     ) as DesiredStateChange;
     return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
-      const cluster = await tx.cluster.findUniqueOrThrow({
-        where: { id: uid },
-        select: { platform: true, topology: true, managementCluster: true },
-      });
-      const refusal = unsupportedChange(cluster, change);
-      if (refusal) throw userInputError(`input.${refusal.field}`, refusal.reason);
-      // Only the Cluster API driver renders a node group per instance type; elsewhere
-      // Karpenter chooses among every type the NodePools' requirements allow.
-      if (change.allowedInstanceTypes?.length && cluster.platform !== 'CAPI')
-        throw userInputError(
-          'input.allowedInstanceTypes',
-          `only for CAPI clusters (this cluster is ${cluster.platform}); restrict instance types with NodePool requirements`,
-        );
+      await this.checkChange(tx, uid, change, 'input');
       await applyDesiredStateChange(tx, uid, change);
     });
+  }
+
+  /**
+   * Why this change cannot apply to this cluster, as BAD_USER_INPUT under `root` (setKarpenter's
+   * `input`, a plan's `change`): the cluster's platform and topology, and a NodePool upsert
+   * against the real CRD. The one check setKarpenter and applyPlan share.
+   */
+  async checkChange(tx: Tx, uid: string, change: DesiredStateChange, root: string): Promise<void> {
+    const cluster = await tx.cluster.findUniqueOrThrow({
+      where: { id: uid },
+      select: { platform: true, topology: true, managementCluster: true },
+    });
+    const refusal = unsupportedChangeFor(cluster, change);
+    if (refusal) throw userInputError(`${root}.${refusal.field}`, refusal.reason);
+    if (change.upsertNodePool) {
+      const violation = this.specs.validateNodePool(
+        change.upsertNodePool.name,
+        change.upsertNodePool.spec,
+      )[0];
+      if (violation)
+        throw userInputError(
+          `${root}.upsertNodePool.spec${violation.field ? `.${violation.field}` : ''}`,
+          violation.reason,
+        );
+    }
+  }
+
+  /**
+   * Applies one change to several clusters, each at the generation it was reviewed at: every
+   * cluster is locked (in id order) and checked first, then each change is committed through
+   * the one path (commitDesiredStateChange), all in one transaction — a cluster that moved makes
+   * the whole call CONFLICT, naming it, and nothing is written.
+   */
+  async applyAtGenerations(
+    principal: Principal,
+    targets: readonly { clusterId: string; clusterName: string; generation: number }[],
+    change: DesiredStateChange,
+    action: string,
+    extra?: (tx: Tx) => Promise<void>,
+  ): Promise<Cluster[]> {
+    const sorted = [...targets].sort((a, b) => (a.clusterId < b.clusterId ? -1 : 1));
+    const rows = await this.db.$transaction(
+      async (tx) => {
+        for (const t of sorted) {
+          const current = await lockInScope(tx, principal, t.clusterId);
+          if (current !== t.generation)
+            throw conflictError(
+              `cluster ${t.clusterName} is at generation ${current}, not the ${t.generation} the plan was computed against`,
+            );
+          await this.checkChange(tx, t.clusterId, change, 'change');
+        }
+        for (const t of sorted)
+          await commitDesiredStateChange(tx, {
+            clusterId: t.clusterId,
+            actor: principal,
+            action,
+            change: async (inner) => {
+              if (
+                (await applyDesiredStateChange(inner, t.clusterId, change)) === 'no-such-nodepool'
+              )
+                throw notFoundError('NodePool', change.deleteNodePool ?? '');
+            },
+          });
+        await extra?.(tx);
+        return tx.cluster.findMany({
+          where: { id: { in: sorted.map((t) => t.clusterId) } },
+          include: withEverything,
+          orderBy: { name: 'asc' },
+        });
+      },
+      { timeout: 60_000 },
+    );
+    for (const row of rows) {
+      await this.queues.requestReconcile({
+        clusterId: row.id,
+        generation: row.desired!.generation,
+      });
+      await clusterChanged(this.events, row.id);
+    }
+    return rows.map((row) => this.queries.toModel(row));
   }
 
   async upsertNodePool(
@@ -226,7 +294,7 @@ export class DesiredStateChanges {
       });
       const { plan, reason } = migrationPlanOf(cluster.status);
       if (!plan) throw userInputError('clusterId', `no migration plan: ${reason}`);
-      const refusal = unsupportedChange(cluster, { clusterAutoscalerMode: 'MIGRATE' });
+      const refusal = unsupportedChangeFor(cluster, { clusterAutoscalerMode: 'MIGRATE' });
       if (refusal) throw userInputError('clusterId', refusal.reason);
       for (const pool of plan.proposal.nodePools) {
         const violation = this.specs.validateNodePool(pool.name, pool.spec)[0];

@@ -1,7 +1,9 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
+  PLAN_QUEUE,
   RECONCILE_QUEUE,
   STATUS_INGEST_QUEUE,
+  type PlanRequest,
   type ReconcileRequest,
   type IngestedStatusReport,
 } from '@fleet/contracts';
@@ -16,6 +18,7 @@ export class QueuesService implements OnModuleDestroy {
   readonly connection: Redis;
   private readonly reconcile: Queue<ReconcileRequest>;
   private readonly statusIngest: Queue<IngestedStatusReport>;
+  private readonly plans: Queue<PlanRequest>;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
     // Auto-pipelining sends the commands of concurrent requests in one write: reports arrive in
@@ -27,6 +30,18 @@ export class QueuesService implements OnModuleDestroy {
     const opts = { connection: this.connection, prefix: config.QUEUE_PREFIX };
     this.reconcile = new Queue(RECONCILE_QUEUE, opts);
     this.statusIngest = new Queue(STATUS_INGEST_QUEUE, opts);
+    this.plans = new Queue(PLAN_QUEUE, opts);
+  }
+
+  /** The worker sends the plan's orders to its clusters' sidecars; one job per plan. */
+  async requestPlan(request: PlanRequest): Promise<void> {
+    await this.plans.add('plan', request, {
+      jobId: `plan-${request.planId}`,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 500, jitter: 0.5 },
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 1000 },
+    });
   }
 
   /** One job per (cluster, generation): a retried mutation cannot enqueue twice. */
@@ -63,6 +78,7 @@ export class QueuesService implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.reconcile.close();
     await this.statusIngest.close();
+    await this.plans.close();
     this.connection.disconnect();
   }
 }

@@ -10,7 +10,7 @@ import {
   Param,
   Post,
 } from '@nestjs/common';
-import { findUnstorableText, StatusReport } from '@fleet/contracts';
+import { findUnstorableText, PlanReport, StatusReport } from '@fleet/contracts';
 import DataLoader from 'dataloader';
 import { timingSafeEqual } from 'node:crypto';
 import { RateLimiterService, RateLimiterUnavailable } from '../auth/rate-limiter.service.js';
@@ -21,6 +21,7 @@ import { hashToken } from '../clusters/cluster-access.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { QueuesService } from '../queues/queues.service.js';
+import { PlansService } from '../plans/plans.service.js';
 
 /**
  * Where sidecars report. A report is accepted only with the cluster's own token and only for that
@@ -40,7 +41,7 @@ const matches = (presented: Buffer, hash: string | null) =>
 
 /** Authenticated by the cluster's own report token, not an API token. */
 @Public()
-@Controller('v1/clusters/:clusterId/status')
+@Controller('v1/clusters/:clusterId')
 export class ReportsController {
   constructor(
     private readonly prisma: PrismaService,
@@ -48,6 +49,7 @@ export class ReportsController {
     private readonly metrics: MetricsService,
     private readonly rateLimiter: RateLimiterService,
     private readonly unauthenticated: UnauthenticatedLimiter,
+    private readonly plans: PlansService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
@@ -76,7 +78,80 @@ export class ReportsController {
     { cache: false, maxBatchSize: 500 },
   );
 
-  @Post()
+  /**
+   * A plan's result (issue 21 §1), beside the status report: the same cluster token, the same
+   * per-cluster rate limit; recorded only for a PENDING entry of this cluster in that plan.
+   */
+  @Post('plans/:planId')
+  @HttpCode(HttpStatus.ACCEPTED)
+  async planReport(
+    @Param('clusterId') clusterId: string,
+    @Param('planId') planId: string,
+    @Headers('authorization') authorization: string | undefined,
+    @Ip() address: string | undefined,
+    @Body() body: unknown,
+  ): Promise<{ accepted: true }> {
+    await this.authenticate(clusterId, authorization, address ?? 'unknown');
+    await this.limit(clusterId);
+    const parsed = PlanReport.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new HttpException(
+        { error: 'BadRequest', field: issue?.path.join('.'), message: issue?.message },
+        HttpStatus.BAD_REQUEST,
+      );
+    }
+    const unstorable = findUnstorableText(body);
+    if (unstorable) {
+      throw new HttpException(
+        { error: 'BadRequest', field: unstorable.path.join('.'), message: unstorable.reason },
+        HttpStatus.BAD_REQUEST,
+      );
+    }
+    if (parsed.data.clusterId !== clusterId || parsed.data.planId !== planId) {
+      throw new HttpException(
+        { error: 'Forbidden', message: 'a sidecar reports only for its own cluster' },
+        HttpStatus.FORBIDDEN,
+      );
+    }
+    if ((await this.plans.recordReport(parsed.data)) === 'unknown') {
+      throw new HttpException(
+        {
+          error: 'Conflict',
+          message: `plan ${planId} awaits no answer from cluster ${clusterId} at generation ${parsed.data.generation}`,
+        },
+        HttpStatus.CONFLICT,
+      );
+    }
+    return { accepted: true };
+  }
+
+  /** Per cluster: a leaked or runaway report token cannot flood the fleet. */
+  private async limit(clusterId: string): Promise<void> {
+    const wait = await this.rateLimiter
+      .hit(`report:${clusterId}`, this.config.REPORTS_PER_CLUSTER_PER_MINUTE)
+      .catch((err: unknown) => {
+        if (!(err instanceof RateLimiterUnavailable)) throw err;
+        this.metrics.rateLimiterUnavailable.inc({ outcome: 'refused' });
+        throw new HttpException(
+          { error: 'ServiceUnavailable', message: 'the fleet cannot take reports right now' },
+          HttpStatus.SERVICE_UNAVAILABLE,
+        );
+      });
+    if (wait > 0) {
+      this.metrics.rateLimited.inc({ limit: 'cluster' });
+      throw new HttpException(
+        {
+          error: 'TooManyRequests',
+          message: `more than ${this.config.REPORTS_PER_CLUSTER_PER_MINUTE} reports a minute for cluster ${clusterId}`,
+          retryAfterSeconds: wait,
+        },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
+  }
+
+  @Post('status')
   @HttpCode(HttpStatus.ACCEPTED)
   async report(
     @Param('clusterId') clusterId: string,

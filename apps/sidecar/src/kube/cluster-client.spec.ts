@@ -45,3 +45,91 @@ describe('ClusterClient: every API-server request has a deadline', () => {
     expect(held()).toBe(1);
   });
 });
+
+describe('ClusterClient: writes send what they are given', () => {
+  const em = new KubeApiServerEmulator();
+  let client: ClusterClient;
+
+  beforeAll(async () => {
+    await em.start();
+    const kc = new KubeConfig();
+    kc.loadFromString(em.kubeconfigYaml());
+    client = new ClusterClient(kc);
+  });
+  afterAll(() => em.stop());
+
+  // The client serializes a built-in kind through its typed model; a plain object with the
+  // wire names (`default`, `enum`, `x-kubernetes-validations`) lost those fields on the way.
+  it("applies a CRD with its schema's defaults, enums and CEL rules, and the API server defaults by them", async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Cluster',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    'x-kubernetes-validations': [
+                      { rule: 'self.size != "huge"', message: 'no huge widgets' },
+                    ],
+                    properties: {
+                      size: { type: 'string', enum: ['small', 'huge'], default: 'small' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    await client.apply(crd);
+    expect(
+      em.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'widgets.example.com'),
+    ).toMatchObject({
+      spec: {
+        versions: [
+          {
+            schema: {
+              openAPIV3Schema: {
+                properties: {
+                  spec: {
+                    'x-kubernetes-validations': [{ rule: 'self.size != "huge"' }],
+                    properties: { size: { enum: ['small', 'huge'], default: 'small' } },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+    const widget = await client.dryRunApply({
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w' },
+      spec: {},
+    });
+    expect((widget as unknown as { spec: { size: string } }).spec.size).toBe('small');
+    await expect(
+      client.dryRunApply({
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'w' },
+        spec: { size: 'huge' },
+      }),
+    ).rejects.toMatchObject({ code: 422 });
+    expect(em.get('example.com/v1', 'Widget', 'w')).toBeUndefined();
+  });
+});

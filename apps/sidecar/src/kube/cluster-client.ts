@@ -10,6 +10,7 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
+  loadYaml,
   setHeaderOptions,
   type Configuration,
   type KubernetesObject,
@@ -53,6 +54,17 @@ const safeJson = (text: string): unknown => {
     return { message: text };
   }
 };
+
+/**
+ * The object as the client's typed model holds it. KubernetesObjectApi serializes a built-in
+ * kind through its generated model, which reads the model's property names: a plain object
+ * with the wire names loses every field whose name differs (`default`, `enum`,
+ * `x-kubernetes-validations`, ... of a CRD's schema), so a CRD was installed without its
+ * defaults and CEL rules. Loading the JSON as YAML (JSON is YAML) maps wire names to the model's
+ * first, and serializing maps them back. Custom resources pass through as they are.
+ */
+export const toClientModel = <T extends KubernetesObject>(object: T): T =>
+  loadYaml<T>(JSON.stringify(object));
 
 /** KubernetesObjectApi.makeApiClient, on a configuration of our own. */
 class ObjectApi extends KubernetesObjectApi {
@@ -147,12 +159,46 @@ export class ClusterClient {
   /** Server-side apply as the fleet's field manager; force, since the fleet owns these fields. */
   async apply<T extends KubernetesObject>(object: T, fieldManager = FIELD_MANAGER): Promise<T> {
     return this.objects.patch<T>(
-      object,
+      toClientModel(object),
       undefined,
       undefined,
       fieldManager,
       true,
       PatchStrategy.ServerSideApply,
+    );
+  }
+
+  /**
+   * Server-side apply with `dryRun=All` (a plan): defaulting, validation and admission run and
+   * the answer is what the API server would store; nothing is stored.
+   */
+  async dryRunApply<T extends KubernetesObject>(
+    object: T,
+    fieldManager = FIELD_MANAGER,
+  ): Promise<T> {
+    return this.objects.patch<T>(
+      toClientModel(object),
+      undefined,
+      'All',
+      fieldManager,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+  }
+
+  /** A delete with `dryRun=All`: admission runs, nothing is deleted. */
+  async dryRunDelete(ref: ObjectRef): Promise<void> {
+    await this.objects.delete(
+      {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+      },
+      undefined,
+      'All',
+      undefined,
+      undefined,
+      'Background',
     );
   }
 
@@ -189,7 +235,7 @@ export class ClusterClient {
    */
   async mergePatch<T extends KubernetesObject>(patch: T, fieldManager = FIELD_MANAGER): Promise<T> {
     return this.objects.patch<T>(
-      patch,
+      toClientModel(patch),
       undefined,
       undefined,
       fieldManager,
@@ -199,12 +245,12 @@ export class ClusterClient {
   }
 
   async create<T extends KubernetesObject>(object: T): Promise<T> {
-    return this.objects.create<T>(object);
+    return this.objects.create<T>(toClientModel(object));
   }
 
   /** A server-side dry-run create: the API server's admission runs, nothing is stored. */
   async dryRunCreate<T extends KubernetesObject>(object: T): Promise<void> {
-    await this.objects.create<T>(object, undefined, 'All');
+    await this.objects.create<T>(toClientModel(object), undefined, 'All');
   }
 
   /**

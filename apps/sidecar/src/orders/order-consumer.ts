@@ -1,8 +1,15 @@
-import { ReconcileOrder, sidecarQueueName } from '@fleet/contracts';
+import {
+  PLAN_JOB_NAME,
+  PlanOrder,
+  ReconcileOrder,
+  sidecarQueueName,
+  type PlanReport,
+} from '@fleet/contracts';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
+import type { PlanResult } from '../plan/plan-phase.js';
 
 export interface OrderConsumerDeps {
   clusterId: string;
@@ -11,6 +18,10 @@ export interface OrderConsumerDeps {
   apply: (order: ReconcileOrder) => Promise<ReconcileResult>;
   /** Reports the state after the order (the report builds itself from the runtime). */
   report: () => Promise<void>;
+  /** Plans a proposed order (dry runs only); absent, a plan order fails as not supported. */
+  plan?: (order: ReconcileOrder) => Promise<PlanResult>;
+  /** Sends a plan's result to the fleet with the cluster's own token. */
+  reportPlan?: (report: PlanReport) => Promise<void>;
   log: Logger;
 }
 
@@ -21,15 +32,18 @@ export interface OrderConsumerDeps {
  * re-checking it, so the queue is never held.
  */
 export class OrderConsumer {
-  private worker?: Worker<ReconcileOrder>;
+  private worker?: Worker<ReconcileOrder | PlanOrder>;
   private appliedGeneration = 0;
 
   constructor(private readonly deps: OrderConsumerDeps) {}
 
   async start(): Promise<void> {
-    this.worker = new Worker<ReconcileOrder>(
+    this.worker = new Worker<ReconcileOrder | PlanOrder>(
       sidecarQueueName(this.deps.clusterId),
-      (job) => this.handle(job),
+      (job) =>
+        job.name === PLAN_JOB_NAME
+          ? this.handlePlan(job as Job<PlanOrder>)
+          : this.handle(job as Job<ReconcileOrder>),
       { connection: this.deps.connection, prefix: this.deps.prefix, concurrency: 1 },
     );
     this.worker.on('error', (err) =>
@@ -40,6 +54,43 @@ export class OrderConsumer {
 
   async close(): Promise<void> {
     await this.worker?.close();
+  }
+
+  /**
+   * A plan order (its own job name and ID, so it never replaces an order): the proposed state is
+   * planned with dry runs and the result reported; the applied generation does not move.
+   */
+  private async handlePlan(job: Job<PlanOrder>): Promise<string> {
+    const { planId, order } = PlanOrder.parse(job.data);
+    if (order.clusterId !== this.deps.clusterId) {
+      throw new Error(`plan for cluster ${order.clusterId} on the queue of ${this.deps.clusterId}`);
+    }
+    const started = Date.now();
+    const { plan, reportPlan } = this.deps;
+    if (!plan || !reportPlan) throw new Error('this sidecar does not plan changes');
+    let result: PlanResult;
+    try {
+      result = await plan(order);
+    } catch (err) {
+      result = {
+        outcome: 'FAILED',
+        reason: 'PlanFailed',
+        message: (err instanceof Error ? err.message : String(err)).slice(0, 4096),
+        objects: [],
+      };
+    }
+    await reportPlan({
+      ...result,
+      clusterId: this.deps.clusterId,
+      planId,
+      generation: order.generation,
+      reportedAt: new Date().toISOString(),
+    });
+    this.deps.log.info(
+      { planId, outcome: result.outcome, objects: result.objects.length, ms: Date.now() - started },
+      'plan reported',
+    );
+    return 'planned';
   }
 
   private async handle(job: Job<ReconcileOrder>): Promise<string> {

@@ -1,4 +1,4 @@
-import type { StatusReport } from '@fleet/contracts';
+import type { PlanReport, StatusReport } from '@fleet/contracts';
 
 /** Sends reports to the fleet API with the cluster's own token; retried with backoff on failure. */
 export class StatusReporter {
@@ -9,7 +9,16 @@ export class StatusReporter {
   ) {}
 
   async send(report: StatusReport, attempts = 5): Promise<void> {
-    const url = new URL(`/v1/clusters/${this.clusterId}/status`, this.apiUrl);
+    await this.post(`/v1/clusters/${this.clusterId}/status`, report, attempts);
+  }
+
+  /** A plan's result, beside the status reports, with the same token. */
+  async sendPlan(report: PlanReport, attempts = 5): Promise<void> {
+    await this.post(`/v1/clusters/${this.clusterId}/plans/${report.planId}`, report, attempts);
+  }
+
+  private async post(path: string, report: unknown, attempts: number): Promise<void> {
+    const url = new URL(path, this.apiUrl);
     let lastError: unknown;
     for (let attempt = 0; attempt < attempts; attempt++) {
       try {

@@ -1,4 +1,10 @@
-import { sidecarQueueName, type ReconcileOrder } from '@fleet/contracts';
+import {
+  PLAN_JOB_NAME,
+  planJobId,
+  sidecarQueueName,
+  type PlanOrder,
+  type ReconcileOrder,
+} from '@fleet/contracts';
 import { FlowProducer, Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 
@@ -14,8 +20,11 @@ export const orderJobOptions = (jobId: string): JobsOptions => ({
   removeOnComplete: { count: 10 },
   removeOnFail: { count: 100 },
 });
+/** The generation of an order's job; NaN for any other job on the queue (plans). */
 const generationOf = (jobId: string | undefined) =>
-  Number.parseInt(jobId?.slice('generation-'.length) ?? '', 10);
+  jobId?.startsWith('generation-')
+    ? Number.parseInt(jobId.slice('generation-'.length), 10)
+    : Number.NaN;
 
 /**
  * The per-cluster order queues. Queue objects are cheap but not free, so the most recently used
@@ -54,6 +63,18 @@ export class SidecarQueues {
         .filter((job) => generationOf(job.id) < order.generation)
         .map((job) => job.remove().catch(() => undefined)), // taken by the sidecar meanwhile
     );
+  }
+
+  /**
+   * Puts a plan order on the cluster's queue: its own job name and ID (`plan-<planId>`), so it
+   * never replaces or is replaced by an order, and a retried dispatch cannot deliver it twice.
+   */
+  async pushPlan(plan: PlanOrder): Promise<void> {
+    const queue = this.queue(plan.order.clusterId) as unknown as Queue<PlanOrder>;
+    await queue.add(PLAN_JOB_NAME, plan, {
+      ...orderJobOptions(planJobId(plan.planId)),
+      attempts: 2,
+    });
   }
 
   /**
