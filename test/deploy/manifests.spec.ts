@@ -72,6 +72,7 @@ describe('deploy/ manifests', () => {
         'sidecar/hosted/kustomization.yaml',
         'sidecar/capi/kustomization.yaml',
         'sidecar/capi/management-rbac.yaml',
+        'sidecar/azure/kustomization.yaml',
       ]),
     );
   });
@@ -94,7 +95,7 @@ describe('deploy/ manifests', () => {
     const deployments = all.flatMap((f) =>
       f.docs.filter((d) => d.kind === 'Deployment').map((d) => [f.file, d] as const),
     );
-    expect(deployments.length).toBe(5);
+    expect(deployments.length).toBe(6);
     for (const [file, deployment] of deployments) {
       const schema = SCHEMAS[deployment.metadata?.name ?? ''];
       if (!schema) throw new Error(`${file}: no config schema for ${deployment.metadata?.name}`);

@@ -22,3 +22,4 @@ export * from './aws/index.js';
 export * from './openshift/machine-config.js';
 export * from './cluster-api/index.js';
 export * from './hosted/index.js';
+export * from './azure/index.js';
