@@ -83,7 +83,7 @@ export async function startEmulatedAzureCluster(
     sidecarAccess,
     sidecarEnv: {
       KUBECONFIG: kubeconfigPath,
-      NODE_EXTRA_CA_CERTS: caPath,
+      AZURE_CA_BUNDLE: caPath,
       AZURE_AUTHORITY_HOST: arm.url,
       AZURE_ENDPOINT_URL_ARM: arm.url,
       AZURE_TENANT_ID: world.tenantID,

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import type { AccessToken, GetTokenOptions, TokenCredential } from '@azure/core-auth';
 import type { ArmClientOptions } from '@fleet/discovery';
 import { z } from 'zod';
@@ -22,6 +25,11 @@ const AzureEnv = z.object({
   AZURE_ENDPOINT_URL_ARM: z
     .url({ error: 'must be the URL of an Azure Resource Manager endpoint' })
     .default('https://management.azure.com'),
+  /**
+   * A PEM bundle trusted for Entra ID and ARM besides the system's (a TLS-inspecting proxy, an
+   * Azure Stack Hub's own CA, an emulator).
+   */
+  AZURE_CA_BUNDLE: z.string().min(1).optional(),
   /** Longest one token request may take (ARM calls have the SDK's own retry policy). */
   AZURE_REQUEST_TIMEOUT_SECONDS: z.coerce
     .number({ error: 'must be a number of seconds' })
@@ -88,19 +96,14 @@ export class EntraClientCredential implements TokenCredential {
       `${encodeURIComponent(tenant)}/oauth2/v2.0/token`,
       this.env.AZURE_AUTHORITY_HOST.replace(/\/?$/, '/'),
     );
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form,
-      signal: AbortSignal.timeout(this.env.AZURE_REQUEST_TIMEOUT_SECONDS * 1000),
-    });
-    const body = (await res.json().catch(() => ({}))) as {
+    const res = await postForm(url, form, this.env);
+    const body = res.body as {
       access_token?: string;
       expires_in?: number;
       error?: string;
       error_description?: string;
     };
-    if (!res.ok || !body.access_token) {
+    if (res.status !== 200 || !body.access_token) {
       throw new AzureCredentialError(
         `Microsoft Entra ID refused client ${client} of tenant ${tenant}: ${res.status} ${body.error ?? ''} ${body.error_description ?? ''}`.trim(),
       );
@@ -114,8 +117,67 @@ export class EntraClientCredential implements TokenCredential {
   }
 }
 
-/** The ARM endpoint and scope every `@azure/arm-*` client of the sidecar uses. */
+/** The system's CAs plus AZURE_CA_BUNDLE's, or undefined for the system's alone. */
+function trustedCAs(env: AzureEnv): string[] | undefined {
+  if (!env.AZURE_CA_BUNDLE) return undefined;
+  return [...rootCertificates, readFileSync(env.AZURE_CA_BUNDLE, 'utf8')];
+}
+
+/** A form POST over HTTPS with the deadline and trusted CAs of the environment. */
+function postForm(
+  url: URL,
+  form: URLSearchParams,
+  env: AzureEnv,
+): Promise<{ status: number; body: unknown }> {
+  const payload = form.toString();
+  const ca = trustedCAs(env);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(payload),
+        },
+        timeout: env.AZURE_REQUEST_TIMEOUT_SECONDS * 1000,
+        ...(ca ? { ca } : {}),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let body: unknown = {};
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // Not JSON: reported by status alone.
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(
+        new AzureCredentialError(
+          `Microsoft Entra ID did not answer within ${env.AZURE_REQUEST_TIMEOUT_SECONDS} s`,
+        ),
+      ),
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The ARM endpoint, scope and trusted CAs every `@azure/arm-*` client of the sidecar uses. */
 export function armClientOptions(env: AzureEnv): ArmClientOptions {
   const endpoint = env.AZURE_ENDPOINT_URL_ARM.replace(/\/$/, '');
-  return { endpoint, credentialScopes: [`${endpoint}/.default`] };
+  const ca = trustedCAs(env);
+  return {
+    endpoint,
+    credentialScopes: [`${endpoint}/.default`],
+    ...(ca ? { tlsOptions: { ca: ca.join('\n') } } : {}),
+  };
 }
