@@ -13,11 +13,7 @@ import {
   type EmulatedAzureCluster,
 } from '../support/emulated-azure-cluster.js';
 import { CRDS_DIR } from '../support/fixtures.js';
-import {
-  ARO_MARKETPLACE_IMAGE,
-  azureFixtureObjects,
-  withWorkerImage,
-} from '../support/ocp-azure-standalone.js';
+import { azureMarketplaceFixtureObjects } from '../support/ocp-azure-standalone.js';
 import { eventually } from '../support/processes.js';
 
 export const CLUSTER_ID = '00000000-0000-4000-8000-0000000000a2';
@@ -55,17 +51,6 @@ export const GENERAL_NODEPOOL = {
 };
 
 /**
- * The supported variant of the fixture cluster: its worker MachineSets boot ARO's no-plan
- * marketplace image instead of the installer's gallery image.
- */
-export const marketplaceFixtureObjects = () =>
-  withWorkerImage(azureFixtureObjects(), {
-    ...ARO_MARKETPLACE_IMAGE,
-    resourceID: '',
-    type: 'MarketplaceNoPlan',
-  });
-
-/**
  * The sidecar's runtime in this process against an emulated OpenShift-on-Azure cluster (the
  * supported variant unless `objects` says otherwise): real client-node (HTTPS, as the sidecar's
  * service account with deploy/sidecar/azure's RBAC) and real @azure/arm-* clients to the ARM
@@ -77,7 +62,7 @@ export async function startAzureHarness(
   const registration = findDriver('AZURE', 'STANDALONE');
   if (!registration) throw new Error('no AZURE/STANDALONE driver registered');
   const cluster = await startEmulatedAzureCluster({
-    objects: options.objects ?? marketplaceFixtureObjects(),
+    objects: options.objects ?? azureMarketplaceFixtureObjects(),
   });
   const apiServers = apiServersFor(registration.targets, { KUBECONFIG: cluster.kubeconfigPath });
   const driver = registration.create({
