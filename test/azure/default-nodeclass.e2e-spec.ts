@@ -215,4 +215,27 @@ describe('Azure: the default AKSNodeClass, NodePools and operand of a supported 
       'the MachineConfigPool of big-disk',
     );
   });
+
+  it('disables: everything it wrote goes, and deploy/sidecar/azure refused it nothing on the way', async () => {
+    await h.runtime.apply(h.order({ enabled: false }));
+    await until(
+      () =>
+        h.runtime
+          .lastResult()
+          ?.result.conditions.find(
+            (c) => c.type === 'Available' && c.reason === 'KarpenterDisabled',
+          ),
+      'Karpenter to be disabled',
+      30_000,
+    );
+    await h.runtime.idle();
+    expect(h.cluster.kube.get(AKS, 'AKSNodeClass', 'default')).toBeUndefined();
+    expect(h.cluster.kube.get('karpenter.sh/v1', 'NodePool', 'general')).toBeUndefined();
+    expect(
+      h.cluster.kube.get('apps/v1', 'Deployment', 'karpenter', 'openshift-karpenter'),
+    ).toBeUndefined();
+    // Every request of the sidecar's life here was allowed by exactly what deploy/ grants.
+    expect(h.cluster.sidecarAccess.used().length).toBeGreaterThan(20);
+    expect({ refused: h.cluster.sidecarAccess.refused() }).toEqual({ refused: [] });
+  });
 });
