@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: the fleet on this machine. The API and the worker on local PostgreSQL and
- * Redis, a handful of emulated OpenShift-on-AWS clusters and one Cluster API workload cluster (with
- * its management cluster), each with its own sidecar process.
+ * Redis, a handful of emulated OpenShift-on-AWS clusters, one Cluster API workload cluster (with
+ * its management cluster) and one OpenShift-on-Azure cluster (with the ARM emulator), each with
+ * its own sidecar process.
  */
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,8 @@ import { listen } from '../../apps/api/src/http-server.js';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { CAPI_CLUSTER, startEmulatedCapiCluster } from '../support/capi-aws-workload.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
+import { startEmulatedAzureCluster } from '../support/emulated-azure-cluster.js';
+import { azureMarketplaceFixtureObjects } from '../support/ocp-azure-standalone.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { graphqlClient } from '../support/graphql-client.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
@@ -150,6 +153,48 @@ async function main(): Promise<void> {
     );
     say(
       `registered capi-east (${capiRegistered.id}): 6 MachineDeployments (2 instance types × 3 zones) on its management cluster ${capi.management.url}, the operand and ClusterAPINodeClass default on ${capi.workload.url}`,
+    );
+
+    // OpenShift on Azure, installed with ARO's no-plan marketplace image (the variant the
+    // OpenShift fork of karpenter-provider-azure can boot), its Azure Resource Manager emulated.
+    const azure = await startEmulatedAzureCluster({ objects: azureMarketplaceFixtureObjects() });
+    capiClusters.push(azure);
+    const azureRegistered = await registerCluster(gql, {
+      name: 'azure-east',
+      platform: 'AZURE',
+      region: 'eastus',
+      infraID: 'prod-west-q8m4d',
+      labels: { env: 'prod', region: 'eastus', platform: 'azure' },
+    });
+    sidecars.push(
+      startSidecarProcess(
+        azure,
+        azureRegistered,
+        { apiUrl, queuePrefix: prefix },
+        { LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
+        'sidecar azure-east',
+      ),
+    );
+    await gql(
+      `mutation($id: ID!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: { template: { spec: { nodeClassRef: { group: "karpenter.azure.com", kind: "AKSNodeClass", name: "default" }, requirements: [] } }, limits: { cpu: "64" } } }) { id } }`,
+      { id: azureRegistered.id },
+    );
+    await gql(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: KEEP }) { id } }`,
+      { id: azureRegistered.id },
+    );
+    await eventually(
+      async () => {
+        const res = await gql<{ cluster: { inSync: boolean } }>(
+          `query($id: ID!) { cluster(id: $id) { inSync } }`,
+          { id: azureRegistered.id },
+        );
+        return res.data?.cluster.inSync ? true : undefined;
+      },
+      { timeoutMs: 60_000, what: 'azure-east to apply its order' },
+    );
+    say(
+      `registered azure-east (${azureRegistered.id}): the fork's operand (PROVISION_MODE=openshift), AKSNodeClass default and NodePool "general" (zones eastus-1..3) on ${azure.kube.url}; ARM at ${azure.arm.url}`,
     );
 
     const first = ids[0]!;

@@ -164,9 +164,10 @@ describe('deploy/ egress NetworkPolicies', () => {
     return [...needs].sort();
   };
 
-  it('finds the workloads: API, migration Job, worker and the three sidecars', () => {
+  it('finds the workloads: API, migration Job, worker and the four sidecars', () => {
     expect(workloads.map((w) => w.id.split(': ')[1]).sort()).toEqual([
       'Deployment/karpenter-fleet-api',
+      'Deployment/karpenter-fleet-sidecar',
       'Deployment/karpenter-fleet-sidecar',
       'Deployment/karpenter-fleet-sidecar',
       'Deployment/karpenter-fleet-sidecar',

@@ -72,6 +72,7 @@ describe('deploy/ manifests', () => {
         'sidecar/hosted/kustomization.yaml',
         'sidecar/capi/kustomization.yaml',
         'sidecar/capi/management-rbac.yaml',
+        'sidecar/azure/kustomization.yaml',
       ]),
     );
   });
@@ -94,7 +95,7 @@ describe('deploy/ manifests', () => {
     const deployments = all.flatMap((f) =>
       f.docs.filter((d) => d.kind === 'Deployment').map((d) => [f.file, d] as const),
     );
-    expect(deployments.length).toBe(5);
+    expect(deployments.length).toBe(6);
     for (const [file, deployment] of deployments) {
       const schema = SCHEMAS[deployment.metadata?.name ?? ''];
       if (!schema) throw new Error(`${file}: no config schema for ${deployment.metadata?.name}`);
@@ -190,65 +191,107 @@ describe('deploy/ manifests', () => {
     ).toEqual([]);
   });
 
-  it('the standalone RBAC is least privilege: names pinned, namespaced rights in Roles, no wildcards', () => {
-    const docs = docsUnder('sidecar/standalone');
-    const roles = docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (Doc & {
-      rules: Rule[];
-    })[];
-    const role = roles.find(
-      (d) => d.kind === 'ClusterRole' && d.metadata?.name === 'karpenter-fleet-sidecar',
-    )!;
-    for (const r of roles.flatMap((x) => x.rules)) {
-      expect([...r.apiGroups, ...r.resources, ...r.verbs]).not.toContain('*');
-      // Escalation rights only ever for named roles.
-      if (r.verbs.some((v) => v === 'escalate' || v === 'bind'))
-        expect(r.resourceNames?.length).toBeGreaterThan(0);
-    }
-    // Secrets: only in a Role; read only by name. The one unnamed grant is writing (never reading)
-    // the per-NodeClass user-data Secrets beside worker-user-data, whose names follow the
-    // NodeClasses (docs/DOMAIN-PARITY.md records this as a gap to close).
-    for (const x of roles)
-      for (const r of x.rules.filter((r) => r.resources.includes('secrets'))) {
-        expect(x.kind).toBe('Role');
-        if (r.resourceNames?.length) continue;
-        expect(x.metadata?.namespace).toBe('openshift-machine-api');
-        expect(r.verbs.filter((v) => READS.has(v))).toEqual([]);
+  it.each([
+    ['sidecar/standalone', 'karpenter.k8s.aws/ec2nodeclasses'],
+    ['sidecar/azure', 'karpenter.azure.com/aksnodeclasses'],
+  ])(
+    '%s RBAC is least privilege: names pinned, namespaced rights in Roles, no wildcards',
+    (dir, nodeClasses) => {
+      const docs = docsUnder(dir);
+      const roles = docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (Doc & {
+        rules: Rule[];
+      })[];
+      const role = roles.find(
+        (d) => d.kind === 'ClusterRole' && d.metadata?.name === 'karpenter-fleet-sidecar',
+      )!;
+      for (const r of roles.flatMap((x) => x.rules)) {
+        expect([...r.apiGroups, ...r.resources, ...r.verbs]).not.toContain('*');
+        // Escalation rights only ever for named roles.
+        if (r.verbs.some((v) => v === 'escalate' || v === 'bind'))
+          expect(r.resourceNames?.length).toBeGreaterThan(0);
       }
-    const unnamedWrites = role.rules
-      .filter((r) => !r.resourceNames)
-      .flatMap((r) =>
-        r.verbs
-          .filter((v) => !READS.has(v))
-          .flatMap((v) => r.resources.flatMap((res) => r.apiGroups.map((g) => `${g}/${res}:${v}`))),
-      )
-      .sort();
-    expect(unnamedWrites).toEqual(UNNAMED_CLUSTER_WRITES);
-    const signers = role.rules.find((r) => r.resources.includes('signers'));
-    expect(signers).toMatchObject({ apiGroups: ['certificates.k8s.io'], verbs: ['approve'] });
-    expect([...(signers?.resourceNames ?? [])].sort()).toEqual(SIGNERS);
-    // Every binding is to the sidecar's ServiceAccount, and to a role of this file.
-    const bindings = docs.filter(
-      (d) => d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding',
-    ) as (Doc & {
-      roleRef: { kind: string; name: string };
-      subjects: { kind: string; name: string; namespace: string }[];
-    })[];
-    expect(bindings.length).toBeGreaterThan(1);
-    for (const b of bindings) {
-      expect(
-        roles.some(
-          (r) =>
-            r.kind === b.roleRef.kind &&
-            r.metadata?.name === b.roleRef.name &&
-            r.metadata?.namespace === b.metadata?.namespace,
-        ),
-      ).toBe(true);
-      expect(b.subjects).toEqual([
-        { kind: 'ServiceAccount', name: 'karpenter-fleet-sidecar', namespace: 'karpenter-fleet' },
-      ]);
-    }
-    // The operand-namespace ClusterRole is bound by the sidecar itself, never here.
-    expect(bindings.map((b) => b.roleRef.name)).not.toContain('karpenter-fleet-sidecar-operand');
+      // Secrets: only in a Role; read only by name. The one unnamed grant is writing (never reading)
+      // the per-NodeClass user-data Secrets beside worker-user-data, whose names follow the
+      // NodeClasses (docs/DOMAIN-PARITY.md records this as a gap to close).
+      for (const x of roles)
+        for (const r of x.rules.filter((r) => r.resources.includes('secrets'))) {
+          expect(x.kind).toBe('Role');
+          if (r.resourceNames?.length) continue;
+          expect(x.metadata?.namespace).toBe('openshift-machine-api');
+          expect(r.verbs.filter((v) => READS.has(v))).toEqual([]);
+        }
+      const unnamedWrites = role.rules
+        .filter((r) => !r.resourceNames)
+        .flatMap((r) =>
+          r.verbs
+            .filter((v) => !READS.has(v))
+            .flatMap((v) =>
+              r.resources.flatMap((res) => r.apiGroups.map((g) => `${g}/${res}:${v}`)),
+            ),
+        )
+        .sort();
+      expect(unnamedWrites).toEqual(
+        UNNAMED_CLUSTER_WRITES.map((w) =>
+          w.replace('karpenter.k8s.aws/ec2nodeclasses', nodeClasses),
+        ).sort(),
+      );
+      const signers = role.rules.find((r) => r.resources.includes('signers'));
+      expect(signers).toMatchObject({ apiGroups: ['certificates.k8s.io'], verbs: ['approve'] });
+      expect([...(signers?.resourceNames ?? [])].sort()).toEqual(SIGNERS);
+      // Every binding is to the sidecar's ServiceAccount, and to a role of this file.
+      const bindings = docs.filter(
+        (d) => d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding',
+      ) as (Doc & {
+        roleRef: { kind: string; name: string };
+        subjects: { kind: string; name: string; namespace: string }[];
+      })[];
+      expect(bindings.length).toBeGreaterThan(1);
+      for (const b of bindings) {
+        expect(
+          roles.some(
+            (r) =>
+              r.kind === b.roleRef.kind &&
+              r.metadata?.name === b.roleRef.name &&
+              r.metadata?.namespace === b.metadata?.namespace,
+          ),
+        ).toBe(true);
+        expect(b.subjects).toEqual([
+          { kind: 'ServiceAccount', name: 'karpenter-fleet-sidecar', namespace: 'karpenter-fleet' },
+        ]);
+      }
+      // The operand-namespace ClusterRole is bound by the sidecar itself, never here.
+      expect(bindings.map((b) => b.roleRef.name)).not.toContain('karpenter-fleet-sidecar-operand');
+    },
+  );
+
+  it('the Azure sidecar reads the worker credentials Secret by name only, and writes no EC2NodeClass, Karpenter CR or ClusterOperator', () => {
+    const docs = docsUnder('sidecar/azure');
+    const rules = (
+      docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (Doc & {
+        rules: Rule[];
+      })[]
+    ).flatMap((r) => r.rules);
+    const secretReads = rules.filter(
+      (r) => r.resources.includes('secrets') && r.verbs.some((v) => READS.has(v)),
+    );
+    expect(secretReads).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['worker-user-data', 'azure-cloud-credentials'],
+        verbs: ['get'],
+      },
+    ]);
+    const groups = rules.flatMap((r) => r.apiGroups);
+    expect(groups).not.toContain('karpenter.k8s.aws');
+    expect(rules.flatMap((r) => r.resources)).not.toContain('karpenters');
+    expect(rules.flatMap((r) => r.resources)).not.toContain('clusteroperators');
+    // The operand image and the sidecar's own Azure identity come from the cluster's Secrets.
+    const deployment = docs.find((d) => d.kind === 'Deployment')!;
+    expect(containersOf(deployment)[0]!.envFrom).toEqual([
+      { secretRef: { name: 'karpenter-fleet-sidecar' } },
+      { secretRef: { name: 'karpenter-fleet-sidecar-azure' } },
+    ]);
   });
 
   it('the hosted sidecar uses a Role, not a ClusterRole, and the mounted guest kubeconfig', () => {

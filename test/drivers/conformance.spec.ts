@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import {
   CAPI_CLUSTER,
   HOSTED,
+  azureFixtureInfrastructure,
   capiFixtureObjects,
   desiredState,
   fixtureInfrastructure,
@@ -63,6 +64,13 @@ const FIXTURES: Record<
       release: { desiredVersion: '4.21.3', updating: false },
       autoNodeStatus: {},
     }),
+  },
+  // The fixture once its workers boot a no-plan marketplace image (as installed it is refused).
+  'AZURE/STANDALONE': {
+    infra: azureFixtureInfrastructure,
+    env: {
+      AZURE_KARPENTER_IMAGE: 'quay.io/example/azure-karpenter-provider@sha256:' + '0'.repeat(64),
+    },
   },
 };
 

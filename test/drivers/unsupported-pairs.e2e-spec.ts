@@ -51,9 +51,8 @@ describe('platform/topology pairs without a driver', () => {
   });
 
   it.each([
-    ['AZURE', 'STANDALONE', 'input.platform'],
     ['CAPI', 'HOSTED', 'input.topology'],
-    ['AZURE', 'HOSTED', 'input.platform'],
+    ['AZURE', 'HOSTED', 'input.topology'],
   ])('registerCluster refuses %s/%s naming %s', async (platform, topology, field) => {
     const before = await api.admin<{ clusters: { totalCount: number } }>(COUNT);
     const res = await api.admin(REGISTER, {
@@ -82,7 +81,10 @@ describe('platform/topology pairs without a driver', () => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
-      await client.query(`UPDATE "Cluster" SET platform = 'AZURE' WHERE id = $1`, [registered.uid]);
+      await client.query(
+        `UPDATE "Cluster" SET platform = 'AZURE', topology = 'HOSTED' WHERE id = $1`,
+        [registered.uid],
+      );
     } finally {
       await client.end();
     }
@@ -140,7 +142,7 @@ describe('platform/topology pairs without a driver', () => {
           type: 'Degraded',
           status: 'True',
           reason: 'UnsupportedPlatform',
-          message: `no driver for platform AZURE with topology STANDALONE; this sidecar supports ${SUPPORTED}`,
+          message: `no driver for platform AZURE with topology HOSTED; this sidecar supports ${SUPPORTED}`,
         },
         expect.objectContaining({
           type: 'Available',

@@ -53,6 +53,19 @@ export function withWorkerImage(
   });
 }
 
+/**
+ * The supported variant of the fixture cluster: every MachineSet boots ARO's no-plan
+ * marketplace image (ARO_MARKETPLACE_IMAGE, in arm-world.json) instead of the installer's
+ * gallery image, as a cluster installed with `platform.azure.defaultMachinePlatform.osImage` does.
+ */
+export function azureMarketplaceFixtureObjects(): Record<string, unknown>[] {
+  return withWorkerImage(azureFixtureObjects(), {
+    ...ARO_MARKETPLACE_IMAGE,
+    resourceID: '',
+    type: 'MarketplaceNoPlan',
+  });
+}
+
 const SUBSCRIPTION = '0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d';
 
 /** What discovery yields for the fixture once its workers boot ARO_MARKETPLACE_IMAGE. */

@@ -1,4 +1,11 @@
-import { dns1123Label, dns1123Subdomain, logLevel, parseEnv, redisUrl } from '@fleet/contracts';
+import {
+  dns1123Label,
+  dns1123Subdomain,
+  imageByDigest,
+  logLevel,
+  parseEnv,
+  redisUrl,
+} from '@fleet/contracts';
 import { UPSTREAM_CRD_DIRECTORY } from '@fleet/crd-schema';
 import { z } from 'zod';
 
@@ -41,6 +48,14 @@ export const SidecarConfigSchema = z.object({
    * (aws/credentials.ts); named here so a bad value stops the sidecar at start-up.
    */
   EC2_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
+  /**
+   * Longest one Microsoft Entra ID token request may take, and the operand image (the OpenShift
+   * fork of karpenter-provider-azure, by digest). Read by the Azure driver from the environment
+   * (azure/credentials.ts, azure/driver.ts); named here so a bad value stops the sidecar at
+   * start-up.
+   */
+  AZURE_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
+  AZURE_KARPENTER_IMAGE: imageByDigest.optional(),
   /** The upstream CRDs the sidecar installs; the ones shipped with it unless overridden. */
   CRD_DIR: z.string().default(UPSTREAM_CRD_DIRECTORY),
   /** /healthz, /readyz and /metrics are served only when a port is given (deployments do). */

@@ -41,7 +41,7 @@ describe('SidecarHost: which orders reach a driver', () => {
     const { host, started } = refusingHost();
     const urgent: boolean[] = [];
     host.onChange((u) => urgent.push(u));
-    const result = await host.apply(order({ platform: 'AZURE' }));
+    const result = await host.apply(order({ platform: 'AZURE', topology: 'HOSTED' }));
     expect(started).toEqual([]);
     expect(result).toMatchObject({ applied: 0, pruned: 0, requeue: false });
     expect(result.conditions).toEqual(
@@ -50,7 +50,7 @@ describe('SidecarHost: which orders reach a driver', () => {
           type: 'Degraded',
           status: 'True',
           reason: 'UnsupportedPlatform',
-          message: `no driver for platform AZURE with topology STANDALONE; this sidecar supports ${supportedPairs()}`,
+          message: `no driver for platform AZURE with topology HOSTED; this sidecar supports ${supportedPairs()}`,
         }),
         expect.objectContaining({ type: 'Available', status: 'False' }),
       ]),

@@ -24,3 +24,4 @@ export * from './cluster-api/index.js';
 export * from './hosted/index.js';
 export * from './migration.js';
 export * from './openshift/migration.js';
+export * from './azure/index.js';

@@ -1,5 +1,6 @@
 import type { Platform, Topology } from '@fleet/contracts';
 import { AWS_STANDALONE_DRIVER } from './aws/driver.js';
+import { AZURE_STANDALONE_DRIVER } from './azure/driver.js';
 import { CLUSTER_API_DRIVER } from './cluster-api/driver.js';
 import type { DriverRegistration } from './driver.js';
 import { AWS_HOSTED_DRIVER } from './hosted/driver.js';
@@ -13,6 +14,7 @@ export const DRIVER_REGISTRY: readonly DriverRegistration[] = [
   AWS_STANDALONE_DRIVER,
   CLUSTER_API_DRIVER,
   AWS_HOSTED_DRIVER,
+  AZURE_STANDALONE_DRIVER,
 ];
 
 export function findDriver(platform: Platform, topology: Topology): DriverRegistration | undefined {

@@ -15,7 +15,7 @@ export function renderDesiredObjects<TInfra>(
   if (!desired.enabled) return [];
   // Validate before rendering anything, so an invalid order yields no partial set.
   provider.validateNodeClassOverrides(desired.nodeClassOverrides);
-  const nodePools = provider.renderNodePools(desired);
+  const nodePools = provider.renderNodePools(desired, infra);
   return [
     ...provider.renderOperand(infra, desired),
     // The default NodeClass's pool and user data exist before the NodeClass can launch anything.

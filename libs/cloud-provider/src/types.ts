@@ -238,7 +238,11 @@ export interface CloudProvider<TInfra, TInstanceLookup> {
   /** Kinds renderNodeClassConfig writes; pruned once their NodeClass and its Nodes are gone. */
   nodeClassConfigKinds(): readonly NodeClassConfigKind[];
 
-  renderNodePools(desired: KarpenterDesiredState): TargetedObject[];
+  /**
+   * The fleet's NodePools. `infra`, when given, is what discovery found (Azure: the worker
+   * MachineSets' zones become a zone requirement, since its NodeClass has none).
+   */
+  renderNodePools(desired: KarpenterDesiredState, infra?: TInfra): TargetedObject[];
 
   /**
    * ValidatingAdmissionPolicies (and bindings) that keep others from changing what the provider

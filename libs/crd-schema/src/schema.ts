@@ -64,6 +64,18 @@ type AddFormats = (ajv: Ajv, formats?: string[]) => Ajv;
 const addFormats: AddFormats = ((ajvFormatsModule as unknown as { default?: AddFormats }).default ??
   ajvFormatsModule) as unknown as AddFormats;
 
+/**
+ * Patterns as the API server runs them (Go's RE2): a leading `(?i)` makes the whole pattern
+ * case-insensitive (the AKSNodeClass CRD's vnetSubnetID), which JS regexps spell as a flag.
+ */
+const re2Pattern = Object.assign(
+  (pattern: string, flags: string): RegExp =>
+    pattern.startsWith('(?i)')
+      ? new RegExp(pattern.slice(4), `${flags}i`)
+      : new RegExp(pattern, flags),
+  { code: 'new RegExp' },
+);
+
 let sharedAjv: Ajv | undefined;
 function ajv(): Ajv {
   if (sharedAjv) return sharedAjv;
@@ -74,6 +86,7 @@ function ajv(): Ajv {
     unicodeRegExp: false,
     allowUnionTypes: true,
     validateFormats: true,
+    code: { regExp: re2Pattern },
   });
   addFormats(a, ['date', 'date-time', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'byte']);
   a.addFormat('duration', /^[-+]?((\d+(\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d|w)\s*)+$|^0$/);

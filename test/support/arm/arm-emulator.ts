@@ -8,9 +8,12 @@ import { CertificateAuthority } from '../kube-apiserver/certificates.js';
 
 /**
  * An Azure Resource Manager emulator for the reads the fleet makes (subnets, user-assigned
- * identities, marketplace images), speaking ARM's REST protocol over HTTPS so that the real
- * `@azure/arm-*` clients talk to it: bearer tokens, `api-version` required, ARM's error bodies
- * (`{error: {code, message}}`) and case-insensitive names, as ARM has them.
+ * identities, marketplace images, VMs with their instance view, NICs), speaking ARM's REST
+ * protocol over HTTPS so that the real `@azure/arm-*` clients talk to it: bearer tokens,
+ * `api-version` required, ARM's error bodies (`{error: {code, message}}`) and case-insensitive
+ * names, as ARM has them. It is also the Microsoft Entra ID of its tenant: the OAuth 2.0 client
+ * credentials grant at `/<tenant>/oauth2/v2.0/token` (AZURE_AUTHORITY_HOST), for the world's
+ * service principals, with a client secret or a federated token as the client assertion.
  */
 
 export interface ArmSubnet {
@@ -38,9 +41,38 @@ export interface ArmMarketplaceImage {
   plan?: { name: string; product: string; publisher: string };
 }
 
+/** A VM as `virtualMachines.get` (with `$expand=instanceView`) returns it. */
+export interface ArmVirtualMachine {
+  resourceGroup: string;
+  name: string;
+  location: string;
+  computerName: string;
+  /** The instance view's power state: running, starting, stopped, deallocated, … */
+  powerState: string;
+  /** Names of its NICs, in the VM's resource group. */
+  networkInterfaces: string[];
+  tags?: Record<string, string>;
+}
+
+export interface ArmNetworkInterface {
+  resourceGroup: string;
+  name: string;
+  privateIPAddresses: string[];
+}
+
+/** Who may get a token from the emulator's Entra ID: a client secret, or a federated token. */
+export interface ArmServicePrincipal {
+  clientId: string;
+  clientSecret?: string;
+  federatedToken?: string;
+}
+
 export interface ArmWorld {
   subscriptionID: string;
   tenantID: string;
+  servicePrincipals?: ArmServicePrincipal[];
+  virtualMachines?: ArmVirtualMachine[];
+  networkInterfaces?: ArmNetworkInterface[];
   resourceGroups: string[];
   virtualNetworks: { resourceGroup: string; name: string }[];
   subnets: ArmSubnet[];
@@ -74,7 +106,10 @@ export class ArmEmulator {
   private server?: Server;
   private readonly sockets = new Set<Duplex>();
   private baseUrl?: string;
+  private currentExpand: string | null = null;
   readonly requests: ArmRequestRecord[] = [];
+  /** Every token request to the emulator's Entra ID, with its answer's status. */
+  readonly tokenRequests: { clientId: string; status: number }[] = [];
 
   constructor(private world: ArmWorld) {}
 
@@ -82,6 +117,7 @@ export class ArmEmulator {
   seed(world: ArmWorld): void {
     this.world = structuredClone(world);
     this.requests.length = 0;
+    this.tokenRequests.length = 0;
   }
 
   async start(): Promise<void> {
@@ -137,8 +173,62 @@ export class ArmEmulator {
     };
   }
 
+  /** Adds a VM (and its NICs) as Karpenter's create would leave it. */
+  addVirtualMachine(vm: ArmVirtualMachine, nics: ArmNetworkInterface[] = []): void {
+    (this.world.virtualMachines ??= []).push(structuredClone(vm));
+    (this.world.networkInterfaces ??= []).push(...structuredClone(nics));
+  }
+
+  /** The Entra ID token endpoint: `POST /<tenant>/oauth2/v2.0/token`, form-encoded. */
+  private onTokenRequest(req: IncomingMessage, res: ServerResponse, tenant: string): void {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (raw += chunk));
+    req.on('end', () => {
+      const form = new URLSearchParams(raw);
+      const client = (this.world.servicePrincipals ?? []).find(
+        (p) => p.clientId === form.get('client_id'),
+      );
+      const secretOk =
+        client?.clientSecret !== undefined && form.get('client_secret') === client.clientSecret;
+      const assertionOk =
+        client?.federatedToken !== undefined &&
+        form.get('client_assertion_type') ===
+          'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' &&
+        form.get('client_assertion') === client.federatedToken;
+      let status = 200;
+      let body: Record<string, unknown>;
+      if (!same(tenant, this.world.tenantID)) {
+        status = 400;
+        body = {
+          error: 'invalid_request',
+          error_description: `AADSTS90002: Tenant '${tenant}' not found.`,
+        };
+      } else if (form.get('grant_type') !== 'client_credentials') {
+        status = 400;
+        body = { error: 'unsupported_grant_type', error_description: 'AADSTS70003' };
+      } else if (!client || !(secretOk || assertionOk)) {
+        status = 401;
+        body = {
+          error: 'invalid_client',
+          error_description: `AADSTS7000215: Invalid client secret provided for '${form.get('client_id') ?? ''}'.`,
+        };
+      } else {
+        body = { token_type: 'Bearer', expires_in: 3599, access_token: this.token };
+      }
+      this.tokenRequests.push({ clientId: form.get('client_id') ?? '', status });
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify(body));
+    });
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'https://arm.invalid');
+    const tokenPath = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(url.pathname);
+    if (req.method === 'POST' && tokenPath) {
+      this.onTokenRequest(req, res, decodeURIComponent(tokenPath[1]!));
+      return;
+    }
     const apiVersion = url.searchParams.get('api-version');
     let status = 200;
     let body: unknown;
@@ -160,6 +250,7 @@ export class ArmEmulator {
       if (req.method !== 'GET') {
         throw new ArmError(405, 'MethodNotAllowed', `The ${req.method} method is not served here.`);
       }
+      this.currentExpand = url.searchParams.get('$expand');
       body = this.route(decodeURIComponent(url.pathname));
     } catch (err) {
       if (!(err instanceof ArmError)) throw err;
@@ -309,6 +400,89 @@ export class ArmEmulator {
           tenantId: this.world.tenantID,
           principalId: identity.principalId,
           clientId: identity.clientId,
+        },
+      };
+    }
+    // .../providers/Microsoft.Compute/virtualMachines/{name}
+    if (
+      parts.length === 8 &&
+      same(at(4), 'providers') &&
+      same(at(5), 'Microsoft.Compute') &&
+      same(at(6), 'virtualMachines')
+    ) {
+      const vm = (this.world.virtualMachines ?? []).find(
+        (v) => same(v.resourceGroup, resourceGroup) && same(v.name, at(7)),
+      );
+      if (!vm) {
+        throw new ArmError(
+          404,
+          'ResourceNotFound',
+          `The Resource 'Microsoft.Compute/virtualMachines/${at(7)}' under resource group '${resourceGroup}' was not found.`,
+        );
+      }
+      const expand = this.currentExpand === 'instanceView';
+      return {
+        id: `${rgPath}/providers/Microsoft.Compute/virtualMachines/${vm.name}`,
+        name: vm.name,
+        type: 'Microsoft.Compute/virtualMachines',
+        location: vm.location,
+        tags: vm.tags ?? {},
+        properties: {
+          provisioningState: 'Succeeded',
+          osProfile: { computerName: vm.computerName, adminUsername: 'core' },
+          networkProfile: {
+            networkInterfaces: vm.networkInterfaces.map((nic, i) => ({
+              id: `${rgPath}/providers/Microsoft.Network/networkInterfaces/${nic}`,
+              properties: { primary: i === 0 },
+            })),
+          },
+          ...(expand
+            ? {
+                instanceView: {
+                  computerName: vm.computerName,
+                  statuses: [
+                    { code: 'ProvisioningState/succeeded', level: 'Info' },
+                    { code: `PowerState/${vm.powerState}`, level: 'Info' },
+                  ],
+                },
+              }
+            : {}),
+        },
+      };
+    }
+    // .../providers/Microsoft.Network/networkInterfaces/{name}
+    if (
+      parts.length === 8 &&
+      same(at(4), 'providers') &&
+      same(at(5), 'Microsoft.Network') &&
+      same(at(6), 'networkInterfaces')
+    ) {
+      const nic = (this.world.networkInterfaces ?? []).find(
+        (n) => same(n.resourceGroup, resourceGroup) && same(n.name, at(7)),
+      );
+      if (!nic) {
+        throw new ArmError(
+          404,
+          'ResourceNotFound',
+          `The Resource 'Microsoft.Network/networkInterfaces/${at(7)}' under resource group '${resourceGroup}' was not found.`,
+        );
+      }
+      const id = `${rgPath}/providers/Microsoft.Network/networkInterfaces/${nic.name}`;
+      return {
+        id,
+        name: nic.name,
+        type: 'Microsoft.Network/networkInterfaces',
+        properties: {
+          provisioningState: 'Succeeded',
+          ipConfigurations: nic.privateIPAddresses.map((ip, i) => ({
+            id: `${id}/ipConfigurations/ipconfig${i + 1}`,
+            name: `ipconfig${i + 1}`,
+            properties: {
+              privateIPAddress: ip,
+              privateIPAllocationMethod: 'Dynamic',
+              primary: i === 0,
+            },
+          })),
         },
       };
     }

@@ -63,6 +63,8 @@ export interface ReconcilerDeps {
 export class Reconciler {
   /** The release whose CRDs are installed; null before the first install. */
   private installedRelease: string | undefined | null = null;
+  /** The release whose CRDs rendered objects are validated against; null before the first. */
+  private validatedRelease: string | undefined | null = null;
   private previous: Condition[] = [];
   private readonly apply: ApplyPhase;
   private readonly disable: DisablePhase;
@@ -102,25 +104,39 @@ export class Reconciler {
     }
     conditions.set('Paused', 'False', 'AsExpected', 'reconciling');
 
-    try {
-      await this.installCrds(spec.operand?.version);
-    } catch (err) {
-      return degraded(
+    const crdsFailed = (err: unknown) =>
+      degraded(
         this.deps.log,
         conditions,
         'ApplyFailed',
         `applying the CustomResourceDefinitions: ${describeKubeError(err)}`,
       );
-    }
     if (!spec.enabled) {
+      try {
+        await this.installCrds(spec.operand?.version);
+      } catch (err) {
+        return crdsFailed(err);
+      }
       const outcome = await this.disable.run(order, conditions);
       return lifecycle ? this.releaseWhenDone(outcome, conditions, lifecycle) : outcome;
     }
-    if (!lifecycle) return this.apply.run(order, conditions);
-    // The finalizer once the order has passed every check (a refused order writes nothing, the
-    // Cluster included), before the first MachineDeployment: a Cluster deleted from then on
-    // waits for the cleanup.
+    // An enabled order is checked against the release's CRDs first, and installs them only once
+    // every check has passed: a refused order (discovery, the cloud, the CRDs) writes nothing.
+    try {
+      await this.validateWith(spec.operand?.version);
+    } catch (err) {
+      return crdsFailed(err);
+    }
     return this.apply.run(order, conditions, async () => {
+      try {
+        await this.installCrds(spec.operand?.version);
+      } catch (err) {
+        return crdsFailed(err);
+      }
+      if (!lifecycle) return undefined;
+      // The finalizer once the order has passed every check (a refused order writes nothing,
+      // the Cluster included), before the first MachineDeployment: a Cluster deleted from then
+      // on waits for the cleanup.
       let hold;
       try {
         hold = await lifecycle.hold();
@@ -199,10 +215,19 @@ export class Reconciler {
    */
   private async installCrds(release: string | undefined): Promise<void> {
     if (this.installedRelease === release) return;
-    const crds = await this.deps.crdsFor(release);
+    const crds = await this.validateWith(release);
     for (const { target, object } of crds) await this.client(target).apply(object);
-    this.deps.validator.use(crds);
     this.installedRelease = release;
     this.deps.onCrdsInstalled?.();
+  }
+
+  /** Rendered objects are checked against `release`'s CRDs from now on; nothing is written. */
+  private async validateWith(release: string | undefined): Promise<readonly TargetedObject[]> {
+    const crds = await this.deps.crdsFor(release);
+    if (this.validatedRelease !== release) {
+      this.deps.validator.use(crds);
+      this.validatedRelease = release;
+    }
+    return crds;
   }
 }

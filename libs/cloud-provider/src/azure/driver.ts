@@ -1,0 +1,172 @@
+import { ComputeManagementClient } from '@azure/arm-compute';
+import { NetworkManagementClient } from '@azure/arm-network';
+import type { NodeClassOverrides } from '@fleet/contracts';
+import {
+  ArmResourceReader,
+  discoverAzureStandalone,
+  type AzureStandaloneInfrastructure,
+} from '@fleet/discovery';
+import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
+import { validateKubeletForMachineConfig } from '../openshift/machine-config.js';
+import type { KubeObject } from '../types.js';
+import { AKS_NODE_CLASS, AKS_NODE_CLASS_CRD_FILE, DEFAULT_NODE_CLASS_NAME } from './constants.js';
+import { armClientOptions, EntraClientCredential, parseAzureEnv } from './credentials.js';
+import type { AzureVmIdentity } from './node-identity.js';
+import { validateNodeClassOverrides } from './nodeclass.js';
+import { AzureStandaloneCloudProvider } from './provider.js';
+
+const PLACEHOLDER_SUBNET =
+  '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/placeholder/providers/Microsoft.Network/virtualNetworks/placeholder/subnets/placeholder';
+
+/** The fleet API's checks for Azure: the fork's AKSNodeClass CRD, then the provider's own rules. */
+export const AZURE_PLATFORM_RULES: PlatformRules = {
+  platform: 'AZURE',
+  nodeClass: AKS_NODE_CLASS,
+  nodeClassCrdFile: AKS_NODE_CLASS_CRD_FILE,
+  nodeClassForValidation(overrides: NodeClassOverrides): KubeObject {
+    // Placeholders for what discovery fills in; they satisfy the CRD and stay out of the answer.
+    return {
+      apiVersion: AKS_NODE_CLASS.apiVersion,
+      kind: AKS_NODE_CLASS.kind,
+      metadata: { name: DEFAULT_NODE_CLASS_NAME },
+      spec: {
+        vnetSubnetID: PLACEHOLDER_SUBNET,
+        osDiskSizeGB: 128,
+        marketplaceImage: {
+          publisher: 'placeholder',
+          offer: 'placeholder',
+          sku: 'placeholder',
+          version: '1.0.0',
+        },
+        userData: '{}',
+        ...structuredClone(overrides),
+      },
+    };
+  },
+  validateNodeClassOverrides(overrides: NodeClassOverrides): void {
+    validateNodeClassOverrides(overrides);
+    validateKubeletForMachineConfig(overrides);
+  },
+};
+
+/** `PowerState/running` → `running`. */
+function powerStateOf(statuses: { code?: string }[] | undefined): string | undefined {
+  const code = statuses?.find((s) => s.code?.startsWith('PowerState/'))?.code;
+  return code?.slice('PowerState/'.length);
+}
+
+const NIC_ID =
+  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/networkInterfaces\/([^/]+)$/i;
+
+/**
+ * Standalone OpenShift on Azure through the OpenShift fork of karpenter-provider-azure:
+ * discovery through the Infrastructure, the worker MachineSet and Azure Resource Manager; CSR
+ * approval checked against the VM and its NICs. The sidecar's Azure identity and ARM endpoint
+ * come from azure/credentials.ts; the operand image from AZURE_KARPENTER_IMAGE.
+ */
+class AzureStandaloneDriver implements ClusterDriver<AzureStandaloneInfrastructure> {
+  readonly platform = 'AZURE';
+  readonly topology = 'STANDALONE';
+  readonly provider: AzureStandaloneCloudProvider;
+  /**
+   * None yet: the ClusterOperator the AWS driver keeps would be written before discovery, and a
+   * refused cluster (ImageNotSupported) must be left exactly as it was.
+   */
+  readonly statusSurfaces = [] as const;
+  private readonly credential: EntraClientCredential;
+  private readonly env: ReturnType<typeof parseAzureEnv>;
+  private readonly compute = new Map<string, ComputeManagementClient>();
+  private readonly network = new Map<string, NetworkManagementClient>();
+
+  constructor(private readonly context: DriverContext) {
+    this.env = parseAzureEnv(context.env);
+    this.credential = new EntraClientCredential(this.env);
+    const image = context.env.AZURE_KARPENTER_IMAGE;
+    this.provider = new AzureStandaloneCloudProvider(image ? { image } : {});
+  }
+
+  discover() {
+    return discoverAzureStandalone({
+      reader: this.context.reader('workload'),
+      arm: (subscriptionID) =>
+        new ArmResourceReader(this.credential, subscriptionID, armClientOptions(this.env)),
+    });
+  }
+
+  prepare(infra: AzureStandaloneInfrastructure) {
+    if (this.provider.image) return Promise.resolve({ ok: true as const, infra });
+    return Promise.resolve({
+      ok: false as const,
+      reason: 'OperandImageNotSet',
+      message:
+        'AZURE_KARPENTER_IMAGE: the sidecar names no image of the OpenShift fork of karpenter-provider-azure to run',
+    });
+  }
+
+  private clients(subscriptionID: string) {
+    const options = { ...armClientOptions(this.env), retryOptions: { maxRetries: 1 } };
+    let compute = this.compute.get(subscriptionID);
+    if (!compute) {
+      compute = new ComputeManagementClient(this.credential, subscriptionID, options);
+      this.compute.set(subscriptionID, compute);
+    }
+    let network = this.network.get(subscriptionID);
+    if (!network) {
+      network = new NetworkManagementClient(this.credential, subscriptionID, options);
+      this.network.set(subscriptionID, network);
+    }
+    return { compute, network };
+  }
+
+  nodeIdentity(infra: AzureStandaloneInfrastructure) {
+    const subscriptionID = infra.credentials.subscriptionID;
+    const getVirtualMachine = async (
+      resourceGroup: string,
+      name: string,
+    ): Promise<AzureVmIdentity | undefined> => {
+      const { compute, network } = this.clients(subscriptionID);
+      let vm;
+      try {
+        vm = await compute.virtualMachines.get(resourceGroup, name, { expand: 'instanceView' });
+      } catch (err) {
+        if ((err as { statusCode?: unknown }).statusCode === 404) return undefined;
+        throw err;
+      }
+      const privateIpAddresses: string[] = [];
+      for (const ref of vm.networkProfile?.networkInterfaces ?? []) {
+        const [, nicGroup, nicName] = NIC_ID.exec(ref.id ?? '') ?? [];
+        if (!nicGroup || !nicName) continue;
+        const nic = await network.networkInterfaces.get(nicGroup, nicName);
+        for (const ip of nic.ipConfigurations ?? [])
+          if (ip.privateIPAddress) privateIpAddresses.push(ip.privateIPAddress);
+      }
+      return {
+        id: vm.id ?? '',
+        name: vm.name ?? name,
+        ...(vm.osProfile?.computerName ? { computerName: vm.osProfile.computerName } : {}),
+        ...(powerStateOf(vm.instanceView?.statuses) !== undefined
+          ? { powerState: powerStateOf(vm.instanceView?.statuses) }
+          : {}),
+        privateIpAddresses,
+      };
+    };
+    return (claims: Parameters<AzureStandaloneCloudProvider['verifyNodeIdentity']>[0]) =>
+      this.provider.verifyNodeIdentity(claims, {
+        cluster: { subscriptionID, resourceGroup: infra.resourceGroup },
+        getVirtualMachine,
+      });
+  }
+
+  close(): void {
+    this.compute.clear();
+    this.network.clear();
+  }
+}
+
+export const AZURE_STANDALONE_DRIVER: DriverRegistration = {
+  platform: 'AZURE',
+  topology: 'STANDALONE',
+  rules: AZURE_PLATFORM_RULES,
+  targets: ['workload'],
+  create: (context) => new AzureStandaloneDriver(context),
+};

@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { CsrDecision } from '@fleet/contracts';
+import { randomBytes } from 'node:crypto';
+import { KARPENTER_USER, NODE_BOOTSTRAPPER } from '../support/node-launch-simulator.js';
+import { kubeletCsrRequest } from '../support/pkcs10.js';
+import { azureFixtureInfrastructure } from '../support/ocp-azure-standalone.js';
+import { GENERAL_NODEPOOL, startAzureHarness, until, type AzureHarness } from './harness.js';
+
+const CSR = ['certificates.k8s.io/v1', 'CertificateSigningRequest'] as const;
+const NODECLAIM = 'karpenter.sh/v1';
+const infra = azureFixtureInfrastructure();
+const SUBSCRIPTION = infra.credentials.subscriptionID;
+const RG = infra.resourceGroup;
+
+/**
+ * CSR approval for the nodes karpenter-provider-azure launches, checked in Azure as the AWS
+ * approver checks EC2: the VM behind the NodeClaim's providerID (in the cluster's resource group,
+ * running, its computer name the node name) and its NICs' private IPs, through the real
+ * @azure/arm-compute and @azure/arm-network clients against the ARM emulator.
+ */
+describe('Azure: CSR node identity through ARM', () => {
+  let h: AzureHarness;
+
+  const decisionsFor = (csr: string): CsrDecision[] =>
+    h.runtime.approver.unsentDecisions().filter((d) => d.csrName === csr);
+  const decided = (csr: string, reason: string) =>
+    until(() => decisionsFor(csr).find((d) => d.reason === reason), `${csr} decided ${reason}`);
+  const conditionsOf = (csr: string) =>
+    (h.cluster.kube.get(...CSR, csr)?.status as { conditions?: { type: string }[] } | undefined)
+      ?.conditions ?? [];
+
+  /** A NodeClaim as Karpenter creates it, and the VM (with its NIC) the provider makes for it. */
+  const launch = (options: { vm?: boolean; ip?: string; nodeName?: boolean } = {}) => {
+    const name = `general-${randomBytes(3).toString('hex')}`;
+    const vmName = `aks-${name}`;
+    h.cluster.kube.as(KARPENTER_USER).create(
+      {
+        apiVersion: NODECLAIM,
+        kind: 'NodeClaim',
+        metadata: {
+          name,
+          labels: {
+            'karpenter.sh/nodepool': 'general',
+            'karpenter.azure.com/aksnodeclass': 'default',
+          },
+        },
+        spec: {
+          nodeClassRef: { group: 'karpenter.azure.com', kind: 'AKSNodeClass', name: 'default' },
+          requirements: [
+            {
+              key: 'node.kubernetes.io/instance-type',
+              operator: 'In',
+              values: ['Standard_D4s_v3'],
+            },
+          ],
+        },
+      },
+      { fieldManager: 'karpenter' },
+    );
+    const ip = options.ip ?? `10.0.2.${10 + Math.floor(Math.random() * 200)}`;
+    if (options.vm !== false)
+      h.cluster.arm.addVirtualMachine(
+        {
+          resourceGroup: RG,
+          name: vmName,
+          location: 'eastus',
+          computerName: vmName,
+          powerState: 'running',
+          networkInterfaces: [vmName],
+          tags: {
+            'karpenter.azure.com_cluster': infra.infraID,
+            'karpenter.sh_nodepool': 'general',
+          },
+        },
+        [{ resourceGroup: RG, name: vmName, privateIPAddresses: [ip] }],
+      );
+    // machine-api-provider-azure and the fork lowercase the resource group in providerIDs.
+    const providerID = `azure:///subscriptions/${SUBSCRIPTION}/resourceGroups/${RG.toLowerCase()}/providers/Microsoft.Compute/virtualMachines/${vmName}`;
+    h.cluster.kube.patchStatus(NODECLAIM, 'NodeClaim', name, undefined, {
+      providerID,
+      ...(options.nodeName ? { nodeName: vmName } : {}),
+      conditions: [
+        {
+          type: 'Launched',
+          status: 'True',
+          reason: 'Launched',
+          message: '',
+          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      ],
+    });
+    return { name, nodeName: vmName, ip };
+  };
+
+  const submit = (
+    nodeName: string,
+    kind: 'client' | 'serving',
+    sans?: { dnsNames: string[]; ipAddresses: string[] },
+  ) => {
+    const name = `csr-${randomBytes(5).toString('hex')}`;
+    h.cluster.kube.create(
+      {
+        apiVersion: CSR[0],
+        kind: CSR[1],
+        metadata: { name },
+        spec: {
+          request: kubeletCsrRequest(nodeName, sans),
+          signerName:
+            kind === 'client'
+              ? 'kubernetes.io/kube-apiserver-client-kubelet'
+              : 'kubernetes.io/kubelet-serving',
+          usages:
+            kind === 'client'
+              ? ['digital signature', 'client auth']
+              : ['digital signature', 'server auth'],
+        },
+      },
+      {
+        fieldManager: 'kubelet',
+        user:
+          kind === 'client'
+            ? {
+                username: NODE_BOOTSTRAPPER,
+                groups: [
+                  'system:serviceaccounts',
+                  'system:serviceaccounts:openshift-machine-config-operator',
+                  'system:authenticated',
+                ],
+              }
+            : {
+                username: `system:node:${nodeName}`,
+                groups: ['system:nodes', 'system:authenticated'],
+              },
+      },
+    );
+    return name;
+  };
+
+  beforeAll(async () => {
+    h = await startAzureHarness();
+    await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
+    // The launch gate lets NodeClaims of the default AKSNodeClass through once its pool is in place.
+    await until(
+      () =>
+        (
+          h.cluster.kube.get(
+            'v1',
+            'ConfigMap',
+            'karpenter-fleet-launchable-nodeclasses',
+            'openshift-karpenter',
+          )?.data as Record<string, string> | undefined
+        )?.default,
+      'the default AKSNodeClass in the launch gate',
+    );
+    await h.runtime.nodeClaims.whenSynced();
+    await h.runtime.csrs.whenSynced();
+  });
+  afterAll(async () => h?.stop());
+
+  it("approves a node's client CSR once its VM is found with the node's name, and its serving CSR with the NIC's IP", async () => {
+    const node = launch();
+    const client = submit(node.nodeName, 'client');
+    await decided(client, 'KarpenterCSRApprove');
+    expect(conditionsOf(client)).toEqual([expect.objectContaining({ type: 'Approved' })]);
+    // The VM with its instance view, then its NIC, read through ARM.
+    const paths = h.cluster.arm.requests.map((r) => r.path.toLowerCase());
+    expect(paths).toContain(
+      `/subscriptions/${SUBSCRIPTION}/resourcegroups/${RG}/providers/microsoft.compute/virtualmachines/${node.nodeName}`.toLowerCase(),
+    );
+    expect(paths).toContain(
+      `/subscriptions/${SUBSCRIPTION}/resourcegroups/${RG}/providers/microsoft.network/networkinterfaces/${node.nodeName}`.toLowerCase(),
+    );
+
+    h.cluster.kube.patchStatus(NODECLAIM, 'NodeClaim', node.name, undefined, {
+      nodeName: node.nodeName,
+    });
+    const serving = submit(node.nodeName, 'serving', {
+      dnsNames: [node.nodeName],
+      ipAddresses: [node.ip],
+    });
+    await decided(serving, 'KarpenterCSRApprove');
+    expect(conditionsOf(serving)).toEqual([expect.objectContaining({ type: 'Approved' })]);
+  });
+
+  it('refuses a serving CSR naming an IP the VM has no NIC for', async () => {
+    const node = launch({ ip: '10.0.2.5', nodeName: true });
+    const csr = submit(node.nodeName, 'serving', {
+      dnsNames: [node.nodeName],
+      ipAddresses: ['10.0.2.99'],
+    });
+    const d = await decided(csr, 'SubjectAltNameNotOwned');
+    expect(d).toMatchObject({
+      decision: 'Denied',
+      message: expect.stringContaining('IP address 10.0.2.99') as unknown,
+    });
+    expect(d.message).toContain('10.0.2.5');
+    expect(conditionsOf(csr)).toEqual([]);
+  });
+
+  it('refuses a serving CSR whose NodeClaim names a VM Azure does not have', async () => {
+    const node = launch({ vm: false, nodeName: true });
+    const csr = submit(node.nodeName, 'serving', { dnsNames: [node.nodeName], ipAddresses: [] });
+    const d = await decided(csr, 'InstanceNotFound');
+    expect(d).toMatchObject({
+      decision: 'Denied',
+      message: `Azure VM ${node.nodeName} does not exist in resource group ${RG}`,
+    });
+    expect(conditionsOf(csr)).toEqual([]);
+  });
+
+  it('leaves a client CSR for a name no VM has unapproved', async () => {
+    launch({ vm: false });
+    const csr = submit('aks-general-nobody', 'client');
+    const d = await decided(csr, 'UnknownNodeName');
+    expect(d).toMatchObject({ decision: 'Ignored', nodeName: 'aks-general-nobody' });
+    expect(conditionsOf(csr)).toEqual([]);
+  });
+});
