@@ -81,6 +81,9 @@ describe('Azure: the default AKSNodeClass, NodePools and operand of a supported 
     const nodeClass = h.cluster.kube.get(AKS, 'AKSNodeClass', 'default');
     expect(nodeClass?.metadata?.labels).toMatchObject({ [MANAGED_BY_LABEL]: MANAGED_BY_VALUE });
     expect(nodeClass?.spec).toEqual({
+      // The CRD's default, filled in by the API server (the fleet does not set it): in OpenShift
+      // mode the fork launches from marketplaceImage, without which the class is NotReady.
+      imageFamily: 'Ubuntu',
       vnetSubnetID: expected.vnetSubnetID,
       osDiskSizeGB: 128,
       marketplaceImage: expected.worker.image,
@@ -201,6 +204,7 @@ describe('Azure: the default AKSNodeClass, NodePools and operand of a supported 
       return spec?.marketplaceImage && spec.userData ? spec : undefined;
     }, 'the enforced fields on big-disk');
     expect(corrected).toEqual({
+      imageFamily: 'Ubuntu',
       osDiskSizeGB: 512,
       marketplaceImage: expected.worker.image,
       userData: expected.userData.replace('/config/worker', '/config/karpenter-big-disk'),
