@@ -1,4 +1,10 @@
-import type { V1PolicyRule } from '@kubernetes/client-node';
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+} from '@kubernetes/client-node';
 
 /**
  * What Karpenter core needs on the workload cluster whatever the platform, after the upstream
@@ -112,3 +118,59 @@ export const KARPENTER_NODE_LEASE_RULES: readonly V1PolicyRule[] = [
 ];
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+
+/** Where Karpenter runs on an OpenShift cluster and under which names its RBAC is written. */
+export interface OperandRbacNames {
+  /** The ClusterRole, ClusterRoleBinding, Roles and RoleBindings share it. */
+  name: string;
+  namespace: string;
+  serviceAccount: string;
+  labels: Record<string, string>;
+}
+
+/**
+ * Karpenter's RBAC on a standalone OpenShift cluster, whatever the cloud: core's cluster rules
+ * plus the provider's (its NodeClass kind), core's rules in the operand's namespace and the
+ * node-lease rules in kube-node-lease, each bound to the operand's ServiceAccount.
+ */
+export function operandRbac(
+  names: OperandRbacNames,
+  providerClusterRules: readonly V1PolicyRule[],
+): object[] {
+  const { name, namespace, serviceAccount, labels } = names;
+  const subjects = [{ kind: 'ServiceAccount', name: serviceAccount, namespace }];
+  const clusterRole: V1ClusterRole = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: { ...labels } },
+    rules: [...KARPENTER_CORE_CLUSTER_RULES, ...providerClusterRules],
+  };
+  const clusterRoleBinding: V1ClusterRoleBinding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { ...labels } },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects,
+  };
+  const roles: [string, readonly V1PolicyRule[]][] = [
+    [namespace, KARPENTER_CORE_NAMESPACE_RULES],
+    [NODE_LEASE_NAMESPACE, KARPENTER_NODE_LEASE_RULES],
+  ];
+  const namespaced = roles.flatMap(([ns, rules]): object[] => {
+    const role: V1Role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name, namespace: ns, labels: { ...labels } },
+      rules: [...rules],
+    };
+    const binding: V1RoleBinding = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace: ns, labels: { ...labels } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects,
+    };
+    return [role, binding];
+  });
+  return [clusterRole, clusterRoleBinding, ...namespaced];
+}

@@ -7,26 +7,17 @@ import {
 import type { AwsStandaloneInfrastructure } from '@fleet/discovery';
 import type {
   V1ConfigMap,
-  V1ClusterRole,
-  V1ClusterRoleBinding,
   V1Deployment,
   V1EnvVar,
   V1Namespace,
   V1PodDisruptionBudget,
   V1PolicyRule,
-  V1Role,
-  V1RoleBinding,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
 import { renderFeatureGates } from '../feature-gates.js';
 import { canonical } from '../canonical.js';
 import { ownedLabels } from '../labels.js';
-import {
-  KARPENTER_CORE_CLUSTER_RULES,
-  KARPENTER_CORE_NAMESPACE_RULES,
-  KARPENTER_NODE_LEASE_RULES,
-  NODE_LEASE_NAMESPACE,
-} from '../rbac.js';
+import { operandRbac } from '../rbac.js';
 import type { KubeObject } from '../types.js';
 import {
   CLOUD_CREDENTIAL_OPERATOR_NAMESPACE,
@@ -276,51 +267,16 @@ const AWS_CLUSTER_RULES: readonly V1PolicyRule[] = [
 /** client-node's types mark apiVersion/kind/metadata optional; these objects always set them. */
 const asKube = (object: object): KubeObject => object as unknown as KubeObject;
 
-const serviceAccountSubject = {
-  kind: 'ServiceAccount',
-  name: SERVICE_ACCOUNT_NAME,
-  namespace: OPERAND_NAMESPACE,
-};
-
 function rbac(): KubeObject[] {
-  const clusterRole: V1ClusterRole = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: CLUSTER_ROLE_NAME, labels: operandLabels() },
-    rules: [...KARPENTER_CORE_CLUSTER_RULES, ...AWS_CLUSTER_RULES],
-  };
-  const clusterRoleBinding: V1ClusterRoleBinding = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: CLUSTER_ROLE_NAME, labels: operandLabels() },
-    roleRef: {
-      apiGroup: 'rbac.authorization.k8s.io',
-      kind: 'ClusterRole',
+  return operandRbac(
+    {
       name: CLUSTER_ROLE_NAME,
+      namespace: OPERAND_NAMESPACE,
+      serviceAccount: SERVICE_ACCOUNT_NAME,
+      labels: operandLabels(),
     },
-    subjects: [serviceAccountSubject],
-  };
-  const roles: [string, readonly V1PolicyRule[]][] = [
-    [OPERAND_NAMESPACE, KARPENTER_CORE_NAMESPACE_RULES],
-    [NODE_LEASE_NAMESPACE, KARPENTER_NODE_LEASE_RULES],
-  ];
-  const namespaced = roles.flatMap(([ns, rules]): KubeObject[] => {
-    const role: V1Role = {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: CLUSTER_ROLE_NAME, namespace: ns, labels: operandLabels() },
-      rules: [...rules],
-    };
-    const binding: V1RoleBinding = {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: CLUSTER_ROLE_NAME, namespace: ns, labels: operandLabels() },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CLUSTER_ROLE_NAME },
-      subjects: [serviceAccountSubject],
-    };
-    return [asKube(role), asKube(binding)];
-  });
-  return [asKube(clusterRole), asKube(clusterRoleBinding), ...namespaced];
+    AWS_CLUSTER_RULES,
+  ).map(asKube);
 }
 
 /** Asks the cloud-credential-operator for the Secret the operand mounts at /etc/provider. */

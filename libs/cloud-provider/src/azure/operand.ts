@@ -1,23 +1,10 @@
 import { CREDENTIALS_REQUEST, type KarpenterDesiredState } from '@fleet/contracts';
 import type { AzureStandaloneInfrastructure } from '@fleet/discovery';
-import type {
-  V1ClusterRole,
-  V1ClusterRoleBinding,
-  V1Deployment,
-  V1EnvVar,
-  V1PolicyRule,
-  V1Role,
-  V1RoleBinding,
-} from '@kubernetes/client-node';
+import type { V1Deployment, V1EnvVar, V1PolicyRule } from '@kubernetes/client-node';
 import { canonical } from '../canonical.js';
 import { renderFeatureGates } from '../feature-gates.js';
 import { ownedLabels } from '../labels.js';
-import {
-  KARPENTER_CORE_CLUSTER_RULES,
-  KARPENTER_CORE_NAMESPACE_RULES,
-  KARPENTER_NODE_LEASE_RULES,
-  NODE_LEASE_NAMESPACE,
-} from '../rbac.js';
+import { operandRbac } from '../rbac.js';
 import type { KubeObject } from '../types.js';
 import {
   AKS_NODE_CLASS,
@@ -110,51 +97,16 @@ const AZURE_CLUSTER_RULES: readonly V1PolicyRule[] = [
   },
 ];
 
-const serviceAccountSubject = {
-  kind: 'ServiceAccount',
-  name: SERVICE_ACCOUNT_NAME,
-  namespace: OPERAND_NAMESPACE,
-};
-
 function rbac(): KubeObject[] {
-  const clusterRole: V1ClusterRole = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: CLUSTER_ROLE_NAME, labels: operandLabels() },
-    rules: [...KARPENTER_CORE_CLUSTER_RULES, ...AZURE_CLUSTER_RULES],
-  };
-  const clusterRoleBinding: V1ClusterRoleBinding = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: CLUSTER_ROLE_NAME, labels: operandLabels() },
-    roleRef: {
-      apiGroup: 'rbac.authorization.k8s.io',
-      kind: 'ClusterRole',
+  return operandRbac(
+    {
       name: CLUSTER_ROLE_NAME,
+      namespace: OPERAND_NAMESPACE,
+      serviceAccount: SERVICE_ACCOUNT_NAME,
+      labels: operandLabels(),
     },
-    subjects: [serviceAccountSubject],
-  };
-  const roles: [string, readonly V1PolicyRule[]][] = [
-    [OPERAND_NAMESPACE, KARPENTER_CORE_NAMESPACE_RULES],
-    [NODE_LEASE_NAMESPACE, KARPENTER_NODE_LEASE_RULES],
-  ];
-  const namespaced = roles.flatMap(([ns, rules]): KubeObject[] => {
-    const role: V1Role = {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: CLUSTER_ROLE_NAME, namespace: ns, labels: operandLabels() },
-      rules: [...rules],
-    };
-    const binding: V1RoleBinding = {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: CLUSTER_ROLE_NAME, namespace: ns, labels: operandLabels() },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CLUSTER_ROLE_NAME },
-      subjects: [serviceAccountSubject],
-    };
-    return [asKube(role), asKube(binding)];
-  });
-  return [asKube(clusterRole), asKube(clusterRoleBinding), ...namespaced];
+    AZURE_CLUSTER_RULES,
+  ).map(asKube);
 }
 
 /**
