@@ -1,16 +1,11 @@
+import { KARPENTER_CR } from '@fleet/contracts';
 import {
-  CONFIG_MAP,
-  KARPENTER_CR,
-  NODECLAIM,
-  VALIDATING_ADMISSION_POLICY,
-  VALIDATING_ADMISSION_POLICY_BINDING,
-} from '@fleet/contracts';
-import { canonical } from '../canonical.js';
-import { ownedLabels } from '../labels.js';
-import {
-  LAUNCHABLE_NODECLASSES,
-  renderLaunchableNodeClasses,
-} from '../openshift/machine-config.js';
+  admissionPolicy,
+  admissionPolicyBinding,
+  enforcedFieldsPolicy,
+  launchGate,
+  notTheSidecar,
+} from '../openshift/admission-policies.js';
 import type { KubeObject } from '../types.js';
 import { EC2_NODE_CLASS, KARPENTER_CR_NAME } from './constants.js';
 
@@ -20,28 +15,6 @@ export const LAUNCH_GATE_POLICY_NAME = 'karpenter-fleet-nodeclaim-launch-gate';
 
 /** The EC2NodeClass fields RHCOS needs from the cluster (enforcedNodeClassFields). */
 const ENFORCED_FIELDS = ['amiFamily', 'amiSelectorTerms', 'userData'] as const;
-
-/** Both absent, or both present and equal: CEL has no "absent equals absent" of its own. */
-const unchanged = (field: string) =>
-  `has(object.spec.${field}) == has(oldObject.spec.${field}) && (!has(object.spec.${field}) || object.spec.${field} == oldObject.spec.${field})`;
-
-function policy(name: string, spec: Record<string, unknown>): KubeObject {
-  return canonical({
-    apiVersion: VALIDATING_ADMISSION_POLICY.apiVersion,
-    kind: VALIDATING_ADMISSION_POLICY.kind,
-    metadata: { name, labels: ownedLabels() },
-    spec,
-  });
-}
-
-function binding(name: string, extra: Record<string, unknown> = {}): KubeObject {
-  return canonical({
-    apiVersion: VALIDATING_ADMISSION_POLICY_BINDING.apiVersion,
-    kind: VALIDATING_ADMISSION_POLICY_BINDING.kind,
-    metadata: { name, labels: ownedLabels() },
-    spec: { policyName: name, validationActions: ['Deny'], ...extra },
-  });
-}
 
 /**
  * The ValidatingAdmissionPolicies the karpenter-operator enhancement asks for, rendered while
@@ -63,34 +36,15 @@ export function renderAdmissionPolicies(
   sidecarUsername: string,
   gateNamespace: string,
 ): KubeObject[] {
-  const notTheSidecar = [
-    {
-      name: 'not-the-karpenter-fleet-sidecar',
-      expression: `request.userInfo.username != ${JSON.stringify(sidecarUsername)}`,
-    },
-  ];
   return [
-    policy(NODECLASS_POLICY_NAME, {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [EC2_NODE_CLASS.group],
-            apiVersions: ['*'],
-            resources: [EC2_NODE_CLASS.plural],
-            operations: ['UPDATE'],
-          },
-        ],
-      },
-      matchConditions: notTheSidecar,
-      validations: ENFORCED_FIELDS.map((field) => ({
-        expression: unchanged(field),
-        message: `spec.${field} is set by the Karpenter fleet from the cluster (the RHCOS AMI and its Ignition user data) and cannot be changed`,
-        reason: 'Forbidden',
-      })),
+    ...enforcedFieldsPolicy({
+      name: NODECLASS_POLICY_NAME,
+      nodeClass: EC2_NODE_CLASS,
+      fields: ENFORCED_FIELDS,
+      sidecarUsername,
+      why: 'the RHCOS AMI and its Ignition user data',
     }),
-    binding(NODECLASS_POLICY_NAME),
-    policy(KARPENTER_CR_POLICY_NAME, {
+    admissionPolicy(KARPENTER_CR_POLICY_NAME, {
       failurePolicy: 'Fail',
       matchConstraints: {
         resourceRules: [
@@ -103,7 +57,7 @@ export function renderAdmissionPolicies(
           },
         ],
       },
-      matchConditions: notTheSidecar,
+      matchConditions: notTheSidecar(sidecarUsername),
       validations: [
         {
           expression: 'false',
@@ -112,41 +66,7 @@ export function renderAdmissionPolicies(
         },
       ],
     }),
-    binding(KARPENTER_CR_POLICY_NAME),
-    renderLaunchableNodeClasses(gateNamespace),
-    policy(LAUNCH_GATE_POLICY_NAME, {
-      failurePolicy: 'Fail',
-      paramKind: { apiVersion: CONFIG_MAP.apiVersion, kind: CONFIG_MAP.kind },
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [NODECLAIM.group],
-            apiVersions: ['*'],
-            resources: [NODECLAIM.plural],
-            operations: ['CREATE'],
-          },
-        ],
-      },
-      matchConditions: [
-        {
-          name: 'of-an-ec2nodeclass',
-          expression: `object.spec.nodeClassRef.group == ${JSON.stringify(EC2_NODE_CLASS.group)} && object.spec.nodeClassRef.kind == ${JSON.stringify(EC2_NODE_CLASS.kind)}`,
-        },
-      ],
-      validations: [
-        {
-          expression: 'has(params.data) && object.spec.nodeClassRef.name in params.data',
-          messageExpression: `'EC2NodeClass ' + object.spec.nodeClassRef.name + ' cannot launch nodes yet: the Karpenter fleet has not put its MachineConfigPool karpenter-' + object.spec.nodeClassRef.name + ' and Ignition pointer in place (see the KarpenterPoolsDegraded condition of the cluster in the fleet)'`,
-          reason: 'Forbidden',
-        },
-      ],
-    }),
-    binding(LAUNCH_GATE_POLICY_NAME, {
-      paramRef: {
-        name: LAUNCHABLE_NODECLASSES,
-        namespace: gateNamespace,
-        parameterNotFoundAction: 'Deny',
-      },
-    }),
+    admissionPolicyBinding(KARPENTER_CR_POLICY_NAME),
+    ...launchGate({ name: LAUNCH_GATE_POLICY_NAME, nodeClass: EC2_NODE_CLASS, gateNamespace }),
   ];
 }
