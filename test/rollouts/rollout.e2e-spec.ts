@@ -152,7 +152,8 @@ describe('progressive rollouts (real API, worker, PostgreSQL, Redis; fake sideca
         );
         return res.rows[0]!.n === 17 ? true : undefined;
       },
-      { what: 'every cluster at generation 1' },
+      // Generous: 17 registrations and their first reports take over 20 s on a loaded machine.
+      { timeoutMs: 60_000, what: 'every cluster at generation 1' },
     );
   });
 
