@@ -15,7 +15,8 @@ const RG = infra.resourceGroup;
 /**
  * CSR approval for the nodes karpenter-provider-azure launches, checked in Azure as the AWS
  * approver checks EC2: the VM behind the NodeClaim's providerID (in the cluster's resource group,
- * running, its computer name the node name) and its NICs' private IPs, through the real
+ * carrying the cluster tag karpenter.azure.com_cluster=<infraID>, running, its computer name the
+ * node name) and its NICs' private IPs, through the real
  * @azure/arm-compute and @azure/arm-network clients against the ARM emulator.
  */
 describe('Azure: CSR node identity through ARM', () => {
@@ -30,7 +31,16 @@ describe('Azure: CSR node identity through ARM', () => {
       ?.conditions ?? [];
 
   /** A NodeClaim as Karpenter creates it, and the VM (with its NIC) the provider makes for it. */
-  const launch = (options: { vm?: boolean; ip?: string; nodeName?: boolean } = {}) => {
+  const launch = (
+    options: {
+      vm?: boolean;
+      ip?: string;
+      nodeName?: boolean;
+      powerState?: string;
+      computerName?: string;
+      tags?: Record<string, string>;
+    } = {},
+  ) => {
     const name = `general-${randomBytes(3).toString('hex')}`;
     const vmName = `aks-${name}`;
     h.cluster.kube.as(KARPENTER_USER).create(
@@ -64,12 +74,14 @@ describe('Azure: CSR node identity through ARM', () => {
           resourceGroup: RG,
           name: vmName,
           location: 'eastus',
-          computerName: vmName,
-          powerState: 'running',
+          computerName: options.computerName ?? vmName,
+          powerState: options.powerState ?? 'running',
           networkInterfaces: [vmName],
-          tags: {
+          // The tags karpenter-provider-azure writes on every VM it launches.
+          tags: options.tags ?? {
             'karpenter.azure.com_cluster': infra.infraID,
             'karpenter.sh_nodepool': 'general',
+            'compute.aks.billing': 'linux',
           },
         },
         [{ resourceGroup: RG, name: vmName, privateIPAddresses: [ip] }],
@@ -205,6 +217,76 @@ describe('Azure: CSR node identity through ARM', () => {
       decision: 'Denied',
       message: `Azure VM ${node.nodeName} does not exist in resource group ${RG}`,
     });
+    expect(conditionsOf(csr)).toEqual([]);
+  });
+
+  it.each(['deallocated', 'stopped'])(
+    'refuses a serving CSR whose VM is %s',
+    async (powerState) => {
+      const node = launch({ powerState, nodeName: true });
+      const csr = submit(node.nodeName, 'serving', {
+        dnsNames: [node.nodeName],
+        ipAddresses: [node.ip],
+      });
+      const d = await decided(csr, 'InstanceNotRunning');
+      expect(d).toMatchObject({
+        decision: 'Denied',
+        message: `Azure VM ${node.nodeName} is ${powerState}`,
+      });
+      expect(conditionsOf(csr)).toEqual([]);
+    },
+  );
+
+  it("refuses a serving CSR whose VM's computer name is not the node's", async () => {
+    const node = launch({ computerName: 'aks-general-impostor', nodeName: true });
+    const csr = submit(node.nodeName, 'serving', {
+      dnsNames: [node.nodeName],
+      ipAddresses: [node.ip],
+    });
+    const d = await decided(csr, 'NodeNameMismatch');
+    expect(d).toMatchObject({
+      decision: 'Denied',
+      message: `Azure VM ${node.nodeName} has computer name "aks-general-impostor", not node name "${node.nodeName}"`,
+    });
+    expect(conditionsOf(csr)).toEqual([]);
+  });
+
+  it("refuses a serving CSR whose VM carries another cluster's tag, or none", async () => {
+    const theirs = launch({
+      nodeName: true,
+      tags: {
+        'karpenter.azure.com_cluster': 'prod-east-x7k2p',
+        'karpenter.sh_nodepool': 'general',
+        'compute.aks.billing': 'linux',
+      },
+    });
+    const untagged = launch({ nodeName: true, tags: { 'karpenter.sh_nodepool': 'general' } });
+    const theirsCsr = submit(theirs.nodeName, 'serving', {
+      dnsNames: [theirs.nodeName],
+      ipAddresses: [theirs.ip],
+    });
+    const untaggedCsr = submit(untagged.nodeName, 'serving', {
+      dnsNames: [untagged.nodeName],
+      ipAddresses: [untagged.ip],
+    });
+    expect(await decided(theirsCsr, 'InstanceNotInCluster')).toMatchObject({
+      decision: 'Denied',
+      message: `Azure VM ${theirs.nodeName} has tag karpenter.azure.com_cluster=prod-east-x7k2p, not ${infra.infraID}`,
+    });
+    expect(await decided(untaggedCsr, 'InstanceNotInCluster')).toMatchObject({
+      decision: 'Denied',
+      message: `Azure VM ${untagged.nodeName} has no karpenter.azure.com_cluster tag; the cluster's VMs carry karpenter.azure.com_cluster=${infra.infraID}`,
+    });
+    for (const csr of [theirsCsr, untaggedCsr]) expect(conditionsOf(csr)).toEqual([]);
+  });
+
+  it("leaves the client CSR of another cluster's VM unapproved", async () => {
+    const theirs = launch({ tags: { 'karpenter.azure.com_cluster': 'prod-east-x7k2p' } });
+    const csr = submit(theirs.nodeName, 'client');
+    // Its VM is not this cluster's, so no NodeClaim awaiting a node has an instance of that name.
+    const d = await decided(csr, 'UnknownNodeName');
+    expect(d).toMatchObject({ decision: 'Ignored', nodeName: theirs.nodeName });
+    expect(decisionsFor(csr).map((x) => x.reason)).not.toContain('KarpenterCSRApprove');
     expect(conditionsOf(csr)).toEqual([]);
   });
 

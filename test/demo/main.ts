@@ -1,8 +1,9 @@
 /**
  * `npm run demo`: the fleet on this machine. The API and the worker on local PostgreSQL and
  * Redis, a handful of emulated OpenShift-on-AWS clusters, one Cluster API workload cluster (with
- * its management cluster) and one OpenShift-on-Azure cluster (with the ARM emulator), each with
- * its own sidecar process.
+ * its management cluster) and two OpenShift-on-Azure clusters (with the ARM emulator): one on a
+ * marketplace image the fork can boot, one on the installer's gallery image, which it cannot
+ * (Degraded ImageNotSupported); each cluster with its own sidecar process.
  */
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +15,10 @@ import { startWorker } from '../../apps/worker/src/main.js';
 import { CAPI_CLUSTER, startEmulatedCapiCluster } from '../support/capi-aws-workload.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { startEmulatedAzureCluster } from '../support/emulated-azure-cluster.js';
-import { azureMarketplaceFixtureObjects } from '../support/ocp-azure-standalone.js';
+import {
+  azureFixtureObjects,
+  azureMarketplaceFixtureObjects,
+} from '../support/ocp-azure-standalone.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { graphqlClient } from '../support/graphql-client.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
@@ -195,6 +199,52 @@ async function main(): Promise<void> {
     );
     say(
       `registered azure-east (${azureRegistered.id}): the fork's operand (PROVISION_MODE=openshift), AKSNodeClass default and NodePool "general" (zones eastus-1..3) on ${azure.kube.url}; ARM at ${azure.arm.url}`,
+    );
+
+    // OpenShift on Azure as the installer leaves it: workers on the cluster's own gallery image,
+    // which the fork cannot boot. Enabling Karpenter there reports why, and writes nothing.
+    const gallery = await startEmulatedAzureCluster({ objects: azureFixtureObjects() });
+    capiClusters.push(gallery);
+    const galleryRegistered = await registerCluster(gql, {
+      name: 'azure-gallery',
+      platform: 'AZURE',
+      region: 'eastus',
+      infraID: 'prod-west-q8m4d',
+      labels: { env: 'staging', region: 'eastus', platform: 'azure' },
+    });
+    sidecars.push(
+      startSidecarProcess(
+        gallery,
+        galleryRegistered,
+        { apiUrl, queuePrefix: prefix },
+        { LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
+        'sidecar azure-gallery',
+      ),
+    );
+    await gql(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { enabled: true, clusterAutoscalerMode: KEEP }) { id } }`,
+      { id: galleryRegistered.id },
+    );
+    const galleryDegraded = await eventually(
+      async () => {
+        const res = await gql<{
+          cluster: {
+            status: {
+              conditions: { type: string; status: string; reason: string; message: string }[];
+            } | null;
+          };
+        }>(
+          `query($id: ID!) { cluster(id: $id) { status { conditions { type status reason message } } } }`,
+          { id: galleryRegistered.id },
+        );
+        return res.data?.cluster.status?.conditions.find(
+          (c) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'ImageNotSupported',
+        );
+      },
+      { timeoutMs: 60_000, what: 'azure-gallery to report Degraded ImageNotSupported' },
+    );
+    say(
+      `registered azure-gallery (${galleryRegistered.id}): Degraded ImageNotSupported (Karpenter not installed): ${galleryDegraded.message}`,
     );
 
     const first = ids[0]!;

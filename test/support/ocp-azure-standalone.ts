@@ -66,6 +66,60 @@ export function azureMarketplaceFixtureObjects(): Record<string, unknown>[] {
   });
 }
 
+/**
+ * The fixture's objects plus an OpenShift Cluster Autoscaler as an admin sets one up: the
+ * ClusterAutoscaler `default` and a MachineAutoscaler for each worker MachineSet (the infra pool
+ * has none), with the kinds and shapes of the AWS fixture (autoscaling.openshift.io).
+ */
+export function withClusterAutoscaler(
+  objects: Record<string, unknown>[],
+): Record<string, unknown>[] {
+  const workers = objects
+    .filter((o) => o.kind === 'MachineSet')
+    .map((o) => (o.metadata as { name: string }).name)
+    .filter((name) => name.includes('-worker-'));
+  return [
+    ...objects,
+    {
+      apiVersion: 'autoscaling.openshift.io/v1',
+      kind: 'ClusterAutoscaler',
+      metadata: { name: 'default' },
+      spec: {
+        podPriorityThreshold: -10,
+        resourceLimits: {
+          maxNodesTotal: 48,
+          cores: { min: 8, max: 192 },
+          memory: { min: 4, max: 768 },
+        },
+        scaleDown: {
+          enabled: true,
+          delayAfterAdd: '10m',
+          delayAfterDelete: '5m',
+          delayAfterFailure: '30s',
+          unneededTime: '5m',
+        },
+      },
+    },
+    ...workers.map((machineSet, i) => ({
+      apiVersion: 'autoscaling.openshift.io/v1beta1',
+      kind: 'MachineAutoscaler',
+      metadata: {
+        name: machineSet.replace(/^.*-worker-/, 'worker-'),
+        namespace: 'openshift-machine-api',
+      },
+      spec: {
+        minReplicas: 1,
+        maxReplicas: 8 + i,
+        scaleTargetRef: {
+          apiVersion: 'machine.openshift.io/v1beta1',
+          kind: 'MachineSet',
+          name: machineSet,
+        },
+      },
+    })),
+  ];
+}
+
 const SUBSCRIPTION = '0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d';
 
 /** What discovery yields for the fixture once its workers boot ARO_MARKETPLACE_IMAGE. */

@@ -130,6 +130,7 @@ export type NodeIdentityVerdict =
         | 'InvalidProviderID'
         | 'InstanceNotFound'
         | 'InstanceNotRunning'
+        | 'InstanceNotInCluster'
         | 'NodeNameMismatch'
         | 'CloudLookupFailed';
       message: string;

@@ -148,11 +148,12 @@ class AzureStandaloneDriver implements ClusterDriver<AzureStandaloneInfrastructu
           ? { powerState: powerStateOf(vm.instanceView?.statuses) }
           : {}),
         privateIpAddresses,
+        tags: vm.tags ?? {},
       };
     };
     return (claims: Parameters<AzureStandaloneCloudProvider['verifyNodeIdentity']>[0]) =>
       this.provider.verifyNodeIdentity(claims, {
-        cluster: { subscriptionID, resourceGroup: infra.resourceGroup },
+        cluster: { subscriptionID, resourceGroup: infra.resourceGroup, clusterName: infra.infraID },
         getVirtualMachine,
       });
   }

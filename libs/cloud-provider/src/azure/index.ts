@@ -8,8 +8,10 @@ export {
 } from './nodeclass.js';
 export { operandEnv as azureOperandEnv, renderAzureOperand } from './operand.js';
 export {
+  AZURE_CLUSTER_TAG,
   parseAzureProviderID,
   verifyAzureNodeIdentity,
+  type AzureNodeIdentityCluster,
   type AzureVmIdentity,
   type AzureVmLookup,
 } from './node-identity.js';

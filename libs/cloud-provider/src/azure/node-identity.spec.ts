@@ -9,7 +9,11 @@ import {
 } from './node-identity.js';
 
 const SUB = '0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d';
-const cluster = { subscriptionID: SUB, resourceGroup: 'prod-west-q8m4d-rg' };
+const cluster = {
+  subscriptionID: SUB,
+  resourceGroup: 'prod-west-q8m4d-rg',
+  clusterName: 'prod-west-q8m4d',
+};
 const pid = (name: string, rg = 'prod-west-q8m4d-rg', sub = SUB) =>
   `azure:///subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachines/${name}`;
 
@@ -19,6 +23,12 @@ const vm = (name: string, extra: Partial<AzureVmIdentity> = {}): AzureVmIdentity
   computerName: name,
   powerState: 'running',
   privateIpAddresses: ['10.0.2.4'],
+  // What karpenter-provider-azure writes on every VM it launches.
+  tags: {
+    'karpenter.azure.com_cluster': 'prod-west-q8m4d',
+    'karpenter.sh_nodepool': 'general',
+    'compute.aks.billing': 'linux',
+  },
   ...extra,
 });
 
@@ -62,6 +72,15 @@ describe('Azure node identity', () => {
     const vms: Record<string, AzureVmIdentity> = {
       stopped: vm('stopped', { powerState: 'deallocated' }),
       renamed: vm('renamed', { computerName: 'something-else' }),
+      untagged: vm('untagged', { tags: { 'karpenter.sh_nodepool': 'general' } }),
+      theirs: vm('theirs', {
+        tags: { 'karpenter.azure.com_cluster': 'prod-east-x7k2p', 'compute.aks.billing': 'linux' },
+      }),
+      // Another cluster's stopped VM is refused as not this cluster's, before its state is told.
+      theirsStopped: vm('theirsStopped', {
+        powerState: 'deallocated',
+        tags: { 'karpenter.azure.com_cluster': 'prod-east-x7k2p' },
+      }),
     };
     const verdicts = await verifyAzureNodeIdentity(
       [
@@ -71,6 +90,9 @@ describe('Azure node identity', () => {
         { nodeName: 'elsewhere', providerID: pid('elsewhere', 'another-rg') },
         { nodeName: 'other-sub', providerID: pid('other-sub', 'prod-west-q8m4d-rg', 'ffff') },
         { nodeName: 'broken', providerID: pid('broken') },
+        { nodeName: 'untagged', providerID: pid('untagged') },
+        { nodeName: 'theirs', providerID: pid('theirs') },
+        { nodeName: 'theirsStopped', providerID: pid('theirsStopped') },
       ],
       cluster,
       (_rg, name) =>
@@ -83,6 +105,29 @@ describe('Azure node identity', () => {
       `InvalidProviderID: providerID "${pid('elsewhere', 'another-rg')}" names a VM outside the cluster's resource group prod-west-q8m4d-rg of subscription ${SUB}`,
       `InvalidProviderID: providerID "${pid('other-sub', 'prod-west-q8m4d-rg', 'ffff')}" names a VM outside the cluster's resource group prod-west-q8m4d-rg of subscription ${SUB}`,
       'CloudLookupFailed: reading Azure VM broken failed: ARM said 500',
+      "InstanceNotInCluster: Azure VM untagged has no karpenter.azure.com_cluster tag; the cluster's VMs carry karpenter.azure.com_cluster=prod-west-q8m4d",
+      'InstanceNotInCluster: Azure VM theirs has tag karpenter.azure.com_cluster=prod-east-x7k2p, not prod-west-q8m4d',
+      'InstanceNotInCluster: Azure VM theirsStopped has tag karpenter.azure.com_cluster=prod-east-x7k2p, not prod-west-q8m4d',
+    ]);
+  });
+
+  it('reads the cluster tag by a case-insensitive name, as ARM does, and its value exactly', async () => {
+    const verdicts = await verifyAzureNodeIdentity(
+      [
+        { nodeName: 'upper', providerID: pid('upper') },
+        { nodeName: 'shouting', providerID: pid('shouting') },
+      ],
+      cluster,
+      (_rg, name) =>
+        Promise.resolve(
+          name === 'upper'
+            ? vm(name, { tags: { 'Karpenter.Azure.Com_Cluster': 'prod-west-q8m4d' } })
+            : vm(name, { tags: { 'karpenter.azure.com_cluster': 'PROD-WEST-Q8M4D' } }),
+        ),
+    );
+    expect(verdicts.map((v) => (v.verified ? 'verified' : v.reason))).toEqual([
+      'verified',
+      'InstanceNotInCluster',
     ]);
   });
 });

@@ -11,6 +11,25 @@ export interface AzureVmIdentity {
   powerState?: string;
   /** Private IP addresses of the VM's network interfaces. */
   privateIpAddresses: string[];
+  /** The VM's ARM tags: karpenter-provider-azure writes `karpenter.azure.com_cluster` on each. */
+  tags: Record<string, string>;
+}
+
+/** Whose VM it is: karpenter-provider-azure tags every VM it launches with its CLUSTER_NAME. */
+export const AZURE_CLUSTER_TAG = 'karpenter.azure.com_cluster';
+
+/** The cluster a node must belong to: where its VM lives, and the operand's CLUSTER_NAME. */
+export interface AzureNodeIdentityCluster {
+  subscriptionID: string;
+  resourceGroup: string;
+  /** The operand's CLUSTER_NAME (the infraID), the value of the VM's cluster tag. */
+  clusterName: string;
+}
+
+/** A tag's value; ARM tag names are case-insensitive, their values are not. */
+function tagValue(tags: Record<string, string>, key: string): string | undefined {
+  for (const [k, v] of Object.entries(tags)) if (same(k, key)) return v;
+  return undefined;
 }
 
 /** One VM by resource group and name; undefined when ARM answers 404, a throw otherwise. */
@@ -24,6 +43,8 @@ export interface AzureVmRef {
   resourceGroup: string;
   name: string;
 }
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 const PROVIDER_ID =
   /^azure:\/\/\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i;
@@ -42,17 +63,16 @@ export function parseAzureProviderID(providerID: string): AzureVmRef | undefined
 /** Power states of a VM that can still be the machine behind a CSR. */
 const LIVE_STATES = new Set(['starting', 'running']);
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
 /**
  * Verdicts for each claim, in the claims' order: the VM behind the providerID must be in the
  * cluster's subscription and node resource group (machine-api-provider-azure lowercases both, so
- * they compare case-insensitively), exist, be starting or running, and have the node name as its
- * computer name. Its NICs' private IPs are the addresses a serving certificate may name.
+ * they compare case-insensitively), exist, carry the cluster tag `karpenter.azure.com_cluster`
+ * with the operand's CLUSTER_NAME (a VM of another cluster in a shared resource group is not this
+ * cluster's node), be starting or running, and have the node name as its computer name. Its NICs' private IPs are the addresses a serving certificate may name.
  */
 export async function verifyAzureNodeIdentity(
   claims: readonly NodeIdentityClaim[],
-  cluster: { subscriptionID: string; resourceGroup: string },
+  cluster: AzureNodeIdentityCluster,
   lookup: AzureVmLookup,
 ): Promise<NodeIdentityVerdict[]> {
   const verdicts: NodeIdentityVerdict[] = [];
@@ -100,6 +120,18 @@ export async function verifyAzureNodeIdentity(
         deny(
           'InstanceNotFound',
           `Azure VM ${ref.name} does not exist in resource group ${cluster.resourceGroup}`,
+        ),
+      );
+      continue;
+    }
+    const clusterTag = tagValue(vm.tags, AZURE_CLUSTER_TAG);
+    if (clusterTag !== cluster.clusterName) {
+      verdicts.push(
+        deny(
+          'InstanceNotInCluster',
+          clusterTag === undefined
+            ? `Azure VM ${vm.name} has no ${AZURE_CLUSTER_TAG} tag; the cluster's VMs carry ${AZURE_CLUSTER_TAG}=${cluster.clusterName}`
+            : `Azure VM ${vm.name} has tag ${AZURE_CLUSTER_TAG}=${clusterTag}, not ${cluster.clusterName}`,
         ),
       );
       continue;

@@ -57,6 +57,7 @@ import {
 import {
   parseAzureProviderID,
   verifyAzureNodeIdentity,
+  type AzureNodeIdentityCluster,
   type AzureVmLookup,
 } from './node-identity.js';
 import {
@@ -69,7 +70,7 @@ import { renderAzureOperand } from './operand.js';
 
 /** The node identity lookup bound to the cluster's subscription and node resource group. */
 export interface AzureInstanceLookup {
-  cluster: { subscriptionID: string; resourceGroup: string };
+  cluster: AzureNodeIdentityCluster;
   getVirtualMachine: AzureVmLookup;
 }
 
