@@ -162,6 +162,8 @@ describe('the web console: plans and the migration plan', () => {
       metadata: { resourceVersion: string };
     };
     await dialog.getByRole('button', { name: 'Preview' }).click();
+    // The editor gives way to the preview (the spec is kept for Back).
+    await dialog.locator('#nodepool-spec').waitFor({ state: 'detached' });
     const planned = dialog.getByTestId('planned-NodePool-general');
     const text = await textMatches(planned, /720h/, 20_000);
     expect(text).toContain('changed');
@@ -196,6 +198,29 @@ describe('the web console: plans and the migration plan', () => {
     expect(applied.spec.template.spec.expireAfter).toBe('720h');
   });
 
+  it("previews the Karpenter dialog's change on the cluster, and goes back without applying", async () => {
+    const page = await signedIn(operatorToken);
+    await page.getByRole('button', { name: 'Configure Karpenter' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('radio', { name: /^Migrate/ }).check();
+    await dialog.getByRole('button', { name: 'Review' }).click();
+    await dialog.getByRole('button', { name: 'Preview on the cluster' }).click();
+    const preview = dialog.getByTestId('plan-preview');
+    const text = await textMatches(preview, /Unchanged \(\d+\)|changed|NOT_PLANNED|FAILED/, 20_000);
+    await screenshot(page, 'plans-01b-karpenter-preview');
+    expect(text).toMatch(/Unchanged \(\d+\): .*NodePool\/general/);
+    expect(await dialog.getByTestId('plan-state').textContent()).toMatch(
+      /^PLANNED against desired generation 4/,
+    );
+    expect(await dialog.getByRole('button', { name: 'Apply this plan' }).isEnabled()).toBe(true);
+    const before = await state();
+    await dialog.getByRole('button', { name: 'Back' }).click();
+    await dialog.getByRole('button', { name: 'Preview on the cluster' }).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await state()).toEqual(before);
+  });
+
   it('shows the migration plan to a VIEWER without its Apply', async () => {
     const page = await signedIn(viewerToken);
     const card = page.getByTestId('migration-plan');
@@ -221,6 +246,7 @@ describe('the web console: plans and the migration plan', () => {
       'MachineSet/prod-east-7xk2p-worker-us-east-1a: minimum size 1',
     );
     expect(await seriousViolations(page, '[data-testid="migration-plan"]')).toEqual([]);
+    await card.scrollIntoViewIfNeeded();
     await screenshot(page, 'plans-02-migration-plan');
 
     const before = await state();

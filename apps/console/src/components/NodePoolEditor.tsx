@@ -140,68 +140,68 @@ export function NodePoolEditor({
             onApplied={onSaved}
             onBack={() => setPreview(null)}
           />
-        ) : null}
-        <Form
-          hidden={!!preview}
-          onSubmit={(event) => {
-            event.preventDefault();
-            void save();
-          }}
-        >
-          <FormGroup label="Name" isRequired fieldId="nodepool-name">
-            <TextInput
-              id="nodepool-name"
-              isRequired
-              value={name}
-              isDisabled={!!nodePool}
-              validated={nameError ? 'error' : 'default'}
-              onChange={(_e, v) => setName(v)}
-            />
-            {nameError ? (
-              <FormHelperText>
-                <HelperText>
-                  <HelperTextItem variant="error">{nameError.message}</HelperTextItem>
-                </HelperText>
-              </FormHelperText>
-            ) : null}
-          </FormGroup>
-          <FormGroup label="Spec (karpenter.sh/v1 NodePool)" isRequired fieldId="nodepool-spec">
-            <ToggleGroup aria-label="Format" className="fleet-gap-bottom">
-              <ToggleGroupItem
-                text="YAML"
-                isSelected={format === 'yaml'}
-                onChange={() => switchFormat('yaml')}
+        ) : (
+          <Form
+            onSubmit={(event) => {
+              event.preventDefault();
+              void save();
+            }}
+          >
+            <FormGroup label="Name" isRequired fieldId="nodepool-name">
+              <TextInput
+                id="nodepool-name"
+                isRequired
+                value={name}
+                isDisabled={!!nodePool}
+                validated={nameError ? 'error' : 'default'}
+                onChange={(_e, v) => setName(v)}
               />
-              <ToggleGroupItem
-                text="JSON"
-                isSelected={format === 'json'}
-                onChange={() => switchFormat('json')}
+              {nameError ? (
+                <FormHelperText>
+                  <HelperText>
+                    <HelperTextItem variant="error">{nameError.message}</HelperTextItem>
+                  </HelperText>
+                </FormHelperText>
+              ) : null}
+            </FormGroup>
+            <FormGroup label="Spec (karpenter.sh/v1 NodePool)" isRequired fieldId="nodepool-spec">
+              <ToggleGroup aria-label="Format" className="fleet-gap-bottom">
+                <ToggleGroupItem
+                  text="YAML"
+                  isSelected={format === 'yaml'}
+                  onChange={() => switchFormat('yaml')}
+                />
+                <ToggleGroupItem
+                  text="JSON"
+                  isSelected={format === 'json'}
+                  onChange={() => switchFormat('json')}
+                />
+              </ToggleGroup>
+              <TextArea
+                id="nodepool-spec"
+                className="fleet-code"
+                value={text}
+                rows={20}
+                resizeOrientation="vertical"
+                spellCheck={false}
+                validated={specError || parseError ? 'error' : 'default'}
+                aria-describedby="nodepool-spec-error"
+                onChange={(_e, v) => setText(v)}
               />
-            </ToggleGroup>
-            <TextArea
-              id="nodepool-spec"
-              className="fleet-code"
-              value={text}
-              rows={20}
-              resizeOrientation="vertical"
-              spellCheck={false}
-              validated={specError || parseError ? 'error' : 'default'}
-              aria-describedby="nodepool-spec-error"
-              onChange={(_e, v) => setText(v)}
-            />
-            {specError || parseError ? (
-              <FormHelperText>
-                <HelperText id="nodepool-spec-error" data-testid="nodepool-spec-error">
-                  <HelperTextItem variant="error">
-                    {parseError
-                      ? `Not valid ${format.toUpperCase()}: ${parseError}`
-                      : `${line ? `Line ${line}: ` : ''}${specError!.field}: ${specError!.message.replace(`${specError!.field}: `, '')}`}
-                  </HelperTextItem>
-                </HelperText>
-              </FormHelperText>
-            ) : null}
-          </FormGroup>
-        </Form>
+              {specError || parseError ? (
+                <FormHelperText>
+                  <HelperText id="nodepool-spec-error" data-testid="nodepool-spec-error">
+                    <HelperTextItem variant="error">
+                      {parseError
+                        ? `Not valid ${format.toUpperCase()}: ${parseError}`
+                        : `${line ? `Line ${line}: ` : ''}${specError!.field}: ${specError!.message.replace(`${specError!.field}: `, '')}`}
+                    </HelperTextItem>
+                  </HelperText>
+                </FormHelperText>
+              ) : null}
+            </FormGroup>
+          </Form>
+        )}
         {otherError && !preview ? (
           <Alert
             variant="danger"

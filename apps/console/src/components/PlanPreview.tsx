@@ -177,9 +177,9 @@ function PlanEntry({ entry }: { entry: PlanClusterFieldsFragment }) {
   const shown = entry.objects.filter((o) => !unchanged.includes(o));
   return (
     <>
-      <Content component="p">
-        What the cluster&apos;s API server would store (defaults and admission included); nothing
-        has been written.
+      <Content component="p" data-testid="plan-state">
+        {entry.state} against desired generation {entry.generation}: what the cluster&apos;s API
+        server would store (defaults and admission included); nothing has been written.
       </Content>
       {shown.length === 0 ? (
         <Content component="p">Nothing on the cluster would change.</Content>
