@@ -221,6 +221,31 @@ describe('the web console: plans and the migration plan', () => {
     expect(await state()).toEqual(before);
   });
 
+  it("shows the API's CONFLICT when the cluster moved between Preview and Apply, applying nothing", async () => {
+    const page = await signedIn(operatorToken);
+    await page.getByRole('button', { name: 'Edit NodePool general' }).click();
+    const dialog = page.getByRole('dialog');
+    const spec = await dialog.locator('#nodepool-spec').inputValue();
+    await dialog.locator('#nodepool-spec').fill(spec.replace('cpu: "200"', 'cpu: "300"'));
+    await dialog.getByRole('button', { name: 'Preview' }).click();
+    await textMatches(dialog.getByTestId('planned-NodePool-general'), /"300"/, 20_000);
+    // Someone else changes the cluster meanwhile.
+    const moved = await api.admin(
+      `mutation($id: ID!) { setKarpenter(clusterId: $id, input: { logLevel: debug }) { karpenter { generation } } }`,
+      { id: clusterId },
+    );
+    expect(moved.errors).toBeUndefined();
+    const before = await state();
+    await dialog.getByRole('button', { name: 'Apply this plan' }).click();
+    const alert = await textMatches(dialog.locator('.pf-v6-c-alert'), /refused/);
+    expect(alert).toContain(
+      'cluster prod-east is at generation 5, not the 4 the plan was computed against',
+    );
+    await screenshot(page, 'plans-01c-conflict');
+    expect(await state()).toEqual(before);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   it('shows the migration plan to a VIEWER without its Apply', async () => {
     const page = await signedIn(viewerToken);
     const card = page.getByTestId('migration-plan');
