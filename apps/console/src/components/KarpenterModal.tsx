@@ -22,6 +22,7 @@ import {
   type CasMode,
 } from '../lib/karpenter-change.js';
 import { FieldError } from './FieldError.js';
+import { PlanPreview } from './PlanPreview.js';
 
 const MODES: { mode: CasMode; label: string; description: string }[] = [
   { mode: 'KEEP', label: 'Keep', description: 'The Cluster Autoscaler keeps running.' },
@@ -63,6 +64,9 @@ export function KarpenterModal({
   const [typesText, setTypesText] = useState(from.allowedInstanceTypes.join(', '));
   const types = parseInstanceTypes(typesText);
   const [confirming, setConfirming] = useState(false);
+  // Preview: the same change planned on the cluster (PlanPreview), applied with applyPlan; the
+  // confirmation's Apply stays the direct path (setKarpenter with the generation decided on).
+  const [previewing, setPreviewing] = useState(false);
   // The generation this decision was made on: live updates must not quietly move it, or a change
   // made by someone else meanwhile would be overwritten instead of refused.
   const [decidedOn] = useState(cluster.karpenter.generation);
@@ -106,11 +110,30 @@ export function KarpenterModal({
   return (
     <Modal isOpen onClose={onClose} variant="medium" aria-labelledby="karpenter-modal-title">
       <ModalHeader
-        title={confirming ? `Apply to ${cluster.name}?` : 'Karpenter and the Cluster Autoscaler'}
+        title={
+          previewing
+            ? `Preview on ${cluster.name}`
+            : confirming
+              ? `Apply to ${cluster.name}?`
+              : 'Karpenter and the Cluster Autoscaler'
+        }
         labelId="karpenter-modal-title"
       />
       <ModalBody>
-        {!confirming ? (
+        {previewing ? (
+          <PlanPreview
+            clusterId={cluster.id}
+            change={{
+              change: {
+                enabled,
+                clusterAutoscalerMode: mode,
+                ...(capi ? { allowedInstanceTypes: types } : {}),
+              },
+            }}
+            onApplied={onSaved}
+            onBack={() => setPreviewing(false)}
+          />
+        ) : !confirming ? (
           <Form>
             <FormGroup label="Karpenter" fieldId="karpenter-enabled">
               <Switch
@@ -163,14 +186,14 @@ export function KarpenterModal({
             </Content>
           </>
         )}
-        {mutation.error && !typesError ? (
+        {mutation.error && !typesError && !previewing ? (
           <Alert variant="danger" isInline title="The API refused the change" className="fleet-gap">
             {describeRefusal(mutation.error)}
           </Alert>
         ) : null}
       </ModalBody>
       <ModalFooter>
-        {!confirming ? (
+        {previewing ? null : !confirming ? (
           <Button
             variant="primary"
             isDisabled={steps.length === 0}
@@ -187,6 +210,15 @@ export function KarpenterModal({
               onClick={() => void save()}
             >
               Apply
+            </Button>
+            <Button
+              variant="secondary"
+              onClick={() => {
+                mutation.reset();
+                setPreviewing(true);
+              }}
+            >
+              Preview on the cluster
             </Button>
             <Button variant="secondary" onClick={() => setConfirming(false)}>
               Back

@@ -21,6 +21,7 @@ import { UpsertNodePoolDocument, type ClusterDetailFragment } from '../graphql/g
 import { describeRefusal } from '../graphql/client.js';
 import { useMutation } from '../lib/hooks.js';
 import { lineOf, specPath } from '../lib/field-location.js';
+import { PlanPreview } from './PlanPreview.js';
 
 type Format = 'yaml' | 'json';
 
@@ -60,6 +61,9 @@ export function NodePoolEditor({
   const mutation = useMutation(UpsertNodePoolDocument);
   // As in KarpenterModal: a concurrent change is refused rather than overwritten.
   const [editedOn] = useState(cluster.karpenter.generation);
+  // Preview: the spec as parsed when asked, planned on the cluster (PlanPreview); Save stays the
+  // direct path (upsertNodePool with the generation edited on).
+  const [preview, setPreview] = useState<{ spec: unknown } | null>(null);
 
   const parsed = (): { ok: true; spec: unknown } | { ok: false; message: string } => {
     try {
@@ -98,6 +102,17 @@ export function NodePoolEditor({
     if (result) onSaved(result.upsertNodePool);
   };
 
+  const startPreview = () => {
+    const current = parsed();
+    if (!current.ok) {
+      setParseError(current.message);
+      return;
+    }
+    setParseError(null);
+    mutation.reset();
+    setPreview({ spec: current.spec });
+  };
+
   const error = mutation.error;
   const path = specPath(error?.field);
   const nameError = error?.field === 'input.name' ? error : undefined;
@@ -108,71 +123,86 @@ export function NodePoolEditor({
   return (
     <Modal isOpen onClose={onClose} variant="large" aria-labelledby="nodepool-editor-title">
       <ModalHeader
-        title={nodePool ? `Edit NodePool ${nodePool.name}` : 'Add a NodePool'}
+        title={
+          preview
+            ? `Preview of NodePool ${name} on ${cluster.name}`
+            : nodePool
+              ? `Edit NodePool ${nodePool.name}`
+              : 'Add a NodePool'
+        }
         labelId="nodepool-editor-title"
       />
       <ModalBody>
-        <Form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void save();
-          }}
-        >
-          <FormGroup label="Name" isRequired fieldId="nodepool-name">
-            <TextInput
-              id="nodepool-name"
-              isRequired
-              value={name}
-              isDisabled={!!nodePool}
-              validated={nameError ? 'error' : 'default'}
-              onChange={(_e, v) => setName(v)}
-            />
-            {nameError ? (
-              <FormHelperText>
-                <HelperText>
-                  <HelperTextItem variant="error">{nameError.message}</HelperTextItem>
-                </HelperText>
-              </FormHelperText>
-            ) : null}
-          </FormGroup>
-          <FormGroup label="Spec (karpenter.sh/v1 NodePool)" isRequired fieldId="nodepool-spec">
-            <ToggleGroup aria-label="Format" className="fleet-gap-bottom">
-              <ToggleGroupItem
-                text="YAML"
-                isSelected={format === 'yaml'}
-                onChange={() => switchFormat('yaml')}
+        {preview ? (
+          <PlanPreview
+            clusterId={cluster.id}
+            change={{ upsertNodePool: { name, spec: preview.spec } }}
+            onApplied={onSaved}
+            onBack={() => setPreview(null)}
+          />
+        ) : (
+          <Form
+            onSubmit={(event) => {
+              event.preventDefault();
+              void save();
+            }}
+          >
+            <FormGroup label="Name" isRequired fieldId="nodepool-name">
+              <TextInput
+                id="nodepool-name"
+                isRequired
+                value={name}
+                isDisabled={!!nodePool}
+                validated={nameError ? 'error' : 'default'}
+                onChange={(_e, v) => setName(v)}
               />
-              <ToggleGroupItem
-                text="JSON"
-                isSelected={format === 'json'}
-                onChange={() => switchFormat('json')}
+              {nameError ? (
+                <FormHelperText>
+                  <HelperText>
+                    <HelperTextItem variant="error">{nameError.message}</HelperTextItem>
+                  </HelperText>
+                </FormHelperText>
+              ) : null}
+            </FormGroup>
+            <FormGroup label="Spec (karpenter.sh/v1 NodePool)" isRequired fieldId="nodepool-spec">
+              <ToggleGroup aria-label="Format" className="fleet-gap-bottom">
+                <ToggleGroupItem
+                  text="YAML"
+                  isSelected={format === 'yaml'}
+                  onChange={() => switchFormat('yaml')}
+                />
+                <ToggleGroupItem
+                  text="JSON"
+                  isSelected={format === 'json'}
+                  onChange={() => switchFormat('json')}
+                />
+              </ToggleGroup>
+              <TextArea
+                id="nodepool-spec"
+                className="fleet-code"
+                value={text}
+                rows={20}
+                resizeOrientation="vertical"
+                spellCheck={false}
+                validated={specError || parseError ? 'error' : 'default'}
+                aria-describedby="nodepool-spec-error"
+                onChange={(_e, v) => setText(v)}
               />
-            </ToggleGroup>
-            <TextArea
-              id="nodepool-spec"
-              className="fleet-code"
-              value={text}
-              rows={20}
-              resizeOrientation="vertical"
-              spellCheck={false}
-              validated={specError || parseError ? 'error' : 'default'}
-              aria-describedby="nodepool-spec-error"
-              onChange={(_e, v) => setText(v)}
-            />
-            {specError || parseError ? (
-              <FormHelperText>
-                <HelperText id="nodepool-spec-error" data-testid="nodepool-spec-error">
-                  <HelperTextItem variant="error">
-                    {parseError
-                      ? `Not valid ${format.toUpperCase()}: ${parseError}`
-                      : `${line ? `Line ${line}: ` : ''}${specError!.field}: ${specError!.message.replace(`${specError!.field}: `, '')}`}
-                  </HelperTextItem>
-                </HelperText>
-              </FormHelperText>
-            ) : null}
-          </FormGroup>
-        </Form>
-        {otherError ? (
+              {specError || parseError ? (
+                <FormHelperText>
+                  <HelperText id="nodepool-spec-error" data-testid="nodepool-spec-error">
+                    <HelperTextItem variant="error">
+                      {parseError
+                        ? `Not valid ${format.toUpperCase()}: ${parseError}`
+                        : `${line ? `Line ${line}: ` : ''}${specError!.field}: ${specError!.message.replace(`${specError!.field}: `, '')}`}
+                    </HelperTextItem>
+                  </HelperText>
+                </FormHelperText>
+              ) : null}
+            </FormGroup>
+          </Form>
+        )}
+        {otherError && !preview ? (
           <Alert
             variant="danger"
             isInline
@@ -184,14 +214,21 @@ export function NodePoolEditor({
         ) : null}
       </ModalBody>
       <ModalFooter>
-        <Button
-          variant="primary"
-          isLoading={mutation.pending}
-          isDisabled={!name || mutation.pending}
-          onClick={() => void save()}
-        >
-          Save
-        </Button>
+        {!preview ? (
+          <>
+            <Button variant="primary" isDisabled={!name} onClick={startPreview}>
+              Preview
+            </Button>
+            <Button
+              variant="secondary"
+              isLoading={mutation.pending}
+              isDisabled={!name || mutation.pending}
+              onClick={() => void save()}
+            >
+              Save
+            </Button>
+          </>
+        ) : null}
         <Button variant="link" onClick={onClose}>
           Cancel
         </Button>

@@ -4,6 +4,9 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 export type Incremental<T> =
   T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** PENDING: the sidecar has not answered yet. PLANNED: every object was dry-run (objects may carry errors). NOT_PLANNED: not sent, with the reason (Stale, Paused, UnsupportedForTopology, UnsupportedChange, SidecarOutdated, DesiredStateMoved). FAILED: the sidecar could not plan (its reason), or no answer before the plan expired (NoAnswer). */
+export type ChangePlanClusterState = 'FAILED' | 'NOT_PLANNED' | 'PENDING' | 'PLANNED';
+
 /** KEEP the Cluster Autoscaler, DISABLE it (kept copy restored on KEEP), or run both as a visible MIGRATE state. */
 export type ClusterAutoscalerMode = 'DISABLE' | 'KEEP' | 'MIGRATE';
 
@@ -51,6 +54,26 @@ export type DriftPolicy = 'CORRECT' | 'REPORT';
 export type KarpenterLogLevel = 'debug' | 'error' | 'info';
 
 export type OrderDirection = 'ASC' | 'DESC';
+
+/** One cluster (clusterId) or a label selector, and the change. */
+export type PlanChangeInput = {
+  /** What setKarpenter would be given (expectedGeneration is not taken here). */
+  change?: SetKarpenterInput | null | undefined;
+  clusterId?: string | number | null | undefined;
+  /** A NodePool to delete. */
+  deleteNodePool?: string | null | undefined;
+  /** Kubernetes label selector; within the token scope. */
+  labelSelector?: string | null | undefined;
+  upsertNodePool?: PlanNodePoolInput | null | undefined;
+};
+
+export type PlanNodePoolInput = {
+  name: string;
+  /** karpenter.sh/v1 NodePool spec; the plan shows each cluster's API server's verdict, applyPlan checks it against the CRD. */
+  spec: unknown;
+};
+
+export type PlannedAction = 'CHANGED' | 'CREATED' | 'DELETED' | 'UNCHANGED';
 
 export type Platform = 'AWS' | 'AZURE' | 'CAPI';
 
@@ -1484,6 +1507,263 @@ export type RedriveAllDeadLettersMutationVariables = Exact<{ [key: string]: neve
 
 export type RedriveAllDeadLettersMutation = { redriveAllDeadLetters: number };
 
+export type PlanClusterFieldsFragment = {
+  clusterId: string;
+  clusterName: string;
+  generation: number;
+  state: ChangePlanClusterState;
+  reason: string | null;
+  message: string | null;
+  objects: Array<{
+    action: PlannedAction;
+    kind: string;
+    name: string;
+    namespace: string | null;
+    target: string;
+    moreFields: number;
+    diff: Array<{ path: string; before: unknown; after: unknown }>;
+    errors: Array<{ field: string; message: string; reason: string | null }>;
+  }>;
+};
+
+export type PlanChangeMutationVariables = Exact<{
+  input: PlanChangeInput;
+}>;
+
+export type PlanChangeMutation = {
+  planChange: {
+    id: string;
+    expiresAt: string;
+    clusters: {
+      nodes: Array<{
+        clusterId: string;
+        clusterName: string;
+        generation: number;
+        state: ChangePlanClusterState;
+        reason: string | null;
+        message: string | null;
+        objects: Array<{
+          action: PlannedAction;
+          kind: string;
+          name: string;
+          namespace: string | null;
+          target: string;
+          moreFields: number;
+          diff: Array<{ path: string; before: unknown; after: unknown }>;
+          errors: Array<{ field: string; message: string; reason: string | null }>;
+        }>;
+      }>;
+    };
+  };
+};
+
+export type ChangePlanQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type ChangePlanQuery = {
+  changePlan: {
+    id: string;
+    expired: boolean;
+    appliedAt: string | null;
+    clusters: {
+      nodes: Array<{
+        clusterId: string;
+        clusterName: string;
+        generation: number;
+        state: ChangePlanClusterState;
+        reason: string | null;
+        message: string | null;
+        objects: Array<{
+          action: PlannedAction;
+          kind: string;
+          name: string;
+          namespace: string | null;
+          target: string;
+          moreFields: number;
+          diff: Array<{ path: string; before: unknown; after: unknown }>;
+          errors: Array<{ field: string; message: string; reason: string | null }>;
+        }>;
+      }>;
+    };
+  };
+};
+
+export type ApplyPlanMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type ApplyPlanMutation = {
+  applyPlan: Array<{
+    uid: string;
+    infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
+    id: string;
+    name: string;
+    createdAt: string;
+    platform: Platform;
+    topology: Topology;
+    region: string;
+    labels: unknown;
+    inSync: boolean;
+    karpenter: {
+      logLevel: KarpenterLogLevel;
+      featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
+      enabled: boolean;
+      clusterAutoscalerMode: ClusterAutoscalerMode;
+      generation: number;
+      paused: boolean;
+    };
+    status: {
+      drifted: boolean;
+      observedGeneration: number;
+      stale: boolean;
+      lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
+      clusterAutoscaler: {
+        mode: ClusterAutoscalerMode;
+        observed: string;
+        machineAutoscalers: number;
+      } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
+      conditions: Array<{
+        lastTransitionTime: string;
+        type: string;
+        status: string;
+        reason: string;
+        message: string;
+      }>;
+    };
+    nodePools: Array<{ name: string; spec: unknown; updatedAt: string }>;
+  }>;
+};
+
+export type MigrationPlanQueryVariables = Exact<{
+  clusterId: string | number;
+}>;
+
+export type MigrationPlanQuery = {
+  migrationPlan: {
+    clusterId: string;
+    generation: number;
+    reason: string | null;
+    plan: {
+      computedAt: string;
+      explanations: Array<string>;
+      nodeClassExplanations: Array<string>;
+      nodeClassOverrides: unknown;
+      observedGeneration: number;
+      nodePools: Array<{
+        name: string;
+        replaces: Array<string>;
+        explanations: Array<string>;
+        spec: unknown;
+      }>;
+      notExpressible: Array<{ object: string; what: string; reason: string }>;
+    } | null;
+  };
+};
+
+export type ApplyMigrationPlanMutationVariables = Exact<{
+  clusterId: string | number;
+  expectedGeneration: number;
+}>;
+
+export type ApplyMigrationPlanMutation = {
+  applyMigrationPlan: {
+    uid: string;
+    infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
+    id: string;
+    name: string;
+    createdAt: string;
+    platform: Platform;
+    topology: Topology;
+    region: string;
+    labels: unknown;
+    inSync: boolean;
+    karpenter: {
+      logLevel: KarpenterLogLevel;
+      featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
+      enabled: boolean;
+      clusterAutoscalerMode: ClusterAutoscalerMode;
+      generation: number;
+      paused: boolean;
+    };
+    status: {
+      drifted: boolean;
+      observedGeneration: number;
+      stale: boolean;
+      lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
+      clusterAutoscaler: {
+        mode: ClusterAutoscalerMode;
+        observed: string;
+        machineAutoscalers: number;
+      } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
+      conditions: Array<{
+        lastTransitionTime: string;
+        type: string;
+        status: string;
+        reason: string;
+        message: string;
+      }>;
+    };
+    nodePools: Array<{ name: string; spec: unknown; updatedAt: string }>;
+  };
+};
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -1761,6 +2041,37 @@ export const DeadLetterFieldsFragmentDoc = new TypedDocumentString(
     `,
   { fragmentName: 'DeadLetterFields' },
 ) as unknown as TypedDocumentString<DeadLetterFieldsFragment, unknown>;
+export const PlanClusterFieldsFragmentDoc = new TypedDocumentString(
+  `
+    fragment PlanClusterFields on ChangePlanCluster {
+  clusterId
+  clusterName
+  generation
+  state
+  reason
+  message
+  objects {
+    action
+    kind
+    name
+    namespace
+    target
+    moreFields
+    diff {
+      path
+      before
+      after
+    }
+    errors {
+      field
+      message
+      reason
+    }
+  }
+}
+    `,
+  { fragmentName: 'PlanClusterFields' },
+) as unknown as TypedDocumentString<PlanClusterFieldsFragment, unknown>;
 export const ViewerDocument = new TypedDocumentString(`
     query Viewer {
   viewer {
@@ -3163,4 +3474,302 @@ export const RedriveAllDeadLettersDocument = new TypedDocumentString(`
     `) as unknown as TypedDocumentString<
   RedriveAllDeadLettersMutation,
   RedriveAllDeadLettersMutationVariables
+>;
+export const PlanChangeDocument = new TypedDocumentString(`
+    mutation PlanChange($input: PlanChangeInput!) {
+  planChange(input: $input) {
+    id
+    expiresAt
+    clusters(first: 1) {
+      nodes {
+        ...PlanClusterFields
+      }
+    }
+  }
+}
+    fragment PlanClusterFields on ChangePlanCluster {
+  clusterId
+  clusterName
+  generation
+  state
+  reason
+  message
+  objects {
+    action
+    kind
+    name
+    namespace
+    target
+    moreFields
+    diff {
+      path
+      before
+      after
+    }
+    errors {
+      field
+      message
+      reason
+    }
+  }
+}`) as unknown as TypedDocumentString<PlanChangeMutation, PlanChangeMutationVariables>;
+export const ChangePlanDocument = new TypedDocumentString(`
+    query ChangePlan($id: ID!) {
+  changePlan(id: $id) {
+    id
+    expired
+    appliedAt
+    clusters(first: 1) {
+      nodes {
+        ...PlanClusterFields
+      }
+    }
+  }
+}
+    fragment PlanClusterFields on ChangePlanCluster {
+  clusterId
+  clusterName
+  generation
+  state
+  reason
+  message
+  objects {
+    action
+    kind
+    name
+    namespace
+    target
+    moreFields
+    diff {
+      path
+      before
+      after
+    }
+    errors {
+      field
+      message
+      reason
+    }
+  }
+}`) as unknown as TypedDocumentString<ChangePlanQuery, ChangePlanQueryVariables>;
+export const ApplyPlanDocument = new TypedDocumentString(`
+    mutation ApplyPlan($id: ID!) {
+  applyPlan(id: $id) {
+    ...ClusterDetail
+  }
+}
+    fragment ClusterRow on Cluster {
+  id
+  name
+  createdAt
+  platform
+  topology
+  region
+  labels
+  inSync
+  karpenter {
+    enabled
+    clusterAutoscalerMode
+    generation
+    paused
+  }
+  status {
+    observedGeneration
+    stale
+    lastReportAt
+    conditions {
+      type
+      status
+      reason
+      message
+    }
+  }
+}
+fragment ClusterDetail on Cluster {
+  ...ClusterRow
+  uid
+  infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
+  karpenter {
+    logLevel
+    featureGates
+    allowedInstanceTypes
+    driftPolicy
+  }
+  status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
+    clusterAutoscaler {
+      mode
+      observed
+      machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
+    }
+    conditions {
+      lastTransitionTime
+    }
+  }
+  nodePools {
+    name
+    spec
+    updatedAt
+  }
+}`) as unknown as TypedDocumentString<ApplyPlanMutation, ApplyPlanMutationVariables>;
+export const MigrationPlanDocument = new TypedDocumentString(`
+    query MigrationPlan($clusterId: ID!) {
+  migrationPlan(clusterId: $clusterId) {
+    clusterId
+    generation
+    reason
+    plan {
+      computedAt
+      explanations
+      nodeClassExplanations
+      nodeClassOverrides
+      observedGeneration
+      nodePools {
+        name
+        replaces
+        explanations
+        spec
+      }
+      notExpressible {
+        object
+        what
+        reason
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<MigrationPlanQuery, MigrationPlanQueryVariables>;
+export const ApplyMigrationPlanDocument = new TypedDocumentString(`
+    mutation ApplyMigrationPlan($clusterId: ID!, $expectedGeneration: Int!) {
+  applyMigrationPlan(
+    clusterId: $clusterId
+    expectedGeneration: $expectedGeneration
+  ) {
+    ...ClusterDetail
+  }
+}
+    fragment ClusterRow on Cluster {
+  id
+  name
+  createdAt
+  platform
+  topology
+  region
+  labels
+  inSync
+  karpenter {
+    enabled
+    clusterAutoscalerMode
+    generation
+    paused
+  }
+  status {
+    observedGeneration
+    stale
+    lastReportAt
+    conditions {
+      type
+      status
+      reason
+      message
+    }
+  }
+}
+fragment ClusterDetail on Cluster {
+  ...ClusterRow
+  uid
+  infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
+  karpenter {
+    logLevel
+    featureGates
+    allowedInstanceTypes
+    driftPolicy
+  }
+  status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
+    clusterAutoscaler {
+      mode
+      observed
+      machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
+    }
+    conditions {
+      lastTransitionTime
+    }
+  }
+  nodePools {
+    name
+    spec
+    updatedAt
+  }
+}`) as unknown as TypedDocumentString<
+  ApplyMigrationPlanMutation,
+  ApplyMigrationPlanMutationVariables
 >;

@@ -35,6 +35,7 @@ import { Labels, StateLabel } from '../components/StateLabel.js';
 import { KarpenterModal } from '../components/KarpenterModal.js';
 import { NodePoolEditor } from '../components/NodePoolEditor.js';
 import { ConfirmModal } from '../components/ConfirmModal.js';
+import { MigrationPlanCard } from '../components/MigrationPlanCard.js';
 import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
 import { Term } from '../components/Term.js';
 
@@ -373,6 +374,9 @@ export function ClusterPage({ id }: { id: string }) {
               </Card>
             </GridItem>
           ) : null}
+          <GridItem span={12}>
+            <MigrationPlanCard cluster={cluster} canMutate={canMutate} onApplied={replace} />
+          </GridItem>
           <GridItem span={12}>
             <Card>
               <CardTitle component="h2">NodePools</CardTitle>
