@@ -13,13 +13,15 @@ import { benchHistory } from './history.js';
 import { benchIngest } from './ingest.js';
 import { benchIngestLoad } from './ingest-load.js';
 import { benchLatency } from './latency.js';
+import { benchPlans } from './plans.js';
 import { benchResync } from './resync.js';
 import { benchSidecar } from './sidecar.js';
 import { median, percentile } from './stats.js';
 
 const only = new Set(
   (
-    process.env.BENCH_ONLY ?? 'resync,ingest,load,connections,history,latency,reads,sidecar,console'
+    process.env.BENCH_ONLY ??
+    'resync,ingest,load,connections,history,latency,reads,sidecar,console,plans'
   ).split(','),
 );
 const f = (n: number, digits = 0) => n.toFixed(digits);
@@ -53,6 +55,9 @@ const latency = await step('latency', () =>
 const reads = await step('reads', () => benchGraphqlReads());
 const sidecar = await step('sidecar', () => benchSidecar());
 const consoleRun = await step('console', () => benchConsole());
+const plans = await step('plans', () =>
+  benchPlans(Number(process.env.BENCH_PLAN_CLUSTERS ?? 1_000)),
+);
 
 const lines: string[] = [
   '# Benchmarks',
@@ -150,6 +155,15 @@ else if (consoleRun) {
     `| console: initial JavaScript (what index.html loads: module script and modulepreloads), gzipped; CSS beside it | ${kb(r.initial.js.gzipBytes)} (${kb(r.initial.js.bytes)} raw); CSS ${kb(r.initial.css.gzipBytes)} | | | budget ${kb(r.budget.initialJsGzipBytes)} JS, ${kb(r.budget.initialCssGzipBytes)} CSS (apps/console/budget.json) |`,
   );
 }
+if (plans instanceof Error) failed('plans', plans);
+else if (plans) {
+  const r = plans;
+  const p = (samples: number[]) =>
+    `median ${f(median(samples))} ms, p95 ${f(percentile(samples, 95))} ms`;
+  lines.push(
+    `| planChange over ${r.clusters} clusters → every cluster PLANNED (${r.clusters} real OrderConsumers answering through the plan endpoint with their own tokens; ${r.planMs.length} runs; load average ${f(r.loadAverage.before, 2)} → ${f(r.loadAverage.after, 2)}) | ${p(r.planMs)}; CPU ${f(median(r.planCpuSeconds), 2)} s a run | the same ${r.clusters} plan orders put with BullMQ and answered over the same endpoint, no plan logic: ${p(r.baselineMs)}; CPU ${f(median(r.baselineCpuSeconds), 2)} s | ${f(median(r.planMs) / median(r.baselineMs), 2)}x | < 30 s (the bound measured here) |`,
+  );
+}
 lines.push(
   '',
   'What the numbers mean against the targets, and what to do next: [PERFORMANCE.md](PERFORMANCE.md).',
@@ -167,6 +181,9 @@ lines.push(
 );
 lines.push(
   "* **Web console** (`test/bench/console.ts`): 10,000 clusters seeded as for the ingest bench (each with its own report token); the API (serving the built console) and the worker as processes of their own; Debian's Chromium through playwright-core, signed in as an OPERATOR (the token in the tab's sessionStorage, as the console keeps it). First page: `/clusters` in a fresh browser context each run (nothing cached: the shell, the page's chunk, the viewer and Clusters queries), one warm-up, then 10 runs (`BENCH_CONSOLE_RUNS`); the time is the page's own `performance.now()` when a MutationObserver first sees a clusters row (all 25 render together). Returning SRE: in each run's context, the same page navigated to again (the HTTP cache warm: hashed assets immutable, `index.html` revalidated). Each load's phases (HTML, the shell's assets, DOMContentLoaded, the viewer and Clusters queries, the page's chunk, long tasks, bytes transferred) come from the page's own Navigation and Resource Timing and are printed as medians; `BENCH_CONSOLE_TRACE=1` prints every load's timeline and `BENCH_CONSOLE_CDP_TRACE=<file>` writes a Chromium performance trace of the first measured visit. Baseline: the Clusters request the page sent, replayed from Node with fetch 30 times. Live update: 20 reports (after 2 warm-ups), 200 ms apart, each flipping a visible cluster's Degraded condition, POSTed to `/v1/clusters/:id/status` with its own token as its sidecar would; timed from the POST to a MutationObserver on the table seeing that row's text change (both clocks are the machine's `Date.now()`). Baseline: the same report's event at a bare graphql-ws subscriber in Node. Initial JavaScript: `test/console/bundle-size.ts` on `dist/apps/console` (what `index.html` loads before the first paint, gzipped at zlib's default level), against `apps/console/budget.json`.",
+);
+lines.push(
+  "* **Plans** (`test/bench/plans.ts`): 1,000 clusters seeded (own report tokens, label `bench=plans`); API and worker in the bench process; every cluster runs the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`) with an instant plan (one CHANGED Deployment) whose answer is POSTed to `/v1/clusters/:id/plans/:planId` with the cluster's own token. Each run: `planChange(labelSelector: \"bench=plans\")` until every entry is PLANNED (PostgreSQL polled every 10 ms). Baseline, alternated with the runs: the same 1,000 plan orders (as the worker built them) put on the same queues with BullMQ and the same 1,000 answers POSTed, which the endpoint authenticates, parses and refuses (409: no PENDING entry) — the transport without the plan logic. CPU is the bench process's (`process.cpuUsage`), which hosts all of it; the load average is printed because other work shares the machine.",
 );
 if (consoleRun && !(consoleRun instanceof Error)) {
   // Where the first page's time goes: each phase's median over the runs, ms since navigation.

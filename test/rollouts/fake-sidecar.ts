@@ -1,16 +1,26 @@
-import { sidecarQueueName, type ReconcileOrder, type StatusReport } from '@fleet/contracts';
+import {
+  PLAN_JOB_NAME,
+  PlanOrder,
+  sidecarQueueName,
+  type PlanReport,
+  type ReconcileOrder,
+  type StatusReport,
+} from '@fleet/contracts';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 
 /**
  * Plays one cluster's sidecar: takes orders from its queue, reports the order's generation, and
- * heartbeats. It turns Degraded once it observes `failFrom` or a later generation.
+ * heartbeats. It turns Degraded once it observes `failFrom` or a later generation. A plan order
+ * is answered with a canned PLANNED result (one CHANGED Deployment, its log level) through the
+ * real plan report endpoint, so the API and worker stay real; `plansAnswered` counts them.
  */
 export class FakeSidecar {
   observed = 0;
   failFrom: number | undefined;
+  plansAnswered = 0;
   private readonly redis = new Redis({ maxRetriesPerRequest: null });
-  private readonly worker: Worker<ReconcileOrder>;
+  private readonly worker: Worker<ReconcileOrder | PlanOrder>;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -19,10 +29,14 @@ export class FakeSidecar {
     private readonly apiUrl: string,
     prefix: string,
   ) {
-    this.worker = new Worker<ReconcileOrder>(
+    this.worker = new Worker<ReconcileOrder | PlanOrder>(
       sidecarQueueName(uid),
       async (job) => {
-        this.observed = Math.max(this.observed, job.data.generation);
+        if (job.name === PLAN_JOB_NAME) {
+          await this.answerPlan(PlanOrder.parse(job.data));
+          return;
+        }
+        this.observed = Math.max(this.observed, (job.data as ReconcileOrder).generation);
         await this.report();
       },
       { connection: this.redis, prefix },
@@ -65,6 +79,42 @@ export class FakeSidecar {
       body: JSON.stringify(body),
     });
     if (res.status !== 202) throw new Error(`report refused: ${res.status} ${await res.text()}`);
+  }
+
+  private async answerPlan({ planId, order }: PlanOrder): Promise<void> {
+    const body: PlanReport = {
+      clusterId: this.uid,
+      planId,
+      generation: order.generation,
+      outcome: 'PLANNED',
+      objects: [
+        {
+          target: 'workload',
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          namespace: 'kube-system',
+          name: 'karpenter',
+          action: 'CHANGED',
+          diff: [
+            {
+              path: '.spec.template.spec.containers[0].env[0].value',
+              before: 'info',
+              after: 'debug',
+            },
+          ],
+          errors: [],
+        },
+      ],
+      reportedAt: new Date().toISOString(),
+    };
+    const res = await fetch(`${this.apiUrl}/v1/clusters/${this.uid}/plans/${planId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token}` },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 202)
+      throw new Error(`plan report refused: ${res.status} ${await res.text()}`);
+    this.plansAnswered++;
   }
 
   async stop(): Promise<void> {

@@ -137,6 +137,11 @@ mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strateg
   startRollout(selector: $selector, change: $change, strategy: $strategy) { ${ROLLOUT_ROW} }
 }`;
 
+export const START_ROLLOUT_FROM_PLAN = `
+mutation StartRolloutFromPlan($planId: ID!, $strategy: RolloutStrategyInput) {
+  startRollout(planId: $planId, strategy: $strategy) { ${ROLLOUT_ROW} }
+}`;
+
 export const LIST_ROLLOUTS = `
 query ListRollouts($first: Int, $after: String, $state: RolloutState) {
   rollouts(first: $first, after: $after, state: $state) {
@@ -291,7 +296,7 @@ export const APPLY_MIGRATION_PLAN = `
 mutation ApplyMigrationPlan($id: ID!, $expectedGeneration: Int!) {
   applyMigrationPlan(clusterId: $id, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
 }`;
-const PLAN_HEAD = `id createdAt expiresAt expired createdBy clusterId labelSelector change appliedAt appliedBy
+const PLAN_HEAD = `id createdAt expiresAt expired createdBy clusterId labelSelector change appliedAt appliedBy rolloutId
   counts { total pending planned notPlanned failed invalid created changed deleted unchanged }`;
 const PLAN_CLUSTERS = `clusters(first: $first, after: $after) {
   pageInfo { hasNextPage endCursor }

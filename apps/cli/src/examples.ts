@@ -121,6 +121,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'rollouts start': [
     'kfleet rollouts start -l env=prod --enable --cas disable --waves 1,10%,100%',
     'kfleet rollouts start -l env=staging --log-level debug --wait --timeout 1h',
+    'kfleet rollouts start --plan <plan-id> --waves 1,10%,100% --wait',
   ],
   'rollouts list': ['kfleet rollouts list', 'kfleet rollouts list --state FAILED -o name'],
   'rollouts get': ['kfleet rollouts get <id>', 'kfleet rollouts get <id> -o json'],

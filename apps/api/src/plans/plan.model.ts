@@ -228,6 +228,30 @@ export class ChangePlan {
   @Field(() => String, { nullable: true })
   appliedBy!: string | null;
 
+  @Field(() => ID, {
+    nullable: true,
+    description: 'The rollout started from this plan (startRollout(planId)); it is then used up.',
+  })
+  rolloutId!: string | null;
+
   @Field(() => ChangePlanCounts, { description: 'Over every cluster of the plan (in scope).' })
   counts!: ChangePlanCounts;
+}
+
+@ObjectType({
+  description:
+    'One wave a rollout of the plan would run: its size, and the first clusters of it by name (sample).',
+})
+export class PlanWave {
+  @Field(() => Int)
+  index!: number;
+
+  @Field(() => Int, { description: 'Clusters in this wave.' })
+  size!: number;
+
+  @Field(() => [String], { description: 'The first `sample` of them, in the order applied.' })
+  clusterNames!: string[];
+
+  @Field(() => Int, { description: 'How many of the wave clusterNames leaves out.' })
+  more!: number;
 }

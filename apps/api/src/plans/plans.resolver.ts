@@ -8,7 +8,9 @@ import {
   ChangePlanClusterConnection,
   ChangePlanClusterState,
   PlanChangeInput,
+  PlanWave,
 } from './plan.model.js';
+import { RolloutStrategyInput } from '../rollouts/dto/rollout.inputs.js';
 import { PlansService } from './plans.service.js';
 
 @Resolver(() => ChangePlan)
@@ -40,7 +42,7 @@ export class PlansResolver {
   @Mutation(() => [Cluster], {
     description:
       "Applies a plan's change to its PLANNED clusters (as setKarpenter does). CONFLICT, naming the cluster, if a cluster's " +
-      'desired generation moved since the plan was computed; CONFLICT if the plan expired, was applied or is still pending.',
+      'desired generation moved since the plan was computed; CONFLICT if the plan expired, was applied, started a rollout or is still pending.',
   })
   @RequireRole('OPERATOR')
   applyPlan(
@@ -63,5 +65,19 @@ export class PlansResolver {
     state: ChangePlanClusterState | null,
   ): Promise<ChangePlanClusterConnection> {
     return this.plans.clusters(principal, plan, { first, after, state });
+  }
+
+  @ResolveField(() => [PlanWave], {
+    description:
+      'The waves startRollout(planId, strategy) would run now over the PLANNED clusters: sizes and the first `sample` names of each (default 10).',
+  })
+  wavePlan(
+    @CurrentPrincipal() principal: Principal,
+    @Parent() plan: ChangePlan,
+    @Args('strategy', { type: () => RolloutStrategyInput, nullable: true })
+    strategy: RolloutStrategyInput | null,
+    @Args('sample', { type: () => Int, nullable: true }) sample: number | null,
+  ): Promise<PlanWave[]> {
+    return this.plans.wavePlan(principal, plan.id, strategy, sample ?? 10);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PlannedObject as PlannedObjectSchema, type PlanReport } from '@fleet/contracts';
 import { ChangePlanClusterState as DbState, Prisma, type PrismaClient } from '@fleet/database';
-import type { DesiredStateChange } from '@fleet/desired-state';
+import { planWaves, type DesiredStateChange } from '@fleet/desired-state';
 import { z } from 'zod';
 import { AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
@@ -23,7 +23,10 @@ import {
   type ChangePlanCounts,
   type PlanChangeInput,
   type PlannedObject,
+  type PlanWave,
 } from './plan.model.js';
+import type { RolloutStrategyInput } from '../rollouts/dto/rollout.inputs.js';
+import { RolloutStrategySchema, stepShapeViolation } from '../rollouts/rollout-input.schemas.js';
 
 /** How long a plan can be applied: long enough to review, short enough that it is still true. */
 export const PLAN_TTL_SECONDS = 15 * 60;
@@ -227,6 +230,7 @@ export class PlansService {
       change: plan.change,
       appliedAt: plan.appliedAt,
       appliedBy: plan.appliedBy,
+      rolloutId: plan.rolloutId ? toGlobalId('Rollout', plan.rolloutId) : null,
       counts,
     };
   }
@@ -361,6 +365,8 @@ export class PlansService {
     const plan = await this.get(principal, id);
     if (plan.appliedAt)
       throw conflictError(`plan ${id} was applied at ${plan.appliedAt.toISOString()}`);
+    if (plan.rolloutId)
+      throw conflictError(`plan ${id} started rollout ${plan.rolloutId}; it is used up`);
     if (plan.expired)
       throw conflictError(
         `plan ${id} expired at ${plan.expiresAt.toISOString()}; plan the change again`,
@@ -402,12 +408,45 @@ export class PlansService {
       'applyPlan',
       async (tx) => {
         const { count } = await tx.changePlan.updateMany({
-          where: { id, appliedAt: null },
+          where: { id, appliedAt: null, rolloutId: null },
           data: { appliedAt: new Date(), appliedBy: principal.name },
         });
-        if (count === 0) throw conflictError(`plan ${id} was applied meanwhile`);
+        if (count === 0) throw conflictError(`plan ${id} was applied or rolled out meanwhile`);
       },
     );
+  }
+
+  /**
+   * The waves startRollout(planId, strategy) would run now: the plan's PLANNED clusters (within
+   * the reader's scope) split by the same planWaves the rollout uses, each with its size and the
+   * first `sample` names; the per-cluster diffs are the plan's clusters(state: PLANNED).
+   */
+  async wavePlan(
+    principal: Principal,
+    planId: string,
+    strategyInput: RolloutStrategyInput | null | undefined,
+    sample: number,
+  ): Promise<PlanWave[]> {
+    if (sample < 0 || sample > 100) throw userInputError('sample', 'must be 0–100');
+    const badStep = stepShapeViolation(strategyInput?.waves);
+    if (badStep)
+      throw userInputError(
+        `strategy.waves[${badStep.index}]`,
+        'give exactly one of percent or count',
+      );
+    const strategy = parseInput(RolloutStrategySchema, strategyInput ?? {}, 'strategy');
+    const planned = await this.db.$queryRaw<{ id: string; name: string }[]>`
+      SELECT e."clusterId" AS id, e."clusterName" AS name
+        FROM "ChangePlanCluster" e JOIN "Cluster" c ON c.id = e."clusterId"
+       WHERE e."planId" = ${planId}::uuid AND e.state = 'PLANNED' AND ${scopeSql(principal)}
+       ORDER BY e."clusterName", e."clusterId"`;
+    if (planned.length === 0) return [];
+    return planWaves(planned, strategy.waves).map((w, index) => ({
+      index,
+      size: w.length,
+      clusterNames: w.slice(0, sample).map((c) => c.name),
+      more: Math.max(0, w.length - sample),
+    }));
   }
 
   /**

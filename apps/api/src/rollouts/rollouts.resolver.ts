@@ -3,6 +3,7 @@ import { principalOf, type AuthCarrier } from '../auth/auth.guard.js';
 import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
 import type { Principal } from '../auth/principal.js';
 import { RequireRole } from '../auth/roles.decorator.js';
+import { userInputError } from '../common/errors.js';
 import { uidOf } from '../common/global-id.js';
 import { FleetEventsService } from '../events/fleet-events.service.js';
 import { RolloutChangeInput, RolloutStrategyInput } from './dto/rollout.inputs.js';
@@ -44,16 +45,27 @@ export class RolloutsResolver {
     description:
       'Applies one change in waves to the clusters the selector matches within your scope (fixed at start, ordered by name). ' +
       'Each wave waits until all its clusters report the new generation healthy for minHealthySeconds; more than ' +
-      'maxFailures Degraded, Stale or timed-out clusters stop the rollout (FAILED).',
+      'maxFailures Degraded, Stale or timed-out clusters stop the rollout (FAILED). ' +
+      "Give either selector and change (and optionally clusterIds), or planId alone: then the plan's change goes to the " +
+      "plan's PLANNED clusters, each only at the generation the plan was computed against (else SKIPPED, DesiredStateMoved); " +
+      'the plan is used up (applyPlan refuses it). See docs/ROLLOUTS.md.',
   })
   @RequireRole('OPERATOR')
   startRollout(
     @CurrentPrincipal() principal: Principal,
     @Args('selector', {
-      description: 'Kubernetes label selector; "" selects every cluster in scope.',
+      type: () => String,
+      nullable: true,
+      description:
+        'Kubernetes label selector; "" selects every cluster in scope. Required unless planId is given.',
     })
-    selector: string,
-    @Args('change') change: RolloutChangeInput,
+    selector: string | null,
+    @Args('change', {
+      type: () => RolloutChangeInput,
+      nullable: true,
+      description: 'Required unless planId is given.',
+    })
+    change: RolloutChangeInput | null,
     @Args('strategy', { type: () => RolloutStrategyInput, nullable: true })
     strategy: RolloutStrategyInput | null,
     @Args('clusterIds', {
@@ -63,7 +75,28 @@ export class RolloutsResolver {
         'Narrows the selection to these clusters (global IDs, at most 1000), e.g. rows picked in the console; each must match the selector within your scope.',
     })
     clusterIds: string[] | null,
+    @Args('planId', {
+      type: () => ID,
+      nullable: true,
+      description:
+        'A plan (planChange) to roll out: excludes selector, change and clusterIds. The plan must be complete (no PENDING cluster), unexpired, and not applied or rolled out already.',
+    })
+    planId: string | null,
   ): Promise<Rollout> {
+    if (planId != null) {
+      const extra = (
+        [
+          ['selector', selector],
+          ['change', change],
+          ['clusterIds', clusterIds],
+        ] as const
+      ).find(([, v]) => v != null);
+      if (extra)
+        throw userInputError(extra[0], 'give either planId, or selector and change, not both');
+      return this.service.startFromPlan(principal, planId, strategy);
+    }
+    if (selector == null) throw userInputError('selector', 'is required unless planId is given');
+    if (change == null) throw userInputError('change', 'is required unless planId is given');
     return this.service.start(
       principal,
       selector,

@@ -125,55 +125,180 @@ export class RolloutsService {
           principal.scope ? 'matches no cluster within your token scope' : 'matches no cluster',
         );
       }
-      const busy = await tx.$queryRaw<{ name: string; rolloutId: string; state: string }[]>`
-        SELECT rc."clusterName" AS name, r.id AS "rolloutId", r.state::text AS state
-          FROM "RolloutCluster" rc JOIN "Rollout" r ON r.id = rc."rolloutId"
-         WHERE r.state::text = ANY(${ACTIVE}::text[]) AND rc.state IN ('PENDING', 'APPLYING')
-           AND rc."clusterId" = ANY(${clusters.map((c) => c.id)}::uuid[])
-         LIMIT 1`;
-      if (busy[0]) {
-        throw conflictError(
-          `cluster ${busy[0].name} is part of rollout ${toGlobalId('Rollout', busy[0].rolloutId)} (${busy[0].state}); complete or abort it first`,
-        );
-      }
-      const waves = planWaves(clusters, strategy.waves);
-      // The scope as the token states it, for the driver to re-check when each wave comes.
-      const token = principal.scope
-        ? await tx.apiToken.findUnique({
-            where: { id: principal.tokenId },
-            select: { labelSelector: true },
-          })
-        : null;
-      const rollout = await tx.rollout.create({
-        data: {
-          selector,
-          scopeSelector: token?.labelSelector ?? null,
-          change: change as Prisma.InputJsonObject,
-          waveSteps: strategy.waves,
-          minHealthySeconds: strategy.minHealthySeconds,
-          maxFailures: strategy.maxFailures,
-          waveTimeoutSeconds: strategy.waveTimeoutSeconds,
-          createdBy: principal.name,
-          createdByTokenId: principal.tokenId,
-          waves: { create: waves.map((w, index) => ({ index, size: w.length })) },
-          clusters: {
-            create: waves.flatMap((w, wave) =>
-              w.map((c) => ({ clusterId: c.id, clusterName: c.name, wave })),
-            ),
-          },
-        },
-      });
-      await this.audit.record(tx, principal, 'startRollout', null, null, {
-        rolloutId: rollout.id,
-        selector,
-        change: change as Prisma.InputJsonObject,
-        strategy: { ...strategy, waves: strategy.waves as Prisma.InputJsonArray },
-        waves: waves.map((w) => w.map((c) => c.name)),
-      });
-      return rollout.id;
+      return this.create(tx, principal, { selector, change, strategy, clusters, planId: null });
     });
     await this.changed(id);
     return this.get(principal, id);
+  }
+
+  /**
+   * startRollout(planId): the plan's change, to the plan's PLANNED clusters (within the caller's
+   * scope), in waves. Refused (CONFLICT) if the plan expired, is still being planned, was applied
+   * or already started a rollout; USER_INPUT if an API server refused the planned change or no
+   * cluster is PLANNED. A cluster whose desired generation moved since the plan is not refused
+   * here: its wave SKIPs it (DesiredStateMoved), the rule every wave applies (docs/ROLLOUTS.md).
+   */
+  async startFromPlan(
+    principal: Principal,
+    planId: string,
+    strategyInput: RolloutStrategyInput | null | undefined,
+  ): Promise<Rollout> {
+    if (!isUuid(planId)) throw userInputError('planId', 'must be a plan ID');
+    const badStep = stepShapeViolation(strategyInput?.waves);
+    if (badStep)
+      throw userInputError(
+        `strategy.waves[${badStep.index}]`,
+        'give exactly one of percent or count',
+      );
+    const strategy = parseInput(RolloutStrategySchema, strategyInput ?? {}, 'strategy');
+    const id = await this.db.$transaction(
+      async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:start-rollout'))`;
+        const plans = await tx.$queryRaw<
+          {
+            id: string;
+            expiresAt: Date;
+            appliedAt: Date | null;
+            rolloutId: string | null;
+            labelSelector: string | null;
+            change: unknown;
+          }[]
+        >`
+          SELECT id, "expiresAt", "appliedAt", "rolloutId", "labelSelector", change
+            FROM "ChangePlan" WHERE id = ${planId}::uuid FOR UPDATE`;
+        const plan = plans[0];
+        const entries = plan
+          ? await tx.$queryRaw<
+              {
+                clusterId: string;
+                clusterName: string;
+                generation: number;
+                state: string;
+                refused: boolean;
+              }[]
+            >`
+              SELECT e."clusterId", e."clusterName", e.generation, e.state::text AS state,
+                     (e.state = 'PLANNED' AND EXISTS (
+                       SELECT 1 FROM jsonb_array_elements(COALESCE(e.objects, '[]'::jsonb)) o
+                        WHERE jsonb_array_length(COALESCE(o->'errors', '[]'::jsonb)) > 0)) AS refused
+                FROM "ChangePlanCluster" e JOIN "Cluster" c ON c.id = e."clusterId"
+               WHERE e."planId" = ${planId}::uuid AND ${scopeSql(principal)}
+               ORDER BY e."clusterName", e."clusterId"`
+          : [];
+        // A scoped token sees a plan only through its clusters within scope (as PlansService.get).
+        if (!plan || (principal.scope && entries.length === 0)) throw notFoundError('plan', planId);
+        if (plan.appliedAt)
+          throw conflictError(`plan ${planId} was applied at ${plan.appliedAt.toISOString()}`);
+        if (plan.rolloutId)
+          throw conflictError(
+            `plan ${planId} already started rollout ${toGlobalId('Rollout', plan.rolloutId)}`,
+          );
+        if (plan.expiresAt.getTime() <= Date.now())
+          throw conflictError(
+            `plan ${planId} expired at ${plan.expiresAt.toISOString()}; plan the change again`,
+          );
+        const pending = entries.find((e) => e.state === 'PENDING');
+        if (pending)
+          throw conflictError(
+            `plan ${planId} is still being planned on cluster ${pending.clusterName}`,
+          );
+        const refused = entries.find((e) => e.refused);
+        if (refused)
+          throw userInputError(
+            'planId',
+            `cluster ${refused.clusterName}'s API server refused the planned change; fix it and plan again`,
+          );
+        const clusters = entries
+          .filter((e) => e.state === 'PLANNED')
+          .map((e) => ({ id: e.clusterId, name: e.clusterName, planGeneration: e.generation }));
+        if (!clusters.length)
+          throw userInputError('planId', 'the plan has no PLANNED cluster to roll out to');
+        const rolloutId = await this.create(tx, principal, {
+          selector: plan.labelSelector ?? '',
+          change: plan.change as Record<string, unknown>,
+          strategy,
+          clusters,
+          planId,
+        });
+        const { count } = await tx.changePlan.updateMany({
+          where: { id: planId, appliedAt: null, rolloutId: null },
+          data: { rolloutId },
+        });
+        if (count === 0) throw conflictError(`plan ${planId} was used meanwhile`);
+        return rolloutId;
+      },
+      { timeout: 60_000 },
+    );
+    await this.changed(id);
+    return this.get(principal, id);
+  }
+
+  /** The rollout row, its waves and clusters, once the clusters are chosen (inside the start lock). */
+  private async create(
+    tx: Tx,
+    principal: Principal,
+    input: {
+      selector: string;
+      change: Record<string, unknown>;
+      strategy: ReturnType<typeof RolloutStrategySchema.parse>;
+      clusters: { id: string; name: string; planGeneration?: number }[];
+      planId: string | null;
+    },
+  ): Promise<string> {
+    const { selector, change, strategy, clusters, planId } = input;
+    const busy = await tx.$queryRaw<{ name: string; rolloutId: string; state: string }[]>`
+      SELECT rc."clusterName" AS name, r.id AS "rolloutId", r.state::text AS state
+        FROM "RolloutCluster" rc JOIN "Rollout" r ON r.id = rc."rolloutId"
+       WHERE r.state::text = ANY(${ACTIVE}::text[]) AND rc.state IN ('PENDING', 'APPLYING')
+         AND rc."clusterId" = ANY(${clusters.map((c) => c.id)}::uuid[])
+       LIMIT 1`;
+    if (busy[0]) {
+      throw conflictError(
+        `cluster ${busy[0].name} is part of rollout ${toGlobalId('Rollout', busy[0].rolloutId)} (${busy[0].state}); complete or abort it first`,
+      );
+    }
+    const waves = planWaves(clusters, strategy.waves);
+    // The scope as the token states it, for the driver to re-check when each wave comes.
+    const token = principal.scope
+      ? await tx.apiToken.findUnique({
+          where: { id: principal.tokenId },
+          select: { labelSelector: true },
+        })
+      : null;
+    const rollout = await tx.rollout.create({
+      data: {
+        selector,
+        scopeSelector: token?.labelSelector ?? null,
+        change: change as Prisma.InputJsonObject,
+        waveSteps: strategy.waves,
+        minHealthySeconds: strategy.minHealthySeconds,
+        maxFailures: strategy.maxFailures,
+        waveTimeoutSeconds: strategy.waveTimeoutSeconds,
+        createdBy: principal.name,
+        createdByTokenId: principal.tokenId,
+        planId,
+        waves: { create: waves.map((w, index) => ({ index, size: w.length })) },
+        clusters: {
+          create: waves.flatMap((w, wave) =>
+            w.map((c) => ({
+              clusterId: c.id,
+              clusterName: c.name,
+              wave,
+              planGeneration: c.planGeneration ?? null,
+            })),
+          ),
+        },
+      },
+    });
+    await this.audit.record(tx, principal, 'startRollout', null, null, {
+      rolloutId: rollout.id,
+      selector,
+      planId,
+      change: change as Prisma.InputJsonObject,
+      strategy: { ...strategy, waves: strategy.waves as Prisma.InputJsonArray },
+      waves: waves.map((w) => w.map((c) => c.name)),
+    });
+    return rollout.id;
   }
 
   pause(principal: Principal, uid: string): Promise<Rollout> {
@@ -469,6 +594,7 @@ export function toRollout(row: RolloutRow): Rollout {
         clusters: mine,
       };
     }),
+    planId: row.planId,
     createdBy: row.createdBy,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

@@ -36,6 +36,7 @@ export interface PlanView {
   expiresAt: string;
   expired: boolean;
   appliedAt: string | null;
+  rolloutId?: string | null;
   counts: {
     total: number;
     pending: number;
@@ -86,6 +87,7 @@ export function planText(plan: PlanView, wide = false): string {
     if (unchanged) lines.push(`  = ${unchanged} unchanged`);
   }
   if (plan.appliedAt) lines.push(`applied at ${plan.appliedAt}`);
+  if (plan.rolloutId) lines.push(`rolled out by rollout/${plan.rolloutId}`);
   else if (plan.expired) lines.push(`expired at ${plan.expiresAt}: plan again to apply`);
   else lines.push(`apply before ${plan.expiresAt} with: kfleet plan apply ${plan.id}`);
   return `${lines.join('\n')}\n`;

@@ -85,8 +85,14 @@ export function addRolloutsCommands(
 
   rollouts
     .command('start')
-    .description('start a rollout of one change to the clusters a selector matches')
-    .requiredOption('-l, --selector <selector>', 'label selector ("" for every cluster in scope)')
+    .description(
+      "start a rollout of one change to the clusters a selector matches, or of a plan's change to its PLANNED clusters (--plan)",
+    )
+    .option('-l, --selector <selector>', 'label selector ("" for every cluster in scope)')
+    .option(
+      '--plan <id>',
+      'roll out a plan (kfleet plan): its change, its PLANNED clusters; excludes -l and the change flags',
+    )
     .option('--enable', 'enable Karpenter')
     .option('--disable', 'disable Karpenter')
     .option('--cas <mode>', 'Cluster Autoscaler: disable, keep or migrate')
@@ -110,7 +116,13 @@ export function addRolloutsCommands(
     .option('--timeout <duration>', 'with --wait: give up after this long (exit 6), e.g. 30m')
     .action(async (opts: RolloutStartOptions, cmd: Command) => {
       if (opts.timeout && !opts.wait) throw usageError('--timeout goes with --wait', '--timeout');
-      const change = await rolloutChange(opts, io);
+      if (opts.plan !== undefined && opts.selector !== undefined)
+        throw usageError('--plan and --selector exclude each other', '--plan');
+      if (opts.plan === undefined && opts.selector === undefined)
+        throw usageError('give -l/--selector (with a change) or --plan', '--selector');
+      const change = opts.plan === undefined ? await rolloutChange(opts, io) : undefined;
+      if (opts.plan !== undefined && Object.keys(await rolloutChange(opts, io, false)).length)
+        throw usageError('--plan carries its own change: leave out the change flags', '--plan');
       const strategy: Record<string, unknown> = {};
       if (opts.waves) strategy.waves = parseWaves(opts.waves);
       if (opts.maxFailures)
@@ -126,9 +138,12 @@ export function addRolloutsCommands(
           '--wave-timeout-seconds',
           1,
         );
+      const strategyVars = Object.keys(strategy).length ? { strategy } : {};
       const { startRollout: r } = await connect(cmd)<{ startRollout: RolloutRow }>(
-        gql.START_ROLLOUT,
-        { selector: opts.selector, change, ...(Object.keys(strategy).length ? { strategy } : {}) },
+        opts.plan !== undefined ? gql.START_ROLLOUT_FROM_PLAN : gql.START_ROLLOUT,
+        opts.plan !== undefined
+          ? { planId: opts.plan, ...strategyVars }
+          : { selector: opts.selector, change, ...strategyVars },
       );
       io.stdout(`rollout/${r.id} started: ${r.state}, ${r.counts.total} clusters\n`);
       if (opts.wait) await watchRollout(cmd, r.id, opts.timeout);
@@ -244,7 +259,8 @@ const rolloutPrinter = (now: Date) => ({
 interface RolloutStartOptions {
   wait?: boolean;
   timeout?: string;
-  selector: string;
+  selector?: string;
+  plan?: string;
   enable?: boolean;
   disable?: boolean;
   cas?: string;
@@ -259,7 +275,11 @@ interface RolloutStartOptions {
   waveTimeoutSeconds?: string;
 }
 
-async function rolloutChange(opts: RolloutStartOptions, io: Io): Promise<Record<string, unknown>> {
+async function rolloutChange(
+  opts: RolloutStartOptions,
+  io: Io,
+  required = true,
+): Promise<Record<string, unknown>> {
   if (opts.enable && opts.disable) throw usageError('--enable and --disable exclude each other');
   if (opts.nodepoolFile && opts.deleteNodepool)
     throw usageError('one NodePool operation per rollout: --nodepool-file or --delete-nodepool');
@@ -279,7 +299,7 @@ async function rolloutChange(opts: RolloutStartOptions, io: Io): Promise<Record<
     }
     change.upsertNodePool = parseNodePoolDocument(text, opts.nodepoolName);
   }
-  if (Object.keys(change).length === 0)
+  if (required && Object.keys(change).length === 0)
     throw usageError('give a change: --enable, --disable, --cas, --log-level, --feature-gate, ...');
   return change;
 }

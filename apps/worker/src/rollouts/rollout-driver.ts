@@ -282,8 +282,17 @@ export class RolloutDriver {
       const skip = (reason: string) =>
         tx.rolloutCluster.update({ where, data: { state: 'SKIPPED', reason, finishedAt: now } });
       out.changed = true;
-      if ((await lockDesiredState(tx, rc.clusterId)) === undefined) {
+      const current = await lockDesiredState(tx, rc.clusterId);
+      if (current === undefined) {
         await skip('ClusterDeregistered');
+        continue;
+      }
+      // A rollout from a plan applies what was planned, as applyPlan does: a cluster whose
+      // desired state moved since is not changed on a preview that is no longer true.
+      if (rc.planGeneration != null && current !== rc.planGeneration) {
+        await skip(
+          `DesiredStateMoved: at generation ${current}, not the ${rc.planGeneration} the plan was computed against`,
+        );
         continue;
       }
       const cluster = await tx.cluster.findUniqueOrThrow({

@@ -189,6 +189,13 @@ export class Rollout implements Node {
   @Field(() => [RolloutWave])
   waves!: RolloutWave[];
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The plan it was started from (startRollout(planId)): its clusters are applied only at the generation the plan was computed against.',
+  })
+  planId!: string | null;
+
   @Field()
   createdBy!: string;
 
