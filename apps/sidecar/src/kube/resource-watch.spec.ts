@@ -57,4 +57,43 @@ describe('ResourceWatch at rest', () => {
       configMaps.stop();
     }
   });
+
+  it('stopped at any moment of its start (list, watch request in flight), it leaves no watch open and delivers nothing after', async () => {
+    const configMaps = new ResourceWatch(
+      KubernetesObjectApi.makeApiClient(kc),
+      new Watch(kc),
+      CONFIG_MAP,
+      pino({ level: 'silent' }),
+      { namespace: 'default' },
+    );
+    const open = () =>
+      Object.entries(em.watchCount())
+        .filter(([k]) => k.endsWith('configmaps'))
+        .reduce((n, [, v]) => n + v, 0);
+    const noWatchOpen = (what: string) =>
+      eventually(() => (open() === 0 ? true : undefined), {
+        timeoutMs: 5_000,
+        what,
+      }).catch((err: Error) => {
+        throw new Error(`${err.message}: ${JSON.stringify(em.watchCount())}`);
+      });
+    // The first test's watch, stopped, is gone from the server before this one counts.
+    await noWatchOpen('no ConfigMap watch open');
+    let events = 0;
+    configMaps.on(() => events++);
+    for (let delay = 0; delay < 30; delay += 2) {
+      configMaps.start();
+      await new Promise((r) => setTimeout(r, delay));
+      configMaps.stop();
+      await noWatchOpen(`no watch left open after a stop ${delay} ms into a start`);
+    }
+    const before = events;
+    em.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'after', namespace: 'default' },
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(events).toBe(before);
+  });
 });

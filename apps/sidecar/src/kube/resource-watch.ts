@@ -37,6 +37,11 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
   private timer?: NodeJS.Timeout;
   private stopped = true;
   private failures = 0;
+  /**
+   * Bumped by stop(): a list or watch begun before it (its request still in flight) must neither
+   * deliver events nor outlive it, whatever start() does next.
+   */
+  private epoch = 0;
   private syncedOnce = false;
   private watching = false;
   private listing = false;
@@ -63,6 +68,8 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
 
   stop(): void {
     this.stopped = true;
+    this.epoch++;
+    this.watching = false;
     clearTimeout(this.timer);
     this.abort?.abort();
     this.abort = undefined;
@@ -112,14 +119,17 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
   private async relist(): Promise<void> {
     if (this.stopped || this.listing) return;
     this.listing = true;
+    const epoch = this.epoch;
     try {
-      await this.listAndWatch();
+      await this.listAndWatch(epoch);
     } finally {
       this.listing = false;
     }
+    // Stopped and started again while this list was in flight: that start found us listing.
+    if (epoch !== this.epoch && !this.stopped) void this.relist();
   }
 
-  private async listAndWatch(): Promise<void> {
+  private async listAndWatch(epoch: number): Promise<void> {
     let items: T[];
     try {
       const list = await this.objects.list<T>(
@@ -139,10 +149,10 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
       }));
       this.resourceVersion = list.metadata?.resourceVersion;
     } catch (err) {
-      this.retry(`list failed: ${describeKubeError(err)}`);
+      if (epoch === this.epoch) this.retry(`list failed: ${describeKubeError(err)}`);
       return;
     }
-    if (this.stopped) return;
+    if (this.stopped || epoch !== this.epoch) return;
     const seen = new Set<string>();
     for (const object of items) {
       const key = keyOf(object);
@@ -162,16 +172,16 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
       this.syncedOnce = true;
       for (const resolve of this.syncWaiters.splice(0)) resolve();
     }
-    await this.startWatch();
+    await this.startWatch(epoch);
   }
 
-  private async startWatch(): Promise<void> {
-    if (this.stopped) return;
+  private async startWatch(epoch: number): Promise<void> {
+    if (this.stopped || epoch !== this.epoch) return;
     let expired = false;
     const path = collectionPath(this.kind, this.options.namespace);
     this.watching = true;
     try {
-      this.abort = await this.watch.watch(
+      const controller = await this.watch.watch(
         path,
         {
           resourceVersion: this.resourceVersion,
@@ -180,6 +190,7 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
           ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
         },
         (phase: string, raw: unknown) => {
+          if (epoch !== this.epoch) return;
           const object = raw as T & { code?: number };
           if (phase === 'ERROR') {
             expired = true;
@@ -202,6 +213,7 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
           }
         },
         (err: unknown) => {
+          if (epoch !== this.epoch) return;
           this.watching = false;
           if (this.stopped) return;
           if (expired || (err && !inactivityTimeout(err))) {
@@ -212,11 +224,14 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
             // one (30 s without an event or bookmark): nothing was missed, so resume from the
             // last resourceVersion — a new watch, never a list, as client-go's reflector does.
             // Were that version compacted away, the server answers 410 and we list then.
-            void this.startWatch();
+            void this.startWatch(epoch);
           }
         },
       );
+      if (epoch !== this.epoch) controller.abort();
+      else this.abort = controller;
     } catch (err) {
+      if (epoch !== this.epoch) return;
       this.watching = false;
       this.retry(`watch failed: ${describeKubeError(err)}`);
     }
