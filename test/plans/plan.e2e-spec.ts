@@ -300,7 +300,7 @@ describe('plans: the exact change, cluster by cluster, before anything is applie
     const stale = await registerCluster(gql, { name: 'plan-stale', labels: { env: 'np' } });
     await registerCluster(gql, {
       name: 'plan-hosted',
-      labels: { env: 'np' },
+      labels: { env: 'np', tier: 'hosted' },
       topology: 'HOSTED',
       managementCluster: 'mgmt-1',
       hcpNamespace: 'clusters-plan-hosted',
@@ -335,6 +335,11 @@ describe('plans: the exact change, cluster by cluster, before anything is applie
     ]);
     const res = await gql(APPLY_PLAN, { id: created.id });
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'id' });
+    // Applying uses the whole plan up: a token that sees only part of it may not.
+    const scoped = api.as(await api.createToken('OPERATOR', { labelSelector: 'tier=hosted' }));
+    const partial = await scoped(APPLY_PLAN, { id: created.id });
+    expect(partial.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+    expect(partial.errors?.[0]?.message).toMatch(/covers clusters outside this token's scope/);
   });
 
   it("a plan's answer is taken only from that cluster's sidecar, for an entry awaiting it", async () => {

@@ -11,7 +11,13 @@ import { DesiredStateChanges } from '../clusters/desired-state-changes.service.j
 import { unsupportedChangeFor } from '../clusters/unsupported-change.js';
 import type { Cluster } from '../clusters/models/cluster.model.js';
 import { decodeCursor, encodeCursor, pageWindow, type PageArgs } from '../common/connection.js';
-import { conflictError, notFoundError, parseInput, userInputError } from '../common/errors.js';
+import {
+  conflictError,
+  forbiddenError,
+  notFoundError,
+  parseInput,
+  userInputError,
+} from '../common/errors.js';
 import { isUuid, toGlobalId, uidOf } from '../common/global-id.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { QueuesService } from '../queues/queues.service.js';
@@ -384,6 +390,15 @@ export class PlansService {
         FROM "ChangePlanCluster" e JOIN "Cluster" c ON c.id = e."clusterId"
        WHERE e."planId" = ${id}::uuid AND ${scopeSql(principal)}
        ORDER BY e."clusterName"`;
+    // Applying uses the whole plan up: a scoped token may do so only when it sees all of it.
+    if (principal.scope) {
+      const [all] = await this.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM "ChangePlanCluster" WHERE "planId" = ${id}::uuid`;
+      if ((all?.n ?? 0) !== entries.length)
+        throw forbiddenError(
+          `plan ${id} covers clusters outside this token's scope; apply it with a token that may change all of them`,
+        );
+    }
     const pending = entries.find((e) => e.state === DbState.PENDING);
     if (pending)
       throw conflictError(`plan ${id} is still being planned on cluster ${pending.clusterName}`);

@@ -187,6 +187,15 @@ export class RolloutsService {
           : [];
         // A scoped token sees a plan only through its clusters within scope (as PlansService.get).
         if (!plan || (principal.scope && entries.length === 0)) throw notFoundError('plan', planId);
+        // Starting uses the whole plan up: a scoped token may do so only when it sees all of it.
+        if (principal.scope) {
+          const [all] = await tx.$queryRaw<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM "ChangePlanCluster" WHERE "planId" = ${planId}::uuid`;
+          if ((all?.n ?? 0) !== entries.length)
+            throw forbiddenError(
+              `plan ${planId} covers clusters outside this token's scope; start it with a token that may change all of them`,
+            );
+        }
         if (plan.appliedAt)
           throw conflictError(`plan ${planId} was applied at ${plan.appliedAt.toISOString()}`);
         if (plan.rolloutId)
