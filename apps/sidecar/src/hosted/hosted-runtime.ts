@@ -85,6 +85,8 @@ export class HostedRuntime {
   /** What the fleet keeps in the guest (NodePools, its NodeClass), watched for hand edits. */
   private guestWatches: ResourceWatch[] = [];
   private guestWatchesFor?: ClusterClient;
+  /** Their handlers, dropped with them when a rotation rebuilds them. */
+  private readonly guestOffs: (() => void)[] = [];
   private started = false;
   private correctionQueued = false;
   readonly drift: DriftDetector;
@@ -115,6 +117,7 @@ export class HostedRuntime {
    */
   private watchGuest(client: ClusterClient, config: KubeConfig): void {
     if (this.guestWatchesFor === client) return;
+    for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
     const watch = new Watch(config);
     this.guestWatches = GUEST_OWNED_KINDS.map(
@@ -127,7 +130,7 @@ export class HostedRuntime {
     );
     this.guestWatchesFor = client;
     for (const w of this.guestWatches) {
-      this.offs.push(w.on((type, object) => this.drift.observe(type, object)));
+      this.guestOffs.push(w.on((type, object) => this.drift.observe(type, object)));
       if (this.started) w.start();
     }
   }
@@ -187,6 +190,7 @@ export class HostedRuntime {
     this.hcps.stop();
     this.deployments.stop();
     this.started = false;
+    for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
     this.options.driver.close();
     await this.chain.catch(() => undefined);
