@@ -17,6 +17,7 @@ import type {
 import { renderFeatureGates } from '../feature-gates.js';
 import { canonical } from '../canonical.js';
 import { ownedLabels } from '../labels.js';
+import { controlPlanePlacement } from '../openshift/operand-placement.js';
 import { operandRbac } from '../rbac.js';
 import type { KubeObject } from '../types.js';
 import {
@@ -352,32 +353,7 @@ export function deployment(
         },
         spec: {
           serviceAccountName: SERVICE_ACCOUNT_NAME,
-          priorityClassName: 'system-node-critical',
-          // Karpenter must not run on a node it can consolidate away; control-plane nodes are
-          // never Karpenter's.
-          nodeSelector: { 'node-role.kubernetes.io/master': '' },
-          tolerations: [
-            { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
-            {
-              key: 'node-role.kubernetes.io/control-plane',
-              operator: 'Exists',
-              effect: 'NoSchedule',
-            },
-            { key: 'CriticalAddonsOnly', operator: 'Exists' },
-          ],
-          affinity: {
-            podAntiAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [
-                {
-                  weight: 100,
-                  podAffinityTerm: {
-                    topologyKey: 'kubernetes.io/hostname',
-                    labelSelector: { matchLabels: { ...OPERAND_SELECTOR } },
-                  },
-                },
-              ],
-            },
-          },
+          ...controlPlanePlacement(OPERAND_SELECTOR),
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           terminationGracePeriodSeconds: 30,
           containers: [

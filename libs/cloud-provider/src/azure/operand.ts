@@ -4,6 +4,7 @@ import type { V1Deployment, V1EnvVar, V1PolicyRule } from '@kubernetes/client-no
 import { canonical } from '../canonical.js';
 import { renderFeatureGates } from '../feature-gates.js';
 import { ownedLabels } from '../labels.js';
+import { controlPlanePlacement } from '../openshift/operand-placement.js';
 import { operandRbac } from '../rbac.js';
 import type { KubeObject } from '../types.js';
 import {
@@ -162,18 +163,7 @@ function deployment(
         },
         spec: {
           serviceAccountName: SERVICE_ACCOUNT_NAME,
-          priorityClassName: 'system-node-critical',
-          // Never on a node Karpenter could consolidate away.
-          nodeSelector: { 'node-role.kubernetes.io/master': '' },
-          tolerations: [
-            { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
-            {
-              key: 'node-role.kubernetes.io/control-plane',
-              operator: 'Exists',
-              effect: 'NoSchedule',
-            },
-            { key: 'CriticalAddonsOnly', operator: 'Exists' },
-          ],
+          ...controlPlanePlacement(OPERAND_SELECTOR),
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           terminationGracePeriodSeconds: 30,
           containers: [
