@@ -1,12 +1,14 @@
 import {
+  createRedisClient,
+  flushRedis,
   sidecarQueueName,
+  type RedisClient,
   STATUS_INGEST_QUEUE,
   type Condition,
   type ReconcileOrder,
   type StatusReport,
 } from '@fleet/contracts';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { RunningApi } from '../api/start-api.js';
 
@@ -103,14 +105,14 @@ export async function postReport(
 export class OrderRecorder {
   readonly delivered = new Map<string, ReconcileOrder[]>();
   private readonly workers: Worker[] = [];
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
 
   constructor(
     redisUrl: string,
     private readonly prefix: string,
     private readonly apiUrl: string,
   ) {
-    this.connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    this.connection = createRedisClient(redisUrl, { maxRetriesPerRequest: null });
   }
 
   async start(clusters: readonly RegisteredCluster[]): Promise<void> {
@@ -161,11 +163,14 @@ export async function query<T extends pg.QueryResultRow>(
   }
 }
 
-/** Empties this suite's Redis logical database, and only it. */
+/**
+ * Empties this suite's Redis logical database, and only it; on a Redis Cluster (database 0
+ * only), every master.
+ */
 export async function flushRedisDb(redisUrl: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const redis = createRedisClient(redisUrl, { maxRetriesPerRequest: null });
   try {
-    await redis.flushdb();
+    await flushRedis(redis);
   } finally {
     redis.disconnect();
   }
@@ -177,7 +182,7 @@ export async function enqueueReports(
   prefix: string,
   reports: readonly StatusReport[],
 ): Promise<void> {
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const connection = createRedisClient(redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue<StatusReport>(STATUS_INGEST_QUEUE, { connection, prefix });
   try {
     for (let i = 0; i < reports.length; i += 1000) {

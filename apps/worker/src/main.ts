@@ -10,7 +10,7 @@ import {
 import { createPrismaClient } from '@fleet/database';
 import { createRegistry, fleetMetrics, oldestQueuedAt, startOpsServer } from '@fleet/observability';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { pino } from 'pino';
 import { loadWorkerConfig, operandDefault } from './config.js';
 import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
@@ -30,7 +30,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const log = pino({ name: 'worker', level: config.LOG_LEVEL });
   const jobLocks = { lockDuration: config.JOB_LOCK_MS, stalledInterval: config.JOB_LOCK_MS };
   const db = createPrismaClient(config.DATABASE_URL, { poolSize: 20 });
-  const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const producer = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
   const sidecarQueues = new SidecarQueues(producer, config.QUEUE_PREFIX);
   const dispatcher = new ReconcileDispatcher(db, sidecarQueues, operandDefault(config));
   const planner = new PlanDispatcher(db, sidecarQueues, log, operandDefault(config));
@@ -43,9 +43,9 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   });
   const changeEvents = new ChangeEvents(producer, config.QUEUE_PREFIX);
   // BullMQ does not close connections it was given; keep them to close on shutdown.
-  const connections: Redis[] = [producer];
+  const connections: RedisClient[] = [producer];
   const connection = () => {
-    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    const redis = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
     connections.push(redis);
     return redis;
   };

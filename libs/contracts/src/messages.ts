@@ -1,3 +1,4 @@
+import { hashTag } from './redis.js';
 import { z } from 'zod';
 import { ReportedMigrationProposal } from './migration.js';
 import { KarpenterDesiredState } from './desired-state.js';
@@ -224,9 +225,16 @@ export const IngestedStatusReport = StatusReport.extend({
 });
 export type IngestedStatusReport = z.infer<typeof IngestedStatusReport>;
 
-export const sidecarQueueName = (clusterId: string): string => `sidecar.${clusterId}`;
-export const RECONCILE_QUEUE = 'reconcile';
-export const STATUS_INGEST_QUEUE = 'status-ingest';
+/**
+ * Every BullMQ queue name is hash-tagged (`{name}`): BullMQ's keys are `<prefix>:<queue>:<suffix>`,
+ * so all keys of one queue, everything its Lua scripts touch, and a sidecar's ACL key pattern
+ * land in one Redis Cluster slot, while different queues (clusters) spread over every slot.
+ * Queue names go through `queueName`; other keys through `redisKey` (redis.ts).
+ */
+export const queueName = (name: string): string => hashTag(name);
+export const sidecarQueueName = (clusterId: string): string => queueName(`sidecar.${clusterId}`);
+export const RECONCILE_QUEUE = queueName('reconcile');
+export const STATUS_INGEST_QUEUE = queueName('status-ingest');
 /** Field manager of every object the sidecar writes with server-side apply. */
 export const FIELD_MANAGER = 'karpenter-fleet';
 

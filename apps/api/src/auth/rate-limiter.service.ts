@@ -5,7 +5,7 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
 /** The rate limiter could not reach Redis within RATE_LIMIT_REDIS_TIMEOUT_MS. */
@@ -24,10 +24,10 @@ const STARTUP_WAIT_MS = 5_000;
 @Injectable()
 export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(RateLimiterService.name);
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
 
   constructor(@Inject(API_CONFIG) private readonly config: ApiConfig) {
-    this.connection = new Redis(config.REDIS_URL, {
+    this.connection = createRedisClient(config.REDIS_URL, {
       commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
       connectTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
       enableOfflineQueue: false,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { DEAD_LETTER_QUEUE, DeadLetter as DeadLetterData } from '@fleet/contracts';
 import { Queue, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { Prisma } from '@fleet/database';
 import { AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
@@ -16,7 +16,7 @@ import type { DeadLetter, DeadLetterConnection } from './dead-letter.model.js';
 /** Reads and redrives the worker's dead-letter queue (nothing consumes it: its jobs wait there). */
 @Injectable()
 export class DeadLettersService implements OnModuleDestroy {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly deadLetters: Queue<DeadLetterData>;
   private readonly targets = new Map<string, Queue>();
 
@@ -25,7 +25,7 @@ export class DeadLettersService implements OnModuleDestroy {
     private readonly prisma: PrismaService,
     private readonly audit: AuditService,
   ) {
-    this.connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.connection = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
     this.deadLetters = new Queue(DEAD_LETTER_QUEUE, {
       connection: this.connection,
       prefix: config.QUEUE_PREFIX,

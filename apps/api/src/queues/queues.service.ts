@@ -9,13 +9,13 @@ import {
 } from '@fleet/contracts';
 import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
 /** The API only produces jobs; the worker fleet consumes them. */
 @Injectable()
 export class QueuesService implements OnModuleDestroy {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   private readonly reconcile: Queue<ReconcileRequest>;
   private readonly statusIngest: Queue<IngestedStatusReport>;
   private readonly plans: Queue<PlanRequest>;
@@ -23,7 +23,7 @@ export class QueuesService implements OnModuleDestroy {
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
     // Auto-pipelining sends the commands of concurrent requests in one write: reports arrive in
     // bursts, and a syscall per report is what limits the report endpoint.
-    this.connection = new Redis(config.REDIS_URL, {
+    this.connection = createRedisClient(config.REDIS_URL, {
       maxRetriesPerRequest: null,
       enableAutoPipelining: true,
     });

@@ -1,6 +1,6 @@
 import { DEAD_LETTER_QUEUE, type DeadLetter } from '@fleet/contracts';
 import { Queue, type Job, type Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@fleet/contracts';
 import type { Logger } from 'pino';
 
 /**
@@ -12,7 +12,7 @@ export class DeadLetters {
   private readonly queue: Queue<DeadLetter>;
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     prefix: string,
     private readonly log: Logger,
   ) {

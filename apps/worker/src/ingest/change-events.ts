@@ -1,5 +1,5 @@
 import { fleetEventsChannel } from '@fleet/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@fleet/contracts';
 
 /**
  * Publishes `cluster-changed` for ingested reports in one pipeline per interval, one event per
@@ -11,7 +11,7 @@ export class ChangeEvents {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     intervalMs = 100,
   ) {

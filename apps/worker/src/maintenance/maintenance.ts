@@ -1,5 +1,6 @@
+import { queueName } from '@fleet/contracts';
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@fleet/contracts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { operandDefault, type WorkerConfig } from '../config.js';
@@ -8,14 +9,14 @@ import { maintainHealthHistory } from './health-history.js';
 import { resyncPendingOrders } from './resync.js';
 import { sweepStaleness } from './staleness.js';
 
-export const MAINTENANCE_QUEUE = 'maintenance';
+export const MAINTENANCE_QUEUE = queueName('maintenance');
 type Task = 'resync' | 'sweep' | 'history';
 
 export interface MaintenanceDeps {
   pool: pg.Pool;
   sidecarQueues: SidecarQueues;
-  producer: Redis;
-  workerConnection: Redis;
+  producer: RedisClient;
+  workerConnection: RedisClient;
   config: WorkerConfig;
   log: Logger;
 }
