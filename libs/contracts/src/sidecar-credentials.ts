@@ -26,8 +26,10 @@ export const SIDECAR_REDIS_COMMANDS = {
     'evalsha', // every BullMQ operation is a Lua script (ioredis defineCommand) ...
     'eval', // ... sent in full when the server answers NOSCRIPT (after a restart)
     'bzpopmin', // the worker's blocking wait on the queue's marker key
-    // Redis Cluster: ioredis reads the slot map from a node (CLUSTER SLOTS, names no key) and
-    // follows a slot being migrated with ASKING. A single server refuses both; never sent there.
+    // Redis Cluster: ioredis waits for the cluster to be whole (CLUSTER INFO), reads the slot
+    // map (CLUSTER SLOTS) and follows a slot being migrated (ASKING); all name no key and change
+    // nothing. A single server refuses them, and ioredis sends them only to a cluster.
+    'cluster|info',
     'cluster|slots',
     'asking',
   ],

@@ -81,11 +81,27 @@ export async function startAclSync(deps: {
 }): Promise<{ close(): Promise<void> }> {
   const sync = new SidecarAclSync(deps.db, deps.producer, deps.prefix);
   const queue = new Queue(CREDENTIALS_QUEUE, { connection: deps.producer, prefix: deps.prefix });
-  await queue.upsertJobScheduler(
-    'acl-sync',
-    { every: deps.everyMs },
-    { name: 'acl-sync', opts: { removeOnComplete: 10, removeOnFail: 50 } },
+  const ensureScheduler = async () => {
+    // Only when missing: re-upserting an existing scheduler would push its next run back.
+    if (await queue.getJobScheduler('acl-sync')) return;
+    await queue.upsertJobScheduler(
+      'acl-sync',
+      { every: deps.everyMs },
+      { name: 'acl-sync', opts: { removeOnComplete: 10, removeOnFail: 50 } },
+    );
+  };
+  await ensureScheduler();
+  // A Redis restarted empty has lost the sidecar users and this scheduler with them, the very
+  // job that would bring the users back: the worker puts the scheduler back by itself, as it
+  // does the maintenance ones.
+  const watchdog = setInterval(
+    () =>
+      void ensureScheduler().catch((err: unknown) =>
+        deps.log.warn({ err: String(err) }, 'cannot restore the ACL sync scheduler'),
+      ),
+    Math.max(1000, Math.min(deps.everyMs, 60_000)),
   );
+  watchdog.unref();
   const worker = new Worker(
     CREDENTIALS_QUEUE,
     async () => {
@@ -99,6 +115,7 @@ export async function startAclSync(deps: {
   await worker.waitUntilReady();
   return {
     async close() {
+      clearInterval(watchdog);
       await worker.close();
       await queue.close();
     },
