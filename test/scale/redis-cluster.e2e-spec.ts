@@ -13,7 +13,13 @@ import {
 import { Queue } from 'bullmq';
 import type { Cluster } from 'ioredis';
 import pino from 'pino';
-import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import {
+  createTestDatabase,
+  deleteRedisKeys,
+  eventually,
+  testQueuePrefix,
+  type TestDatabase,
+} from '@fleet/testing';
 import { OrderConsumer } from '../../apps/sidecar/src/orders/order-consumer.js';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
@@ -141,7 +147,7 @@ describe('the fleet on a three-master Redis Cluster', () => {
     await api?.app.close();
     if (admin) {
       for (const c of clusters) await deleteSidecarAcl(admin, c.uid).catch(() => undefined);
-      await removeKeys(admin, `${prefix}:*`);
+      await deleteRedisKeys(admin, `${prefix}:*`);
       admin.disconnect();
     }
     await db?.drop();
@@ -219,7 +225,7 @@ describe('the fleet on a three-master Redis Cluster', () => {
     );
     // Redis lost everything of this fleet: every queue (its orders, the schedulers) and, as a
     // node restarted empty would, every sidecar user on every node.
-    await removeKeys(admin, `${prefix}:*`);
+    await deleteRedisKeys(admin, `${prefix}:*`);
     for (const c of clusters) await deleteSidecarAcl(admin, c.uid);
     // The ACL sync re-creates the users on every node; the resync re-derives the orders.
     await eventually(
@@ -241,16 +247,3 @@ describe('the fleet on a three-master Redis Cluster', () => {
     }
   });
 });
-
-/** Deletes the keys matching `pattern` on every master (a SCAN per master: keys live on one). */
-async function removeKeys(admin: Cluster, pattern: string): Promise<void> {
-  for (const master of admin.nodes('master')) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await master.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      // One UNLINK per key: keys on one master may still be in different slots.
-      await Promise.all(keys.map((key) => master.unlink(key)));
-    } while (cursor !== '0');
-  }
-}
