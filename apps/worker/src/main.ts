@@ -6,11 +6,13 @@ import {
   IngestedStatusReport,
   PLAN_QUEUE,
   PlanRequest,
+  createRedisClient,
+  type RedisClient,
+  queueLabel,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
 import { createRegistry, fleetMetrics, oldestQueuedAt, startOpsServer } from '@fleet/observability';
 import { Queue, Worker } from 'bullmq';
-import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { pino } from 'pino';
 import { loadWorkerConfig, operandDefault } from './config.js';
 import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
@@ -144,7 +146,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     const counts = await Promise.all(
       observed.map(async (q) => {
         const c = await q.getJobCounts('waiting', 'delayed', 'prioritized');
-        return [q.name, Object.values(c).reduce((a, b) => a + b, 0)] as const;
+        return [queueLabel(q.name), Object.values(c).reduce((a, b) => a + b, 0)] as const;
       }),
     );
     return Object.fromEntries(counts);

@@ -232,6 +232,11 @@ export type IngestedStatusReport = z.infer<typeof IngestedStatusReport>;
  * Queue names go through `queueName`; other keys through `redisKey` (redis.ts).
  */
 export const queueName = (name: string): string => hashTag(name);
+/**
+ * A queue's name without its hash tag (`{reconcile}` → `reconcile`): what people and dashboards
+ * see (metrics' `queue` label, a dead letter's `queue`), as before queues were tagged.
+ */
+export const queueLabel = (name: string): string => name.replace(/^\{(.*)\}$/, '$1');
 export const sidecarQueueName = (clusterId: string): string => queueName(`sidecar.${clusterId}`);
 export const RECONCILE_QUEUE = queueName('reconcile');
 export const STATUS_INGEST_QUEUE = queueName('status-ingest');

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseEnv, redisUrl } from './env.js';
-import { sidecarQueueName } from './messages.js';
+import { queueLabel, queueName, sidecarQueueName } from './messages.js';
 import { createRedisClient, hashTag, keySlot, parseRedisUrl, redisKey } from './redis.js';
 
 describe('Redis URLs', () => {
@@ -66,6 +66,9 @@ describe('key layout', () => {
     expect(sidecarQueueName('c1')).toBe('{sidecar.c1}');
     expect(redisKey('fleet', 'sidecar.c1', 'wait')).toBe('fleet:{sidecar.c1}:wait');
     expect(hashTag('reports')).toBe('{reports}');
+    // People, dashboards and dead letters see the name without its tag, as before.
+    expect(queueLabel(queueName('dead-letter'))).toBe('dead-letter');
+    expect(queueLabel('reconcile')).toBe('reconcile');
   });
 
   // Slots as `CLUSTER KEYSLOT` answers on Redis 7.

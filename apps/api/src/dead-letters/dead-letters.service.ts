@@ -1,7 +1,13 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { DEAD_LETTER_QUEUE, DeadLetter as DeadLetterData } from '@fleet/contracts';
+import {
+  DEAD_LETTER_QUEUE,
+  DeadLetter as DeadLetterData,
+  createRedisClient,
+  type RedisClient,
+  queueLabel,
+  queueName,
+} from '@fleet/contracts';
 import { Queue, type Job } from 'bullmq';
-import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { Prisma } from '@fleet/database';
 import { AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
@@ -113,7 +119,8 @@ export class DeadLettersService implements OnModuleDestroy {
   private async redriveJob(principal: Principal, job: Job<DeadLetterData>): Promise<DeadLetter> {
     const letter = DeadLetterData.parse(job.data);
     const jobId = `${letter.jobId}.redrive.${Date.now()}`;
-    await this.target(letter.queue).add(letter.name, letter.data, {
+    // Letters name the queue by its label; the queue itself is hash-tagged (docs/DESIGN.md).
+    await this.target(queueName(queueLabel(letter.queue))).add(letter.name, letter.data, {
       jobId,
       attempts: letter.attempts,
       backoff: { type: 'exponential', delay: 500, jitter: 0.5 },

@@ -1,7 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { fleetEventsChannel, FleetEvent } from '@fleet/contracts';
+import {
+  fleetEventsChannel,
+  FleetEvent,
+  createRedisClient,
+  type RedisClient,
+} from '@fleet/contracts';
 import { PubSub } from 'graphql-subscriptions';
-import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
 /**

@@ -6,10 +6,12 @@ import {
   type PlanRequest,
   type ReconcileRequest,
   type IngestedStatusReport,
+  createRedisClient,
+  type RedisClient,
+  queueLabel,
 } from '@fleet/contracts';
 import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
-import { createRedisClient, type RedisClient } from '@fleet/contracts';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
 /** The API only produces jobs; the worker fleet consumes them. */
@@ -67,7 +69,10 @@ export class QueuesService implements OnModuleDestroy {
       this.statusIngest.getJobCounts('waiting', 'delayed', 'prioritized'),
     ]);
     const sum = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
-    return { [this.reconcile.name]: sum(reconcile), [this.statusIngest.name]: sum(ingest) };
+    return {
+      [queueLabel(this.reconcile.name)]: sum(reconcile),
+      [queueLabel(this.statusIngest.name)]: sum(ingest),
+    };
   }
 
   async ping(): Promise<void> {

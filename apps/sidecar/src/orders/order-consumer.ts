@@ -4,9 +4,9 @@ import {
   ReconcileOrder,
   sidecarQueueName,
   type PlanReport,
+  type RedisClient,
 } from '@fleet/contracts';
 import { Worker, type Job } from 'bullmq';
-import type { RedisClient } from '@fleet/contracts';
 import type { Logger } from 'pino';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
 import type { PlanResult } from '../plan/plan-phase.js';

@@ -1,6 +1,5 @@
-import { DEAD_LETTER_QUEUE, type DeadLetter } from '@fleet/contracts';
+import { DEAD_LETTER_QUEUE, type DeadLetter, type RedisClient, queueLabel } from '@fleet/contracts';
 import { Queue, type Job, type Worker } from 'bullmq';
-import type { RedisClient } from '@fleet/contracts';
 import type { Logger } from 'pino';
 
 /**
@@ -24,7 +23,7 @@ export class DeadLetters {
     worker.on('failed', (job, err) => {
       if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
       const letter: DeadLetter = {
-        queue: worker.name,
+        queue: queueLabel(worker.name),
         jobId: job.id ?? '',
         name: job.name,
         data: job.data as unknown,
@@ -34,7 +33,7 @@ export class DeadLetters {
         failedAt: new Date().toISOString(),
       };
       void this.queue
-        .add('dead-letter', letter, { jobId: `${worker.name}.${job.id ?? Date.now()}` })
+        .add('dead-letter', letter, { jobId: `${queueLabel(worker.name)}.${job.id ?? Date.now()}` })
         .then(() => onDead?.(job, err.message))
         .then(() =>
           this.log.error(

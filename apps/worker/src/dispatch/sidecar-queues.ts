@@ -6,9 +6,9 @@ import {
   sidecarQueueName,
   type PlanOrder,
   type ReconcileOrder,
+  type RedisClient,
 } from '@fleet/contracts';
 import { FlowProducer, Queue, type JobsOptions } from 'bullmq';
-import type { RedisClient } from '@fleet/contracts';
 
 function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
   const groups = new Map<K, T[]>();

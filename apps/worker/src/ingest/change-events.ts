@@ -1,5 +1,4 @@
-import { fleetEventsChannel } from '@fleet/contracts';
-import type { RedisClient } from '@fleet/contracts';
+import { fleetEventsChannel, type RedisClient } from '@fleet/contracts';
 
 /**
  * Publishes `cluster-changed` for ingested reports in one pipeline per interval, one event per

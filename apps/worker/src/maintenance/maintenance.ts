@@ -1,6 +1,5 @@
-import { queueName } from '@fleet/contracts';
+import { queueName, type RedisClient } from '@fleet/contracts';
 import { Queue, Worker } from 'bullmq';
-import type { RedisClient } from '@fleet/contracts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { operandDefault, type WorkerConfig } from '../config.js';

@@ -1,8 +1,12 @@
-import { fleetEventsChannel, RECONCILE_QUEUE, type ReconcileRequest } from '@fleet/contracts';
+import {
+  fleetEventsChannel,
+  RECONCILE_QUEUE,
+  type ReconcileRequest,
+  type RedisClient,
+} from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
 import { requestReconcile, ROLLOUT_QUEUE } from '@fleet/desired-state';
 import { Queue, Worker } from 'bullmq';
-import type { RedisClient } from '@fleet/contracts';
 import type { Logger } from 'pino';
 import { RolloutDriver } from './rollout-driver.js';
 
