@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { loadSidecarConfig } from './config.js';
 import { apiServersFor } from './kube/api-servers.js';
+import { HeapTrimmer } from './memory/heap-trimmer.js';
 import { OrderConsumer } from './orders/order-consumer.js';
 import { ReportPublisher } from './report/report-publisher.js';
 import { StatusReporter } from './report/status-reporter.js';
@@ -126,6 +127,9 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   // Heartbeat: the current state again, so the fleet can tell a quiet cluster from a dead sidecar.
   const heartbeat = setInterval(() => void publisher.publish(), config.HEARTBEAT_SECONDS * 1000);
   heartbeat.unref();
+  // After a burst of work, the heap goes back to what is live (memory/heap-trimmer.ts).
+  const heapTrimmer = new HeapTrimmer({ intervalMs: 15_000, slackBytes: 16 * 2 ** 20 });
+  heapTrimmer.start();
   // Readiness checks the sidecar's own API server, which every topology has.
   const ownKubeConfig = new KubeConfig();
   if (config.KUBECONFIG) ownKubeConfig.loadFromFile(config.KUBECONFIG);
@@ -148,6 +152,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     opsUrl: ops?.url,
     async close(): Promise<void> {
       clearInterval(heartbeat);
+      heapTrimmer.stop();
       await ops?.close();
       publisher.stop();
       await consumer.close();
