@@ -40,11 +40,21 @@ export function hostedFixtureObjects(): KubeObject[] {
   return readYamlDir(fixtureClusterDir(HOSTED_FIXTURE));
 }
 
-/** deploy/sidecar/hosted's RBAC with this cluster's names put in, as an overlay would. */
-export function hostedSidecarRbac(): KubeObject[] {
+/** What the sidecar of a hosted cluster runs as: HOSTED_MODE. */
+export type HostedSidecarMode = 'AutoNode' | 'Converged';
+
+/**
+ * deploy/sidecar/hosted's RBAC (plus deploy/sidecar/hosted-converged's in converged mode) with
+ * this cluster's names put in, as an overlay would.
+ */
+export function hostedSidecarRbac(mode: HostedSidecarMode = 'AutoNode'): KubeObject[] {
+  const files = [
+    'sidecar/hosted/rbac.yaml',
+    ...(mode === 'Converged' ? ['sidecar/hosted-converged/rbac.yaml'] : []),
+  ];
   const text = JSON.stringify(
     deployDocuments()
-      .filter((f) => f.file === 'sidecar/hosted/rbac.yaml')
+      .filter((f) => files.includes(f.file))
       .flatMap((f) => f.docs),
   )
     .replaceAll('"clusters-example"', `"${HOSTED.hcpNamespace}"`)
@@ -73,7 +83,9 @@ export const GUEST_KARPENTER_CRDS = () =>
  * gets deploy/sidecar/hosted's Roles and nothing else. The guest serves no Karpenter CRD until
  * HyperShift's karpenter-operator (the stand-in) installs them.
  */
-export async function startEmulatedHostedCluster(): Promise<EmulatedHostedCluster> {
+export async function startEmulatedHostedCluster(
+  mode: HostedSidecarMode = 'AutoNode',
+): Promise<EmulatedHostedCluster> {
   const management = new KubeApiServerEmulator();
   const guest = new KubeApiServerEmulator();
   await Promise.all([management.start(), guest.start()]);
@@ -94,7 +106,7 @@ export async function startEmulatedHostedCluster(): Promise<EmulatedHostedCluste
       stringData: { value: guestKubeconfig },
     },
   ]);
-  const rbac = hostedSidecarRbac();
+  const rbac = hostedSidecarRbac(mode);
   management.seed(rbac);
   const token = management.addServiceAccount(HOSTED.hcpNamespace, SIDECAR_SA);
   const sidecarUser = `system:serviceaccount:${HOSTED.hcpNamespace}:${SIDECAR_SA}`;
@@ -117,6 +129,7 @@ export async function startEmulatedHostedCluster(): Promise<EmulatedHostedCluste
       WORKLOAD_KUBECONFIG: guestKubeconfigPath,
       SIDECAR_NAMESPACE: HOSTED.hcpNamespace,
       SIDECAR_SERVICE_ACCOUNT: SIDECAR_SA,
+      HOSTED_MODE: mode,
     },
     async stop() {
       sidecarAccess.stop();

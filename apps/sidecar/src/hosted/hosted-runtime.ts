@@ -18,6 +18,7 @@ import {
   type ClusterDriver,
   type HostedMode,
   type KubeObject,
+  type TargetedObject,
 } from '@fleet/cloud-provider';
 import {
   HOSTED_CLUSTER,
@@ -37,6 +38,7 @@ import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
 import type { StatusSnapshot } from '../runtime.js';
+import { ConvergedMode } from './converged-mode.js';
 
 export interface HostedRuntimeOptions {
   apiServers: ApiServers;
@@ -56,6 +58,12 @@ export interface HostedRuntimeOptions {
    * rotation needs no restart. Without it, the ApiServers' workload client is used as built.
    */
   guestKubeconfigPath?: string;
+  /** Converged mode: the CRDs it installs in the guest (Karpenter's and OpenshiftEC2NodeClass). */
+  crds?: readonly TargetedObject[];
+  /** Converged mode: the token-minter's image, else the control-plane-operator Deployment's. */
+  tokenMinterImage?: string;
+  /** Converged mode: the management cluster's proxy, handed to the operand. */
+  proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
 }
 
 const isUnserved = (err: unknown) => isNotFound(err);
@@ -92,6 +100,7 @@ export class HostedRuntime {
   readonly drift: DriftDetector;
   /** Kept across reports, so its lastTransitionTime only moves when its status does. */
   private readonly driftCondition = new ConditionSet();
+  private readonly convergedMode: ConvergedMode;
 
   constructor(private readonly options: HostedRuntimeOptions) {
     const { apiServers, hcpNamespace, log } = options;
@@ -108,6 +117,14 @@ export class HostedRuntime {
     this.drift = new DriftDetector({
       log: log.child({ controller: 'drift' }),
       onChange: (drifted) => this.driftChanged(drifted),
+    });
+    this.convergedMode = new ConvergedMode({
+      management: apiServers.client('management'),
+      guest: () => this.guest(),
+      crds: options.crds ?? [],
+      ...(options.tokenMinterImage ? { tokenMinterImage: options.tokenMinterImage } : {}),
+      ...(options.proxy ? { proxy: options.proxy } : {}),
+      log: log.child({ controller: 'converged' }),
     });
   }
 
@@ -304,7 +321,7 @@ export class HostedRuntime {
       );
     }
 
-    if (this.options.mode === 'Converged') return this.converged(infra, mode, conditions);
+    if (this.options.mode === 'Converged') return this.converged(order, infra, mode, conditions);
     conditions.set(
       'HostedMode',
       'True',
@@ -427,21 +444,22 @@ export class HostedRuntime {
   }
 
   /**
-   * Converged mode is the sidecar running Karpenter itself; never beside HyperShift's own
-   * operator, and not built yet. Either way nothing is written.
+   * Converged mode is the sidecar running Karpenter itself (converged-mode.ts); never beside
+   * HyperShift's own operator: then nothing is written.
    */
   private converged(
+    order: ReconcileOrder,
     infra: HostedAwsInfrastructure,
     mode: HostedModeObservation,
     conditions: ConditionSet,
   ) {
-    conditions.set(
-      'HostedMode',
-      'False',
-      'Converged',
-      'asked to run Karpenter itself (HOSTED_MODE=Converged)',
-    );
     if (mode.hypershiftOperator || mode.autoNodeConfigured) {
+      conditions.set(
+        'HostedMode',
+        'False',
+        'Converged',
+        'asked to run Karpenter itself (HOSTED_MODE=Converged)',
+      );
       const why = [
         mode.hypershiftOperator
           ? `HyperShift's karpenter-operator Deployment runs in ${this.options.hcpNamespace}`
@@ -456,10 +474,24 @@ export class HostedRuntime {
         `${why.join(' and ')}; the sidecar never runs a Karpenter operand beside HyperShift's, so nothing was written. Clear spec.autoNode (AutoNode mode: HOSTED_MODE=AutoNode) or run this sidecar in AutoNode mode`,
       );
     }
-    return this.degraded(
+    const { spec } = order;
+    let guestObjects: ReturnType<typeof renderGuestObjects>;
+    try {
+      guestObjects = renderGuestObjects(infra, spec);
+    } catch (err) {
+      if (err instanceof InvalidDesiredStateError)
+        return this.degraded(conditions, 'InvalidDesiredState', err.message);
+      throw err;
+    }
+    return this.convergedMode.reconcile(
+      order,
+      infra,
       conditions,
-      'ConvergedModeNotImplemented',
-      'converged mode (the sidecar running the operand in the HCP namespace) is not built yet; nothing was written. Run this sidecar with HOSTED_MODE=AutoNode',
+      {
+        apply: () => this.applyGuest(guestObjects, spec.driftPolicy),
+        remove: () => this.removeGuest(),
+      },
+      (reason, message, requeue) => this.degraded(conditions, reason, message, requeue),
     );
   }
 

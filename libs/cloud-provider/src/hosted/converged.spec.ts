@@ -58,7 +58,7 @@ const options = {
 
 const userDataSecret = () =>
   hostedFixtureObjects().find(
-    (o) => o.kind === 'Secret' && o.metadata.name === 'user-data-default-karpenter-3f9a1c',
+    (o) => o.kind === 'Secret' && o.metadata?.name === 'user-data-default-karpenter-3f9a1c',
   ) as KubeObject;
 const openshiftNodeClass = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({
   apiVersion: 'karpenter.hypershift.openshift.io/v1',

@@ -6,6 +6,7 @@ import {
   type NodeClassOverrides,
 } from '@fleet/contracts';
 import { discoverHostedAws, type HostedAwsInfrastructure } from '@fleet/discovery';
+import { EC2_NODE_CLASS } from '../aws/constants.js';
 import { awsClientConfig, ec2CallDeadlineMs } from '../aws/credentials.js';
 import { describeInstancesLookup } from '../aws/describe-instances.js';
 import { validateNodeClassOverrides } from '../aws/nodeclass.js';
@@ -94,6 +95,22 @@ export class AwsHostedCloudProvider implements CloudProvider<
         target: 'workload',
         origin: 'upstream',
         path: 'karpenter/karpenter.hypershift.openshift.io_openshiftec2nodeclasses.yaml',
+      },
+    ];
+  }
+
+  /**
+   * Converged mode installs these in the guest itself: AutoNode mode's, plus the EC2NodeClass
+   * it derives (as HyperShift's karpenter-operator does).
+   */
+  convergedCustomResourceDefinitions(): readonly CustomResourceDefinitionSource[] {
+    return [
+      ...this.customResourceDefinitions(),
+      {
+        identity: EC2_NODE_CLASS,
+        target: 'workload',
+        origin: 'upstream',
+        path: 'karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml',
       },
     ];
   }
