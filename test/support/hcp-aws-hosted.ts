@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { upstreamCrdFiles } from './capi-aws-workload.js';
 import { deployDocuments } from './deploy-manifests.js';
+import { Ec2Emulator } from './ec2/index.js';
 import { fixtureClusterDir } from './fixtures.js';
 import { KubeApiServerEmulator, readYamlDir, type KubeObject } from './kube-apiserver/index.js';
 import { recordRbacUsage, type RbacUsage } from './rbac-usage.js';
@@ -24,6 +25,8 @@ const SIDECAR_SA = 'karpenter-fleet-sidecar';
 export interface EmulatedHostedCluster {
   management: KubeApiServerEmulator;
   guest: KubeApiServerEmulator;
+  /** The cluster's AWS account and region (the CSR approver's DescribeInstances). */
+  ec2: Ec2Emulator;
   /** The service account the sidecar runs as on the management cluster. */
   sidecarUser: string;
   /** Every authorization decision for the sidecar on the management cluster, from the start. */
@@ -88,7 +91,8 @@ export async function startEmulatedHostedCluster(
 ): Promise<EmulatedHostedCluster> {
   const management = new KubeApiServerEmulator();
   const guest = new KubeApiServerEmulator();
-  await Promise.all([management.start(), guest.start()]);
+  const ec2 = new Ec2Emulator({ region: HOSTED.region });
+  await Promise.all([management.start(), guest.start(), ec2.start()]);
   management.loadCrdFiles(upstreamCrdFiles('hypershift'));
   management.seedFromDir(fixtureClusterDir(HOSTED_FIXTURE));
   const guestKubeconfig = guest.kubeconfigYaml();
@@ -121,6 +125,7 @@ export async function startEmulatedHostedCluster(
   return {
     management,
     guest,
+    ec2,
     sidecarUser,
     sidecarAccess,
     rbac,
@@ -130,10 +135,14 @@ export async function startEmulatedHostedCluster(
       SIDECAR_NAMESPACE: HOSTED.hcpNamespace,
       SIDECAR_SERVICE_ACCOUNT: SIDECAR_SA,
       HOSTED_MODE: mode,
+      AWS_ENDPOINT_URL_EC2: ec2.url,
+      AWS_REGION: ec2.region,
+      AWS_ACCESS_KEY_ID: ec2.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,
     },
     async stop() {
       sidecarAccess.stop();
-      await Promise.all([management.stop(), guest.stop()]);
+      await Promise.all([management.stop(), guest.stop(), ec2.stop()]);
       rmSync(tmp, { recursive: true, force: true });
     },
   };

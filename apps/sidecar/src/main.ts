@@ -64,6 +64,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
                   config.CRD_DIR,
                 ),
                 proxy,
+                csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
                 ...(config.HOSTED_TOKEN_MINTER_IMAGE
                   ? { tokenMinterImage: config.HOSTED_TOKEN_MINTER_IMAGE }
                   : {}),

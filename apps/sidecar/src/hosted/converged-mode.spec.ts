@@ -10,6 +10,8 @@ import { KubeClusterObjectReader, type HostedAwsInfrastructure } from '@fleet/di
 import {
   CRDS_DIR,
   HOSTED,
+  NodeLaunchSimulator,
+  eventually,
   hostedFixtureObjects,
   startEmulatedHostedCluster,
   type EmulatedHostedCluster,
@@ -302,6 +304,45 @@ describe('HostedRuntime (converged mode)', () => {
     });
   });
 
+  it('CSRs of a Karpenter node in the guest are approved with the fleet’s rules; the Node joins', async () => {
+    const r = runtime();
+    r.start();
+    await r.apply(order(4, enabled));
+    const sim = new NodeLaunchSimulator({
+      kube: cluster.guest,
+      ec2: cluster.ec2,
+      zone: `${HOSTED.region}a`,
+      karpenterUser: {
+        username: 'system:serviceaccount:kube-system:karpenter',
+        groups: [
+          'system:serviceaccounts',
+          'system:serviceaccounts:kube-system',
+          'system:authenticated',
+        ],
+      },
+      approvalTimeoutMs: 20_000,
+    });
+    const node = await sim.launch('general');
+    expect(cluster.guest.get('v1', 'Node', node.nodeName)).toBeDefined();
+    // The serving CSR can race the NodeClaim watch (a waiting NoNodeClaim first); the last word
+    // on each is the approval, with the instance checked against EC2.
+    for (const csr of [node.clientCsr, node.servingCsr])
+      await eventually(
+        () =>
+          r.approver
+            ?.unsentDecisions()
+            .filter((d) => d.csrName === csr)
+            .find((d) => d.decision === 'Approved' && d.reason === 'KarpenterCSRApprove'),
+        { timeoutMs: 10_000, what: `${csr} approved by the sidecar` },
+      );
+    expect(cluster.ec2.requestLog.some((e) => e.action === 'DescribeInstances')).toBe(true);
+    // Karpenter's node is gone again (the deletion tests count the fixture's NodeClaims only).
+    cluster.guest.delete('karpenter.sh/v1', 'NodeClaim', node.nodeClaim);
+    cluster.guest.patch('karpenter.sh/v1', 'NodeClaim', node.nodeClaim, undefined, {
+      metadata: { finalizers: null },
+    });
+  }, 30_000);
+
   it('deletion with the guest API server unreachable: the finalizer is released, the reason reported', async () => {
     const path = join(tmp, 'unreachable.kubeconfig');
     const kc = cluster.guest
@@ -346,10 +387,11 @@ describe('HostedRuntime (converged mode)', () => {
       stuck?.metadata?.deletionTimestamp,
     );
     expect(hcp()?.metadata?.finalizers).toContain(CONVERGED_FINALIZER);
-    // Karpenter terminates the instance and drops its finalizer.
-    cluster.guest.patch('karpenter.sh/v1', 'NodeClaim', 'general-abcde', undefined, {
-      metadata: { finalizers: null },
-    });
+    // Karpenter terminates the instances and drops its finalizers.
+    for (const claim of cluster.guest.list('karpenter.sh/v1', 'NodeClaim'))
+      cluster.guest.patch('karpenter.sh/v1', 'NodeClaim', claim.metadata!.name!, undefined, {
+        metadata: { finalizers: null },
+      });
     const last = await r.apply(order(6, enabled));
     expect(condition(last, 'Progressing')).toEqual(
       expect.objectContaining({ status: 'False', reason: 'AsExpected' }),

@@ -1,4 +1,5 @@
 import {
+  CERTIFICATE_SIGNING_REQUEST,
   DEPLOYMENT,
   NODECLAIM,
   type ClusterMetrics,
@@ -39,6 +40,7 @@ import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
 import type { StatusSnapshot } from '../runtime.js';
 import { ConvergedMode } from './converged-mode.js';
+import { CsrApprover, type CsrObject, type NodeClaimObject } from '../csr/csr-approver.js';
 
 export interface HostedRuntimeOptions {
   apiServers: ApiServers;
@@ -64,6 +66,8 @@ export interface HostedRuntimeOptions {
   tokenMinterImage?: string;
   /** Converged mode: the management cluster's proxy, handed to the operand. */
   proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
+  /** Converged mode: the CSR approver's cap (CSR_APPROVALS_PER_MINUTE). */
+  csrApprovalsPerMinute?: number;
 }
 
 const isUnserved = (err: unknown) => isNotFound(err);
@@ -77,7 +81,12 @@ const isUnserved = (err: unknown) => isNotFound(err);
  * why, ConflictingKarpenterOperator while HyperShift's own operator runs.
  */
 export class HostedRuntime {
-  readonly approver = undefined;
+  /**
+   * Converged mode approves the guest's CSRs with the fleet's full rules (the standalone
+   * approver, on guest watches); AutoNode mode leaves them to HyperShift.
+   */
+  approver: CsrApprover | undefined = undefined;
+  private approverWatches: ResourceWatch[] = [];
   private readonly hcps: ResourceWatch;
   private readonly deployments: ResourceWatch;
   private order?: ReconcileOrder;
@@ -150,6 +159,39 @@ export class HostedRuntime {
       this.guestOffs.push(w.on((type, object) => this.drift.observe(type, object)));
       if (this.started) w.start();
     }
+    if (this.options.mode === 'Converged') this.approveIn(client, watch);
+  }
+
+  /** The approver follows the guest client like the other guest watches. */
+  private approveIn(client: ClusterClient, watch: Watch): void {
+    const previous = this.approver;
+    previous?.stop();
+    for (const w of this.approverWatches) w.stop();
+    const { log } = this.options;
+    const csrs = new ResourceWatch<CsrObject>(
+      client.objects,
+      watch,
+      CERTIFICATE_SIGNING_REQUEST,
+      log,
+      { maxBackoffMs: 5_000 },
+    );
+    const nodeClaims = new ResourceWatch<NodeClaimObject>(client.objects, watch, NODECLAIM, log, {
+      // The NodeClaim CRD arrives with the sidecar's own first apply.
+      maxBackoffMs: 5_000,
+    });
+    this.approverWatches = [csrs, nodeClaims];
+    this.approver = new CsrApprover({
+      cluster: client,
+      csrs,
+      nodeClaims,
+      approvalsPerMinute: this.options.csrApprovalsPerMinute ?? 60,
+      log: log.child({ controller: 'karpenter-machine-approver' }),
+      onDecision: () => this.changed(false),
+    });
+    if (this.started) {
+      for (const w of this.approverWatches) w.start();
+      this.approver.start();
+    }
   }
 
   /**
@@ -197,6 +239,8 @@ export class HostedRuntime {
       this.options.log.warn({ err: String(err) }, 'guest kubeconfig not readable yet');
     }
     for (const w of this.guestWatches) w.start();
+    for (const w of this.approverWatches) w.start();
+    this.approver?.start();
   }
 
   async stop(): Promise<void> {
@@ -209,6 +253,8 @@ export class HostedRuntime {
     this.started = false;
     for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
+    this.approver?.stop();
+    for (const w of this.approverWatches) w.stop();
     this.options.driver.close();
     await this.chain.catch(() => undefined);
   }
@@ -483,6 +529,8 @@ export class HostedRuntime {
         return this.degraded(conditions, 'InvalidDesiredState', err.message);
       throw err;
     }
+    this.approver?.setNodeIdentityCheck(this.options.driver.nodeIdentity(infra));
+    for (const w of this.approverWatches) w.nudge();
     return this.convergedMode.reconcile(
       order,
       infra,
@@ -607,7 +655,7 @@ export class HostedRuntime {
       conditions,
       drift: this.drift.list(),
       metrics: { ...this.counts, nodePools },
-      csrDecisions: [],
+      csrDecisions: this.approver?.unsentDecisions() ?? [],
     });
   }
 }
