@@ -343,6 +343,104 @@ describe('HostedRuntime (converged mode)', () => {
     });
   }, 30_000);
 
+  it('across a control plane upgrade: AMI and user data held while it runs, so no NodeClaim drifts before it completes', async () => {
+    const OLD_AMI = 'ami-0rhcos4213west2001';
+    const NEW_AMI = 'ami-0rhcos4215west2001';
+    cluster.guest.seed([
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodeClaim',
+        metadata: { name: 'general-old', labels: { 'karpenter.sh/nodepool': 'general' } },
+        spec: {
+          nodeClassRef: {
+            group: 'karpenter.k8s.aws',
+            kind: 'EC2NodeClass',
+            name: 'karpenter-fleet',
+          },
+          requirements: [],
+        },
+        status: { imageID: OLD_AMI },
+      },
+    ]);
+    const ec2NodeClass = () =>
+      cluster.guest.get('karpenter.k8s.aws/v1', 'EC2NodeClass', 'karpenter-fleet')!.spec as {
+        amiSelectorTerms: { id: string }[];
+        userData: string;
+      };
+    // Karpenter's AMI drift: a NodeClaim whose image its EC2NodeClass no longer selects.
+    const drifted = () => {
+      const ids = ec2NodeClass().amiSelectorTerms.map((t) => t.id);
+      return cluster.guest
+        .list('karpenter.sh/v1', 'NodeClaim')
+        .filter((c) => {
+          const image = (c.status as { imageID?: string } | undefined)?.imageID;
+          return image !== undefined && !ids.includes(image);
+        })
+        .map((c) => c.metadata?.name);
+    };
+    const before = ec2NodeClass();
+    const history = (state: string) => ({
+      desired: {
+        version: '4.21.5',
+        image: 'quay.io/openshift-release-dev/ocp-release:4.21.5-x86_64',
+      },
+      history: [
+        {
+          version: '4.21.5',
+          image: 'quay.io/openshift-release-dev/ocp-release:4.21.5-x86_64',
+          state,
+          startedTime: '2026-12-01T10:00:00Z',
+          // Null while the upgrade runs (HyperShift's API: required, nullable).
+          completionTime: state === 'Completed' ? '2026-12-01T10:47:00Z' : null,
+          verified: true,
+        },
+        {
+          version: '4.21.3',
+          image: 'quay.io/openshift-release-dev/ocp-release:4.21.3-x86_64',
+          state: 'Completed',
+          startedTime: '2026-11-02T10:00:00Z',
+          completionTime: '2026-11-02T10:41:00Z',
+          verified: true,
+        },
+      ],
+      observedGeneration: 2,
+    });
+    // The upgrade starts; HyperShift's pipeline writes the new release's AMI and user data.
+    cluster.management.patchStatus(HC_API, 'HostedControlPlane', 'alpha', HOSTED.hcpNamespace, {
+      versionStatus: history('Partial'),
+    });
+    const secret = userDataSecret();
+    cluster.management.patch('v1', 'Secret', secret.metadata.name, HOSTED.hcpNamespace, {
+      metadata: { labels: { 'hypershift.openshift.io/ami': NEW_AMI } },
+      data: {
+        value: Buffer.from('{"ignition":{"version":"3.2.0"},"release":"4.21.5"}').toString(
+          'base64',
+        ),
+      },
+    });
+    const r = runtime();
+    const during = await r.apply(order(5, enabled));
+    expect(condition(during, 'UpgradeDriftHeld')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'ControlPlaneUpdating' }),
+    );
+    expect(ec2NodeClass().amiSelectorTerms).toEqual([{ id: OLD_AMI }]);
+    expect(ec2NodeClass().userData).toBe(before.userData);
+    expect(drifted()).toEqual([]);
+
+    // The upgrade completes: the EC2NodeClass moves, and Karpenter's NodeClaim drifts now.
+    cluster.management.patchStatus(HC_API, 'HostedControlPlane', 'alpha', HOSTED.hcpNamespace, {
+      versionStatus: history('Completed'),
+    });
+    const after = await r.apply(order(5, enabled));
+    expect(condition(after, 'UpgradeDriftHeld')).toEqual(
+      expect.objectContaining({ status: 'False', reason: 'AsExpected' }),
+    );
+    expect(ec2NodeClass().amiSelectorTerms).toEqual([{ id: NEW_AMI }]);
+    expect(ec2NodeClass().userData).toContain('4.21.5');
+    expect(drifted()).toEqual(['general-old']);
+    cluster.guest.delete('karpenter.sh/v1', 'NodeClaim', 'general-old');
+  });
+
   it('deletion with the guest API server unreachable: the finalizer is released, the reason reported', async () => {
     const path = join(tmp, 'unreachable.kubeconfig');
     const kc = cluster.guest

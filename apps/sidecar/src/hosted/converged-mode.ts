@@ -202,6 +202,14 @@ export class ConvergedMode {
     );
     const notReady = derivation.notReady;
     conditions.set(
+      'UpgradeDriftHeld',
+      derivation.held.length > 0 ? 'True' : 'False',
+      derivation.held.length > 0 ? 'ControlPlaneUpdating' : 'AsExpected',
+      derivation.held.length > 0
+        ? `the control plane is upgrading to ${infra.release.desiredVersion ?? 'a new release'}: EC2NodeClass(es) ${derivation.held.join(', ')} keep their AMI and user data until it completes, so no node drifts before`
+        : 'no AMI or user data held',
+    );
+    conditions.set(
       'NodeClassesReady',
       notReady.length === 0 ? 'True' : 'False',
       notReady.length === 0 ? 'AsExpected' : notReady[0]!.reason,
@@ -237,6 +245,7 @@ export class ConvergedMode {
     applied: number;
     derived: number;
     notReady: NodeClassNotReadyError[];
+    held: string[];
   }> {
     const guest = this.options.guest();
     const [sources, secrets] = await Promise.all([
@@ -248,6 +257,7 @@ export class ConvergedMode {
     ]);
     let applied = 0;
     let derived = 0;
+    const held: string[] = [];
     const notReady: NodeClassNotReadyError[] = [];
     const names = new Set<string>();
     for (const source of sources) {
@@ -256,8 +266,13 @@ export class ConvergedMode {
       names.add(name);
       let ready: { status: string; reason: string; message: string };
       try {
-        const ec2 = deriveEC2NodeClass(source, findUserDataSecret(name, secrets), infra);
-        await guest.apply(ec2);
+        const ec2 = await this.holdDuringUpgrade(
+          deriveEC2NodeClass(source, findUserDataSecret(name, secrets), infra),
+          source,
+          infra,
+        );
+        if (ec2.held) held.push(name);
+        await guest.apply(ec2.object);
         applied++;
         derived++;
         ready = { status: 'True', reason: 'Ready', message: `EC2NodeClass ${name} derived` };
@@ -299,7 +314,42 @@ export class ConvergedMode {
         name: live.metadata.name,
       });
     }
-    return { applied, derived, notReady };
+    return { applied, derived, notReady, held };
+  }
+
+  /**
+   * The upgrade-drift policy (docs/DOMAIN-PARITY.md "Upgrades"): while the control plane is
+   * upgrading (the newest release history entry is Partial), an EC2NodeClass that exists keeps
+   * the AMI and user data it has, so Karpenter marks no NodeClaim drifted before the control
+   * plane has finished; both are held together, since either alone makes Karpenter drift (what
+   * undid HyperShift's first attempt, which held the user data only). A NodeClass pinned to a
+   * version (`spec.version`) is not held, nor is a new one (nothing to hold).
+   */
+  private async holdDuringUpgrade(
+    derived: KubeObject,
+    source: KubeObject,
+    infra: HostedAwsInfrastructure,
+  ): Promise<{ object: KubeObject; held: boolean }> {
+    const pinned = typeof (source.spec as { version?: unknown } | undefined)?.version === 'string';
+    if (!infra.release.updating || pinned) return { object: derived, held: false };
+    const live = await this.options.guest().read<KubeObject>({
+      apiVersion: EC2_NODE_CLASS.apiVersion,
+      kind: EC2_NODE_CLASS.kind,
+      name: derived.metadata.name,
+    });
+    const liveSpec = live?.spec as { amiSelectorTerms?: unknown; userData?: unknown } | undefined;
+    if (!liveSpec?.amiSelectorTerms) return { object: derived, held: false };
+    return {
+      object: {
+        ...derived,
+        spec: {
+          ...(derived.spec as Record<string, unknown>),
+          amiSelectorTerms: liveSpec.amiSelectorTerms,
+          ...(liveSpec.userData !== undefined ? { userData: liveSpec.userData } : {}),
+        },
+      },
+      held: true,
+    };
   }
 
   /** HostedControlPlane status.autoNode, computed as HyperShift's karpenter-operator does. */
