@@ -87,6 +87,7 @@ export class HostedRuntime {
    */
   approver: CsrApprover | undefined = undefined;
   private approverWatches: ResourceWatch[] = [];
+  private approverOff?: () => void;
   private readonly hcps: ResourceWatch;
   private readonly deployments: ResourceWatch;
   private order?: ReconcileOrder;
@@ -180,6 +181,9 @@ export class HostedRuntime {
       maxBackoffMs: 5_000,
     });
     this.approverWatches = [csrs, nodeClaims];
+    // A NodeClaim coming or going changes HostedControlPlane status.autoNode: look again.
+    this.approverOff?.();
+    this.approverOff = nodeClaims.on(() => this.soon());
     this.approver = new CsrApprover({
       cluster: client,
       csrs,
@@ -224,10 +228,7 @@ export class HostedRuntime {
   start(): void {
     // HyperShift's changes (spec.autoNode copied, its Deployments, status.autoNode) are the
     // signal to look again; the order is re-run, which only reads when nothing changed.
-    const again = () => {
-      clearTimeout(this.debounce);
-      this.debounce = setTimeout(() => void this.recheck(), 100);
-    };
+    const again = () => this.soon();
     this.offs.push(this.hcps.on(again), this.deployments.on(again));
     this.hcps.start();
     this.deployments.start();
@@ -243,6 +244,12 @@ export class HostedRuntime {
     this.approver?.start();
   }
 
+  /** Looks again shortly (events come in bursts). */
+  private soon(): void {
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.recheck(), 100);
+  }
+
   async stop(): Promise<void> {
     clearTimeout(this.requeueTimer);
     clearTimeout(this.debounce);
@@ -254,6 +261,7 @@ export class HostedRuntime {
     for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
     this.approver?.stop();
+    this.approverOff?.();
     for (const w of this.approverWatches) w.stop();
     this.options.driver.close();
     await this.chain.catch(() => undefined);
