@@ -42,7 +42,11 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         reader: (target) =>
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
         // The hosted driver finds its HostedControlPlane in the sidecar's own (HCP) namespace.
-        env: { ...env, SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE },
+        env: {
+          ...env,
+          SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE,
+          HOSTED_MODE: config.HOSTED_MODE,
+        },
         dryRunCreate: (target, object) => apiServers.client(target).dryRunCreate(object),
         sameApiServer: apiServers.single,
         requestToken: (target, namespace, serviceAccount, seconds) =>

@@ -141,6 +141,13 @@ describe('HostedRuntime (converged mode)', () => {
     rmSync(tmp, { recursive: true, force: true });
   });
 
+  it('the hosted driver owns HostedControlPlane status.autoNode in converged mode only', () => {
+    const driver = (env: Record<string, string>) =>
+      AWS_HOSTED_DRIVER.create({ reader: () => undefined as never, env }).statusSurfaces;
+    expect(driver(cluster.sidecarEnv)).toEqual(['HostedControlPlaneAutoNode']);
+    expect(driver({ ...cluster.sidecarEnv, HOSTED_MODE: 'AutoNode' })).toEqual([]);
+  });
+
   it('enabling: the operand in the HCP namespace, CRDs, RBAC and the fleet’s objects in the guest; a NodeClass without its user-data Secret is not ready', async () => {
     const r = runtime();
     const result = await r.apply(order(1, enabled));

@@ -15,7 +15,13 @@ import {
   verifyAwsNodeIdentity,
   type DescribeInstancesLookup,
 } from '../aws/node-identity.js';
-import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
+import type {
+  ClusterDriver,
+  DriverContext,
+  DriverRegistration,
+  PlatformRules,
+  StatusSurface,
+} from '../driver.js';
 import type {
   CloudProvider,
   CustomResourceDefinitionSource,
@@ -188,11 +194,14 @@ class AwsHostedDriver implements ClusterDriver<HostedAwsInfrastructure> {
   readonly platform = 'AWS';
   readonly topology = 'HOSTED';
   readonly provider: AwsHostedCloudProvider;
-  readonly statusSurfaces = [] as const;
+  /** In converged mode the sidecar writes HostedControlPlane.status.autoNode; HyperShift otherwise. */
+  readonly statusSurfaces: readonly StatusSurface[];
   private readonly clients = new Map<string, EC2Client>();
 
   constructor(private readonly context: DriverContext) {
     this.provider = new AwsHostedCloudProvider(context.env.SIDECAR_NAMESPACE ?? '');
+    this.statusSurfaces =
+      context.env.HOSTED_MODE === 'Converged' ? ['HostedControlPlaneAutoNode'] : [];
   }
 
   discover() {
