@@ -73,12 +73,12 @@ export interface HostedRuntimeOptions {
 const isUnserved = (err: unknown) => isNotFound(err);
 
 /**
- * A hosted cluster in AutoNode mode: HyperShift runs Karpenter (its karpenter-operator and the
- * operand in the HCP namespace), the sidecar drives it. Enabling sets HostedCluster.spec.autoNode,
+ * A hosted cluster. In AutoNode mode HyperShift runs Karpenter (its karpenter-operator and the
+ * operand in the HCP namespace), the sidecar drives it: enabling sets HostedCluster.spec.autoNode,
  * disabling clears it; in the guest the sidecar keeps the default OpenshiftEC2NodeClass and the
- * NodePools of desired state, and it reports what HyperShift reports. Converged mode (the sidecar
- * running the operand itself) is not built: asked for it, the sidecar writes nothing and says
- * why, ConflictingKarpenterOperator while HyperShift's own operator runs.
+ * NodePools of desired state, and it reports what HyperShift reports. In converged mode the
+ * sidecar runs Karpenter itself (converged-mode.ts), never beside HyperShift's own operator:
+ * then it writes nothing and reports ConflictingKarpenterOperator.
  */
 export class HostedRuntime {
   /**
