@@ -448,6 +448,48 @@ describe('HostedRuntime (converged mode)', () => {
     cluster.guest.delete('karpenter.sh/v1', 'NodeClaim', 'general-old');
   });
 
+  it('disabling: the fleet’s guest objects first, the operand kept while NodeClaims are left, then removed and the finalizer released', async () => {
+    const r = runtime();
+    const waiting = await r.apply(order(6, { webIdentityRoleArn: ROLE }));
+    expect(condition(waiting, 'Progressing')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'WaitingForNodeClaims' }),
+    );
+    expect(cluster.guest.list('karpenter.sh/v1', 'NodePool')).toEqual([]);
+    expect(
+      cluster.management.get('apps/v1', 'Deployment', CONVERGED_OPERAND_NAME, HOSTED.hcpNamespace),
+    ).toBeDefined();
+    // Karpenter removes its NodeClaims.
+    for (const claim of cluster.guest.list('karpenter.sh/v1', 'NodeClaim'))
+      cluster.guest.delete('karpenter.sh/v1', 'NodeClaim', claim.metadata!.name!);
+    const done = await r.apply(order(6, { webIdentityRoleArn: ROLE }));
+    expect(condition(done, 'Available')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'KarpenterDisabled' }),
+    );
+    expect(
+      cluster.management.get('apps/v1', 'Deployment', CONVERGED_OPERAND_NAME, HOSTED.hcpNamespace),
+    ).toBeUndefined();
+    expect(cluster.guest.list('karpenter.k8s.aws/v1', 'EC2NodeClass')).toEqual([]);
+    expect(
+      cluster.guest.get(
+        'admissionregistration.k8s.io/v1',
+        'ValidatingAdmissionPolicy',
+        'karpenter-fleet-ec2nodeclass-derived',
+      ),
+    ).toBeUndefined();
+    expect(hcp()?.metadata?.finalizers ?? []).not.toContain(CONVERGED_FINALIZER);
+    // The CRDs stay (Karpenter's objects of other owners may use them).
+    expect(
+      cluster.guest.get(
+        'apiextensions.k8s.io/v1',
+        'CustomResourceDefinition',
+        'nodeclaims.karpenter.sh',
+      ),
+    ).toBeDefined();
+    // Enabled again for what follows.
+    await r.apply(order(7, enabled));
+    expect(hcp()?.metadata?.finalizers).toContain(CONVERGED_FINALIZER);
+  });
+
   it('deletion with the guest API server unreachable: the finalizer is released, the reason reported', async () => {
     const path = join(tmp, 'unreachable.kubeconfig');
     const kc = cluster.guest
@@ -469,9 +511,25 @@ describe('HostedRuntime (converged mode)', () => {
     await runtime().apply(order(5, enabled));
     expect(hcp()?.metadata?.finalizers).toContain(CONVERGED_FINALIZER);
     // A NodeClaim Karpenter cannot finish (its finalizer stays until Karpenter removes it).
-    cluster.guest.patch('karpenter.sh/v1', 'NodeClaim', 'general-abcde', undefined, {
-      metadata: { finalizers: ['karpenter.sh/termination'] },
-    });
+    cluster.guest.seed([
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodeClaim',
+        metadata: {
+          name: 'general-abcde',
+          labels: { 'karpenter.sh/nodepool': 'general' },
+          finalizers: ['karpenter.sh/termination'],
+        },
+        spec: {
+          nodeClassRef: {
+            group: 'karpenter.k8s.aws',
+            kind: 'EC2NodeClass',
+            name: 'karpenter-fleet',
+          },
+          requirements: [],
+        },
+      },
+    ]);
     cluster.management.delete(HC_API, 'HostedControlPlane', 'alpha', HOSTED.hcpNamespace);
 
     const r = runtime();
