@@ -1,4 +1,5 @@
 import {
+  type AwsHostedCloudProvider,
   clusterApiLocation,
   loadCustomResourceDefinitions,
   type ClusterDriver,
@@ -42,7 +43,11 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         reader: (target) =>
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
         // The hosted driver finds its HostedControlPlane in the sidecar's own (HCP) namespace.
-        env: { ...env, SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE },
+        env: {
+          ...env,
+          SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE,
+          HOSTED_MODE: config.HOSTED_MODE,
+        },
         dryRunCreate: (target, object) => apiServers.client(target).dryRunCreate(object),
         sameApiServer: apiServers.single,
         requestToken: (target, namespace, serviceAccount, seconds) =>
@@ -50,7 +55,26 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         connection: (target) => apiServers.client(target).connection(),
       });
       if (registration.topology === 'HOSTED') {
+        const provider = driver.provider as AwsHostedCloudProvider;
+        const proxy = {
+          ...(env.HTTP_PROXY ? { httpProxy: env.HTTP_PROXY } : {}),
+          ...(env.HTTPS_PROXY ? { httpsProxy: env.HTTPS_PROXY } : {}),
+          ...(env.NO_PROXY ? { noProxy: env.NO_PROXY } : {}),
+        };
         return new HostedRuntime({
+          ...(config.HOSTED_MODE === 'Converged'
+            ? {
+                crds: await loadCustomResourceDefinitions(
+                  provider.convergedCustomResourceDefinitions(),
+                  config.CRD_DIR,
+                ),
+                proxy,
+                csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
+                ...(config.HOSTED_TOKEN_MINTER_IMAGE
+                  ? { tokenMinterImage: config.HOSTED_TOKEN_MINTER_IMAGE }
+                  : {}),
+              }
+            : {}),
           apiServers,
           driver: driver as ClusterDriver<HostedAwsInfrastructure>,
           reader: new KubeClusterObjectReader(
