@@ -99,7 +99,13 @@ else if (load) {
     `| bare Node HTTP server answering 202, wrk ${r.connections} connections, ${r.seconds} s | ${f(bareRate)} requests/s (p99 ${f(r.bare.p99Ms, 1)} ms) | | | generator: wrk ${f(r.bare.generatorCores, 2)} cores |`,
     `| report ingest from ${r.clusters} distinct clusters (own tokens), API and worker as processes, wrk ${r.connections} connections, ${r.seconds} s: accepted | ${f(r.acceptedPerSecond)} reports/s (p99 ${f(r.api.p99Ms, 1)} ms, ${r.api.non2xx} refused, ${r.api.socketErrors} socket errors) | the bare server: ${f(bareRate)} requests/s | ${f(r.acceptedPerSecond / bareRate, 3)} of bare | ≥ 10,000 reports/s |`,
     `| the same: committed to PostgreSQL (health samples) | ${f(r.committedPerSecond)} reports/s (${r.committed} of ${r.api.requests - r.api.non2xx} accepted) | | | ≥ 10,000 reports/s, none lost |`,
-    `| CPU over that run, in cores (2 on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)} | | | the generator is not the limit |`,
+    `| CPU over that run, in cores (2 on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)} (machine load average ${r.loadAverage.map((l) => f(l, 1)).join(' → ')}) | | | the generator is not the limit |`,
+  );
+  const hb = r.heartbeats;
+  const hbCores = (name: string) => f(hb.cpu[name]?.cores ?? 0, 2);
+  lines.push(
+    `| heartbeats that change nothing (the applied report's digest) over the same ${r.clusters} clusters, wrk ${r.connections} connections, ${r.seconds} s | ${f(hb.acceptedPerSecond)} heartbeats/s accepted (p99 ${f(hb.wrk.p99Ms, 1)} ms; ${hb.wrk.non2xx} answered 409: no applied digest for that cluster yet); liveness of ${hb.flushedClusters} clusters flushed to PostgreSQL | the bare server: ${f(bareRate)} requests/s | ${f(hb.acceptedPerSecond / bareRate, 3)} of bare | next to nothing |`,
+    `| CPU over the heartbeats, in cores | API ${hbCores('api')}, worker ${hbCores('worker')}, PostgreSQL ${hbCores('postgres')}, Redis ${hbCores('redis')}, wrk ${f(hb.wrk.generatorCores, 2)} | | | |`,
   );
 }
 if (connections instanceof Error) failed('Redis connections', connections);
