@@ -190,7 +190,17 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const observed = [RECONCILE_QUEUE, STATUS_INGEST_QUEUE, DEAD_LETTER_QUEUE].map(
     (name) => new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX }),
   );
-  fleetMetrics.ingestLag(registry, () => oldestQueuedAt(observed[1]!));
+  // The oldest of the BullMQ queue's jobs and of the report stream's entries (each entry stays
+  // until committed; its id begins with the time Redis appended it).
+  fleetMetrics.ingestLag(registry, async () => {
+    const [queued, first] = await Promise.all([
+      oldestQueuedAt(observed[1]!),
+      producer.xrange(ingestKey(config.QUEUE_PREFIX, 'reports'), '-', '+', 'COUNT', 1),
+    ]);
+    const streamed = first[0] ? Number(first[0][0].split('-')[0]) : undefined;
+    const stamps = [queued, streamed].filter((t): t is number => t !== undefined);
+    return stamps.length ? Math.min(...stamps) : undefined;
+  });
   fleetMetrics.fleetState(registry, () => readFleetState(pool));
   fleetMetrics.queueDepth(registry, async () => {
     const counts = await Promise.all(
