@@ -2,6 +2,7 @@ import { matchesLabelSelector, parseLabelSelector } from '@fleet/contracts';
 import type { Prisma } from '@fleet/database';
 import {
   ProfileSpec,
+  canonicalJson,
   composeEffectiveState,
   type BoundProfile,
   type EffectiveState,
@@ -16,24 +17,17 @@ type Tx = Prisma.TransactionClient;
  * Every function runs in the caller's transaction, which holds the cluster's desired-state lock.
  */
 
-/** The profile revisions a cluster is bound to. */
+/** The profile revisions a cluster is bound to (one query: the revision each binding names). */
 export async function boundProfiles(tx: Tx, clusterId: string): Promise<BoundProfile[]> {
-  const rows = await tx.clusterProfile.findMany({
-    where: { clusterId },
-    include: { profile: { select: { name: true, revisions: true } } },
-  });
-  return rows.flatMap((b) => {
-    const rev = b.profile.revisions.find((r) => r.revision === b.revision);
-    if (!rev) return [];
-    return [
-      {
-        name: b.profile.name,
-        priority: rev.priority,
-        revision: rev.revision,
-        spec: ProfileSpec.parse(rev.spec),
-      },
-    ];
-  });
+  const rows = await tx.$queryRaw<
+    { name: string; priority: number; revision: number; spec: unknown }[]
+  >`
+    SELECT p.name, r.priority, r.revision, r.spec
+      FROM "ClusterProfile" b
+      JOIN "Profile" p ON p.id = b."profileId"
+      JOIN "ProfileRevision" r ON r."profileId" = b."profileId" AND r.revision = b.revision
+     WHERE b."clusterId" = ${clusterId}::uuid`;
+  return rows.map((r) => ({ ...r, spec: ProfileSpec.parse(r.spec) }));
 }
 
 /** The cluster's own overrides as stored. */
@@ -45,52 +39,63 @@ export async function clusterOverrides(tx: Tx, clusterId: string): Promise<Profi
   return ProfileSpec.parse(row.overrides ?? {});
 }
 
-/** The effective state from bindings and overrides, as it would be materialized now. */
+/**
+ * The effective state from bindings and overrides (the stored ones, or `overrides` about to be
+ * stored), as it would be materialized now.
+ */
 export async function effectiveStateOf(
   tx: Tx,
   clusterId: string,
   overrides?: ProfileSpec,
 ): Promise<EffectiveState> {
-  const cluster = await tx.cluster.findUniqueOrThrow({
-    where: { id: clusterId },
-    select: { platform: true, topology: true, managementCluster: true },
+  const row = await tx.desiredState.findUniqueOrThrow({
+    where: { clusterId },
+    select: {
+      overrides: true,
+      cluster: { select: { platform: true, topology: true, managementCluster: true } },
+    },
   });
   return composeEffectiveState(
     await boundProfiles(tx, clusterId),
-    overrides ?? (await clusterOverrides(tx, clusterId)),
-    cluster,
+    overrides ?? ProfileSpec.parse(row.overrides ?? {}),
+    row.cluster,
   );
 }
 
 /**
- * Writes the effective state into DesiredState (settings, sources) and the NodePool rows
- * (created, replaced, deleted to match). The caller bumps the generation when it changed.
+ * Writes the effective state into DesiredState (settings, sources, and `overrides` when given)
+ * and the NodePool rows (created, replaced, deleted to match, untouched when equal). The caller
+ * bumps the generation when it changed. Kept to a handful of queries: it runs inside every
+ * desired-state change's transaction.
  */
 export async function materializeEffectiveState(
   tx: Tx,
   clusterId: string,
+  overrides?: ProfileSpec,
 ): Promise<EffectiveState> {
-  const state = await effectiveStateOf(tx, clusterId);
+  const state = await effectiveStateOf(tx, clusterId, overrides);
   const { featureGates, nodeClassOverrides, ...rest } = state.settings;
   await tx.desiredState.update({
     where: { clusterId },
     data: {
       ...rest,
-      featureGates: featureGates,
+      featureGates,
       nodeClassOverrides: nodeClassOverrides as Prisma.InputJsonObject,
       sources: state.sources,
+      ...(overrides ? { overrides: overrides as Prisma.InputJsonObject } : {}),
     },
   });
-  const names = state.nodePools.map((p) => p.name);
-  await tx.nodePool.deleteMany({ where: { clusterId, name: { notIn: names } } });
   const existing = new Map(
     (await tx.nodePool.findMany({ where: { clusterId }, select: { name: true, spec: true } })).map(
-      (p) => [p.name, JSON.stringify(p.spec)],
+      (p) => [p.name, canonicalJson(p.spec)],
     ),
   );
+  const names = new Set(state.nodePools.map((p) => p.name));
+  const gone = [...existing.keys()].filter((name) => !names.has(name));
+  if (gone.length) await tx.nodePool.deleteMany({ where: { clusterId, name: { in: gone } } });
   for (const pool of state.nodePools) {
     const spec = pool.spec as Prisma.InputJsonObject;
-    if (existing.get(pool.name) === JSON.stringify(pool.spec)) continue;
+    if (existing.get(pool.name) === canonicalJson(pool.spec)) continue;
     await tx.nodePool.upsert({
       where: { clusterId_name: { clusterId, name: pool.name } },
       create: { clusterId, name: pool.name, spec },
@@ -106,11 +111,7 @@ export async function writeOverrides(
   clusterId: string,
   overrides: ProfileSpec,
 ): Promise<EffectiveState> {
-  await tx.desiredState.update({
-    where: { clusterId },
-    data: { overrides: overrides as Prisma.InputJsonObject },
-  });
-  return materializeEffectiveState(tx, clusterId);
+  return materializeEffectiveState(tx, clusterId, overrides);
 }
 
 /**
@@ -127,6 +128,8 @@ export async function syncMemberships(
   const profiles = await tx.profile.findMany({
     select: { id: true, selector: true, revision: true, deletedAt: true },
   });
+  // No profile, no binding (they cascade): registrations of a fleet without profiles stay as short.
+  if (!profiles.length) return false;
   const bound = new Map(
     (await tx.clusterProfile.findMany({ where: { clusterId } })).map((b) => [b.profileId, b]),
   );

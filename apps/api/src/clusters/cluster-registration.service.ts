@@ -97,8 +97,8 @@ export class ClusterRegistration {
         });
         // Membership follows labels from the start: the profiles its labels match are in its
         // generation-1 order (docs/PROFILES.md), so it never runs without them first.
-        if (await syncMemberships(tx, created.id, valid.labels ?? {}))
-          await materializeEffectiveState(tx, created.id);
+        const bound = await syncMemberships(tx, created.id, valid.labels ?? {});
+        if (bound) await materializeEffectiveState(tx, created.id);
         await this.audit.record(
           tx,
           principal,
@@ -107,7 +107,9 @@ export class ClusterRegistration {
           null,
           await clusterSnapshot(tx, created.id),
         );
-        return tx.cluster.findUniqueOrThrow({ where: { id: created.id }, include: withEverything });
+        return bound
+          ? tx.cluster.findUniqueOrThrow({ where: { id: created.id }, include: withEverything })
+          : created;
       });
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {

@@ -20,7 +20,7 @@ const STRATEGY = {
   type: () => RolloutStrategyInput,
   nullable: true,
   description:
-    'The waves the change goes to the affected clusters in (as startRollout takes them); default one wave per 10%.',
+    'The waves the change goes to the affected clusters in (as startRollout takes them); default: one cluster, then 10 %, 50 %, 100 %.',
 } as const;
 
 @Resolver(() => Profile)
