@@ -28,6 +28,12 @@ for (const dir of [
   cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
 }
 
+// The sidecar's single-file bundle (dist/apps/sidecar/main.mjs), which deploy/ and every test run.
+execFileSync(process.execPath, [join(root, 'scripts', 'bundle-sidecar.mjs')], {
+  cwd: root,
+  stdio: 'inherit',
+});
+
 // The web console: operation types regenerated from the committed schema.gql (so a schema change
 // that breaks an operation fails here), then bundled by Vite into dist/apps/console, which the API
 // serves at / and the container image carries with the rest of dist/apps.

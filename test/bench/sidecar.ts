@@ -13,7 +13,10 @@ import type { AddressInfo } from 'node:net';
 import { startEmulatedCluster } from '../support/emulated-cluster.js';
 import { CRDS_DIR } from '../support/fixtures.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
-import { eventually, freePort, startProcess } from '../support/processes.js';
+import { eventually, freePort } from '../support/processes.js';
+import { imageSidecar, startSidecarProcessWith } from '../support/sidecar-process.js';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { testQueuePrefix } from '../support/database.js';
 import { percentile } from './stats.js';
 
@@ -21,7 +24,41 @@ export interface SidecarBenchResult {
   nodes: number;
   approvalMs: { p50: number; p99: number };
   restRssMb: number;
+  restHeapMb: number;
+  /** Same run, same process settings: Node with the sidecar's libraries loaded, doing nothing. */
+  floorRssMb: number;
   restRequestsPerMinute: number;
+}
+
+/**
+ * What the sidecar cannot go below on this runtime: a Node process started with the image's
+ * settings that loads the libraries it is built on (client-node, the EC2 client, BullMQ, ioredis,
+ * pino, zod) and then does nothing, measured after 10 s.
+ */
+async function floorRssMb(): Promise<number> {
+  const script =
+    "for (const m of ['@kubernetes/client-node', '@aws-sdk/client-ec2', 'bullmq', 'ioredis', 'pino', 'zod']) await import(m); setInterval(() => {}, 60_000);";
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: process.cwd(),
+    env: { ...process.env, NODE_OPTIONS: '', ...imageSidecar().env },
+    stdio: 'ignore',
+  });
+  try {
+    await new Promise((r) => setTimeout(r, 10_000));
+    const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+    if (!kb) throw new Error('no VmRSS for the floor process');
+    return Number(kb) / 1024;
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+async function heapMb(opsUrl: string): Promise<number> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  const match = /^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\d+(?:\.\d+)?)/m.exec(text);
+  if (!match) throw new Error('sidecar /metrics has no nodejs_heap_size_used_bytes');
+  return Number(match[1]) / 2 ** 20;
 }
 
 async function rssMb(opsUrl: string): Promise<number> {
@@ -52,8 +89,7 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
   });
   await new Promise<void>((resolve) => reports.listen(0, '127.0.0.1', resolve));
   const reportsUrl = `http://127.0.0.1:${(reports.address() as AddressInfo).port}`;
-  const sidecar = startProcess(
-    'dist/apps/sidecar/src/main.js',
+  const sidecar = startSidecarProcessWith(
     {
       ...cluster.sidecarEnv,
       CLUSTER_ID: clusterId,
@@ -65,7 +101,9 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
       OPS_PORT: String(opsPort),
       // The approval cap (default 60/min) is a safety brake; here we measure speed, not the brake.
       CSR_APPROVALS_PER_MINUTE: '10000',
-      NODE_OPTIONS: process.env.BENCH_SIDECAR_NODE_OPTIONS ?? '',
+      ...(process.env.BENCH_SIDECAR_NODE_OPTIONS !== undefined
+        ? { NODE_OPTIONS: process.env.BENCH_SIDECAR_NODE_OPTIONS }
+        : {}),
     },
     'sidecar',
   );
@@ -164,6 +202,8 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
       nodes,
       approvalMs: { p50: percentile(samples, 50), p99: percentile(samples, 99) },
       restRssMb: await rssMb(`http://127.0.0.1:${opsPort}`),
+      restHeapMb: await heapMb(`http://127.0.0.1:${opsPort}`),
+      floorRssMb: await floorRssMb(),
       restRequestsPerMinute: (requests / restSeconds) * 60,
     };
   } finally {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { deployDocuments, type ManifestDocument } from '@fleet/testing';
+import { deployDocuments, imageSidecar, type ManifestDocument } from '@fleet/testing';
+import { existsSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { z } from 'zod';
 import { ApiConfigSchema } from '../../apps/api/src/config.js';
@@ -90,6 +91,31 @@ describe('deploy/ manifests', () => {
       }
     },
   );
+
+  it('every sidecar Deployment runs what the image runs: the bundle, with the image’s process settings', () => {
+    const image = imageSidecar();
+    expect(image.args).toEqual(['dist/apps/sidecar/main.mjs']);
+    expect(Object.keys(image.env).sort()).toEqual([
+      'MALLOC_ARENA_MAX',
+      'MALLOC_TRIM_THRESHOLD_',
+      'NODE_OPTIONS',
+    ]);
+    const sidecars = all.flatMap((f) =>
+      f.docs
+        .filter((d) => d.kind === 'Deployment' && d.metadata?.name === 'karpenter-fleet-sidecar')
+        .map((d) => [f.file, d] as const),
+    );
+    expect(sidecars.length).toBe(4);
+    for (const [file, deployment] of sidecars) {
+      const [container] = containersOf(deployment) as (Container & { command?: string[] })[];
+      expect({ file, command: container?.command }).toEqual({
+        file,
+        command: ['node', ...image.args],
+      });
+    }
+    // The build writes it (scripts/bundle-sidecar.mjs); the image copies dist/apps.
+    expect(existsSync('dist/apps/sidecar/main.mjs')).toBe(true);
+  });
 
   it('sets only env vars the app config schemas know', () => {
     const deployments = all.flatMap((f) =>

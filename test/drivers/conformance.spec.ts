@@ -63,6 +63,9 @@ const FIXTURES: Record<
       region: HOSTED.region,
       release: { desiredVersion: '4.21.3', updating: false },
       autoNodeStatus: {},
+      resourceTags: [{ key: 'cost-center', value: '5120' }],
+      deleting: false,
+      finalizers: [],
     }),
   },
   // The fixture once its workers boot a no-plan marketplace image (as installed it is refused).

@@ -1,11 +1,12 @@
 import {
+  ingestKey,
+  INGEST_REPORT_FIELD,
   sidecarQueueName,
-  STATUS_INGEST_QUEUE,
   type Condition,
   type ReconcileOrder,
   type StatusReport,
 } from '@fleet/contracts';
-import { Queue, Worker } from 'bullmq';
+import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { RunningApi } from '../api/start-api.js';
@@ -171,31 +172,22 @@ export async function flushRedisDb(redisUrl: string): Promise<void> {
   }
 }
 
-/** Queues reports exactly as the API's report endpoint does (same queue, same retry options). */
+/** Queues reports exactly as the API's report endpoint does: one entry each on the report stream. */
 export async function enqueueReports(
   redisUrl: string,
   prefix: string,
   reports: readonly StatusReport[],
 ): Promise<void> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue<StatusReport>(STATUS_INGEST_QUEUE, { connection, prefix });
+  const stream = ingestKey(prefix, 'reports');
   try {
     for (let i = 0; i < reports.length; i += 1000) {
-      await queue.addBulk(
-        reports.slice(i, i + 1000).map((data) => ({
-          name: 'report',
-          data,
-          opts: {
-            attempts: 20,
-            backoff: { type: 'exponential', delay: 250, jitter: 0.5 },
-            removeOnComplete: { count: 1000 },
-            removeOnFail: { count: 10000 },
-          },
-        })),
-      );
+      const pipeline = connection.pipeline();
+      for (const report of reports.slice(i, i + 1000))
+        pipeline.xadd(stream, '*', INGEST_REPORT_FIELD, JSON.stringify(report));
+      await pipeline.exec();
     }
   } finally {
-    await queue.close();
     connection.disconnect();
   }
 }

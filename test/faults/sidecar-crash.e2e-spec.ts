@@ -3,7 +3,7 @@ import {
   CRDS_DIR,
   createTestDatabase,
   eventually,
-  startProcess,
+  startSidecarProcessWith,
   testQueuePrefix,
   type RunningProcess,
   type TestDatabase,
@@ -34,8 +34,7 @@ describe('sidecar killed with SIGKILL', () => {
   let sidecar: RunningProcess | undefined;
 
   const startSidecar = () =>
-    startProcess(
-      'dist/apps/sidecar/src/main.js',
+    startSidecarProcessWith(
       {
         ...kube.sidecarEnv,
         CLUSTER_ID: cluster.uid,

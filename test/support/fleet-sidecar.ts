@@ -1,7 +1,8 @@
 import type { EmulatedCluster } from './emulated-cluster.js';
 import { CRDS_DIR } from './fixtures.js';
 import type { GraphQLResponse } from './graphql-client.js';
-import { startProcess, type RunningProcess } from './processes.js';
+import type { RunningProcess } from './processes.js';
+import { startSidecarProcessWith } from './sidecar-process.js';
 
 type Gql = <T>(query: string, variables?: Record<string, unknown>) => Promise<GraphQLResponse<T>>;
 
@@ -52,8 +53,7 @@ export function startSidecarProcess(
   env: Record<string, string> = {},
   name = 'sidecar',
 ): RunningProcess {
-  return startProcess(
-    'dist/apps/sidecar/src/main.js',
+  return startSidecarProcessWith(
     {
       ...cluster.sidecarEnv,
       CLUSTER_ID: registered.uid,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { upstreamCrdFiles } from './capi-aws-workload.js';
 import { deployDocuments } from './deploy-manifests.js';
+import { Ec2Emulator } from './ec2/index.js';
 import { fixtureClusterDir } from './fixtures.js';
 import { KubeApiServerEmulator, readYamlDir, type KubeObject } from './kube-apiserver/index.js';
 import { recordRbacUsage, type RbacUsage } from './rbac-usage.js';
@@ -24,6 +25,8 @@ const SIDECAR_SA = 'karpenter-fleet-sidecar';
 export interface EmulatedHostedCluster {
   management: KubeApiServerEmulator;
   guest: KubeApiServerEmulator;
+  /** The cluster's AWS account and region (the CSR approver's DescribeInstances). */
+  ec2: Ec2Emulator;
   /** The service account the sidecar runs as on the management cluster. */
   sidecarUser: string;
   /** Every authorization decision for the sidecar on the management cluster, from the start. */
@@ -40,11 +43,21 @@ export function hostedFixtureObjects(): KubeObject[] {
   return readYamlDir(fixtureClusterDir(HOSTED_FIXTURE));
 }
 
-/** deploy/sidecar/hosted's RBAC with this cluster's names put in, as an overlay would. */
-export function hostedSidecarRbac(): KubeObject[] {
+/** What the sidecar of a hosted cluster runs as: HOSTED_MODE. */
+export type HostedSidecarMode = 'AutoNode' | 'Converged';
+
+/**
+ * deploy/sidecar/hosted's RBAC (plus deploy/sidecar/hosted-converged's in converged mode) with
+ * this cluster's names put in, as an overlay would.
+ */
+export function hostedSidecarRbac(mode: HostedSidecarMode = 'AutoNode'): KubeObject[] {
+  const files = [
+    'sidecar/hosted/rbac.yaml',
+    ...(mode === 'Converged' ? ['sidecar/hosted-converged/rbac.yaml'] : []),
+  ];
   const text = JSON.stringify(
     deployDocuments()
-      .filter((f) => f.file === 'sidecar/hosted/rbac.yaml')
+      .filter((f) => files.includes(f.file))
       .flatMap((f) => f.docs),
   )
     .replaceAll('"clusters-example"', `"${HOSTED.hcpNamespace}"`)
@@ -73,10 +86,13 @@ export const GUEST_KARPENTER_CRDS = () =>
  * gets deploy/sidecar/hosted's Roles and nothing else. The guest serves no Karpenter CRD until
  * HyperShift's karpenter-operator (the stand-in) installs them.
  */
-export async function startEmulatedHostedCluster(): Promise<EmulatedHostedCluster> {
+export async function startEmulatedHostedCluster(
+  mode: HostedSidecarMode = 'AutoNode',
+): Promise<EmulatedHostedCluster> {
   const management = new KubeApiServerEmulator();
   const guest = new KubeApiServerEmulator();
-  await Promise.all([management.start(), guest.start()]);
+  const ec2 = new Ec2Emulator({ region: HOSTED.region });
+  await Promise.all([management.start(), guest.start(), ec2.start()]);
   management.loadCrdFiles(upstreamCrdFiles('hypershift'));
   management.seedFromDir(fixtureClusterDir(HOSTED_FIXTURE));
   const guestKubeconfig = guest.kubeconfigYaml();
@@ -94,7 +110,7 @@ export async function startEmulatedHostedCluster(): Promise<EmulatedHostedCluste
       stringData: { value: guestKubeconfig },
     },
   ]);
-  const rbac = hostedSidecarRbac();
+  const rbac = hostedSidecarRbac(mode);
   management.seed(rbac);
   const token = management.addServiceAccount(HOSTED.hcpNamespace, SIDECAR_SA);
   const sidecarUser = `system:serviceaccount:${HOSTED.hcpNamespace}:${SIDECAR_SA}`;
@@ -109,6 +125,7 @@ export async function startEmulatedHostedCluster(): Promise<EmulatedHostedCluste
   return {
     management,
     guest,
+    ec2,
     sidecarUser,
     sidecarAccess,
     rbac,
@@ -117,10 +134,15 @@ export async function startEmulatedHostedCluster(): Promise<EmulatedHostedCluste
       WORKLOAD_KUBECONFIG: guestKubeconfigPath,
       SIDECAR_NAMESPACE: HOSTED.hcpNamespace,
       SIDECAR_SERVICE_ACCOUNT: SIDECAR_SA,
+      HOSTED_MODE: mode,
+      AWS_ENDPOINT_URL_EC2: ec2.url,
+      AWS_REGION: ec2.region,
+      AWS_ACCESS_KEY_ID: ec2.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,
     },
     async stop() {
       sidecarAccess.stop();
-      await Promise.all([management.stop(), guest.stop()]);
+      await Promise.all([management.stop(), guest.stop(), ec2.stop()]);
       rmSync(tmp, { recursive: true, force: true });
     },
   };

@@ -56,6 +56,8 @@ export interface NodeLaunchSimulatorOptions {
    */
   mco?: MachineConfigOperatorEmulator;
   log?: (message: string) => void;
+  /** Who Karpenter is (default KARPENTER_USER; a hosted guest's operand is kube-system:karpenter). */
+  karpenterUser?: { username: string; groups: string[] };
 }
 
 export interface CreatedNodeClaim {
@@ -94,7 +96,7 @@ export class NodeLaunchSimulator {
   private readonly karpenter: InProcessClient;
 
   constructor(private readonly options: NodeLaunchSimulatorOptions) {
-    this.karpenter = options.kube.as(KARPENTER_USER);
+    this.karpenter = options.kube.as(options.karpenterUser ?? KARPENTER_USER);
   }
 
   start(): this {

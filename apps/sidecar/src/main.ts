@@ -1,4 +1,5 @@
 import {
+  type AwsHostedCloudProvider,
   clusterApiLocation,
   loadCustomResourceDefinitions,
   type ClusterDriver,
@@ -11,6 +12,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { loadSidecarConfig } from './config.js';
 import { apiServersFor } from './kube/api-servers.js';
+import { HeapTrimmer } from './memory/heap-trimmer.js';
 import { OrderConsumer } from './orders/order-consumer.js';
 import { ReportPublisher } from './report/report-publisher.js';
 import { StatusReporter } from './report/status-reporter.js';
@@ -41,7 +43,11 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         reader: (target) =>
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
         // The hosted driver finds its HostedControlPlane in the sidecar's own (HCP) namespace.
-        env: { ...env, SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE },
+        env: {
+          ...env,
+          SIDECAR_NAMESPACE: config.SIDECAR_NAMESPACE,
+          HOSTED_MODE: config.HOSTED_MODE,
+        },
         dryRunCreate: (target, object) => apiServers.client(target).dryRunCreate(object),
         sameApiServer: apiServers.single,
         requestToken: (target, namespace, serviceAccount, seconds) =>
@@ -49,7 +55,26 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         connection: (target) => apiServers.client(target).connection(),
       });
       if (registration.topology === 'HOSTED') {
+        const provider = driver.provider as AwsHostedCloudProvider;
+        const proxy = {
+          ...(env.HTTP_PROXY ? { httpProxy: env.HTTP_PROXY } : {}),
+          ...(env.HTTPS_PROXY ? { httpsProxy: env.HTTPS_PROXY } : {}),
+          ...(env.NO_PROXY ? { noProxy: env.NO_PROXY } : {}),
+        };
         return new HostedRuntime({
+          ...(config.HOSTED_MODE === 'Converged'
+            ? {
+                crds: await loadCustomResourceDefinitions(
+                  provider.convergedCustomResourceDefinitions(),
+                  config.CRD_DIR,
+                ),
+                proxy,
+                csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
+                ...(config.HOSTED_TOKEN_MINTER_IMAGE
+                  ? { tokenMinterImage: config.HOSTED_TOKEN_MINTER_IMAGE }
+                  : {}),
+              }
+            : {}),
           apiServers,
           driver: driver as ClusterDriver<HostedAwsInfrastructure>,
           reader: new KubeClusterObjectReader(
@@ -126,6 +151,9 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   // Heartbeat: the current state again, so the fleet can tell a quiet cluster from a dead sidecar.
   const heartbeat = setInterval(() => void publisher.publish(), config.HEARTBEAT_SECONDS * 1000);
   heartbeat.unref();
+  // After a burst of work, the heap goes back to what is live (memory/heap-trimmer.ts).
+  const heapTrimmer = new HeapTrimmer({ intervalMs: 15_000, slackBytes: 16 * 2 ** 20 });
+  heapTrimmer.start();
   // Readiness checks the sidecar's own API server, which every topology has.
   const ownKubeConfig = new KubeConfig();
   if (config.KUBECONFIG) ownKubeConfig.loadFromFile(config.KUBECONFIG);
@@ -148,6 +176,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     opsUrl: ops?.url,
     async close(): Promise<void> {
       clearInterval(heartbeat);
+      heapTrimmer.stop();
       await ops?.close();
       publisher.stop();
       await consumer.close();

@@ -210,8 +210,46 @@ export const StatusReport = z.object({
     })
     .optional(),
   reportedAt: z.iso.datetime(),
+  /**
+   * The sidecar's digest of this report without `reportedAt` (`reportDigest`): once the fleet
+   * applied it, a heartbeat naming it refreshes liveness without a full report (issue 19).
+   * Absent from older sidecars; the fleet never computes it, it only compares.
+   */
+  digest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'a SHA-256 in lowercase hex')
+    .optional(),
 });
 export type StatusReport = z.infer<typeof StatusReport>;
+
+/**
+ * A heartbeat that changes nothing (`POST /v1/clusters/:id/heartbeat`): "my status is still the
+ * report of this digest". Accepted (202) only while that digest is the one the fleet applied
+ * last for the cluster; otherwise 409 and the sidecar sends its full report.
+ */
+export const Heartbeat = z.object({
+  clusterId: z.uuid(),
+  digest: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in lowercase hex'),
+});
+export type Heartbeat = z.infer<typeof Heartbeat>;
+
+/**
+ * Redis keys of the report path (issue 19), each a fixed name under the queue prefix, all named
+ * here so that Redis Cluster can give them a hash tag in one place:
+ * - `reports`: the stream the API appends accepted reports to and the workers drain (group
+ *   `INGEST_GROUP`);
+ * - `digests`: hash cluster id → digest of the report last applied to PostgreSQL;
+ * - `liveness`: hash cluster id → when (fleet clock, ms) the last heartbeat was accepted;
+ * - `liveness-flushing`: the part of `liveness` a worker is writing to PostgreSQL.
+ * The two liveness hashes are touched by one Lua script together: they must share a slot.
+ */
+export type IngestKeyName = 'reports' | 'digests' | 'liveness' | 'liveness-flushing';
+export const ingestKey = (prefix: string, name: IngestKeyName): string =>
+  `${prefix}:ingest:${name}`;
+/** The consumer group of the workers on the `reports` stream. */
+export const INGEST_GROUP = 'ingest';
+/** The field of a `reports` stream entry holding the IngestedStatusReport as JSON. */
+export const INGEST_REPORT_FIELD = 'r';
 
 /**
  * A report as the API queues it for ingest: `receivedAt` is the API's clock when it accepted
@@ -243,6 +281,8 @@ export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
 export const FleetEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('cluster-changed'), clusterId: z.uuid() }),
   z.object({ type: z.literal('rollout-changed'), rolloutId: z.uuid() }),
+  /** A cluster's report token changed or ended (rotation, deregistration): drop cached ones. */
+  z.object({ type: z.literal('credentials-changed'), clusterId: z.uuid() }),
 ]);
 export type FleetEvent = z.infer<typeof FleetEvent>;
 export const fleetEventsChannel = (prefix: string): string => `${prefix}:fleet-events`;

@@ -192,6 +192,9 @@ export class ClusterRegistration {
       })
       .then(async (cluster) => {
         await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
+        await afterCommit('deregisterCluster', uid, [
+          () => this.events.publish({ type: 'credentials-changed', clusterId: uid }),
+        ]);
         return cluster;
       });
   }
@@ -226,6 +229,11 @@ export class ClusterRegistration {
       await this.audit.record(tx, principal, 'rotateClusterCredentials', uid, snapshot, snapshot);
       return { row: updated, previousRedisPasswordHash: current.redisPasswordHash };
     });
+    // Every replica drops the cached report credentials at once (the cache outlives a rotation
+    // only if this event is lost, and then for at most its lifetime).
+    await afterCommit('rotateClusterCredentials', uid, [
+      () => this.events.publish({ type: 'credentials-changed', clusterId: uid }),
+    ]);
     await afterCommit(
       'rotateClusterCredentials',
       uid,

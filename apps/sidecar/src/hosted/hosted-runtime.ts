@@ -1,4 +1,5 @@
 import {
+  CERTIFICATE_SIGNING_REQUEST,
   DEPLOYMENT,
   NODECLAIM,
   type ClusterMetrics,
@@ -18,6 +19,7 @@ import {
   type ClusterDriver,
   type HostedMode,
   type KubeObject,
+  type TargetedObject,
 } from '@fleet/cloud-provider';
 import {
   HOSTED_CLUSTER,
@@ -37,6 +39,8 @@ import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
 import type { StatusSnapshot } from '../runtime.js';
+import { ConvergedMode } from './converged-mode.js';
+import { CsrApprover, type CsrObject, type NodeClaimObject } from '../csr/csr-approver.js';
 
 export interface HostedRuntimeOptions {
   apiServers: ApiServers;
@@ -56,20 +60,34 @@ export interface HostedRuntimeOptions {
    * rotation needs no restart. Without it, the ApiServers' workload client is used as built.
    */
   guestKubeconfigPath?: string;
+  /** Converged mode: the CRDs it installs in the guest (Karpenter's and OpenshiftEC2NodeClass). */
+  crds?: readonly TargetedObject[];
+  /** Converged mode: the token-minter's image, else the control-plane-operator Deployment's. */
+  tokenMinterImage?: string;
+  /** Converged mode: the management cluster's proxy, handed to the operand. */
+  proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
+  /** Converged mode: the CSR approver's cap (CSR_APPROVALS_PER_MINUTE). */
+  csrApprovalsPerMinute?: number;
 }
 
 const isUnserved = (err: unknown) => isNotFound(err);
 
 /**
- * A hosted cluster in AutoNode mode: HyperShift runs Karpenter (its karpenter-operator and the
- * operand in the HCP namespace), the sidecar drives it. Enabling sets HostedCluster.spec.autoNode,
+ * A hosted cluster. In AutoNode mode HyperShift runs Karpenter (its karpenter-operator and the
+ * operand in the HCP namespace), the sidecar drives it: enabling sets HostedCluster.spec.autoNode,
  * disabling clears it; in the guest the sidecar keeps the default OpenshiftEC2NodeClass and the
- * NodePools of desired state, and it reports what HyperShift reports. Converged mode (the sidecar
- * running the operand itself) is not built: asked for it, the sidecar writes nothing and says
- * why, ConflictingKarpenterOperator while HyperShift's own operator runs.
+ * NodePools of desired state, and it reports what HyperShift reports. In converged mode the
+ * sidecar runs Karpenter itself (converged-mode.ts), never beside HyperShift's own operator:
+ * then it writes nothing and reports ConflictingKarpenterOperator.
  */
 export class HostedRuntime {
-  readonly approver = undefined;
+  /**
+   * Converged mode approves the guest's CSRs with the fleet's full rules (the standalone
+   * approver, on guest watches); AutoNode mode leaves them to HyperShift.
+   */
+  approver: CsrApprover | undefined = undefined;
+  private approverWatches: ResourceWatch[] = [];
+  private approverOff?: () => void;
   private readonly hcps: ResourceWatch;
   private readonly deployments: ResourceWatch;
   private order?: ReconcileOrder;
@@ -92,6 +110,7 @@ export class HostedRuntime {
   readonly drift: DriftDetector;
   /** Kept across reports, so its lastTransitionTime only moves when its status does. */
   private readonly driftCondition = new ConditionSet();
+  private readonly convergedMode: ConvergedMode;
 
   constructor(private readonly options: HostedRuntimeOptions) {
     const { apiServers, hcpNamespace, log } = options;
@@ -108,6 +127,14 @@ export class HostedRuntime {
     this.drift = new DriftDetector({
       log: log.child({ controller: 'drift' }),
       onChange: (drifted) => this.driftChanged(drifted),
+    });
+    this.convergedMode = new ConvergedMode({
+      management: apiServers.client('management'),
+      guest: () => this.guest(),
+      crds: options.crds ?? [],
+      ...(options.tokenMinterImage ? { tokenMinterImage: options.tokenMinterImage } : {}),
+      ...(options.proxy ? { proxy: options.proxy } : {}),
+      log: log.child({ controller: 'converged' }),
     });
   }
 
@@ -132,6 +159,42 @@ export class HostedRuntime {
     for (const w of this.guestWatches) {
       this.guestOffs.push(w.on((type, object) => this.drift.observe(type, object)));
       if (this.started) w.start();
+    }
+    if (this.options.mode === 'Converged') this.approveIn(client, watch);
+  }
+
+  /** The approver follows the guest client like the other guest watches. */
+  private approveIn(client: ClusterClient, watch: Watch): void {
+    const previous = this.approver;
+    previous?.stop();
+    for (const w of this.approverWatches) w.stop();
+    const { log } = this.options;
+    const csrs = new ResourceWatch<CsrObject>(
+      client.objects,
+      watch,
+      CERTIFICATE_SIGNING_REQUEST,
+      log,
+      { maxBackoffMs: 5_000 },
+    );
+    const nodeClaims = new ResourceWatch<NodeClaimObject>(client.objects, watch, NODECLAIM, log, {
+      // The NodeClaim CRD arrives with the sidecar's own first apply.
+      maxBackoffMs: 5_000,
+    });
+    this.approverWatches = [csrs, nodeClaims];
+    // A NodeClaim coming or going changes HostedControlPlane status.autoNode: look again.
+    this.approverOff?.();
+    this.approverOff = nodeClaims.on(() => this.soon());
+    this.approver = new CsrApprover({
+      cluster: client,
+      csrs,
+      nodeClaims,
+      approvalsPerMinute: this.options.csrApprovalsPerMinute ?? 60,
+      log: log.child({ controller: 'karpenter-machine-approver' }),
+      onDecision: () => this.changed(false),
+    });
+    if (this.started) {
+      for (const w of this.approverWatches) w.start();
+      this.approver.start();
     }
   }
 
@@ -165,10 +228,7 @@ export class HostedRuntime {
   start(): void {
     // HyperShift's changes (spec.autoNode copied, its Deployments, status.autoNode) are the
     // signal to look again; the order is re-run, which only reads when nothing changed.
-    const again = () => {
-      clearTimeout(this.debounce);
-      this.debounce = setTimeout(() => void this.recheck(), 100);
-    };
+    const again = () => this.soon();
     this.offs.push(this.hcps.on(again), this.deployments.on(again));
     this.hcps.start();
     this.deployments.start();
@@ -180,6 +240,14 @@ export class HostedRuntime {
       this.options.log.warn({ err: String(err) }, 'guest kubeconfig not readable yet');
     }
     for (const w of this.guestWatches) w.start();
+    for (const w of this.approverWatches) w.start();
+    this.approver?.start();
+  }
+
+  /** Looks again shortly (events come in bursts). */
+  private soon(): void {
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.recheck(), 100);
   }
 
   async stop(): Promise<void> {
@@ -192,6 +260,9 @@ export class HostedRuntime {
     this.started = false;
     for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
+    this.approver?.stop();
+    this.approverOff?.();
+    for (const w of this.approverWatches) w.stop();
     this.options.driver.close();
     await this.chain.catch(() => undefined);
   }
@@ -304,7 +375,7 @@ export class HostedRuntime {
       );
     }
 
-    if (this.options.mode === 'Converged') return this.converged(infra, mode, conditions);
+    if (this.options.mode === 'Converged') return this.converged(order, infra, mode, conditions);
     conditions.set(
       'HostedMode',
       'True',
@@ -427,21 +498,22 @@ export class HostedRuntime {
   }
 
   /**
-   * Converged mode is the sidecar running Karpenter itself; never beside HyperShift's own
-   * operator, and not built yet. Either way nothing is written.
+   * Converged mode is the sidecar running Karpenter itself (converged-mode.ts); never beside
+   * HyperShift's own operator: then nothing is written.
    */
   private converged(
+    order: ReconcileOrder,
     infra: HostedAwsInfrastructure,
     mode: HostedModeObservation,
     conditions: ConditionSet,
   ) {
-    conditions.set(
-      'HostedMode',
-      'False',
-      'Converged',
-      'asked to run Karpenter itself (HOSTED_MODE=Converged)',
-    );
     if (mode.hypershiftOperator || mode.autoNodeConfigured) {
+      conditions.set(
+        'HostedMode',
+        'False',
+        'Converged',
+        'asked to run Karpenter itself (HOSTED_MODE=Converged)',
+      );
       const why = [
         mode.hypershiftOperator
           ? `HyperShift's karpenter-operator Deployment runs in ${this.options.hcpNamespace}`
@@ -456,10 +528,26 @@ export class HostedRuntime {
         `${why.join(' and ')}; the sidecar never runs a Karpenter operand beside HyperShift's, so nothing was written. Clear spec.autoNode (AutoNode mode: HOSTED_MODE=AutoNode) or run this sidecar in AutoNode mode`,
       );
     }
-    return this.degraded(
+    const { spec } = order;
+    let guestObjects: ReturnType<typeof renderGuestObjects>;
+    try {
+      guestObjects = renderGuestObjects(infra, spec);
+    } catch (err) {
+      if (err instanceof InvalidDesiredStateError)
+        return this.degraded(conditions, 'InvalidDesiredState', err.message);
+      throw err;
+    }
+    this.approver?.setNodeIdentityCheck(this.options.driver.nodeIdentity(infra));
+    for (const w of this.approverWatches) w.nudge();
+    return this.convergedMode.reconcile(
+      order,
+      infra,
       conditions,
-      'ConvergedModeNotImplemented',
-      'converged mode (the sidecar running the operand in the HCP namespace) is not built yet; nothing was written. Run this sidecar with HOSTED_MODE=AutoNode',
+      {
+        apply: () => this.applyGuest(guestObjects, spec.driftPolicy),
+        remove: () => this.removeGuest(),
+      },
+      (reason, message, requeue) => this.degraded(conditions, reason, message, requeue),
     );
   }
 
@@ -575,7 +663,7 @@ export class HostedRuntime {
       conditions,
       drift: this.drift.list(),
       metrics: { ...this.counts, nodePools },
-      csrDecisions: [],
+      csrDecisions: this.approver?.unsentDecisions() ?? [],
     });
   }
 }

@@ -230,6 +230,32 @@ export class ClusterClient {
   }
 
   /**
+   * Server-side apply to the `/status` subresource of a namespaced custom object (hosted:
+   * HostedControlPlane.status.autoNode, as HyperShift's karpenter-operator writes it).
+   */
+  async applyNamespacedCustomObjectStatus<T extends KubernetesObject>(
+    object: T,
+    plural: string,
+    fieldManager = FIELD_MANAGER,
+  ): Promise<T> {
+    const [group, version] = (object.apiVersion ?? '').split('/');
+    if (!group || !version) throw new Error(`${object.kind}: not a custom resource apiVersion`);
+    return (await this.customObjects.patchNamespacedCustomObjectStatus(
+      {
+        group,
+        version,
+        plural,
+        namespace: object.metadata?.namespace ?? '',
+        name: object.metadata?.name ?? '',
+        body: object,
+        fieldManager,
+        force: true,
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+    )) as T;
+  }
+
+  /**
    * JSON merge patch (RFC 7386): for fields that must also lose what other managers set in
    * them, which server-side apply cannot take away.
    */

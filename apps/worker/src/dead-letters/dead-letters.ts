@@ -51,6 +51,11 @@ export class DeadLetters {
     });
   }
 
+  /** A letter of a consumer that is not a BullMQ worker (the report stream); once per jobId. */
+  async record(letter: DeadLetter): Promise<void> {
+    await this.queue.add('dead-letter', letter, { jobId: `${letter.queue}.${letter.jobId}` });
+  }
+
   async close(): Promise<void> {
     await this.queue.close();
   }

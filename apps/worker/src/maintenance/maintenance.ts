@@ -7,6 +7,7 @@ import type { SidecarQueues } from '../dispatch/sidecar-queues.js';
 import { maintainHealthHistory } from './health-history.js';
 import { resyncPendingOrders } from './resync.js';
 import { sweepStaleness } from './staleness.js';
+import { flushLiveness, forgetDigests } from '../ingest/liveness.js';
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 type Task = 'resync' | 'sweep' | 'history';
@@ -41,11 +42,16 @@ export async function startMaintenance({
     switch (task) {
       case 'resync':
         return resyncPendingOrders(pool, sidecarQueues, { operandDefault: operandDefault(config) });
-      case 'sweep':
-        return sweepStaleness(pool, {
+      case 'sweep': {
+        // Liveness of the heartbeats accepted so far is in PostgreSQL before Stale is judged.
+        await flushLiveness(producer, pool, config.QUEUE_PREFIX);
+        const { changed, ...counts } = await sweepStaleness(pool, {
           staleAfterSeconds: config.HEARTBEAT_SECONDS * config.STALE_AFTER_HEARTBEATS,
           orderNotTakenSeconds: config.ORDER_NOT_TAKEN_SECONDS,
         });
+        await forgetDigests(producer, config.QUEUE_PREFIX, changed);
+        return counts;
+      }
       case 'history':
         return maintainHealthHistory(pool, {
           rawRetentionDays: config.HISTORY_RAW_RETENTION_DAYS,

@@ -252,7 +252,8 @@ function serviceAccount(): V1ServiceAccount {
   };
 }
 
-const AWS_CLUSTER_RULES: readonly V1PolicyRule[] = [
+/** Karpenter's AWS rules beside core's: its NodeClass kind (the hosted converged operand uses them too). */
+export const AWS_CLUSTER_RULES: readonly V1PolicyRule[] = [
   {
     apiGroups: [EC2_NODE_CLASS.group],
     resources: [EC2_NODE_CLASS.plural],

@@ -36,7 +36,7 @@ export const HOSTED_DEFAULT_NODE_CLASS_NAME = 'karpenter-fleet';
 
 /**
  * How the sidecar runs a hosted cluster. `AutoNode`: HyperShift runs Karpenter (spec.autoNode),
- * the fleet drives it. `Converged`: the sidecar would run the operand itself (not built yet).
+ * the fleet drives it. `Converged`: the sidecar runs the operand itself (converged.ts).
  */
 export type HostedMode = 'AutoNode' | 'Converged';
 

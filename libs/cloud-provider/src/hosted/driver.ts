@@ -6,6 +6,7 @@ import {
   type NodeClassOverrides,
 } from '@fleet/contracts';
 import { discoverHostedAws, type HostedAwsInfrastructure } from '@fleet/discovery';
+import { EC2_NODE_CLASS } from '../aws/constants.js';
 import { awsClientConfig, ec2CallDeadlineMs } from '../aws/credentials.js';
 import { describeInstancesLookup } from '../aws/describe-instances.js';
 import { validateNodeClassOverrides } from '../aws/nodeclass.js';
@@ -14,7 +15,13 @@ import {
   verifyAwsNodeIdentity,
   type DescribeInstancesLookup,
 } from '../aws/node-identity.js';
-import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
+import type {
+  ClusterDriver,
+  DriverContext,
+  DriverRegistration,
+  PlatformRules,
+  StatusSurface,
+} from '../driver.js';
 import type {
   CloudProvider,
   CustomResourceDefinitionSource,
@@ -98,6 +105,22 @@ export class AwsHostedCloudProvider implements CloudProvider<
     ];
   }
 
+  /**
+   * Converged mode installs these in the guest itself: AutoNode mode's, plus the EC2NodeClass
+   * it derives (as HyperShift's karpenter-operator does).
+   */
+  convergedCustomResourceDefinitions(): readonly CustomResourceDefinitionSource[] {
+    return [
+      ...this.customResourceDefinitions(),
+      {
+        identity: EC2_NODE_CLASS,
+        target: 'workload',
+        origin: 'upstream',
+        path: 'karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml',
+      },
+    ];
+  }
+
   /** HyperShift runs the operand in AutoNode mode. */
   renderOperand(): TargetedObject[] {
     return [];
@@ -171,11 +194,14 @@ class AwsHostedDriver implements ClusterDriver<HostedAwsInfrastructure> {
   readonly platform = 'AWS';
   readonly topology = 'HOSTED';
   readonly provider: AwsHostedCloudProvider;
-  readonly statusSurfaces = [] as const;
+  /** In converged mode the sidecar writes HostedControlPlane.status.autoNode; HyperShift otherwise. */
+  readonly statusSurfaces: readonly StatusSurface[];
   private readonly clients = new Map<string, EC2Client>();
 
   constructor(private readonly context: DriverContext) {
     this.provider = new AwsHostedCloudProvider(context.env.SIDECAR_NAMESPACE ?? '');
+    this.statusSurfaces =
+      context.env.HOSTED_MODE === 'Converged' ? ['HostedControlPlaneAutoNode'] : [];
   }
 
   discover() {

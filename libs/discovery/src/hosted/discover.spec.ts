@@ -40,6 +40,10 @@ describe('discoverHostedAws', () => {
         },
         autoNodeStatus: {},
         instanceProfile: 'alpha-k7m2x-karpenter-worker',
+        resourceTags: [{ key: 'cost-center', value: '5120' }],
+        controlPlaneEndpoint: 'https://api.alpha.hcp.example.com:443',
+        deleting: false,
+        finalizers: [],
       },
       conditions: [
         expect.objectContaining({ type: 'HostedControlPlaneDiscovered', reason: 'AsExpected' }),

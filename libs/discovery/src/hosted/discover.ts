@@ -159,6 +159,20 @@ async function discover({
   if (!region) fail('RegionMissing', `${what}: spec.platform.aws.region is empty`);
   const autoNode = parseAutoNode(spec);
   const instanceProfile = text(annotations[KARPENTER_INSTANCE_PROFILE_ANNOTATION]);
+  const resourceTags = (
+    Array.isArray(record(platform.aws).resourceTags)
+      ? (record(platform.aws).resourceTags as unknown[])
+      : []
+  ).flatMap((t) => {
+    const key = text(record(t).key);
+    const overridePolicy = text(record(t).overridePolicy);
+    return key
+      ? [{ key, value: text(record(t).value) ?? '', ...(overridePolicy ? { overridePolicy } : {}) }]
+      : [];
+  });
+  const endpoint = record(record(hcp.status).controlPlaneEndpoint);
+  const host = text(endpoint.host);
+  const port = count(endpoint.port);
   return {
     hcpNamespace,
     hcpName: name,
@@ -169,6 +183,12 @@ async function discover({
     ...(autoNode ? { autoNode } : {}),
     autoNodeStatus: parseAutoNodeStatus(hcp.status),
     ...(instanceProfile ? { instanceProfile } : {}),
+    resourceTags,
+    ...(host ? { controlPlaneEndpoint: `https://${host}:${port ?? 443}` } : {}),
+    deleting: text(metadata.deletionTimestamp) !== undefined,
+    finalizers: (Array.isArray(metadata.finalizers) ? (metadata.finalizers as unknown[]) : [])
+      .map(text)
+      .filter((f): f is string => f !== undefined),
   };
 }
 

@@ -40,6 +40,21 @@ export interface HostedAwsInfrastructure {
   autoNodeStatus: AutoNodeCounts;
   /** The instance profile HyperShift made for Karpenter nodes, when it has made one. */
   instanceProfile?: string;
+  /** spec.platform.aws.resourceTags: the cluster's tags, which every AWS resource carries. */
+  resourceTags: HostedResourceTag[];
+  /** status.controlPlaneEndpoint as `https://host:port`, once HyperShift has published it. */
+  controlPlaneEndpoint?: string;
+  /** metadata.deletionTimestamp is set: the HostedControlPlane is being deleted. */
+  deleting: boolean;
+  /** metadata.finalizers, to know whether a finalizer is held. */
+  finalizers: string[];
+}
+
+/** One of HyperShift's cluster tags; `Allow` lets a NodeClass's own tag of that key win. */
+export interface HostedResourceTag {
+  key: string;
+  value: string;
+  overridePolicy?: string;
 }
 
 /**

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnProcess, type RunningProcess } from './processes.js';
+
+/**
+ * How the sidecar's image runs it: the Containerfile's `sidecar` stage, its `CMD` (the bundle)
+ * and its `ENV` (NODE_OPTIONS and glibc malloc settings). Every sidecar a test, the demo or a
+ * benchmark starts runs this way, so what is tested and measured is what ships.
+ */
+export function imageSidecar(): { args: string[]; env: Record<string, string> } {
+  const file = join(process.cwd(), 'Containerfile');
+  const text = readFileSync(file, 'utf8').replace(/\\\n\s*/g, ' ');
+  const stage = /^FROM \S+ AS sidecar$([\s\S]*?)(?=^FROM |(?![\s\S]))/m.exec(text)?.[1];
+  if (!stage) throw new Error(`${file}: no sidecar stage`);
+  const env: Record<string, string> = {};
+  for (const [, settings] of stage.matchAll(/^ENV (.+)$/gm))
+    for (const [, name, value] of (settings ?? '').matchAll(/(\w+)=(\S+)/g))
+      env[name as string] = value as string;
+  const cmd = /^CMD (\[.*\])$/m.exec(stage)?.[1];
+  const [node, ...args] = cmd ? (JSON.parse(cmd) as string[]) : [];
+  if (node !== 'node' || args.length === 0)
+    throw new Error(`${file}: the sidecar's CMD is not node <entry>`);
+  return { args, env };
+}
+
+/** The built sidecar as a real process, started as its image starts it, with this configuration. */
+export function startSidecarProcessWith(
+  env: Record<string, string>,
+  name = 'sidecar',
+): RunningProcess {
+  const image = imageSidecar();
+  return spawnProcess({
+    command: process.execPath,
+    args: image.args.map((a) => join(process.cwd(), a)),
+    env: { ...process.env, NODE_OPTIONS: '', ...image.env, ...env },
+    name,
+  });
+}
