@@ -151,6 +151,19 @@ describe('report stream and heartbeats', () => {
     expect(ahead.status).toBe(400);
     expect(await redis.xlen(ingestKey(prefix, 'reports'))).toBeLessThanOrEqual(length);
     expect(await samples(b)).toBe(0);
+
+    // A path that is not valid percent-encoding is refused, and the API goes on serving.
+    const malformed = await fetch(`${api.url}/v1/clusters/%ZZ/status`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.reportToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(report(a, 1)),
+    });
+    expect(malformed.status).toBe(401);
+    // The id in upper case is the same cluster: its token works, and a body naming it in upper
+    // case (which the writer would not find) is refused rather than accepted and lost.
+    const upper = { ...a, uid: a.uid.toUpperCase() };
+    expect((await post(upper, report(a, 1))).status).toBe(202);
+    expect((await post(upper, { ...report(a, 1), clusterId: upper.uid })).status).toBe(403);
   });
 
   it('does not apply an older generation reported after a newer one', async () => {

@@ -44,7 +44,7 @@ export class ReportRoute {
     if (req.method !== 'POST') return false;
     const match = ROUTE.exec(req.url ?? '');
     if (!match) return false;
-    const clusterId = decodeURIComponent(match[1] ?? '');
+    const clusterId = canonicalClusterId(match[1] ?? '');
     const kind = match[2] as 'status' | 'heartbeat';
     // The fleet's clock orders reports and stamps liveness; the sidecar's reportedAt is
     // information only.
@@ -99,6 +99,21 @@ export class ReportRoute {
     await this.queues.ingestStatus({ ...report, receivedAt: new Date(receivedAt).toISOString() });
     this.metrics.reportsReceived.inc();
     return { status: HttpStatus.ACCEPTED, body: { accepted: true } };
+  }
+}
+
+/**
+ * The path's cluster id as PostgreSQL writes a uuid (lower case), however the client spelled it:
+ * the one key of the credentials cache, its invalidation, the rate limit and the report, so a
+ * change of case neither escapes a rotation nor opens a fresh rate-limit bucket. A segment that is
+ * not valid percent-encoding stays as sent and fails authentication (401); it must never throw in
+ * the server's request listener, where nothing would catch it.
+ */
+function canonicalClusterId(segment: string): string {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    return segment;
   }
 }
 
