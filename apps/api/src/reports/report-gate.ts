@@ -46,10 +46,13 @@ export class ReportGate implements OnModuleInit {
   ) {}
 
   private readonly credentials = new Map<string, { row: ReportCredentials; until: number }>();
+  /** How many credentials-changed events this replica has seen (any cluster). */
+  private invalidations = 0;
 
   async onModuleInit(): Promise<void> {
     await this.events.local.subscribe('credentials-changed', (event: { clusterId: string }) => {
       this.credentials.delete(event.clusterId);
+      this.invalidations++;
     });
   }
 
@@ -171,6 +174,9 @@ export class ReportGate implements OnModuleInit {
         HttpStatus.TOO_MANY_REQUESTS,
       );
     }
+    // A rotation or deregistration that lands while this look-up is in flight may have been read
+    // before it committed: such a row answers this request but is not remembered.
+    const invalidationsBefore = this.invalidations;
     const row = await this.credentialsLoader.load(clusterId);
     if (!row) {
       this.credentials.delete(clusterId);
@@ -178,7 +184,8 @@ export class ReportGate implements OnModuleInit {
       throw unauthorized();
     }
     if (this.credentials.size > 1_000_000) this.credentials.clear();
-    this.credentials.set(clusterId, { row, until: Date.now() + CREDENTIALS_CACHE_MS });
+    if (this.invalidations === invalidationsBefore)
+      this.credentials.set(clusterId, { row, until: Date.now() + CREDENTIALS_CACHE_MS });
     if (!accepts(row)) {
       this.unauthenticated.refused(address);
       throw unauthorized();
