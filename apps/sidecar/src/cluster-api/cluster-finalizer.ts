@@ -2,7 +2,8 @@ import { CLUSTER_CLEANUP_FINALIZER } from '@fleet/cloud-provider';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CAPI_CLUSTER } from '@fleet/discovery';
 import type { Logger } from 'pino';
-import { isConflict, type ClusterClient } from '../kube/cluster-client.js';
+import type { ClusterClient } from '../kube/cluster-client.js';
+import { changeFinalizers } from '../kube/finalizers.js';
 
 /** What the finalizer reads of the Cluster as a watch holds it. */
 export interface SeenCluster {
@@ -26,9 +27,6 @@ export interface ClusterLifecycle {
   /** `Cluster <namespace>/<name>`, for messages. */
   readonly description: string;
 }
-
-/** Optimistic-lock conflicts (someone else wrote the Cluster meanwhile) retried this often. */
-const ATTEMPTS = 5;
 
 /**
  * The sidecar's finalizer `fleet.karpenter.sh/karpenter-cleanup` on the Cluster (management
@@ -94,37 +92,23 @@ export class ClusterFinalizer implements ClusterLifecycle {
     ) => { result: ClusterHold; finalizers?: string[] },
   ): Promise<ClusterHold> {
     const { namespace, clusterName: name } = this.cluster;
-    for (let attempt = 1; ; attempt++) {
-      const live = await this.management.read<KubernetesObject>({
-        apiVersion: CAPI_CLUSTER.apiVersion,
-        kind: CAPI_CLUSTER.kind,
-        name,
-        namespace,
-      });
-      if (!live) return 'missing';
-      const { result, finalizers } = decide(live.metadata?.finalizers ?? [], live);
-      if (!finalizers) return result;
-      try {
-        await this.management.mergePatch({
-          apiVersion: CAPI_CLUSTER.apiVersion,
-          kind: CAPI_CLUSTER.kind,
-          metadata: {
-            name,
-            namespace,
-            // The optimistic lock: the API server refuses (409) if the Cluster changed since.
-            resourceVersion: live.metadata?.resourceVersion,
-            finalizers,
-          },
-        });
-        this.added = finalizers.includes(CLUSTER_CLEANUP_FINALIZER);
-        this.log.info(
-          { cluster: this.description, finalizers },
-          this.added ? 'finalizer added to the Cluster' : 'finalizer removed from the Cluster',
-        );
-        return result;
-      } catch (err) {
-        if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
-      }
+    let written: string[] | undefined;
+    const result = await changeFinalizers(
+      this.management,
+      { apiVersion: CAPI_CLUSTER.apiVersion, kind: CAPI_CLUSTER.kind, name, namespace },
+      (finalizers, live) => {
+        const decision = decide(finalizers, live);
+        written = decision.finalizers;
+        return decision;
+      },
+    );
+    if (written) {
+      this.added = written.includes(CLUSTER_CLEANUP_FINALIZER);
+      this.log.info(
+        { cluster: this.description, finalizers: written },
+        this.added ? 'finalizer added to the Cluster' : 'finalizer removed from the Cluster',
+      );
     }
+    return result;
   }
 }

@@ -25,6 +25,7 @@ import {
 import { HOSTED_CONTROL_PLANE, type HostedAwsInfrastructure } from '@fleet/discovery';
 import type { Logger } from 'pino';
 import { describeKubeError, isNotFound, type ClusterClient } from '../kube/cluster-client.js';
+import { changeFinalizers } from '../kube/finalizers.js';
 import type { ConditionSet } from '../reconcile/conditions.js';
 
 /** Held on the HostedControlPlane while converged Karpenter may have nodes in the guest. */
@@ -148,15 +149,11 @@ export class ConvergedMode {
     let applied = 0;
     // The finalizer first: from now on the guest may have Karpenter's nodes.
     if (!infra.finalizers.includes(CONVERGED_FINALIZER)) {
-      await management.mergePatch({
-        apiVersion: HOSTED_CONTROL_PLANE.apiVersion,
-        kind: HOSTED_CONTROL_PLANE.kind,
-        metadata: {
-          name: infra.hcpName,
-          namespace: infra.hcpNamespace,
-          finalizers: [...infra.finalizers, CONVERGED_FINALIZER],
-        } as KubeObject['metadata'],
-      });
+      await changeFinalizers(management, hostedControlPlaneRef(infra), (finalizers) =>
+        finalizers.includes(CONVERGED_FINALIZER)
+          ? { result: 'held' }
+          : { result: 'held', finalizers: [...finalizers, CONVERGED_FINALIZER] },
+      );
       applied++;
     }
     for (const crd of this.options.crds) {
@@ -462,15 +459,13 @@ export class ConvergedMode {
   }
 
   private async releaseFinalizer(infra: HostedAwsInfrastructure): Promise<void> {
-    await this.options.management.mergePatch({
-      apiVersion: HOSTED_CONTROL_PLANE.apiVersion,
-      kind: HOSTED_CONTROL_PLANE.kind,
-      metadata: {
-        name: infra.hcpName,
-        namespace: infra.hcpNamespace,
-        finalizers: infra.finalizers.filter((f) => f !== CONVERGED_FINALIZER),
-      } as KubeObject['metadata'],
-    });
+    // Read again and written at that resourceVersion: HyperShift adds and removes its own
+    // finalizers on the same list meanwhile, and a merge patch replaces the whole list.
+    await changeFinalizers(this.options.management, hostedControlPlaneRef(infra), (finalizers) =>
+      finalizers.includes(CONVERGED_FINALIZER)
+        ? { result: 'released', finalizers: finalizers.filter((f) => f !== CONVERGED_FINALIZER) }
+        : { result: 'released' },
+    );
   }
 
   /**
@@ -576,4 +571,13 @@ function unreachable(err: unknown): boolean {
   return /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|ENOTFOUND|socket hang up|fetch failed|timed out|aborted/i.test(
     text,
   );
+}
+
+function hostedControlPlaneRef(infra: HostedAwsInfrastructure) {
+  return {
+    apiVersion: HOSTED_CONTROL_PLANE.apiVersion,
+    kind: HOSTED_CONTROL_PLANE.kind,
+    name: infra.hcpName,
+    namespace: infra.hcpNamespace,
+  };
 }
