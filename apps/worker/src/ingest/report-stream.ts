@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { writeReportBatch, type IngestResult } from './report-batch-writer.js';
+import { isDatabaseUnavailable } from './pg-pool.js';
 
 export interface ReportStreamOptions {
   /** Entries read (and written to PostgreSQL in one transaction) at a time. */
@@ -206,6 +207,15 @@ export class ReportStreamConsumer {
           this.hooks.committed([report], results);
           done.push(id);
         } catch (err) {
+          // PostgreSQL away says nothing about the report: it waits, however long the outage,
+          // and is never dead-lettered for it (claims during an outage count as deliveries).
+          if (isDatabaseUnavailable(err)) {
+            this.log.warn(
+              { entry: id, cluster: report.clusterId, err: String(err) },
+              'PostgreSQL unavailable; the report stays pending',
+            );
+            return;
+          }
           const deliveries = await this.deliveries(id);
           if (deliveries >= this.options.maxDeliveries) {
             await this.deadLetter(id, [INGEST_REPORT_FIELD, JSON.stringify(report)], String(err));
