@@ -38,7 +38,11 @@ function copiedPaths(target: string): string[] {
 }
 
 /** The TypeScript source a `dist/...js` entry point is compiled from. */
-const sourceOf = (entry: string) => entry.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+/** The source an entry is built from: tsc's output, or an app's bundle (scripts/bundle-sidecar.mjs). */
+const sourceOf = (entry: string) =>
+  /^dist\/apps\/[^/]+\/main\.mjs$/.test(entry)
+    ? entry.replace(/^dist\/(apps\/[^/]+)\/main\.mjs$/, '$1/src/main.ts')
+    : entry.replace(/^dist\//, '').replace(/\.js$/, '.ts');
 
 describe('deploy/ and the Containerfile', () => {
   it('has a workload for every image target, and a target for every image', () => {

@@ -99,6 +99,7 @@ describe('deploy/ manifests', () => {
       'MALLOC_ARENA_MAX',
       'MALLOC_TOP_PAD_',
       'MALLOC_TRIM_THRESHOLD_',
+      'NODE_ENV',
       'NODE_OPTIONS',
     ]);
     const sidecars = all.flatMap((f) =>

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseContainerfile } from './containerfile.js';
 import { spawnProcess, type RunningProcess } from './processes.js';
 
 /**
@@ -9,18 +10,11 @@ import { spawnProcess, type RunningProcess } from './processes.js';
  */
 export function imageSidecar(): { args: string[]; env: Record<string, string> } {
   const file = join(process.cwd(), 'Containerfile');
-  const text = readFileSync(file, 'utf8').replace(/\\\n\s*/g, ' ');
-  const stage = /^FROM \S+ AS sidecar$([\s\S]*?)(?=^FROM |(?![\s\S]))/m.exec(text)?.[1];
-  if (!stage) throw new Error(`${file}: no sidecar stage`);
-  const env: Record<string, string> = {};
-  for (const [, settings] of stage.matchAll(/^ENV (.+)$/gm))
-    for (const [, name, value] of (settings ?? '').matchAll(/(\w+)=(\S+)/g))
-      env[name as string] = value as string;
-  const cmd = /^CMD (\[.*\])$/m.exec(stage)?.[1];
-  const [node, ...args] = cmd ? (JSON.parse(cmd) as string[]) : [];
+  const image = parseContainerfile(readFileSync(file, 'utf8')).image('sidecar');
+  const [node, ...args] = image.cmd ?? [];
   if (node !== 'node' || args.length === 0)
     throw new Error(`${file}: the sidecar's CMD is not node <entry>`);
-  return { args, env };
+  return { args, env: image.env };
 }
 
 /** The built sidecar as a real process, started as its image starts it, with this configuration. */
