@@ -16,6 +16,13 @@ const log = (msg) => console.log(`[setup] ${msg}`);
 const DATABASE_URL =
   process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * The local three-master Redis Cluster the Redis Cluster suites and bench run against
+ * (docs/DESIGN.md § Redis key layout): `redis-cluster://` names a seed and `nodes=` the others.
+ */
+const REDIS_CLUSTER_URL =
+  process.env.REDIS_CLUSTER_URL ??
+  'redis-cluster://127.0.0.1:7000/?nodes=127.0.0.1:7001,127.0.0.1:7002';
 /** Tests clone this database per suite (CREATE DATABASE ... TEMPLATE), so it is migrated once. */
 const TEMPLATE_DB = process.env.FLEET_TEST_TEMPLATE_DB ?? 'karpenter_fleet_template';
 
@@ -121,6 +128,74 @@ async function ensureRedis() {
   await waitForPort(hostname, redisPort, 'Redis');
 }
 
+function redisCli(port, ...args) {
+  const res = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  return res.status === 0 ? res.stdout : undefined;
+}
+
+/**
+ * A local Redis Cluster of three masters (no replicas) from Debian's redis-server in cluster
+ * mode, keeping nothing on disk (no RDB, no AOF; each node's cluster-config-file under /tmp).
+ * Reused when every node answers and the cluster covers all slots with these three masters;
+ * otherwise its nodes are shut down and it is created anew (a half-made or stale cluster cannot
+ * be repaired reliably, and it holds no data worth keeping).
+ */
+async function ensureRedisCluster() {
+  const url = new URL(REDIS_CLUSTER_URL);
+  const ports = [url.port, ...(url.searchParams.get('nodes') ?? '').split(',')]
+    .filter(Boolean)
+    .map((node) => Number(node.split(':').at(-1)));
+  const host = url.hostname;
+  if (!['127.0.0.1', 'localhost'].includes(host)) return; // someone else's cluster
+  const healthy = () =>
+    ports.every((port) => {
+      const info = redisCli(port, 'CLUSTER', 'INFO') ?? '';
+      return (
+        info.includes('cluster_state:ok') &&
+        info.includes('cluster_slots_assigned:16384') &&
+        info.includes(`cluster_known_nodes:${ports.length}`)
+      );
+    });
+  if (healthy()) return;
+  const dir = '/tmp/karpenter-fleet-redis-cluster';
+  for (const port of ports) redisCli(port, 'SHUTDOWN', 'NOSAVE');
+  for (const port of ports) {
+    for (let i = 0; i < 40 && (await portOpen(host, port)); i++)
+      await new Promise((r) => setTimeout(r, 250));
+  }
+  log(`starting a three-master Redis Cluster on ports ${ports.join(', ')}`);
+  run('rm', ['-rf', dir]);
+  run('mkdir', ['-p', dir]);
+  for (const port of ports) {
+    run('redis-server', [
+      join(root, 'deploy', 'redis', 'redis.conf'),
+      ...['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', String(port)],
+      ...['--save', '', '--appendonly', 'no', '--dir', dir],
+      ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`],
+      ...['--cluster-node-timeout', '5000', '--logfile', join(dir, `${port}.log`)],
+    ]);
+  }
+  for (const port of ports) await waitForPort(host, port, `Redis Cluster node ${port}`);
+  run(
+    'redis-cli',
+    [
+      '--cluster',
+      'create',
+      ...ports.map((port) => `${host}:${port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ],
+    { stdio: 'ignore' },
+  );
+  for (let i = 0; i < 120 && !healthy(); i++) await new Promise((r) => setTimeout(r, 250));
+  if (!healthy())
+    throw new Error(`the Redis Cluster on ports ${ports.join(', ')} did not become ready`);
+}
+
 async function ensureDatabase(url, name) {
   const { default: pg } = await import('pg');
   const admin = new URL(url);
@@ -221,6 +296,7 @@ async function main() {
   ensureDependencies();
   await ensurePostgres();
   await ensureRedis();
+  await ensureRedisCluster();
   ensureChromium();
   ensurePromtool();
   ensureWrk();

@@ -31,6 +31,8 @@ const POLICY: Record<string, Role> = {
   viewer: 'VIEWER',
   signOut: 'VIEWER',
   migrationPlan: 'VIEWER',
+  profiles: 'VIEWER',
+  profile: 'VIEWER',
   // mutations
   registerCluster: 'ADMIN',
   deregisterCluster: 'ADMIN',
@@ -54,6 +56,10 @@ const POLICY: Record<string, Role> = {
   abortRollout: 'OPERATOR',
   planChange: 'OPERATOR',
   applyPlan: 'OPERATOR',
+  createProfile: 'OPERATOR',
+  updateProfile: 'OPERATOR',
+  deleteProfile: 'OPERATOR',
+  resetClusterOverride: 'OPERATOR',
   // subscriptions
   clusterChanged: 'VIEWER',
   fleetSummaryChanged: 'VIEWER',

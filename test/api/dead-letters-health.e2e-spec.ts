@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DEAD_LETTER_QUEUE, RECONCILE_QUEUE, type DeadLetter } from '@fleet/contracts';
+import { DEAD_LETTER_QUEUE, queueLabel, RECONCILE_QUEUE, type DeadLetter } from '@fleet/contracts';
 import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -35,7 +35,7 @@ describe('dead letters and health history over GraphQL', () => {
     await dlq.add(
       'dead-letter',
       {
-        queue: RECONCILE_QUEUE,
+        queue: queueLabel(RECONCILE_QUEUE), // as the worker records it
         jobId: `${cluster.uid}.1`,
         name: 'reconcile',
         data,

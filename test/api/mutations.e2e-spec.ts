@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
+import { RECONCILE_QUEUE } from '@fleet/contracts';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -46,7 +47,7 @@ describe('GraphQL mutations (real API, PostgreSQL and Redis)', () => {
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     redis = new Redis({ maxRetriesPerRequest: null });
-    reconcileQueue = new Queue('reconcile', { connection: redis, prefix });
+    reconcileQueue = new Queue(RECONCILE_QUEUE, { connection: redis, prefix });
     const res = await gql<{ registerCluster: { cluster: { id: string } } }>(REGISTER, {
       input: {
         name: 'prod-east',

@@ -85,7 +85,7 @@ describe('per-cluster sidecar credentials', () => {
       prefix,
     });
     await expect(other.getJobCounts('waiting')).rejects.toThrow(/NOPERM/);
-    await expect(redisAs(a.redisUrl).get(`${prefix}:reconcile:meta`)).rejects.toThrow(/NOPERM/);
+    await expect(redisAs(a.redisUrl).get(`${prefix}:{reconcile}:meta`)).rejects.toThrow(/NOPERM/);
     await expect(redisAs(a.redisUrl).call('ACL', 'LIST')).rejects.toThrow(/NOPERM/);
     await own.close();
     await other.close();

@@ -44,6 +44,12 @@ export async function seedClusters(
      SELECT gen_random_uuid(), id, 'general', '{"template":{"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"},"requirements":[]}},"limits":{"cpu":"64"}}'::jsonb, now()
        FROM "Cluster"`,
   );
+  // What the clusters set themselves, as the API would have recorded it (docs/PROFILES.md):
+  // the effective columns above are then what their overrides compose to.
+  await sql.query(
+    `UPDATE "DesiredState" d SET overrides = jsonb_build_object('enabled', true, 'nodePools',
+       (SELECT jsonb_object_agg(p.name, p.spec) FROM "NodePool" p WHERE p."clusterId" = d."clusterId"))`,
+  );
   await sql.query('ANALYZE');
   const { rows } = await sql.query<{ id: string }>(`SELECT id FROM "Cluster" ORDER BY name`);
   return rows.map((r) => r.id);

@@ -4,12 +4,13 @@
  * bare Node HTTP server answering 202 under the very same wrk settings, in the same run.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ingestKey } from '@fleet/contracts';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createTestDatabase, testQueuePrefix } from '../support/database.js';
-import { eventually, freePort, spawnProcess, startProcess } from '../support/processes.js';
+import { eventually, freePort, spawnProcess } from '../support/processes.js';
 import { benchReportToken, seedClusters } from './fleet-seed.js';
 import { meterCpu, pidsNamed, runWrk, WRK_DONE, type WrkResult } from './load-generator.js';
 
@@ -28,6 +29,16 @@ export interface IngestLoadResult {
   committedPerSecond: number;
   /** CPU of each process over the loaded run, in cores (1 = one core busy all along). */
   cpu: Record<string, { seconds: number; cores: number }>;
+  /** Heartbeats that change nothing, over every cluster, after the reports were drained. */
+  heartbeats: {
+    wrk: WrkResult;
+    acceptedPerSecond: number;
+    /** Clusters whose lastReportAt the liveness flush moved past the heartbeats' start. */
+    flushedClusters: number;
+    cpu: Record<string, { seconds: number; cores: number }>;
+  };
+  /** The machine's 1-minute load average at the start and at the end (other work shares it). */
+  loadAverage: [number, number];
 }
 
 /** wrk's Lua: round-robin over the clusters file, each request with that cluster's own token. */
@@ -39,6 +50,7 @@ for line in io.lines(os.getenv("BENCH_CLUSTERS")) do
 end
 local n = #clusters
 local i = math.random(n)
+local digest = string.rep("d", 64)
 request = function()
   i = i % n + 1
   local c = clusters[i]
@@ -46,9 +58,28 @@ request = function()
   local body = '{"clusterId":"' .. c[1] .. '","observedGeneration":1,"conditions":[' ..
     '{"type":"Available","status":"True","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"},' ..
     '{"type":"Degraded","status":"False","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"}],' ..
-    '"metrics":{"nodes":12,"vcpus":96},"csrDecisions":[],"reportedAt":"' .. now .. '"}'
+    '"metrics":{"nodes":12,"vcpus":96},"csrDecisions":[],"reportedAt":"' .. now .. '","digest":"' .. digest .. '"}'
   return wrk.format("POST", "/v1/clusters/" .. c[1] .. "/status",
     { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. c[2] }, body)
+end
+${WRK_DONE}`;
+
+/** Each cluster's heartbeat naming the digest its reports carried (the applied one). */
+const HEARTBEAT_SCRIPT = `
+local clusters = {}
+for line in io.lines(os.getenv("BENCH_CLUSTERS")) do
+  local uid, token = line:match("^(%S+) (%S+)$")
+  clusters[#clusters + 1] = { uid, token }
+end
+local n = #clusters
+local i = math.random(n)
+local digest = string.rep("d", 64)
+request = function()
+  i = i % n + 1
+  local c = clusters[i]
+  return wrk.format("POST", "/v1/clusters/" .. c[1] .. "/heartbeat",
+    { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. c[2] },
+    '{"clusterId":"' .. c[1] .. '","digest":"' .. digest .. '"}')
 end
 ${WRK_DONE}`;
 
@@ -95,6 +126,8 @@ export async function benchIngestLoad({
     );
     const reportScript = join(dir, 'report.lua');
     writeFileSync(reportScript, REPORT_SCRIPT);
+    const heartbeatScript = join(dir, 'heartbeat.lua');
+    writeFileSync(heartbeatScript, HEARTBEAT_SCRIPT);
     const bareScript = join(dir, 'bare.lua');
     writeFileSync(bareScript, BARE_SCRIPT);
 
@@ -119,18 +152,30 @@ export async function benchIngestLoad({
       QUEUE_PREFIX: testQueuePrefix(),
       LOG_LEVEL: 'warn',
     };
-    const apiProcess = startProcess(
+    // BENCH_CPU_PROF_DIR=<dir>: the API and the worker write V8 CPU profiles there on exit.
+    const profile = process.env.BENCH_CPU_PROF_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+      : [];
+    const node = (entry: string, processEnv: Record<string, string>, name: string) =>
+      spawnProcess({
+        command: process.execPath,
+        args: [...profile, join(process.cwd(), entry)],
+        env: { ...process.env, NODE_OPTIONS: '', ...processEnv },
+        name,
+      });
+    const apiProcess = node(
       'dist/apps/api/src/main.js',
       {
         ...env,
         API_PORT: String(apiPort),
         NODE_ENV: 'production',
         RATE_LIMIT_PER_MINUTE: '100000000',
+        REPORTS_PER_CLUSTER_PER_MINUTE: '100000000',
       },
       'api',
     );
     running.push(apiProcess);
-    const workerProcess = startProcess('dist/apps/worker/src/main.js', env, 'worker');
+    const workerProcess = node('dist/apps/worker/src/main.js', env, 'worker');
     running.push(workerProcess);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await eventually(
@@ -144,12 +189,15 @@ export async function benchIngestLoad({
       (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "HealthSample"`)).rows[0]
         ?.n ?? 0;
     const initial = await samples();
-    const meter = meterCpu({
-      api: () => [apiProcess.child.pid!],
-      worker: () => [workerProcess.child.pid!],
-      postgres: () => pidsNamed('postgres'),
-      redis: () => pidsNamed('redis-server'),
-    });
+    const meters = () =>
+      meterCpu({
+        api: () => [apiProcess.child.pid!],
+        worker: () => [workerProcess.child.pid!],
+        postgres: () => pidsNamed('postgres'),
+        redis: () => pidsNamed('redis-server'),
+      });
+    const loadStart = loadavg()[0] ?? 0;
+    const meter = meters();
     const started = performance.now();
     const api = await runWrk({
       url: apiUrl,
@@ -176,6 +224,31 @@ export async function benchIngestLoad({
     }
     const cpu = meter.stop();
     const committedSeconds = (lastGrowth - started) / 1000;
+
+    // Heartbeats that change nothing: every cluster's reports carried the same digest, which
+    // the worker recorded as applied; a heartbeat naming it only refreshes liveness.
+    const heartbeatsFrom = new Date();
+    const beatMeter = meters();
+    const beats = await runWrk({
+      url: apiUrl,
+      script: heartbeatScript,
+      connections,
+      seconds,
+      env: { BENCH_CLUSTERS: clustersFile },
+    });
+    const beatCpu = beatMeter.stop();
+    const flushedClusters = await eventually(
+      async () => {
+        const { rows } = await sql.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM "ClusterStatus" WHERE "lastReportAt" >= $1`,
+          [heartbeatsFrom],
+        );
+        const n = rows[0]?.n ?? 0;
+        const pending = await redis.hlen(ingestKey(env.QUEUE_PREFIX, 'liveness'));
+        return pending === 0 && n > 0 ? n : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the heartbeats flushed' },
+    ).catch(() => 0);
     const result: IngestLoadResult = {
       clusters,
       connections,
@@ -186,13 +259,26 @@ export async function benchIngestLoad({
       committed,
       committedPerSecond: committed / committedSeconds,
       cpu,
+      heartbeats: {
+        wrk: beats,
+        acceptedPerSecond: (beats.requests - beats.non2xx) / beats.durationSeconds,
+        flushedClusters,
+        cpu: beatCpu,
+      },
+      loadAverage: [loadStart, loadavg()[0] ?? 0],
     };
     console.log(
       `ingest under wrk: bare ${(bare.requests / bare.durationSeconds).toFixed(0)} req/s (wrk ${bare.generatorCores.toFixed(2)} cores); API accepted ${result.acceptedPerSecond.toFixed(0)}/s (${api.non2xx} non-2xx, wrk ${api.generatorCores.toFixed(2)} cores), committed ${committed}/${accepted} at ${result.committedPerSecond.toFixed(0)}/s; CPU ${Object.entries(
         cpu,
       )
         .map(([k, v]) => `${k} ${v.cores.toFixed(2)}`)
-        .join(', ')}`,
+        .join(
+          ', ',
+        )}; heartbeats ${result.heartbeats.acceptedPerSecond.toFixed(0)}/s (${beats.non2xx} non-2xx), ${flushedClusters} clusters' liveness flushed; CPU ${Object.entries(
+        beatCpu,
+      )
+        .map(([k, v]) => `${k} ${v.cores.toFixed(2)}`)
+        .join(', ')}; load average ${result.loadAverage.map((l) => l.toFixed(1)).join(' → ')}`,
     );
     return result;
   } finally {

@@ -14,14 +14,14 @@ import { benchIngest } from './ingest.js';
 import { benchIngestLoad } from './ingest-load.js';
 import { benchLatency } from './latency.js';
 import { benchPlans } from './plans.js';
-import { benchResync } from './resync.js';
+import { benchResync, REDIS_CLUSTER_URL } from './resync.js';
 import { benchSidecar } from './sidecar.js';
 import { median, percentile } from './stats.js';
 
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'resync,ingest,load,connections,history,latency,reads,sidecar,console,plans'
+    'resync,resync-cluster,ingest,load,connections,history,latency,reads,sidecar,console,plans'
   ).split(','),
 );
 const f = (n: number, digits = 0) => n.toFixed(digits);
@@ -41,6 +41,7 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T | Error |
 
 const benchStart = Date.now();
 const resync = await step('resync', () => benchResync());
+const resyncCluster = await step('resync-cluster', () => benchResync(10_000, 3, REDIS_CLUSTER_URL));
 const ingest = await step('ingest', () => benchIngest());
 const load = await step('load', () =>
   benchIngestLoad({ seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 20) }),
@@ -80,6 +81,14 @@ else if (resync) {
     `| fleet resync: ${r.clusters} pending orders from PostgreSQL onto ${r.clusters} queues (median of ${r.resyncMs.length}) | ${f(median(r.resyncMs))} ms | raw BullMQ multi-queue addBulk of the same jobs: ${f(median(r.rawMs))} ms | ${f(ratio, 2)}x | within 2x |`,
   );
 }
+if (resyncCluster instanceof Error) failed('fleet resync on a Redis Cluster', resyncCluster);
+else if (resyncCluster) {
+  const r = resyncCluster;
+  const ratio = median(r.resyncMs) / median(r.rawMs);
+  lines.push(
+    `| fleet resync on the local three-master Redis Cluster: ${r.clusters} pending orders onto ${r.clusters} hash-tagged queues, one MULTI per slot (median of ${r.resyncMs.length}) | ${f(median(r.resyncMs))} ms | raw BullMQ addBulk of the same jobs on the same cluster, one per slot, all at once: ${f(median(r.rawMs))} ms | ${f(ratio, 2)}x | within 2x |`,
+  );
+}
 if (ingest instanceof Error) failed('status ingest', ingest);
 else if (ingest) {
   const r = ingest;
@@ -99,7 +108,13 @@ else if (load) {
     `| bare Node HTTP server answering 202, wrk ${r.connections} connections, ${r.seconds} s | ${f(bareRate)} requests/s (p99 ${f(r.bare.p99Ms, 1)} ms) | | | generator: wrk ${f(r.bare.generatorCores, 2)} cores |`,
     `| report ingest from ${r.clusters} distinct clusters (own tokens), API and worker as processes, wrk ${r.connections} connections, ${r.seconds} s: accepted | ${f(r.acceptedPerSecond)} reports/s (p99 ${f(r.api.p99Ms, 1)} ms, ${r.api.non2xx} refused, ${r.api.socketErrors} socket errors) | the bare server: ${f(bareRate)} requests/s | ${f(r.acceptedPerSecond / bareRate, 3)} of bare | ≥ 10,000 reports/s |`,
     `| the same: committed to PostgreSQL (health samples) | ${f(r.committedPerSecond)} reports/s (${r.committed} of ${r.api.requests - r.api.non2xx} accepted) | | | ≥ 10,000 reports/s, none lost |`,
-    `| CPU over that run, in cores (2 on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)} | | | the generator is not the limit |`,
+    `| CPU over that run, in cores (2 on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)} (machine load average ${r.loadAverage.map((l) => f(l, 1)).join(' → ')}) | | | the generator is not the limit |`,
+  );
+  const hb = r.heartbeats;
+  const hbCores = (name: string) => f(hb.cpu[name]?.cores ?? 0, 2);
+  lines.push(
+    `| heartbeats that change nothing (the applied report's digest) over the same ${r.clusters} clusters, wrk ${r.connections} connections, ${r.seconds} s | ${f(hb.acceptedPerSecond)} heartbeats/s accepted (p99 ${f(hb.wrk.p99Ms, 1)} ms; ${hb.wrk.non2xx} answered 409: no applied digest for that cluster yet); liveness of ${hb.flushedClusters} clusters flushed to PostgreSQL | the bare server: ${f(bareRate)} requests/s | ${f(hb.acceptedPerSecond / bareRate, 3)} of bare | next to nothing |`,
+    `| CPU over the heartbeats, in cores | API ${hbCores('api')}, worker ${hbCores('worker')}, PostgreSQL ${hbCores('postgres')}, Redis ${hbCores('redis')}, wrk ${f(hb.wrk.generatorCores, 2)} | | | |`,
   );
 }
 if (connections instanceof Error) failed('Redis connections', connections);
@@ -172,7 +187,7 @@ lines.push(
   '',
   '* **Fleet resync** (`test/bench/resync.ts`): 10,000 clusters with `generation > observedGeneration` seeded in PostgreSQL, Redis empty. The resync (`apps/worker/src/maintenance/resync.ts`) pages the pending clusters 1,000 at a time (one query with their NodePools), builds each order, puts each page on its 1,000 queues with one BullMQ multi-queue `addBulk` (FlowProducer) and records the runs with one statement. The baseline puts the very same 10,000 jobs (same queues, IDs and options) with the same `addBulk` calls and nothing else.',
   '* **Status ingest** (`test/bench/ingest.ts`): 3 reports per cluster for 10,000 clusters. Baseline: the same health rows with a 500-row `INSERT ... SELECT FROM jsonb_to_recordset` on one connection. Queue → PostgreSQL: the reports queued as the API queues them, the real worker (`startWorker`, batches of up to 500 reports or 50 ms) drains them; the clock stops when the last row is in PostgreSQL. A batch writes status, health samples, condition transitions, CSR decisions and reconcile runs, so it does more than the baseline. API → PostgreSQL: the same through the real report endpoint over HTTP (token check, zod, queue), 64 requests in flight, API and worker in the bench process; then once more with the API and the worker as processes of their own (as deployed).',
-  "* **Report ingest under wrk** (`test/bench/ingest-load.ts`, `test/bench/load-generator.ts`): 10,000 clusters seeded with a report token each; the API and the worker run as processes of their own (as deployed); wrk (Debian's package, one thread, 64 connections) posts reports round-robin over the clusters, each with its own token, for 20 s (`BENCH_LOAD_SECONDS`). Accepted: wrk's count of 202s; committed: the health samples in PostgreSQL from the first request to the last commit. Baseline: a bare Node `http.createServer` answering 202 to a body of the same size under the same wrk settings. CPU of wrk (from the shell that waited for it), the API, the worker, every PostgreSQL backend and every redis-server, read from /proc, says which one was the limit.",
+  "* **Report ingest under wrk** (`test/bench/ingest-load.ts`, `test/bench/load-generator.ts`): 10,000 clusters seeded with a report token each; the API and the worker run as processes of their own (as deployed); wrk (Debian's package, one thread, 64 connections) posts reports round-robin over the clusters, each with its own token, for 20 s (`BENCH_LOAD_SECONDS`). Accepted: wrk's count of 202s; committed: the health samples in PostgreSQL from the first request to the last commit. Every report carries the same digest, so once drained each reported cluster's applied digest is known; then wrk posts heartbeats that change nothing (`/v1/clusters/:id/heartbeat` with that digest) round-robin over the same clusters for as long: accepted are the 202s (a cluster none of whose reports was accepted yet is answered 409), flushed the clusters whose `lastReportAt` the worker's liveness flush moved past the heartbeats' start. Baseline: a bare Node `http.createServer` answering 202 to a body of the same size under the same wrk settings. CPU of wrk (from the shell that waited for it), the API, the worker, every PostgreSQL backend and every redis-server, read from /proc over each wrk run, says which one was the limit (PostgreSQL's can read negative when backends that were metered exit during the run); the machine's load average at the start and the end says how much other work shared the 2 cores. `BENCH_CPU_PROF_DIR=<dir>` makes the API and the worker write V8 CPU profiles there.",
   "* **Redis connections** (`test/bench/connections.ts`, `test/bench/consumer-host.ts`): a private redis-server with its descriptor limit raised to the machine's hard limit (20,000 in this container, which cannot raise it) and `maxclients` just below it; the connections one real `OrderConsumer` adds (CLIENT count before and after); then 10,000 real `OrderConsumer`s (`BENCH_CONSUMERS`; fewer when the descriptor limit cannot hold two connections each, as the row then says), each with its own connection as a sidecar has, hosted by 4 processes; Redis memory (`INFO memory`), RSS and CPU over 20 s with all of them idle, then one order each to 200 of them, timed from `Queue.add` to the consumer's report.",
   "* **Health history** (`test/bench/history.ts`): 10 M rows generated with `INSERT ... SELECT generate_series` into the daily partitions (10,000 clusters over 7 days; the cluster under test reports every 30 s). 300 measured queries after 20 warm-ups of `cluster(id) { health(from, to, step: 300) }` over the last 24 h, through the real API; the baseline is the resolver's SQL alone.",
   "* **Mutation → applied → visible** (`test/bench/latency.ts`): 10,000 clusters; a simulator heartbeats for all of them at the sidecar's rate (one report per cluster per 30 s, through the API); 100 clusters run the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`, report over HTTP) with an instant apply (no kube emulator: 100 emulated clusters plus 100 sidecar processes do not fit 2 cores). Each sample: `setKarpenter` mutation until `cluster.status.observedGeneration` shows the new generation in GraphQL (polled every 5 ms). API and worker in the bench process.",

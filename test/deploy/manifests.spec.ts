@@ -97,7 +97,6 @@ describe('deploy/ manifests', () => {
     expect(image.args).toEqual(['dist/apps/sidecar/main.mjs']);
     expect(Object.keys(image.env).sort()).toEqual([
       'MALLOC_ARENA_MAX',
-      'MALLOC_MMAP_THRESHOLD_',
       'MALLOC_TOP_PAD_',
       'MALLOC_TRIM_THRESHOLD_',
       'NODE_OPTIONS',

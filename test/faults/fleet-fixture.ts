@@ -1,12 +1,15 @@
 import {
+  createRedisClient,
+  flushRedis,
+  ingestKey,
+  INGEST_REPORT_FIELD,
   sidecarQueueName,
-  STATUS_INGEST_QUEUE,
+  type RedisClient,
   type Condition,
   type ReconcileOrder,
   type StatusReport,
 } from '@fleet/contracts';
-import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Worker } from 'bullmq';
 import pg from 'pg';
 import type { RunningApi } from '../api/start-api.js';
 
@@ -103,14 +106,14 @@ export async function postReport(
 export class OrderRecorder {
   readonly delivered = new Map<string, ReconcileOrder[]>();
   private readonly workers: Worker[] = [];
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
 
   constructor(
     redisUrl: string,
     private readonly prefix: string,
     private readonly apiUrl: string,
   ) {
-    this.connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    this.connection = createRedisClient(redisUrl, { maxRetriesPerRequest: null });
   }
 
   async start(clusters: readonly RegisteredCluster[]): Promise<void> {
@@ -161,41 +164,35 @@ export async function query<T extends pg.QueryResultRow>(
   }
 }
 
-/** Empties this suite's Redis logical database, and only it. */
+/**
+ * Empties this suite's Redis logical database, and only it; on a Redis Cluster (database 0
+ * only), every master.
+ */
 export async function flushRedisDb(redisUrl: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const redis = createRedisClient(redisUrl, { maxRetriesPerRequest: null });
   try {
-    await redis.flushdb();
+    await flushRedis(redis);
   } finally {
     redis.disconnect();
   }
 }
 
-/** Queues reports exactly as the API's report endpoint does (same queue, same retry options). */
+/** Queues reports exactly as the API's report endpoint does: one entry each on the report stream. */
 export async function enqueueReports(
   redisUrl: string,
   prefix: string,
   reports: readonly StatusReport[],
 ): Promise<void> {
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue<StatusReport>(STATUS_INGEST_QUEUE, { connection, prefix });
+  const connection = createRedisClient(redisUrl, { maxRetriesPerRequest: null });
+  const stream = ingestKey(prefix, 'reports');
   try {
     for (let i = 0; i < reports.length; i += 1000) {
-      await queue.addBulk(
-        reports.slice(i, i + 1000).map((data) => ({
-          name: 'report',
-          data,
-          opts: {
-            attempts: 20,
-            backoff: { type: 'exponential', delay: 250, jitter: 0.5 },
-            removeOnComplete: { count: 1000 },
-            removeOnFail: { count: 10000 },
-          },
-        })),
-      );
+      const pipeline = connection.pipeline();
+      for (const report of reports.slice(i, i + 1000))
+        pipeline.xadd(stream, '*', INGEST_REPORT_FIELD, JSON.stringify(report));
+      await pipeline.exec();
     }
   } finally {
-    await queue.close();
     connection.disconnect();
   }
 }

@@ -61,7 +61,8 @@ describe('PostgreSQL connections cut during ingest', () => {
   });
 
   it('records every report exactly once', async () => {
-    const perCluster = 75;
+    // Enough that the batched stream drain (issue 19) is still writing when the cuts begin.
+    const perCluster = 300;
     const total = clusters.length * perCluster;
     const base = Date.now() + 60_000;
     const reports = clusters.flatMap((c) =>

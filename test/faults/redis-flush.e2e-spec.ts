@@ -3,6 +3,7 @@ import {
   createTestDatabase,
   eventually,
   startPrivateRedis,
+  startPrivateRedisCluster,
   testQueuePrefix,
   type PrivateRedis,
   type TestDatabase,
@@ -18,16 +19,19 @@ import {
   type RegisteredCluster,
 } from './fleet-fixture.js';
 
-// This suite flushes Redis: it runs its own redis-server, never the shared one.
-let redis: PrivateRedis;
-let REDIS_URL: string;
-
 /**
- * Redis loses everything (FLUSHDB of this suite's own logical database): queued orders, reconcile
- * requests, even the maintenance schedulers. The worker restores its schedulers, the resync
- * re-derives every pending order from PostgreSQL, and no desired change is lost.
+ * Redis loses everything (FLUSHDB of this suite's own server; FLUSHALL of every master of its
+ * own Redis Cluster): queued orders, reconcile requests, even the maintenance schedulers. The
+ * worker restores its schedulers, the resync re-derives every pending order from PostgreSQL
+ * (on a cluster, one MULTI per slot: see SidecarQueues.pushMany), and no desired change is lost.
+ * Each run flushes its Redis: it starts its own, never the shared one.
  */
-describe('Redis flushed', () => {
+describe.each([
+  { kind: 'one Redis server', start: () => startPrivateRedis() },
+  { kind: 'a three-master Redis Cluster', start: () => startPrivateRedisCluster(3) },
+])('Redis flushed ($kind)', ({ start }) => {
+  let redis: PrivateRedis;
+  let REDIS_URL: string;
   let db: TestDatabase;
   let api: RunningApi;
   let worker: Awaited<ReturnType<typeof startWorker>>;
@@ -35,7 +39,7 @@ describe('Redis flushed', () => {
   let clusters: RegisteredCluster[];
 
   beforeAll(async () => {
-    redis = await startPrivateRedis();
+    redis = await start();
     REDIS_URL = redis.url;
     db = await createTestDatabase();
     prefix = testQueuePrefix();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DEAD_LETTER_QUEUE } from '@fleet/contracts';
+import { DEAD_LETTER_QUEUE, queueLabel } from '@fleet/contracts';
 import {
   createTestDatabase,
   eventually,
@@ -283,7 +283,7 @@ describe('monitoring: the alerting rules and the dashboard', () => {
           },
           { timeoutMs: 15_000, what: 'the rollout FAILED in fleet_rollouts' },
         );
-        expect(sample(text, 'fleet_queue_depth', { queue: DEAD_LETTER_QUEUE })).toBe(1);
+        expect(sample(text, 'fleet_queue_depth', { queue: queueLabel(DEAD_LETTER_QUEUE) })).toBe(1);
         expect(
           sample(text, 'fleet_clusters', {
             topology: 'STANDALONE',

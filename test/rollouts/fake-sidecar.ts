@@ -19,6 +19,8 @@ export class FakeSidecar {
   observed = 0;
   failFrom: number | undefined;
   plansAnswered = 0;
+  /** Every reconcile order taken, in order (what the fleet told this cluster). */
+  readonly orders: ReconcileOrder[] = [];
   private readonly redis = new Redis({ maxRetriesPerRequest: null });
   private readonly worker: Worker<ReconcileOrder | PlanOrder>;
   private readonly timer: NodeJS.Timeout;
@@ -36,6 +38,7 @@ export class FakeSidecar {
           await this.answerPlan(PlanOrder.parse(job.data));
           return;
         }
+        this.orders.push(job.data as ReconcileOrder);
         this.observed = Math.max(this.observed, (job.data as ReconcileOrder).generation);
         await this.report();
       },

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { STATUS_INGEST_QUEUE, unstorableTextReason } from '@fleet/contracts';
-import { Queue } from 'bullmq';
+import { ingestKey, unstorableTextReason } from '@fleet/contracts';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
@@ -303,10 +302,10 @@ describe('fuzz: the sidecar report endpoint', () => {
   let api: FuzzedApi;
   let worker: Awaited<ReturnType<typeof startWorker>>;
   let fingerprint: DatabaseFingerprint;
-  let ingest: Queue;
   let redis: Redis;
   let cluster: { uid: string; reportToken: string; generation: number };
   const prefix = testQueuePrefix();
+  const stream = ingestKey(prefix, 'reports');
 
   const post = (body: unknown) =>
     fetch(`${api.url}/v1/clusters/${cluster.uid}/status`, {
@@ -326,9 +325,12 @@ describe('fuzz: the sidecar report endpoint', () => {
         [cluster.uid],
       )
     )[0]!;
-  /** BullMQ numbers a queue's jobs from this counter: unchanged means nothing was queued. */
-  const lastJobId = async () =>
-    Number((await redis.get(`${prefix}:${STATUS_INGEST_QUEUE}:id`)) ?? 0);
+  /** The report stream's last entry id: unchanged means nothing was queued. */
+  const lastEntryId = async () => {
+    const info = (await redis.xinfo('STREAM', stream).catch(() => [])) as unknown[];
+    const at = info.indexOf('last-generated-id');
+    return at >= 0 ? String(info[at + 1]) : '0-0';
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -338,10 +340,9 @@ describe('fuzz: the sidecar report endpoint', () => {
       REPORTS_PER_CLUSTER_PER_MINUTE: '100000',
       RATE_LIMIT_PER_MINUTE: '100000',
     });
-    worker = await startWorker({ ...env, LOG_LEVEL: 'silent', INGEST_FLUSH_MS: '5' });
+    worker = await startWorker({ ...env, LOG_LEVEL: 'silent', JOB_LOCK_MS: '120000' });
     fingerprint = await DatabaseFingerprint.open(db.url);
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    ingest = new Queue(STATUS_INGEST_QUEUE, { connection: redis, prefix });
     const res = await api.admin<{
       registerCluster: { reportToken: string; cluster: { uid: string } };
     }>(
@@ -361,7 +362,6 @@ describe('fuzz: the sidecar report endpoint', () => {
   }, 90_000);
 
   afterAll(async () => {
-    await ingest?.close();
     redis?.disconnect();
     await fingerprint?.close();
     await worker?.close();
@@ -388,7 +388,7 @@ describe('fuzz: the sidecar report endpoint', () => {
         const body = defect ? defect.apply(report) : report;
         const before = await fingerprint.take();
         const previous = await stored();
-        const lastJob = await lastJobId();
+        const lastEntry = await lastEntryId();
         const sentAt = Date.now();
         const res = await post(body);
         const answer = (await res.json()) as { field?: string; message?: string };
@@ -399,27 +399,24 @@ describe('fuzz: the sidecar report endpoint', () => {
             field: defect.field,
           });
           expect(answer.message).toEqual(expect.any(String));
-          expect(await lastJobId()).toBe(lastJob);
+          expect(await lastEntryId()).toBe(lastEntry);
           expect(DatabaseFingerprint.changed(before, await fingerprint.take())).toEqual([]);
         } else {
           expect({ status: res.status, answer }).toEqual({
             status: 202,
             answer: { accepted: true },
           });
-          // Ingested by the real worker, first time: a failed attempt means a report the API
-          // accepted cannot be stored, and would be retried until it is dead-lettered.
-          const job = await eventually(
-            async () => {
-              const found = await ingest.getJob(String(lastJob + 1));
-              if (!found) return undefined;
-              const state = await found.getState();
-              return state === 'completed' || found.attemptsMade > 0 || found.failedReason
-                ? found
-                : undefined;
-            },
-            { timeoutMs: 10_000, what: 'the report ingested' },
+          // Ingested by the real worker, first time: the worker deletes an entry only once it is
+          // committed, and one it could not store stays pending for the claim delay (JOB_LOCK_MS,
+          // 120 s here), far past this wait: a report the API accepted that cannot be stored
+          // fails here.
+          const entry = await lastEntryId();
+          expect(entry).not.toBe(lastEntry);
+          await eventually(
+            async () =>
+              (await redis.xrange(stream, entry, entry)).length === 0 ? true : undefined,
+            { timeoutMs: 30_000, what: 'the report ingested' },
           );
-          if (job.failedReason) throw new Error(`ingest failed: ${job.failedReason}`);
           const now = await stored();
           const forward = (report.observedGeneration as number) >= previous.observedGeneration;
           if (forward) {

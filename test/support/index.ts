@@ -22,3 +22,4 @@ export * from './rbac-usage.js';
 export * from './capi-aws-workload.js';
 export * from './hcp-aws-hosted.js';
 export * from './oidc-issuer.js';
+export * from './redis-keys.js';

@@ -52,13 +52,18 @@ export const FLEET_REDIS_CONFIG = fileURLToPath(
  * that was stopped (empty, as a restarted Redis without persistence is); `config` is a
  * configuration file it starts from.
  */
-export async function startPrivateRedis(port?: number, config?: string): Promise<PrivateRedis> {
+export async function startPrivateRedis(
+  port?: number,
+  config?: string,
+  extraArgs: readonly string[] = [],
+): Promise<PrivateRedis> {
   port ??= await freePort();
   const child: ChildProcess = spawn(
     'redis-server',
     [
       ...(config ? [config] : []),
       ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ...extraArgs,
     ],
     { stdio: 'ignore' },
   );
@@ -85,6 +90,66 @@ export async function startPrivateRedis(port?: number, config?: string): Promise
     throw err;
   });
   return { url, port, stop };
+}
+
+/**
+ * A Redis Cluster of its own: `masters` redis-servers in cluster mode (the fleet's configuration,
+ * no persistence, cluster-config-files in a temporary directory) on free ports, joined by
+ * `redis-cli --cluster create`, with every slot assigned. `url` is a `redis-cluster://` URL
+ * naming every node. For suites that flush or break their Redis (a Redis Cluster has only
+ * database 0, so a flush reaches everything on it).
+ */
+export async function startPrivateRedisCluster(masters = 3): Promise<PrivateRedis> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-redis-cluster-'));
+  const nodes: PrivateRedis[] = [];
+  const stopAll = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freePort();
+      nodes.push(
+        await startPrivateRedis(port, FLEET_REDIS_CONFIG, [
+          ...['--cluster-enabled', 'yes', '--dir', dir],
+          ...['--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000'],
+        ]),
+      );
+    }
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    await until(async () => {
+      const infos = await Promise.all(
+        nodes.map(async (n) => {
+          const r = new Redis(n.url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+          try {
+            return String(await r.call('CLUSTER', 'INFO'));
+          } finally {
+            r.disconnect();
+          }
+        }),
+      );
+      return infos.every(
+        (info) =>
+          info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${masters}`),
+      );
+    }, 'the Redis Cluster to agree on its slots');
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  const [seed, ...others] = nodes;
+  return {
+    url: `redis-cluster://127.0.0.1:${seed!.port}/?nodes=${others.map((n) => `127.0.0.1:${n.port}`).join(',')}`,
+    port: seed!.port,
+    stop: stopAll,
+  };
 }
 
 /** `database` on the private server, holding the shared template's schema and migrations. */

@@ -29,6 +29,7 @@ import { QueuesModule } from './queues/queues.module.js';
 import { ReportsModule } from './reports/reports.module.js';
 import { RolloutsModule } from './rollouts/rollouts.module.js';
 import { PlansModule } from './plans/plans.module.js';
+import { ProfilesModule } from './profiles/profiles.module.js';
 import { DateTimeScalar } from './common/date-time.scalar.js';
 
 /**
@@ -105,6 +106,7 @@ export class AppModule {
         HealthHistoryModule,
         RolloutsModule,
         PlansModule,
+        ProfilesModule,
         FleetModule,
         OidcModule,
         ConsoleModule,

@@ -5,6 +5,7 @@ import type { WebSocketServer } from 'ws';
 import { WEBSOCKET_MAX_PAYLOAD_BYTES } from './graphql/query-limits.js';
 import { PLAN_REPORT_BODY_LIMIT_BYTES, STATUS_REPORT_BODY_LIMIT_BYTES } from '@fleet/contracts';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { ReportRoute } from './reports/report-route.js';
 
 /** Where sidecars post status reports (ReportsController). */
 const STATUS_REPORT_PATH = /^\/v1\/clusters\/[^/]+\/status\/?(\?|$)/;
@@ -51,10 +52,27 @@ export async function listen(app: INestApplication, port: number, host: string):
   await app.init();
   limitWebSocketPayload(app);
   const server = app.getHttpServer() as Server;
+  mountReportRoute(server, app.get(ReportRoute, { strict: false }));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   await app.listen(port, host);
   return app.getUrl();
+}
+
+/**
+ * Status reports and heartbeats are answered before Express sees them (issue 19): the request
+ * listeners Nest installed (Express) get every other request.
+ */
+function mountReportRoute(server: Server, route: ReportRoute): void {
+  const listeners = server.listeners('request') as ((
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (route.handle(req, res)) return;
+    for (const listener of listeners) listener.call(server, req, res);
+  });
 }
 
 /**

@@ -315,3 +315,58 @@ query GetChangePlan($id: ID!, $first: Int, $after: String) {
 
 export const APPLY_PLAN = `
 mutation ApplyPlan($id: ID!) { applyPlan(id: $id) { ${CLUSTER_ACK} } }`;
+
+const PROFILE_ROW = `name selector priority revision spec deleting boundClusters currentClusters createdBy createdAt updatedAt`;
+
+export const LIST_PROFILES = `
+query ListProfiles {
+  profiles { ${PROFILE_ROW} }
+}`;
+
+export const GET_PROFILE = `
+query GetProfile($name: String!) {
+  profile(name: $name) { ${PROFILE_ROW} }
+}`;
+
+export const CREATE_PROFILE = `
+mutation CreateProfile($input: CreateProfileInput!, $strategy: RolloutStrategyInput) {
+  createProfile(input: $input, strategy: $strategy) {
+    profile { ${PROFILE_ROW} }
+    rollout { ${ROLLOUT_ROW} }
+  }
+}`;
+
+export const UPDATE_PROFILE = `
+mutation UpdateProfile($name: String!, $input: UpdateProfileInput!, $strategy: RolloutStrategyInput) {
+  updateProfile(name: $name, input: $input, strategy: $strategy) {
+    profile { ${PROFILE_ROW} }
+    rollout { ${ROLLOUT_ROW} }
+  }
+}`;
+
+export const DELETE_PROFILE = `
+mutation DeleteProfile($name: String!, $strategy: RolloutStrategyInput) {
+  deleteProfile(name: $name, strategy: $strategy) {
+    profile { ${PROFILE_ROW} }
+    rollout { ${ROLLOUT_ROW} }
+  }
+}`;
+
+/** `clusters get --show-sources`: the effective state, field by field with what set it. */
+export const GET_CLUSTER_SOURCES = `
+query GetClusterSources($id: ID!) {
+  cluster(id: $id) {
+    id name labels karpenter { generation }
+    effectiveState {
+      fields { field value source profile profileRevision }
+      profiles { name priority revision }
+      overrides
+      ignored { field profile reason }
+    }
+  }
+}`;
+
+export const RESET_CLUSTER_OVERRIDE = `
+mutation ResetClusterOverride($clusterId: ID!, $field: String!, $expectedGeneration: Int) {
+  resetClusterOverride(clusterId: $clusterId, field: $field, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
+}`;

@@ -52,9 +52,32 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   ],
   'clusters get': [
     'kfleet clusters get ocp-east-1',
+    'kfleet clusters get ocp-east-1 --show-sources  # each field and the profile or override that set it',
     'kfleet clusters get ocp-east-1 -o json | jq .status.conditions',
     'kfleet clusters get ocp-east-1 --watch -o table',
   ],
+  'clusters reset': [
+    "kfleet clusters reset ocp-east-1 logLevel  # the profiles' logLevel applies again",
+    'kfleet clusters reset ocp-east-1 nodePools.general',
+  ],
+  profiles: [
+    'kfleet profiles list',
+    'kfleet profiles create prod-base -l env=prod --priority 10 -f prod-base.yaml',
+  ],
+  'profiles list': ['kfleet profiles list', 'kfleet profiles list -o yaml'],
+  'profiles get': [
+    'kfleet profiles get prod-base',
+    'kfleet profiles get prod-base -o json | jq .spec',
+  ],
+  'profiles create': [
+    'kfleet profiles create prod-base -l env=prod --priority 10 -f prod-base.yaml',
+    "kfleet profiles create gpu -l 'gpu in (true)' --priority 20 -f gpu.yaml --waves 1,50%,100%",
+  ],
+  'profiles update': [
+    'kfleet profiles update prod-base -f prod-base.yaml --waves 1,25%,100%',
+    "kfleet profiles update prod-base -l 'env=prod,region!=eu-west-1'",
+  ],
+  'profiles delete': ['kfleet profiles delete prod-base --yes'],
   'clusters register': [
     'kfleet clusters register ocp-east-1 --platform AWS --region us-east-1 --label env=prod --manifest-out ocp-east-1.yaml',
   ],

@@ -12,6 +12,7 @@ import { addMigrateCommands } from './commands/migrate.js';
 import { addNodeclassCommands } from './commands/nodeclass.js';
 import { addNodepoolsCommands } from './commands/nodepools.js';
 import { addRolloutsCommands } from './commands/rollouts.js';
+import { addProfilesCommands } from './commands/profiles.js';
 import { addPlanCommands } from './commands/plans.js';
 import { addSummaryCommands } from './commands/summary.js';
 import { addTokensCommands } from './commands/tokens.js';
@@ -53,6 +54,7 @@ export function buildProgram(io: Io): Command {
   addSummaryCommands(program, context);
   addTokensCommands(program, context);
   addRolloutsCommands(program, context);
+  addProfilesCommands(program, context);
   addPlanCommands(program, context);
   addDeadLettersCommands(program, context);
   addVersionCommand(program, context);

@@ -8,7 +8,7 @@ import type { HostedAwsInfrastructure } from '@fleet/discovery';
 import { KubeClusterObjectReader, apiConfigurationWithDeadline } from '@fleet/discovery';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
-import { Redis } from 'ioredis';
+import { createRedisClient } from '@fleet/contracts';
 import { pino } from 'pino';
 import { loadSidecarConfig } from './config.js';
 import { apiServersFor } from './kube/api-servers.js';
@@ -122,7 +122,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   });
   const reporter = new StatusReporter(config.API_URL, config.CLUSTER_ID, config.REPORT_TOKEN);
   const publisher = new ReportPublisher(host, config.CLUSTER_ID, (r) => reporter.send(r), log);
-  const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const connection = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
   const registry = createRegistry('sidecar', { cluster: config.CLUSTER_ID });
   const reconcileSeconds = fleetMetrics.reconcileSeconds(registry);
   fleetMetrics.csrDecisions(registry, () => host.csrCounts());

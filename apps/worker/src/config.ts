@@ -29,6 +29,8 @@ export const WorkerConfigSchema = z.object({
   INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(5000).default(1000),
   INGEST_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
   INGEST_FLUSH_MS: z.coerce.number().int().min(1).max(5000).default(50),
+  /** How often heartbeats' liveness goes from Redis to PostgreSQL (and before each sweep). */
+  LIVENESS_FLUSH_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   /** The sidecars' heartbeat interval; a cluster silent for STALE_AFTER_HEARTBEATS of them is Stale. */
   HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
   STALE_AFTER_HEARTBEATS: z.coerce.number().positive().default(3),
@@ -48,7 +50,10 @@ export const WorkerConfigSchema = z.object({
   KARPENTER_VERSION: KarpenterVersion.default(DEFAULT_KARPENTER_VERSION),
   /** The fleet default's image from a mirror, by digest (disconnected fleets). */
   KARPENTER_IMAGE: imageByDigest.optional(),
-  /** A job whose worker died is retried after this long (BullMQ lock duration and stall check). */
+  /**
+   * A job whose worker died is retried after this long (BullMQ lock duration and stall check);
+   * a report stream entry left unacknowledged this long is taken over by another worker.
+   */
   JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;

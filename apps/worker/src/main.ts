@@ -6,11 +6,14 @@ import {
   IngestedStatusReport,
   PLAN_QUEUE,
   PlanRequest,
+  createRedisClient,
+  type RedisClient,
+  queueLabel,
+  ingestKey,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
 import { createRegistry, fleetMetrics, oldestQueuedAt, startOpsServer } from '@fleet/observability';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { loadWorkerConfig, operandDefault } from './config.js';
 import { ReconcileDispatcher } from './dispatch/reconcile-dispatcher.js';
@@ -18,6 +21,8 @@ import { SidecarQueues } from './dispatch/sidecar-queues.js';
 import { PlanDispatcher } from './dispatch/plan-dispatcher.js';
 import { createPgPool } from './ingest/pg-pool.js';
 import { StatusIngester } from './ingest/status-ingester.js';
+import { ReportStreamConsumer } from './ingest/report-stream.js';
+import { flushLiveness, recordDigests } from './ingest/liveness.js';
 import { ChangeEvents } from './ingest/change-events.js';
 import { DeadLetters } from './dead-letters/dead-letters.js';
 import { startMaintenance } from './maintenance/maintenance.js';
@@ -30,7 +35,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const log = pino({ name: 'worker', level: config.LOG_LEVEL });
   const jobLocks = { lockDuration: config.JOB_LOCK_MS, stalledInterval: config.JOB_LOCK_MS };
   const db = createPrismaClient(config.DATABASE_URL, { poolSize: 20 });
-  const producer = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const producer = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
   const sidecarQueues = new SidecarQueues(producer, config.QUEUE_PREFIX);
   const dispatcher = new ReconcileDispatcher(db, sidecarQueues, operandDefault(config));
   const planner = new PlanDispatcher(db, sidecarQueues, log, operandDefault(config));
@@ -43,9 +48,9 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   });
   const changeEvents = new ChangeEvents(producer, config.QUEUE_PREFIX);
   // BullMQ does not close connections it was given; keep them to close on shutdown.
-  const connections: Redis[] = [producer];
+  const connections: RedisClient[] = [producer];
   const connection = () => {
-    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    const redis = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
     connections.push(redis);
     return redis;
   };
@@ -98,6 +103,57 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     dispatcher.markFailed(ReconcileRequest.parse(job.data), reason),
   );
   deadLetters.watch(ingest);
+  const registry = createRegistry('worker');
+  const reportsIngested = fleetMetrics.reportsIngested(registry);
+  // The report stream the API appends to (issue 19); the BullMQ queue above drains what was
+  // queued before, and dead letters redriven onto it.
+  const reportStream = new ReportStreamConsumer(
+    connection(),
+    producer,
+    pool,
+    config.QUEUE_PREFIX,
+    log,
+    {
+      committed: (reports, results) => {
+        reportsIngested.inc(reports.length);
+        const applied = new Map<string, IngestedStatusReport>();
+        reports.forEach((report, i) => {
+          changeEvents.changed(report.clusterId);
+          if (!results[i]?.advanced) return;
+          // Several of one cluster in a batch: the one applied last is the newest.
+          const held = applied.get(report.clusterId);
+          if (
+            !held ||
+            held.observedGeneration < report.observedGeneration ||
+            (held.observedGeneration === report.observedGeneration &&
+              (held.receivedAt ?? held.reportedAt) <= (report.receivedAt ?? report.reportedAt))
+          )
+            applied.set(report.clusterId, report);
+        });
+        void recordDigests(producer, config.QUEUE_PREFIX, [...applied.values()]).catch(
+          (err: unknown) => log.warn({ err: String(err) }, 'cannot record report digests'),
+        );
+      },
+      deadLetter: (letter) => deadLetters.record(letter),
+    },
+    {
+      batch: config.INGEST_BATCH_SIZE,
+      blockMs: 1000,
+      claimIdleMs: config.JOB_LOCK_MS,
+      parallel: 2,
+      maxDeliveries: 20,
+    },
+  );
+  await reportStream.start();
+  let flushingLiveness = false;
+  const livenessTimer = setInterval(() => {
+    if (flushingLiveness) return;
+    flushingLiveness = true;
+    flushLiveness(producer, pool, config.QUEUE_PREFIX)
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'liveness flush failed'))
+      .finally(() => (flushingLiveness = false));
+  }, config.LIVENESS_FLUSH_MS);
+  livenessTimer.unref();
   const maintenance = await startMaintenance({
     pool,
     sidecarQueues,
@@ -123,9 +179,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     everyMs: config.ACL_SYNC_SECONDS * 1000,
     log,
   });
-  const registry = createRegistry('worker');
   const dispatchSeconds = fleetMetrics.dispatchSeconds(registry);
-  const reportsIngested = fleetMetrics.reportsIngested(registry);
   reconcile.on('completed', (job) => {
     if (job.processedOn && job.finishedOn)
       dispatchSeconds.observe(
@@ -138,13 +192,28 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const observed = [RECONCILE_QUEUE, STATUS_INGEST_QUEUE, DEAD_LETTER_QUEUE].map(
     (name) => new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX }),
   );
-  fleetMetrics.ingestLag(registry, () => oldestQueuedAt(observed[1]!));
+  // The oldest of the BullMQ queue's jobs and of the report stream's entries (each entry stays
+  // until committed; its id begins with the time Redis appended it).
+  fleetMetrics.ingestLag(registry, async () => {
+    const [queued, first] = await Promise.all([
+      oldestQueuedAt(observed[1]!),
+      producer.xrange(ingestKey(config.QUEUE_PREFIX, 'reports'), '-', '+', 'COUNT', 1),
+    ]);
+    const streamed = first[0] ? Number(first[0][0].split('-')[0]) : undefined;
+    const stamps = [queued, streamed].filter((t): t is number => t !== undefined);
+    return stamps.length ? Math.min(...stamps) : undefined;
+  });
   fleetMetrics.fleetState(registry, () => readFleetState(pool));
   fleetMetrics.queueDepth(registry, async () => {
     const counts = await Promise.all(
       observed.map(async (q) => {
         const c = await q.getJobCounts('waiting', 'delayed', 'prioritized');
-        return [q.name, Object.values(c).reduce((a, b) => a + b, 0)] as const;
+        // The report stream's backlog counts as the ingest queue's (issue 19).
+        const stream =
+          q.name === STATUS_INGEST_QUEUE
+            ? await producer.xlen(ingestKey(config.QUEUE_PREFIX, 'reports'))
+            : 0;
+        return [queueLabel(q.name), Object.values(c).reduce((a, b) => a + b, 0) + stream] as const;
       }),
     );
     return Object.fromEntries(counts);
@@ -163,7 +232,14 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   return {
     opsUrl: ops?.url,
     async close(): Promise<void> {
-      await Promise.all([reconcile.close(), ingest.close(), plans.close(), rollouts.close()]);
+      clearInterval(livenessTimer);
+      await Promise.all([
+        reconcile.close(),
+        ingest.close(),
+        plans.close(),
+        rollouts.close(),
+        reportStream.close(),
+      ]);
       await changeEvents.close();
       await maintenance.close();
       await aclSync.close();

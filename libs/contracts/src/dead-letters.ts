@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { queueName } from './messages.js';
 
 /** Jobs that exhausted their attempts, kept (never consumed) until an admin redrives them. */
-export const DEAD_LETTER_QUEUE = 'dead-letter';
+export const DEAD_LETTER_QUEUE = queueName('dead-letter');
 
 export const DeadLetter = z.object({
   /** The queue the job failed on, where a redrive puts it back. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRedisUrl } from './redis.js';
 
 /**
  * Parses process configuration with a zod schema and fails with one line per bad variable, so a
@@ -20,7 +21,17 @@ export const postgresUrl = z
   .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgresql:// URL' })
   .default('postgresql://postgres@127.0.0.1:5432/karpenter_fleet');
 export const redisUrl = z
-  .url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' })
+  .url({
+    protocol: /^(rediss?|rediss?-cluster)$/,
+    error: 'must be a redis:// URL (or rediss://, redis-cluster://, rediss-cluster://)',
+  })
+  .superRefine((url, ctx) => {
+    try {
+      parseRedisUrl(url);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/^REDIS_URL: /, '') });
+    }
+  })
   .default('redis://127.0.0.1:6379');
 export const port = (fallback: number) =>
   z.coerce.number().int().min(0).max(65535).default(fallback);

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   LabelSelectorError,
   labelSelectorWithin,
+  labelSelectorsOverlap,
   matchesLabelSelector,
   parseLabelSelector,
 } from './label-selector.js';
@@ -84,5 +85,33 @@ describe('labelSelectorWithin', () => {
     expect(within('team!=b', 'team=a')).toBe(false);
     expect(within('team=b', 'team!=b')).toBe(false);
     expect(within('team', '!team')).toBe(false);
+  });
+});
+
+describe('labelSelectorsOverlap', () => {
+  const overlap = (a: string, b: string) =>
+    labelSelectorsOverlap(parseLabelSelector(a), parseLabelSelector(b));
+
+  it('different keys, or no requirement at all, can meet on one cluster', () => {
+    expect(overlap('env=prod', 'region=us-east-1')).toBe(true);
+    expect(overlap('', 'env=prod')).toBe(true);
+    expect(overlap('env=prod', 'env in (prod,staging)')).toBe(true);
+    expect(overlap('env!=prod', 'tier!=db')).toBe(true);
+    expect(overlap('env', 'env notin (prod,staging)')).toBe(true);
+  });
+
+  it('contradictions on one key never meet', () => {
+    expect(overlap('env=prod', 'env=staging')).toBe(false);
+    expect(overlap('env in (a,b)', 'env in (c)')).toBe(false);
+    expect(overlap('env=prod', 'env!=prod')).toBe(false);
+    expect(overlap('env in (a,b)', 'env notin (a,b)')).toBe(false);
+    expect(overlap('env', '!env')).toBe(false);
+    expect(overlap('env=prod', '!env')).toBe(false);
+    expect(overlap('team=a,env=prod', 'env=dev,team=a')).toBe(false);
+  });
+
+  it('a NotIn alone is met by a cluster without the key', () => {
+    expect(overlap('env!=prod', '!env')).toBe(true);
+    expect(overlap('env in (a,b,c)', 'env notin (a,b)')).toBe(true);
   });
 });

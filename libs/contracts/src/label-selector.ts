@@ -132,3 +132,31 @@ export function labelSelectorWithin(
 ): boolean {
   return outer.every((o) => inner.some((i) => implies(i, o)));
 }
+
+/**
+ * Whether some label set could match both selectors (profiles' overlap, docs/PROFILES.md). Decided
+ * key by key over the requirements of both: a key is satisfiable when it may be absent (nothing
+ * needs it) or some value passes every In and no NotIn. Exact for this grammar, since keys are
+ * independent: the answer covers clusters registered tomorrow, not only today's.
+ */
+export function labelSelectorsOverlap(
+  a: readonly LabelRequirement[],
+  b: readonly LabelRequirement[],
+): boolean {
+  const byKey = new Map<string, LabelRequirement[]>();
+  for (const r of [...a, ...b]) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
+  for (const reqs of byKey.values()) {
+    const mustExist = reqs.some((r) => r.operator === 'Exists' || r.operator === 'In');
+    const mustNotExist = reqs.some((r) => r.operator === 'DoesNotExist');
+    if (mustExist && mustNotExist) return false;
+    if (!mustExist) continue; // absent satisfies NotIn and DoesNotExist alike
+    let allowed: string[] | null = null; // null: any value
+    for (const r of reqs)
+      if (r.operator === 'In')
+        allowed = allowed === null ? [...r.values] : allowed.filter((v) => r.values.includes(v));
+    const excluded = reqs.flatMap((r) => (r.operator === 'NotIn' ? r.values : []));
+    // Any value: the label values are infinite, so a finite exclusion list always leaves one.
+    if (allowed !== null && allowed.every((v) => excluded.includes(v))) return false;
+  }
+  return true;
+}

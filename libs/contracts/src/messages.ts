@@ -1,3 +1,4 @@
+import { hashTag, redisKey } from './redis.js';
 import { z } from 'zod';
 import { ReportedMigrationProposal } from './migration.js';
 import { KarpenterDesiredState } from './desired-state.js';
@@ -210,8 +211,48 @@ export const StatusReport = z.object({
     })
     .optional(),
   reportedAt: z.iso.datetime(),
+  /**
+   * The sidecar's digest of this report without `reportedAt` (`reportDigest`): once the fleet
+   * applied it, a heartbeat naming it refreshes liveness without a full report (issue 19).
+   * Absent from older sidecars; the fleet never computes it, it only compares.
+   */
+  digest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'a SHA-256 in lowercase hex')
+    .optional(),
 });
 export type StatusReport = z.infer<typeof StatusReport>;
+
+/**
+ * A heartbeat that changes nothing (`POST /v1/clusters/:id/heartbeat`): "my status is still the
+ * report of this digest". Accepted (202) only while that digest is the one the fleet applied
+ * last for the cluster; otherwise 409 and the sidecar sends its full report.
+ */
+export const Heartbeat = z.object({
+  clusterId: z.uuid(),
+  digest: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in lowercase hex'),
+});
+export type Heartbeat = z.infer<typeof Heartbeat>;
+
+/**
+ * Redis keys of the report path (issue 19), each a fixed name under the queue prefix, all named
+ * here so that Redis Cluster can give them a hash tag in one place:
+ * - `reports`: the stream the API appends accepted reports to and the workers drain (group
+ *   `INGEST_GROUP`);
+ * - `digests`: hash cluster id → digest of the report last applied to PostgreSQL;
+ * - `liveness`: hash cluster id → when (fleet clock, ms) the last heartbeat was accepted;
+ * - `liveness-flushing`: the part of `liveness` a worker is writing to PostgreSQL.
+ * The two liveness hashes are touched by one Lua script together, and the heartbeat script reads
+ * `digests` beside `liveness`: every ingest key carries the hash tag `{ingest}`, so on a Redis
+ * Cluster they share one slot.
+ */
+export type IngestKeyName = 'reports' | 'digests' | 'liveness' | 'liveness-flushing';
+export const ingestKey = (prefix: string, name: IngestKeyName): string =>
+  redisKey(prefix, 'ingest', name);
+/** The consumer group of the workers on the `reports` stream. */
+export const INGEST_GROUP = 'ingest';
+/** The field of a `reports` stream entry holding the IngestedStatusReport as JSON. */
+export const INGEST_REPORT_FIELD = 'r';
 
 /**
  * A report as the API queues it for ingest: `receivedAt` is the API's clock when it accepted
@@ -224,9 +265,21 @@ export const IngestedStatusReport = StatusReport.extend({
 });
 export type IngestedStatusReport = z.infer<typeof IngestedStatusReport>;
 
-export const sidecarQueueName = (clusterId: string): string => `sidecar.${clusterId}`;
-export const RECONCILE_QUEUE = 'reconcile';
-export const STATUS_INGEST_QUEUE = 'status-ingest';
+/**
+ * Every BullMQ queue name is hash-tagged (`{name}`): BullMQ's keys are `<prefix>:<queue>:<suffix>`,
+ * so all keys of one queue, everything its Lua scripts touch, and a sidecar's ACL key pattern
+ * land in one Redis Cluster slot, while different queues (clusters) spread over every slot.
+ * Queue names go through `queueName`; other keys through `redisKey` (redis.ts).
+ */
+export const queueName = (name: string): string => hashTag(name);
+/**
+ * A queue's name without its hash tag (`{reconcile}` → `reconcile`): what people and dashboards
+ * see (metrics' `queue` label, a dead letter's `queue`), as before queues were tagged.
+ */
+export const queueLabel = (name: string): string => name.replace(/^\{(.*)\}$/, '$1');
+export const sidecarQueueName = (clusterId: string): string => queueName(`sidecar.${clusterId}`);
+export const RECONCILE_QUEUE = queueName('reconcile');
+export const STATUS_INGEST_QUEUE = queueName('status-ingest');
 /** Field manager of every object the sidecar writes with server-side apply. */
 export const FIELD_MANAGER = 'karpenter-fleet';
 
@@ -243,6 +296,8 @@ export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
 export const FleetEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('cluster-changed'), clusterId: z.uuid() }),
   z.object({ type: z.literal('rollout-changed'), rolloutId: z.uuid() }),
+  /** A cluster's report token changed or ended (rotation, deregistration): drop cached ones. */
+  z.object({ type: z.literal('credentials-changed'), clusterId: z.uuid() }),
 ]);
 export type FleetEvent = z.infer<typeof FleetEvent>;
 export const fleetEventsChannel = (prefix: string): string => `${prefix}:fleet-events`;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ReconcileOrder } from './messages.js';
+import { queueName, ReconcileOrder } from './messages.js';
 
 /**
  * Plans (issue 21 §1): the worker puts a plan order on the cluster's own queue `sidecar.<id>`
@@ -84,6 +84,6 @@ export const PlanReport = z.object({
 export type PlanReport = z.infer<typeof PlanReport>;
 
 /** What the API asks of the worker: send the plan's orders to its PENDING clusters. */
-export const PLAN_QUEUE = 'plans';
+export const PLAN_QUEUE = queueName('plans');
 export const PlanRequest = z.object({ planId: z.uuid() });
 export type PlanRequest = z.infer<typeof PlanRequest>;

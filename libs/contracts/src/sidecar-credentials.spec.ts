@@ -28,8 +28,8 @@ describe("the sidecar's Redis commands", () => {
       [...SIDECAR_REDIS_COMMANDS.connection, ...SIDECAR_REDIS_COMMANDS.scripts].map((c) => `+${c}`),
     );
     expect(rules.filter((rule) => /^[~&%]/.test(rule))).toEqual([
-      '~fleet:sidecar.c1:*',
-      '&fleet:sidecar.c1:*',
+      '~fleet:{sidecar.c1}:*',
+      '&fleet:{sidecar.c1}:*',
     ]);
   });
 });

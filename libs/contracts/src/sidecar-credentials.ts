@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { sidecarQueueName } from './messages.js';
+import { queueName, sidecarQueueName } from './messages.js';
+import { onEveryRedisNode, type RedisClient } from './redis.js';
 
 /** The Redis ACL user of one cluster's sidecar. */
 export const sidecarRedisUser = (clusterId: string): string => `sidecar.${clusterId}`;
@@ -25,6 +26,12 @@ export const SIDECAR_REDIS_COMMANDS = {
     'evalsha', // every BullMQ operation is a Lua script (ioredis defineCommand) ...
     'eval', // ... sent in full when the server answers NOSCRIPT (after a restart)
     'bzpopmin', // the worker's blocking wait on the queue's marker key
+    // Redis Cluster: ioredis waits for the cluster to be whole (CLUSTER INFO), reads the slot
+    // map (CLUSTER SLOTS) and follows a slot being migrated (ASKING); all name no key and change
+    // nothing. A single server refuses them, and ioredis sends them only to a cluster.
+    'cluster|info',
+    'cluster|slots',
+    'asking',
   ],
   /** Called by BullMQ's Lua scripts (node_modules/bullmq/dist/esm/scripts, `rcall("…")`). */
   scripts: [
@@ -115,22 +122,31 @@ export function sidecarAclRules(
   ];
 }
 
-/** Anything that can send a raw Redis command (an ioredis client). */
+/** Anything that can send a raw Redis command to one node (an ioredis client or pipeline). */
 export interface RedisCommander {
   call(command: string, ...args: string[]): Promise<unknown>;
 }
 
+/** The ACL SETUSER command (without the command name) that makes the sidecar's user. */
+export const sidecarAclSetUser = (
+  prefix: string,
+  clusterId: string,
+  passwordHashes: readonly string[],
+): string[] => [
+  'SETUSER',
+  sidecarRedisUser(clusterId),
+  ...sidecarAclRules(prefix, clusterId, passwordHashes),
+];
+
+/** Creates or replaces the sidecar's user on every node (ACL users are per node in a cluster). */
 export async function applySidecarAcl(
-  redis: RedisCommander,
+  redis: RedisClient,
   prefix: string,
   clusterId: string,
   passwordHashes: readonly string[],
 ): Promise<void> {
-  await redis.call(
-    'ACL',
-    'SETUSER',
-    sidecarRedisUser(clusterId),
-    ...sidecarAclRules(prefix, clusterId, passwordHashes),
+  await onEveryRedisNode(redis, (node) =>
+    node.call('ACL', ...sidecarAclSetUser(prefix, clusterId, passwordHashes)),
   );
 }
 
@@ -139,18 +155,17 @@ export async function applySidecarAcl(
  * already authenticated, so without this a leaked password keeps working on an open
  * connection after its grace period. The sidecar reconnects with its current password.
  */
-export async function killSidecarConnections(
-  redis: RedisCommander,
-  clusterId: string,
-): Promise<void> {
-  await redis.call('CLIENT', 'KILL', 'USER', sidecarRedisUser(clusterId));
+export async function killSidecarConnections(redis: RedisClient, clusterId: string): Promise<void> {
+  await onEveryRedisNode(redis, (node) =>
+    node.call('CLIENT', 'KILL', 'USER', sidecarRedisUser(clusterId)),
+  );
 }
 
 /** The worker queue whose jobs re-sync sidecar ACL users (and end grace periods). */
-export const SIDECAR_CREDENTIALS_QUEUE = 'sidecar-credentials';
+export const SIDECAR_CREDENTIALS_QUEUE = queueName('sidecar-credentials');
 
-export async function deleteSidecarAcl(redis: RedisCommander, clusterId: string): Promise<void> {
-  await redis.call('ACL', 'DELUSER', sidecarRedisUser(clusterId));
+export async function deleteSidecarAcl(redis: RedisClient, clusterId: string): Promise<void> {
+  await onEveryRedisNode(redis, (node) => node.call('ACL', 'DELUSER', sidecarRedisUser(clusterId)));
 }
 
 /** The Redis URL a sidecar connects with: its own user and password on the fleet's Redis. */

@@ -13,6 +13,8 @@ import {
 } from '@fleet/contracts';
 import type { Prisma } from '@fleet/database';
 import { z } from 'zod';
+import { clusterOverrides, writeOverrides } from './profile-store.js';
+import { PROFILE_SETTINGS } from './profiles.js';
 
 /**
  * One change to a cluster's desired state, as a single mutation or a rollout applies it. Fields
@@ -37,34 +39,51 @@ export const DesiredStateChange = z
     webIdentityRoleArn: iamRoleArn.optional(),
     /** Cluster API: an empty list goes back to the worker template's type. */
     allowedInstanceTypes: z.array(instanceTypeName).max(32).optional(),
+    /** The NodeClass overrides, replaced whole (checked against the real NodeClass CRD first). */
+    nodeClassOverrides: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 export type DesiredStateChange = z.infer<typeof DesiredStateChange>;
 
 export type ApplyOutcome = 'applied' | 'no-such-nodepool';
 
-/** Writes the change inside the caller's transaction; the caller bumps the generation. */
+/**
+ * Writes the change inside the caller's transaction; the caller bumps the generation. What a
+ * profile could also set (PROFILE_SETTINGS, NodePools) is the cluster's own override: it is
+ * recorded in DesiredState.overrides and the effective state re-materialized (docs/PROFILES.md);
+ * the rest (paused, operand image, interruption queue, ...) is the cluster's alone, written as is.
+ */
 export async function applyDesiredStateChange(
   tx: Prisma.TransactionClient,
   clusterId: string,
   change: DesiredStateChange,
 ): Promise<ApplyOutcome> {
-  const { upsertNodePool, deleteNodePool, featureGates, ...settings } = change;
-  const data: Prisma.DesiredStateUpdateInput = { ...settings };
-  if (featureGates) data.featureGates = featureGates;
-  if (Object.keys(data).length) await tx.desiredState.update({ where: { clusterId }, data });
+  const { upsertNodePool, deleteNodePool, ...settings } = change;
+  const own: Prisma.DesiredStateUpdateInput = {};
+  const overrides = { ...(await clusterOverrides(tx, clusterId)) };
+  let overridden = false;
+  for (const [key, value] of Object.entries(settings)) {
+    if (value === undefined) continue;
+    if ((PROFILE_SETTINGS as readonly string[]).includes(key)) {
+      (overrides as Record<string, unknown>)[key] = value;
+      overridden = true;
+    } else (own as Record<string, unknown>)[key] = value;
+  }
+  if (Object.keys(own).length) await tx.desiredState.update({ where: { clusterId }, data: own });
   if (upsertNodePool) {
-    const spec = upsertNodePool.spec as Prisma.InputJsonObject;
-    await tx.nodePool.upsert({
-      where: { clusterId_name: { clusterId, name: upsertNodePool.name } },
-      create: { clusterId, name: upsertNodePool.name, spec },
-      update: { spec },
-    });
+    overrides.nodePools = { ...overrides.nodePools, [upsertNodePool.name]: upsertNodePool.spec };
+    overridden = true;
   }
   if (deleteNodePool) {
-    const { count } = await tx.nodePool.deleteMany({ where: { clusterId, name: deleteNodePool } });
-    if (count === 0) return 'no-such-nodepool';
+    // Only the cluster's own NodePool: one a profile gives is removed by that profile.
+    if (!overrides.nodePools || !Object.hasOwn(overrides.nodePools, deleteNodePool))
+      return 'no-such-nodepool';
+    overrides.nodePools = Object.fromEntries(
+      Object.entries(overrides.nodePools).filter(([name]) => name !== deleteNodePool),
+    );
+    overridden = true;
   }
+  if (overridden) await writeOverrides(tx, clusterId, overrides);
   return 'applied';
 }
 

@@ -4,3 +4,5 @@ export * from './events.js';
 export * from './health.js';
 export * from './reconcile-job.js';
 export * from './wave-plan.js';
+export * from './profiles.js';
+export * from './profile-store.js';

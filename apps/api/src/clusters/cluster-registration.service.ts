@@ -21,7 +21,7 @@ import { QueuesService } from '../queues/queues.service.js';
 import { bootstrapManifest } from './bootstrap-manifest.js';
 import { RegisterClusterSchema } from './cluster-input.schemas.js';
 import { type ClusterRow } from './cluster.mapper.js';
-import { clusterSnapshot } from '@fleet/desired-state';
+import { clusterSnapshot, materializeEffectiveState, syncMemberships } from '@fleet/desired-state';
 import { type RegisterClusterInput } from './dto/cluster.inputs.js';
 import type { Cluster, RegisterClusterPayload } from './models/cluster.model.js';
 import { withEverything, lockInScope, clusterChanged } from './cluster-access.js';
@@ -95,6 +95,10 @@ export class ClusterRegistration {
           },
           include: withEverything,
         });
+        // Membership follows labels from the start: the profiles its labels match are in its
+        // generation-1 order (docs/PROFILES.md), so it never runs without them first.
+        const bound = await syncMemberships(tx, created.id, valid.labels ?? {});
+        if (bound) await materializeEffectiveState(tx, created.id);
         await this.audit.record(
           tx,
           principal,
@@ -103,7 +107,9 @@ export class ClusterRegistration {
           null,
           await clusterSnapshot(tx, created.id),
         );
-        return created;
+        return bound
+          ? tx.cluster.findUniqueOrThrow({ where: { id: created.id }, include: withEverything })
+          : created;
       });
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
@@ -186,6 +192,9 @@ export class ClusterRegistration {
       })
       .then(async (cluster) => {
         await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
+        await afterCommit('deregisterCluster', uid, [
+          () => this.events.publish({ type: 'credentials-changed', clusterId: uid }),
+        ]);
         return cluster;
       });
   }
@@ -220,6 +229,11 @@ export class ClusterRegistration {
       await this.audit.record(tx, principal, 'rotateClusterCredentials', uid, snapshot, snapshot);
       return { row: updated, previousRedisPasswordHash: current.redisPasswordHash };
     });
+    // Every replica drops the cached report credentials at once (the cache outlives a rotation
+    // only if this event is lost, and then for at most its lifetime).
+    await afterCommit('rotateClusterCredentials', uid, [
+      () => this.events.publish({ type: 'credentials-changed', clusterId: uid }),
+    ]);
     await afterCommit(
       'rotateClusterCredentials',
       uid,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, type PrismaClient } from '@fleet/database';
+import { type PrismaClient } from '@fleet/database';
 import { AuditService } from '../audit/audit.service.js';
 import { inScope, type Principal } from '../auth/principal.js';
 import {
@@ -19,9 +19,18 @@ import {
   SetKarpenterSchema,
 } from './cluster-input.schemas.js';
 import {
+  PROFILE_SETTINGS,
   applyDesiredStateChange,
+  clusterOverrides,
   clusterSnapshot,
   commitDesiredStateChange,
+  effectiveStateOf,
+  isProfileField,
+  materializeEffectiveState,
+  sameEffectiveState,
+  syncMemberships,
+  withoutOverride,
+  writeOverrides,
   type DesiredStateChange,
 } from '@fleet/desired-state';
 import { unsupportedChangeFor } from './unsupported-change.js';
@@ -66,28 +75,79 @@ export class DesiredStateChanges {
     this.db = prisma.client;
   }
 
-  /** Labels are fleet metadata, not desired cluster state: no generation bump, no reconcile. */
+  /**
+   * Labels decide which profiles a cluster is bound to (docs/PROFILES.md § Membership): a change
+   * that moves the cluster into or out of a profile and so changes its effective state bumps the
+   * generation and sends an order, like any desired-state change of this one cluster; one that
+   * changes no effective field stays fleet metadata (no generation, no order).
+   */
   async updateLabels(principal: Principal, uid: string, labels: unknown): Promise<Cluster> {
     const valid = parseInput(Labels, labels, 'labels');
     if (!inScope(principal, valid)) {
       throw forbiddenError(`token ${principal.name} cannot move a cluster outside its selector`);
     }
-    const row = await this.db.$transaction(async (tx) => {
+    const { row, bumped } = await this.db.$transaction(async (tx) => {
       await lockInScope(tx, principal, uid);
       const before = await clusterSnapshot(tx, uid);
+      const effectiveBefore = await effectiveStateOf(tx, uid);
       await tx.cluster.update({ where: { id: uid }, data: { labels: valid } });
-      await this.audit.record(
-        tx,
-        principal,
-        'updateClusterLabels',
-        uid,
-        before,
-        await clusterSnapshot(tx, uid),
-      );
-      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+      let bumped = false;
+      if (await syncMemberships(tx, uid, valid)) {
+        const after = await effectiveStateOf(tx, uid);
+        if (!sameEffectiveState(effectiveBefore, after)) {
+          await commitDesiredStateChange(tx, {
+            clusterId: uid,
+            actor: principal,
+            action: 'updateClusterLabels',
+            change: async (t) => {
+              await materializeEffectiveState(t, uid);
+            },
+          });
+          bumped = true;
+        } else await materializeEffectiveState(tx, uid); // sources name the new profile
+      }
+      if (!bumped)
+        await this.audit.record(
+          tx,
+          principal,
+          'updateClusterLabels',
+          uid,
+          before,
+          await clusterSnapshot(tx, uid),
+        );
+      const row = await tx.cluster.findUniqueOrThrow({
+        where: { id: uid },
+        include: withEverything,
+      });
+      return { row, bumped };
     });
+    if (bumped)
+      await this.queues.requestReconcile({ clusterId: uid, generation: row.desired!.generation });
     await clusterChanged(this.events, uid);
     return this.queries.toModel(row);
+  }
+
+  /**
+   * Clears the cluster's override of `field` (a setting, or `nodePools.<name>`): the profiles'
+   * value (or the built-in default) applies again, as a desired-state change of this cluster.
+   */
+  async resetOverride(
+    principal: Principal,
+    uid: string,
+    field: string,
+    expectedGeneration?: number | null,
+  ): Promise<Cluster> {
+    const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
+    if (!isProfileField(field))
+      throw userInputError(
+        'field',
+        `"${field}" is not a field a cluster overrides: one of ${PROFILE_SETTINGS.join(', ')}, or nodePools.<name>`,
+      );
+    return this.changeDesiredState(principal, uid, 'resetClusterOverride', expected, async (tx) => {
+      const next = withoutOverride(await clusterOverrides(tx, uid), field);
+      if (!next) throw userInputError('field', `the cluster does not override ${field}`);
+      await writeOverrides(tx, uid, next);
+    });
   }
 
   async setKarpenter(
@@ -260,10 +320,7 @@ export class DesiredStateChanges {
             `input${violation.field ? `.${violation.field}` : ''}`,
             violation.reason,
           );
-        await tx.desiredState.update({
-          where: { clusterId: uid },
-          data: { nodeClassOverrides: overrides as Prisma.InputJsonObject },
-        });
+        await applyDesiredStateChange(tx, uid, { nodeClassOverrides: overrides });
       },
     );
   }
@@ -336,10 +393,7 @@ export class DesiredStateChanges {
         await applyDesiredStateChange(tx, uid, {
           upsertNodePool: { name: pool.name, spec: pool.spec },
         });
-      await tx.desiredState.update({
-        where: { clusterId: uid },
-        data: { nodeClassOverrides: overrides as Prisma.InputJsonObject },
-      });
+      await applyDesiredStateChange(tx, uid, { nodeClassOverrides: overrides });
     });
   }
 

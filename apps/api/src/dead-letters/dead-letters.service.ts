@@ -1,7 +1,13 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { DEAD_LETTER_QUEUE, DeadLetter as DeadLetterData } from '@fleet/contracts';
+import {
+  DEAD_LETTER_QUEUE,
+  DeadLetter as DeadLetterData,
+  createRedisClient,
+  type RedisClient,
+  queueLabel,
+  queueName,
+} from '@fleet/contracts';
 import { Queue, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import { Prisma } from '@fleet/database';
 import { AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
@@ -16,7 +22,7 @@ import type { DeadLetter, DeadLetterConnection } from './dead-letter.model.js';
 /** Reads and redrives the worker's dead-letter queue (nothing consumes it: its jobs wait there). */
 @Injectable()
 export class DeadLettersService implements OnModuleDestroy {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly deadLetters: Queue<DeadLetterData>;
   private readonly targets = new Map<string, Queue>();
 
@@ -25,7 +31,7 @@ export class DeadLettersService implements OnModuleDestroy {
     private readonly prisma: PrismaService,
     private readonly audit: AuditService,
   ) {
-    this.connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.connection = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
     this.deadLetters = new Queue(DEAD_LETTER_QUEUE, {
       connection: this.connection,
       prefix: config.QUEUE_PREFIX,
@@ -113,7 +119,8 @@ export class DeadLettersService implements OnModuleDestroy {
   private async redriveJob(principal: Principal, job: Job<DeadLetterData>): Promise<DeadLetter> {
     const letter = DeadLetterData.parse(job.data);
     const jobId = `${letter.jobId}.redrive.${Date.now()}`;
-    await this.target(letter.queue).add(letter.name, letter.data, {
+    // Letters name the queue by its label; the queue itself is hash-tagged (docs/DESIGN.md).
+    await this.target(queueName(queueLabel(letter.queue))).add(letter.name, letter.data, {
       jobId,
       attempts: letter.attempts,
       backoff: { type: 'exponential', delay: 500, jitter: 0.5 },

@@ -1,7 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { fleetEventsChannel, FleetEvent } from '@fleet/contracts';
+import {
+  fleetEventsChannel,
+  FleetEvent,
+  createRedisClient,
+  type RedisClient,
+} from '@fleet/contracts';
 import { PubSub } from 'graphql-subscriptions';
-import { Redis } from 'ioredis';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
 /**
@@ -11,13 +15,13 @@ import { API_CONFIG, type ApiConfig } from '../config.js';
 @Injectable()
 export class FleetEventsService implements OnModuleInit, OnModuleDestroy {
   readonly local = new PubSub();
-  private readonly subscriber: Redis;
-  private readonly publisher: Redis;
+  private readonly subscriber: RedisClient;
+  private readonly publisher: RedisClient;
   private readonly channel: string;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
-    this.subscriber = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-    this.publisher = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.subscriber = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.publisher = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });
     this.channel = fleetEventsChannel(config.QUEUE_PREFIX);
   }
 

@@ -8,6 +8,12 @@ export class MetricsService {
   readonly registry = createRegistry('api');
   readonly graphqlSeconds = fleetMetrics.graphqlRequestSeconds(this.registry);
   readonly reportsReceived = fleetMetrics.reportsReceived(this.registry);
+  /** Heartbeats that changed nothing: liveness refreshed in Redis, no report queued (issue 19). */
+  readonly heartbeatsReceived = new Counter({
+    name: 'fleet_heartbeats_received_total',
+    help: 'Heartbeats accepted by the API: the cluster reports the status last applied, only its liveness is refreshed',
+    registers: [this.registry],
+  });
   /** Database look-ups of presented API token secrets, by whether the secret was valid. */
   readonly tokenLookups = new Counter({
     name: 'fleet_api_token_lookups_total',

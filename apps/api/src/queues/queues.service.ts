@@ -3,27 +3,41 @@ import {
   PLAN_QUEUE,
   RECONCILE_QUEUE,
   STATUS_INGEST_QUEUE,
+  INGEST_REPORT_FIELD,
+  ingestKey,
   type PlanRequest,
   type ReconcileRequest,
   type IngestedStatusReport,
+  createRedisClient,
+  type RedisClient,
+  queueLabel,
 } from '@fleet/contracts';
 import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { API_CONFIG, type ApiConfig } from '../config.js';
+
+/** Compares the applied digest and refreshes liveness in one step (keys: digests, liveness). */
+const HEARTBEAT_LUA = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+local seen = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if tonumber(ARGV[3]) > seen then redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
+return 1`;
 
 /** The API only produces jobs; the worker fleet consumes them. */
 @Injectable()
 export class QueuesService implements OnModuleDestroy {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   private readonly reconcile: Queue<ReconcileRequest>;
   private readonly statusIngest: Queue<IngestedStatusReport>;
   private readonly plans: Queue<PlanRequest>;
+  private readonly reportStream: string;
+  private readonly digests: string;
+  private readonly liveness: string;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
     // Auto-pipelining sends the commands of concurrent requests in one write: reports arrive in
     // bursts, and a syscall per report is what limits the report endpoint.
-    this.connection = new Redis(config.REDIS_URL, {
+    this.connection = createRedisClient(config.REDIS_URL, {
       maxRetriesPerRequest: null,
       enableAutoPipelining: true,
     });
@@ -31,6 +45,10 @@ export class QueuesService implements OnModuleDestroy {
     this.reconcile = new Queue(RECONCILE_QUEUE, opts);
     this.statusIngest = new Queue(STATUS_INGEST_QUEUE, opts);
     this.plans = new Queue(PLAN_QUEUE, opts);
+    this.reportStream = ingestKey(config.QUEUE_PREFIX, 'reports');
+    this.digests = ingestKey(config.QUEUE_PREFIX, 'digests');
+    this.liveness = ingestKey(config.QUEUE_PREFIX, 'liveness');
+    this.connection.defineCommand('fleetHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT_LUA });
   }
 
   /** The worker sends the plan's orders to its clusters' sidecars; one job per plan. */
@@ -49,25 +67,46 @@ export class QueuesService implements OnModuleDestroy {
     await this.reconcile.add('reconcile', request, reconcileJobOptions(request));
   }
 
+  /**
+   * One XADD onto the report stream, auto-pipelined with the other requests of the same tick;
+   * the workers drain it in batches (issue 19). Resolves once Redis holds the entry: a 202 is
+   * answered only then, and the entry stays until a worker committed it and acknowledged it.
+   * (The BullMQ status-ingest queue is still drained by the workers, for jobs queued before.)
+   */
   async ingestStatus(report: IngestedStatusReport): Promise<void> {
-    await this.statusIngest.add('report', report, {
-      attempts: 20,
-      backoff: { type: 'exponential', delay: 250, jitter: 0.5 },
-      removeOnComplete: { count: 1000 },
-      removeOnFail: { count: 10000 },
-    });
+    await this.connection.xadd(this.reportStream, '*', INGEST_REPORT_FIELD, JSON.stringify(report));
+  }
+
+  /**
+   * A heartbeat that changes nothing: when `digest` is the one last applied for the cluster,
+   * its liveness is set to `receivedAtMs` (never moved back) and true is returned; else false
+   * (the sidecar then sends its full report). One auto-pipelined EVALSHA.
+   */
+  async heartbeat(clusterId: string, digest: string, receivedAtMs: number): Promise<boolean> {
+    const run = (
+      this.connection as unknown as {
+        fleetHeartbeat(k1: string, k2: string, ...args: string[]): Promise<number>;
+      }
+    ).fleetHeartbeat.bind(this.connection);
+    return (await run(this.digests, this.liveness, clusterId, digest, String(receivedAtMs))) === 1;
   }
 
   /** Waiting plus delayed jobs of the fleet-wide queues, for the queue-depth gauge. */
   async depths(): Promise<Record<string, number>> {
     // A scrape must not hang while Redis is away (commands would wait for it): no samples then.
     if (this.connection.status !== 'ready') return {};
-    const [reconcile, ingest] = await Promise.all([
+    const [reconcile, ingest, stream] = await Promise.all([
       this.reconcile.getJobCounts('waiting', 'delayed', 'prioritized'),
       this.statusIngest.getJobCounts('waiting', 'delayed', 'prioritized'),
+      // Entries stay in the report stream until committed and acknowledged: its length is the
+      // ingest backlog.
+      this.connection.xlen(this.reportStream),
     ]);
     const sum = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
-    return { [this.reconcile.name]: sum(reconcile), [this.statusIngest.name]: sum(ingest) };
+    return {
+      [queueLabel(this.reconcile.name)]: sum(reconcile),
+      [queueLabel(this.statusIngest.name)]: sum(ingest) + stream,
+    };
   }
 
   async ping(): Promise<void> {

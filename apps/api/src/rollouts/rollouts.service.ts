@@ -242,6 +242,47 @@ export class RolloutsService {
     return this.get(principal, id);
   }
 
+  /**
+   * A profile's rollout (docs/PROFILES.md § Rollouts): created inside the profile write's
+   * transaction over the clusters it affects, so the profile's revision and its rollout commit
+   * together. Each wave binds its clusters to `revision` (or unbinds those that no longer match).
+   * The strategy is the one startRollout takes; a cluster in another active rollout is CONFLICT.
+   */
+  async createForProfile(
+    tx: Tx,
+    principal: Principal,
+    input: {
+      profileId: string;
+      profileName: string;
+      revision: number;
+      selector: string;
+      strategy: RolloutStrategyInput | null | undefined;
+      clusters: { id: string; name: string }[];
+    },
+  ): Promise<string> {
+    const badStep = stepShapeViolation(input.strategy?.waves);
+    if (badStep)
+      throw userInputError(
+        `strategy.waves[${badStep.index}]`,
+        'give exactly one of percent or count',
+      );
+    const strategy = parseInput(RolloutStrategySchema, input.strategy ?? {}, 'strategy');
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:start-rollout'))`;
+    return this.create(tx, principal, {
+      selector: input.selector,
+      change: { profile: input.profileName, revision: input.revision },
+      strategy,
+      clusters: input.clusters,
+      planId: null,
+      profile: { id: input.profileId, revision: input.revision },
+    });
+  }
+
+  /** After a profile's transaction committed: subscribers learn of its rollout. */
+  async announce(rolloutId: string): Promise<void> {
+    await this.changed(rolloutId);
+  }
+
   /** The rollout row, its waves and clusters, once the clusters are chosen (inside the start lock). */
   private async create(
     tx: Tx,
@@ -252,9 +293,10 @@ export class RolloutsService {
       strategy: ReturnType<typeof RolloutStrategySchema.parse>;
       clusters: { id: string; name: string; planGeneration?: number }[];
       planId: string | null;
+      profile?: { id: string; revision: number };
     },
   ): Promise<string> {
-    const { selector, change, strategy, clusters, planId } = input;
+    const { selector, change, strategy, clusters, planId, profile } = input;
     const busy = await tx.$queryRaw<{ name: string; rolloutId: string; state: string }[]>`
       SELECT rc."clusterName" AS name, r.id AS "rolloutId", r.state::text AS state
         FROM "RolloutCluster" rc JOIN "Rollout" r ON r.id = rc."rolloutId"
@@ -286,6 +328,8 @@ export class RolloutsService {
         createdBy: principal.name,
         createdByTokenId: principal.tokenId,
         planId,
+        profileId: profile?.id ?? null,
+        profileRevision: profile?.revision ?? null,
         waves: { create: waves.map((w, index) => ({ index, size: w.length })) },
         clusters: {
           create: waves.flatMap((w, wave) =>

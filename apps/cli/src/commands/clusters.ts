@@ -5,6 +5,7 @@ import {
   parseEnumOption,
   parseGraceSeconds,
   parseLabelChanges,
+  parseIntOption,
   parseLabelPairs,
 } from '../args.js';
 import * as gql from '../documents.js';
@@ -14,6 +15,7 @@ import {
   labelList,
   print,
   render,
+  table,
   type ClusterRow,
   type OutputFormat,
 } from '../format.js';
@@ -179,15 +181,33 @@ export function addClustersCommands(program: Command, context: CommandContext): 
     .argument('<cluster>', 'cluster name or ID')
     .option('-w, --watch', 'print the cluster again each time it changes')
     .option('--timeout <duration>', 'with --watch: stop after this long (e.g. 10m; default never)')
+    .option(
+      '--show-sources',
+      'the effective desired state field by field, with the profile or override that set it',
+    )
     .addOption(readOutput('yaml'))
     .action(
       async (
         ref: string,
-        opts: { output: OutputFormat; watch?: boolean; timeout?: string },
+        opts: { output: OutputFormat; watch?: boolean; timeout?: string; showSources?: boolean },
         cmd: Command,
       ) => {
         const request = connect(cmd);
         const id = await resolveCluster(request, ref);
+        if (opts.showSources) {
+          if (opts.watch) throw usageError('--show-sources does not --watch', '--show-sources');
+          const { cluster } = await request<{ cluster: SourcesView }>(gql.GET_CLUSTER_SOURCES, {
+            id,
+          });
+          // A table of sources unless -o json|yaml is asked for (get's own default is YAML).
+          const asked = cmd.getOptionValueSource('output') !== 'default';
+          io.stdout(
+            asked && (opts.output === 'json' || opts.output === 'yaml')
+              ? render(cluster, opts.output)
+              : sourcesTable(cluster),
+          );
+          return;
+        }
         const get = async () =>
           (await request<{ cluster: ClusterRow & { id: string } }>(gql.GET_CLUSTER, { id }))
             .cluster;
@@ -381,6 +401,37 @@ export function addClustersCommands(program: Command, context: CommandContext): 
       io.stdout(`cluster/${c.name} labeled: ${labelList(c.labels)}\n`);
     });
 
+  clusters
+    .command('reset')
+    .description(
+      "clear the cluster's own override of a field, so its profiles' value (or the default) applies again",
+    )
+    .argument('<cluster>', 'cluster name or ID')
+    .argument('<field>', 'a setting (logLevel, enabled, ...) or nodePools.<name>')
+    .option('--expected-generation <n>', 'refuse (CONFLICT) if the cluster moved past it')
+    .action(
+      async (ref: string, field: string, opts: { expectedGeneration?: string }, cmd: Command) => {
+        const request = connect(cmd);
+        const id = await resolveCluster(request, ref);
+        const { resetClusterOverride: c } = await request<{ resetClusterOverride: ClusterAck }>(
+          gql.RESET_CLUSTER_OVERRIDE,
+          {
+            clusterId: id,
+            field,
+            ...(opts.expectedGeneration
+              ? {
+                  expectedGeneration: parseIntOption(
+                    opts.expectedGeneration,
+                    '--expected-generation',
+                  ),
+                }
+              : {}),
+          },
+        );
+        io.stdout(ack(c, `override of ${field} cleared`));
+      },
+    );
+
   const simpleClusterMutation = (
     verb: string,
     document: string,
@@ -419,4 +470,46 @@ export function addClustersCommands(program: Command, context: CommandContext): 
     'send the current desired state again',
     'reconcile requested',
   );
+}
+
+interface SourcesView {
+  name: string;
+  karpenter: { generation: number };
+  effectiveState: {
+    fields: {
+      field: string;
+      value: unknown;
+      source: string;
+      profile: string | null;
+      profileRevision: number | null;
+    }[];
+    profiles: { name: string; priority: number; revision: number }[];
+    overrides: string[];
+    ignored: { field: string; profile: string; reason: string }[];
+  };
+}
+
+/** One row a field: its value (JSON, cut at 60 characters) and where it came from. */
+function sourcesTable(cluster: SourcesView): string {
+  const e = cluster.effectiveState;
+  const cut = (v: unknown) => {
+    const text = JSON.stringify(v) ?? 'null';
+    return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  };
+  let out =
+    `cluster/${cluster.name} generation ${cluster.karpenter.generation}; profiles: ` +
+    (e.profiles.length
+      ? e.profiles.map((p) => `${p.name}@r${p.revision} (priority ${p.priority})`).join(', ')
+      : 'none') +
+    '\n' +
+    table(
+      ['FIELD', 'VALUE', 'SOURCE'],
+      e.fields.map((f) => [
+        f.field,
+        cut(f.value),
+        f.source === 'profile' ? `profile/${f.profile}@r${f.profileRevision}` : f.source,
+      ]),
+    );
+  for (const i of e.ignored) out += `ignored: ${i.field} of profile/${i.profile}: ${i.reason}\n`;
+  return out;
 }

@@ -4,16 +4,16 @@ import {
   ReconcileOrder,
   sidecarQueueName,
   type PlanReport,
+  type RedisClient,
 } from '@fleet/contracts';
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
 import type { PlanResult } from '../plan/plan-phase.js';
 
 export interface OrderConsumerDeps {
   clusterId: string;
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   apply: (order: ReconcileOrder) => Promise<ReconcileResult>;
   /** Reports the state after the order (the report builds itself from the runtime). */

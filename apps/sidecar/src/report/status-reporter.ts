@@ -1,15 +1,73 @@
 import type { PlanReport, StatusReport } from '@fleet/contracts';
+import { createHash } from 'node:crypto';
 
-/** Sends reports to the fleet API with the cluster's own token; retried with backoff on failure. */
+/** A full report goes at least this often even when nothing changed (the health history's step). */
+export const FULL_REPORT_EVERY_MS = 5 * 60_000;
+
+/**
+ * The digest of a report as this sidecar sends it, without the fields that change on every send
+ * (`reportedAt`, and `digest` itself): equal digests mean the fleet would store the same status.
+ */
+export function reportDigest(report: StatusReport): string {
+  const { reportedAt: _at, digest: _digest, ...status } = report;
+  return createHash('sha256').update(JSON.stringify(status)).digest('hex');
+}
+
+/**
+ * Sends reports to the fleet API with the cluster's own token; retried with backoff on failure.
+ *
+ * A report equal to the last one the fleet accepted (same digest, no CSR decisions) goes as a
+ * heartbeat naming that digest (issue 19): the fleet only refreshes the cluster's liveness. When
+ * the fleet does not hold that digest as applied (409: not yet ingested, forgotten after a
+ * Stale sweep or a flushed Redis, another replica's report) the full report follows at once;
+ * and one goes every FULL_REPORT_EVERY_MS anyway.
+ */
 export class StatusReporter {
+  private accepted: { digest: string; at: number } | undefined;
+
   constructor(
     private readonly apiUrl: string,
     private readonly clusterId: string,
     private readonly token: string,
+    private readonly fullReportEveryMs = FULL_REPORT_EVERY_MS,
   ) {}
 
+  /** Heartbeats sent instead of a full report (for the sidecar's own metrics and tests). */
+  heartbeats = 0;
+
   async send(report: StatusReport, attempts = 5): Promise<void> {
-    await this.post(`/v1/clusters/${this.clusterId}/status`, report, attempts);
+    const digest = reportDigest(report);
+    const last = this.accepted;
+    if (
+      last?.digest === digest &&
+      report.csrDecisions.length === 0 &&
+      Date.now() - last.at < this.fullReportEveryMs &&
+      (await this.heartbeat(digest, attempts))
+    ) {
+      this.heartbeats++;
+      return;
+    }
+    await this.post(`/v1/clusters/${this.clusterId}/status`, { ...report, digest }, attempts);
+    this.accepted = { digest, at: Date.now() };
+  }
+
+  /** True when the fleet took it; false when it wants the full report (409). */
+  private async heartbeat(digest: string, attempts: number): Promise<boolean> {
+    try {
+      await this.post(
+        `/v1/clusters/${this.clusterId}/heartbeat`,
+        { clusterId: this.clusterId, digest },
+        attempts,
+      );
+      return true;
+    } catch (err) {
+      // 409: not the applied report; 404: a fleet older than heartbeats. Either way, report.
+      if (err instanceof PermanentReportError && (err.status === 409 || err.status === 404)) {
+        this.accepted = undefined;
+        return false;
+      }
+      throw err;
+    }
   }
 
   /** A plan's result, beside the status reports, with the same token. */

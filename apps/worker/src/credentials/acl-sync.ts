@@ -1,11 +1,12 @@
 import {
-  applySidecarAcl,
   killSidecarConnections,
+  onEveryRedisNode,
   SIDECAR_CREDENTIALS_QUEUE,
+  sidecarAclSetUser,
+  type RedisClient,
 } from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 export const CREDENTIALS_QUEUE = SIDECAR_CREDENTIALS_QUEUE;
@@ -18,7 +19,7 @@ export const CREDENTIALS_QUEUE = SIDECAR_CREDENTIALS_QUEUE;
 export class SidecarAclSync {
   constructor(
     private readonly db: PrismaClient,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -45,19 +46,21 @@ export class SidecarAclSync {
         ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
       });
       if (clusters.length === 0) break;
-      const pipeline = this.redis.pipeline();
-      for (const c of clusters) {
-        const hashes = [c.redisPasswordHash, c.previousRedisPasswordHash].filter((h): h is string =>
-          Boolean(h),
-        );
-        void applySidecarAcl(
-          { call: (cmd, ...args) => pipeline.call(cmd, ...args) as unknown as Promise<unknown> },
+      const commands = clusters.map((c) =>
+        sidecarAclSetUser(
           this.prefix,
           c.id,
-          hashes,
-        );
-      }
-      await pipeline.exec();
+          [c.redisPasswordHash, c.previousRedisPasswordHash].filter((h): h is string => Boolean(h)),
+        ),
+      );
+      // ACL users live per node: one pipeline of the page's SETUSERs to every node of a cluster.
+      await onEveryRedisNode(this.redis, async (node) => {
+        const pipeline = node.pipeline();
+        for (const args of commands) pipeline.call('ACL', ...args);
+        const replies = (await pipeline.exec()) ?? [];
+        const failed = replies.find(([err]) => err);
+        if (failed) throw failed[0]!;
+      });
       users += clusters.length;
       cursor = clusters.at(-1)!.id;
     }
@@ -70,19 +73,35 @@ export class SidecarAclSync {
 
 export async function startAclSync(deps: {
   db: PrismaClient;
-  producer: Redis;
-  workerConnection: Redis;
+  producer: RedisClient;
+  workerConnection: RedisClient;
   prefix: string;
   everyMs: number;
   log: Logger;
 }): Promise<{ close(): Promise<void> }> {
   const sync = new SidecarAclSync(deps.db, deps.producer, deps.prefix);
   const queue = new Queue(CREDENTIALS_QUEUE, { connection: deps.producer, prefix: deps.prefix });
-  await queue.upsertJobScheduler(
-    'acl-sync',
-    { every: deps.everyMs },
-    { name: 'acl-sync', opts: { removeOnComplete: 10, removeOnFail: 50 } },
+  const ensureScheduler = async () => {
+    // Only when missing: re-upserting an existing scheduler would push its next run back.
+    if (await queue.getJobScheduler('acl-sync')) return;
+    await queue.upsertJobScheduler(
+      'acl-sync',
+      { every: deps.everyMs },
+      { name: 'acl-sync', opts: { removeOnComplete: 10, removeOnFail: 50 } },
+    );
+  };
+  await ensureScheduler();
+  // A Redis restarted empty has lost the sidecar users and this scheduler with them, the very
+  // job that would bring the users back: the worker puts the scheduler back by itself, as it
+  // does the maintenance ones.
+  const watchdog = setInterval(
+    () =>
+      void ensureScheduler().catch((err: unknown) =>
+        deps.log.warn({ err: String(err) }, 'cannot restore the ACL sync scheduler'),
+      ),
+    Math.max(1000, Math.min(deps.everyMs, 60_000)),
   );
+  watchdog.unref();
   const worker = new Worker(
     CREDENTIALS_QUEUE,
     async () => {
@@ -96,6 +115,7 @@ export async function startAclSync(deps: {
   await worker.waitUntilReady();
   return {
     async close() {
+      clearInterval(watchdog);
       await worker.close();
       await queue.close();
     },

@@ -1,6 +1,5 @@
-import { DEAD_LETTER_QUEUE, type DeadLetter } from '@fleet/contracts';
+import { DEAD_LETTER_QUEUE, type DeadLetter, type RedisClient, queueLabel } from '@fleet/contracts';
 import { Queue, type Job, type Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 /**
@@ -12,7 +11,7 @@ export class DeadLetters {
   private readonly queue: Queue<DeadLetter>;
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     prefix: string,
     private readonly log: Logger,
   ) {
@@ -24,7 +23,7 @@ export class DeadLetters {
     worker.on('failed', (job, err) => {
       if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
       const letter: DeadLetter = {
-        queue: worker.name,
+        queue: queueLabel(worker.name),
         jobId: job.id ?? '',
         name: job.name,
         data: job.data as unknown,
@@ -34,7 +33,7 @@ export class DeadLetters {
         failedAt: new Date().toISOString(),
       };
       void this.queue
-        .add('dead-letter', letter, { jobId: `${worker.name}.${job.id ?? Date.now()}` })
+        .add('dead-letter', letter, { jobId: `${queueLabel(worker.name)}.${job.id ?? Date.now()}` })
         .then(() => onDead?.(job, err.message))
         .then(() =>
           this.log.error(
@@ -49,6 +48,11 @@ export class DeadLetters {
           ),
         );
     });
+  }
+
+  /** A letter of a consumer that is not a BullMQ worker (the report stream); once per jobId. */
+  async record(letter: DeadLetter): Promise<void> {
+    await this.queue.add('dead-letter', letter, { jobId: `${letter.queue}.${letter.jobId}` });
   }
 
   async close(): Promise<void> {

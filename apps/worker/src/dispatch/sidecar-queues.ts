@@ -1,12 +1,25 @@
 import {
+  isRedisCluster,
+  keySlot,
   PLAN_JOB_NAME,
   planJobId,
   sidecarQueueName,
   type PlanOrder,
   type ReconcileOrder,
+  type RedisClient,
 } from '@fleet/contracts';
 import { FlowProducer, Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
 
 const orderJobId = (generation: number) => `generation-${generation}`;
 /**
@@ -35,7 +48,7 @@ export class SidecarQueues {
   private flows: FlowProducer | undefined;
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly prefix: string,
     private readonly maxOpen = 2000,
   ) {}
@@ -78,19 +91,32 @@ export class SidecarQueues {
   }
 
   /**
-   * Puts many orders on their clusters' queues in one round trip per batch (BullMQ's multi-queue
-   * addBulk). Same job IDs as `push`: an order already there, waiting or done, is not added again.
+   * Puts many orders on their clusters' queues. Same job IDs as `push`: an order already there,
+   * waiting or done, is not added again.
+   *
+   * One server: one round trip per batch (BullMQ's multi-queue addBulk, one MULTI). A Redis
+   * Cluster refuses a MULTI whose keys span slots (CROSSSLOT), and each cluster's queue is a slot
+   * of its own (hash tag), so the batch is split into one addBulk per slot, all sent at once:
+   * ioredis writes them back to back on each node's connection, still no round trip per order.
    */
   async pushMany(orders: readonly ReconcileOrder[]): Promise<void> {
     if (!orders.length) return;
     this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
-    await this.flows.addBulk(
-      orders.map((order) => ({
-        name: 'order',
-        queueName: sidecarQueueName(order.clusterId),
-        data: order,
-        opts: orderJobOptions(orderJobId(order.generation)),
-      })),
+    const flows = this.flows;
+    const jobs = orders.map((order) => ({
+      name: 'order',
+      queueName: sidecarQueueName(order.clusterId),
+      data: order,
+      opts: orderJobOptions(orderJobId(order.generation)),
+    }));
+    if (!isRedisCluster(this.connection)) {
+      await flows.addBulk(jobs);
+      return;
+    }
+    await Promise.all(
+      [...groupBy(jobs, (job) => keySlot(job.queueName)).values()].map((slot) =>
+        flows.addBulk(slot),
+      ),
     );
   }
 

@@ -1,5 +1,4 @@
-import { fleetEventsChannel } from '@fleet/contracts';
-import type { Redis } from 'ioredis';
+import { fleetEventsChannel, type RedisClient } from '@fleet/contracts';
 
 /**
  * Publishes `cluster-changed` for ingested reports in one pipeline per interval, one event per
@@ -11,7 +10,7 @@ export class ChangeEvents {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     intervalMs = 100,
   ) {

@@ -1,5 +1,5 @@
+import { queueName, type RedisClient } from '@fleet/contracts';
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { operandDefault, type WorkerConfig } from '../config.js';
@@ -7,15 +7,16 @@ import type { SidecarQueues } from '../dispatch/sidecar-queues.js';
 import { maintainHealthHistory } from './health-history.js';
 import { resyncPendingOrders } from './resync.js';
 import { sweepStaleness } from './staleness.js';
+import { flushLiveness, forgetDigests } from '../ingest/liveness.js';
 
-export const MAINTENANCE_QUEUE = 'maintenance';
+export const MAINTENANCE_QUEUE = queueName('maintenance');
 type Task = 'resync' | 'sweep' | 'history';
 
 export interface MaintenanceDeps {
   pool: pg.Pool;
   sidecarQueues: SidecarQueues;
-  producer: Redis;
-  workerConnection: Redis;
+  producer: RedisClient;
+  workerConnection: RedisClient;
   config: WorkerConfig;
   log: Logger;
 }
@@ -41,11 +42,16 @@ export async function startMaintenance({
     switch (task) {
       case 'resync':
         return resyncPendingOrders(pool, sidecarQueues, { operandDefault: operandDefault(config) });
-      case 'sweep':
-        return sweepStaleness(pool, {
+      case 'sweep': {
+        // Liveness of the heartbeats accepted so far is in PostgreSQL before Stale is judged.
+        await flushLiveness(producer, pool, config.QUEUE_PREFIX);
+        const { changed, ...counts } = await sweepStaleness(pool, {
           staleAfterSeconds: config.HEARTBEAT_SECONDS * config.STALE_AFTER_HEARTBEATS,
           orderNotTakenSeconds: config.ORDER_NOT_TAKEN_SECONDS,
         });
+        await forgetDigests(producer, config.QUEUE_PREFIX, changed);
+        return counts;
+      }
       case 'history':
         return maintainHealthHistory(pool, {
           rawRetentionDays: config.HISTORY_RAW_RETENTION_DAYS,

@@ -10,6 +10,8 @@ import { insertTransitions } from '../ingest/report-batch-writer.js';
 export interface SweepResult {
   stale: number;
   ordersNotTaken: number;
+  /** Clusters whose conditions this sweep changed (their applied digest no longer stands). */
+  changed: string[];
 }
 
 /**
@@ -113,7 +115,11 @@ export async function sweepStaleness(
       );
     }
     await client.query('COMMIT');
-    return { stale: silent.rows.length, ordersNotTaken: notTaken.rows.length };
+    return {
+      stale: silent.rows.length,
+      ordersNotTaken: notTaken.rows.length,
+      changed: [...updates.keys()],
+    };
   } catch (err) {
     broken = true;
     await client.query('ROLLBACK').catch(() => undefined);

@@ -7,6 +7,8 @@ import {
   DesiredStateChange,
   evaluateHealth,
   lockDesiredState,
+  materializeEffectiveState,
+  syncProfileBinding,
 } from '@fleet/desired-state';
 
 type Tx = Prisma.TransactionClient;
@@ -273,6 +275,16 @@ export class RolloutDriver {
     now: Date,
     out: Outcome,
   ): Promise<void> {
+    if (rollout.profileId != null && rollout.profileRevision != null)
+      return this.applyProfile(
+        tx,
+        rollout,
+        rollout.profileId,
+        rollout.profileRevision,
+        batch,
+        now,
+        out,
+      );
     const change = DesiredStateChange.parse(rollout.change);
     const selector = parseLabelSelector(rollout.selector);
     const scope = rollout.scopeSelector ? parseLabelSelector(rollout.scopeSelector) : [];
@@ -334,6 +346,73 @@ export class RolloutDriver {
       });
       out.reconciles.push({ clusterId: rc.clusterId, generation });
     }
+  }
+
+  /**
+   * A profile's rollout on a batch (docs/PROFILES.md § Rollouts): each cluster is bound to the
+   * rollout's revision of the profile if its labels match that revision's selector now, unbound
+   * otherwise (the profile deleted or the cluster relabelled away), and its effective state
+   * re-materialized — one generation, one order, through the shared desired-state path. Unlike
+   * a change rollout, a cluster that no longer matches is not skipped: leaving is the change.
+   */
+  private async applyProfile(
+    tx: Tx,
+    rollout: RolloutRow,
+    profileId: string,
+    revision: number,
+    batch: RolloutClusterRow[],
+    now: Date,
+    out: Outcome,
+  ): Promise<void> {
+    const scope = rollout.scopeSelector ? parseLabelSelector(rollout.scopeSelector) : [];
+    const actor = { name: `rollout:${rollout.id}`, tokenId: rollout.createdByTokenId };
+    for (const rc of batch) {
+      const where = { rolloutId_clusterId: { rolloutId: rollout.id, clusterId: rc.clusterId } };
+      out.changed = true;
+      if ((await lockDesiredState(tx, rc.clusterId)) === undefined) {
+        await tx.rolloutCluster.update({
+          where,
+          data: { state: 'SKIPPED', reason: 'ClusterDeregistered', finishedAt: now },
+        });
+        continue;
+      }
+      const { labels } = await tx.cluster.findUniqueOrThrow({
+        where: { id: rc.clusterId },
+        select: { labels: true },
+      });
+      if (!matchesLabelSelector(scope, (labels ?? {}) as Record<string, string>)) {
+        await tx.rolloutCluster.update({
+          where,
+          data: {
+            state: 'SKIPPED',
+            reason: "NoLongerSelected: its labels no longer match the starting token's scope",
+            finishedAt: now,
+          },
+        });
+        continue;
+      }
+      const generation = await commitDesiredStateChange(tx, {
+        clusterId: rc.clusterId,
+        actor,
+        action: 'applyProfileRollout',
+        change: async (t) => {
+          await syncProfileBinding(t, rc.clusterId, profileId, revision);
+          await materializeEffectiveState(t, rc.clusterId);
+        },
+      });
+      await tx.rolloutCluster.update({
+        where,
+        data: { state: 'APPLYING', generation, appliedAt: now, healthySince: null, reason: null },
+      });
+      out.reconciles.push({ clusterId: rc.clusterId, generation });
+    }
+    // A deleted profile goes once no cluster is bound to it any more.
+    const profile = await tx.profile.findUnique({
+      where: { id: profileId },
+      select: { deletedAt: true, _count: { select: { bindings: true } } },
+    });
+    if (profile?.deletedAt && profile._count.bindings === 0)
+      await tx.profile.delete({ where: { id: profileId } });
   }
 }
 

@@ -1,17 +1,21 @@
-import { fleetEventsChannel, RECONCILE_QUEUE, type ReconcileRequest } from '@fleet/contracts';
+import {
+  fleetEventsChannel,
+  RECONCILE_QUEUE,
+  type ReconcileRequest,
+  type RedisClient,
+} from '@fleet/contracts';
 import type { PrismaClient } from '@fleet/database';
 import { requestReconcile, ROLLOUT_QUEUE } from '@fleet/desired-state';
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RolloutDriver } from './rollout-driver.js';
 
 export interface RolloutTickerOptions {
   db: PrismaClient;
   /** Shared producer connection (queues, pub/sub publish). */
-  producer: Redis;
+  producer: RedisClient;
   /** A fresh connection for the blocking BullMQ worker. */
-  workerConnection: Redis;
+  workerConnection: RedisClient;
   prefix: string;
   tickMs: number;
   staleAfterSeconds: number;

@@ -1,0 +1,121 @@
+import { Args, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import type { Principal } from '../auth/principal.js';
+import { RequireRole } from '../auth/roles.decorator.js';
+import { DesiredStateChanges } from '../clusters/desired-state-changes.service.js';
+import { Cluster } from '../clusters/models/cluster.model.js';
+import { uidOf } from '../common/global-id.js';
+import { RolloutStrategyInput } from '../rollouts/dto/rollout.inputs.js';
+import { ID } from '@nestjs/graphql';
+import {
+  CreateProfileInput,
+  EffectiveState,
+  Profile,
+  ProfileChangePayload,
+  UpdateProfileInput,
+} from './profile.model.js';
+import { ProfilesService } from './profiles.service.js';
+
+const STRATEGY = {
+  type: () => RolloutStrategyInput,
+  nullable: true,
+  description:
+    'The waves the change goes to the affected clusters in (as startRollout takes them); default: one cluster, then 10 %, 50 %, 100 %.',
+} as const;
+
+@Resolver(() => Profile)
+export class ProfilesResolver {
+  constructor(private readonly service: ProfilesService) {}
+
+  @Query(() => [Profile], {
+    description: 'Every profile within your scope, by priority then name (deleting ones included).',
+  })
+  @RequireRole('VIEWER')
+  profiles(@CurrentPrincipal() principal: Principal): Promise<Profile[]> {
+    return this.service.list(principal);
+  }
+
+  @Query(() => Profile)
+  @RequireRole('VIEWER')
+  profile(@CurrentPrincipal() principal: Principal, @Args('name') name: string): Promise<Profile> {
+    return this.service.get(principal, name);
+  }
+
+  @Mutation(() => ProfileChangePayload, {
+    description:
+      'Creates a profile and rolls it out (a rollout, in waves) to the clusters its selector matches. Refused when a ' +
+      'profile of the same priority that a cluster could match as well sets a field differently (naming both and the field).',
+  })
+  @RequireRole('OPERATOR')
+  createProfile(
+    @CurrentPrincipal() principal: Principal,
+    @Args('input') input: CreateProfileInput,
+    @Args('strategy', STRATEGY) strategy: RolloutStrategyInput | null,
+  ): Promise<ProfileChangePayload> {
+    return this.service.create(principal, input, strategy);
+  }
+
+  @Mutation(() => ProfileChangePayload, {
+    description:
+      'A new revision of the profile, rolled out to the clusters bound to it and those its selector matches; a ' +
+      'cluster it no longer matches loses it in its wave.',
+  })
+  @RequireRole('OPERATOR')
+  updateProfile(
+    @CurrentPrincipal() principal: Principal,
+    @Args('name') name: string,
+    @Args('input') input: UpdateProfileInput,
+    @Args('strategy', STRATEGY) strategy: RolloutStrategyInput | null,
+  ): Promise<ProfileChangePayload> {
+    return this.service.update(principal, name, input, strategy);
+  }
+
+  @Mutation(() => ProfileChangePayload, {
+    description:
+      'Deletes the profile: a rollout unbinds it from its clusters wave by wave; it is gone once none is bound.',
+  })
+  @RequireRole('OPERATOR')
+  deleteProfile(
+    @CurrentPrincipal() principal: Principal,
+    @Args('name') name: string,
+    @Args('strategy', STRATEGY) strategy: RolloutStrategyInput | null,
+  ): Promise<ProfileChangePayload> {
+    return this.service.delete(principal, name, strategy);
+  }
+}
+
+@Resolver(() => Cluster)
+export class ClusterEffectiveStateResolver {
+  constructor(
+    private readonly service: ProfilesService,
+    private readonly changes: DesiredStateChanges,
+  ) {}
+
+  @ResolveField(() => EffectiveState, {
+    description:
+      'The desired state the cluster is given, field by field with what set it (a profile, its own override, the default).',
+  })
+  effectiveState(@Parent() cluster: Cluster): Promise<EffectiveState> {
+    return this.service.effectiveState(cluster.uid);
+  }
+
+  @Mutation(() => Cluster, {
+    description:
+      "Clears the cluster's own override of a field (a setting, or nodePools.<name>), so its profiles' value (or the default) applies again.",
+  })
+  @RequireRole('OPERATOR')
+  resetClusterOverride(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+    @Args('field') field: string,
+    @Args('expectedGeneration', { type: () => Int, nullable: true })
+    expectedGeneration: number | null,
+  ): Promise<Cluster> {
+    return this.changes.resetOverride(
+      principal,
+      uidOf('Cluster', clusterId, 'clusterId'),
+      field,
+      expectedGeneration,
+    );
+  }
+}

@@ -1,0 +1,106 @@
+import { ingestKey } from '@fleet/contracts';
+import type { RedisClient } from '@fleet/contracts';
+import type pg from 'pg';
+
+/**
+ * Moves `liveness` into `liveness-flushing` (keeping the later time of a cluster present in
+ * both, e.g. left by a worker that died mid-flush) and returns all of `liveness-flushing`.
+ */
+const TAKE_LUA = `
+local taken = redis.call('HGETALL', KEYS[1])
+for i = 1, #taken, 2 do
+  local held = tonumber(redis.call('HGET', KEYS[2], taken[i]) or '0')
+  if tonumber(taken[i + 1]) > held then redis.call('HSET', KEYS[2], taken[i], taken[i + 1]) end
+end
+redis.call('DEL', KEYS[1])
+return redis.call('HGETALL', KEYS[2])`;
+
+/** Forgets the flushed fields of `liveness-flushing` whose time is still the one flushed. */
+const DONE_LUA = `
+local n = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    n = n + 1
+  end
+end
+return n`;
+
+/**
+ * Heartbeats that change nothing only refresh liveness in Redis (the API's `heartbeat` script);
+ * this writes it to PostgreSQL in one statement for all clusters: `lastReportAt` moves forward
+ * to the heartbeat's reception time (fleet clock), never back. Run every second by the worker and
+ * right before each staleness sweep, so Stale reads the liveness of every accepted heartbeat.
+ *
+ * What a worker took stays in `liveness-flushing` until PostgreSQL committed it, so a worker
+ * dying mid-flush loses nothing: the next flush (any worker) writes it again (idempotent).
+ * Returns the clusters flushed.
+ */
+export async function flushLiveness(
+  redis: RedisClient,
+  pool: pg.Pool,
+  prefix: string,
+): Promise<number> {
+  const live = ingestKey(prefix, 'liveness');
+  const flushing = ingestKey(prefix, 'liveness-flushing');
+  const taken = (await redis.eval(TAKE_LUA, 2, live, flushing)) as string[];
+  if (!taken.length) return 0;
+  const ids: string[] = [];
+  const times: string[] = [];
+  for (let i = 0; i < taken.length; i += 2) {
+    ids.push(taken[i]!);
+    times.push(new Date(Number(taken[i + 1])).toISOString());
+  }
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    // Locks in the order the report batches take them: the two never deadlock.
+    await client.query(
+      `UPDATE "ClusterStatus" s SET "lastReportAt" = u.at
+         FROM (SELECT s2."clusterId", u2.at FROM unnest($1::uuid[], $2::timestamptz[]) AS u2(id, at)
+                 JOIN "ClusterStatus" s2 ON s2."clusterId" = u2.id
+                ORDER BY s2."clusterId" FOR UPDATE OF s2) AS u
+        WHERE s."clusterId" = u."clusterId" AND (s."lastReportAt" IS NULL OR s."lastReportAt" < u.at)`,
+      [ids, times],
+    );
+    await client.query('COMMIT');
+  } catch (err) {
+    broken = true;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+  await redis.eval(DONE_LUA, 1, flushing, ...taken);
+  return ids.length;
+}
+
+/**
+ * The fleet forgets a cluster's applied digest when something other than a report changed its
+ * status (a sweep raised Stale or OrderNotTaken): its next heartbeat is answered 409 and the
+ * sidecar's full report clears the condition the ordinary way.
+ */
+export async function forgetDigests(
+  redis: RedisClient,
+  prefix: string,
+  clusterIds: readonly string[],
+): Promise<void> {
+  if (clusterIds.length) await redis.hdel(ingestKey(prefix, 'digests'), ...clusterIds);
+}
+
+/** After a batch committed: each advanced cluster's digest is its applied report's, or none. */
+export async function recordDigests(
+  redis: RedisClient,
+  prefix: string,
+  applied: readonly { clusterId: string; digest?: string | undefined }[],
+): Promise<void> {
+  if (!applied.length) return;
+  const key = ingestKey(prefix, 'digests');
+  const pipeline = redis.pipeline();
+  for (const { clusterId, digest } of applied) {
+    if (digest) pipeline.hset(key, clusterId, digest);
+    else pipeline.hdel(key, clusterId);
+  }
+  await pipeline.exec();
+}

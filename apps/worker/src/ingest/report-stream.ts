@@ -1,0 +1,278 @@
+import {
+  INGEST_GROUP,
+  INGEST_REPORT_FIELD,
+  IngestedStatusReport,
+  ingestKey,
+  STATUS_INGEST_QUEUE,
+  type DeadLetter,
+} from '@fleet/contracts';
+import type { RedisClient } from '@fleet/contracts';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { writeReportBatch, type IngestResult } from './report-batch-writer.js';
+
+export interface ReportStreamOptions {
+  /** Entries read (and written to PostgreSQL in one transaction) at a time. */
+  batch: number;
+  /** How long one XREADGROUP waits for entries before the loop looks around again. */
+  blockMs: number;
+  /** An entry delivered to a consumer that did not acknowledge it for this long is taken over. */
+  claimIdleMs: number;
+  /** Batches written at the same time (each one transaction on its own connection). */
+  parallel: number;
+  /** Deliveries after which an entry that still fails on its own is dead-lettered. */
+  maxDeliveries: number;
+}
+
+type Entry = [id: string, fields: string[]];
+
+interface Parsed {
+  id: string;
+  report: IngestedStatusReport;
+}
+
+export interface ReportStreamHooks {
+  /** After a batch committed (before its entries are acknowledged). */
+  committed(reports: readonly IngestedStatusReport[], results: readonly IngestResult[]): void;
+  /** An entry that cannot be recorded: kept for an operator, then acknowledged. */
+  deadLetter(letter: DeadLetter): Promise<void>;
+}
+
+/**
+ * Drains the report stream the API appends to (issue 19): a consumer group shared by every
+ * worker replica, `XREADGROUP COUNT batch`, one transaction per batch (`writeReportBatch`), then
+ * `XACK` + `XDEL`. An entry is acknowledged only after its batch committed, so a worker killed
+ * mid-batch leaves its entries pending; any worker takes them over with `XAUTOCLAIM` once they
+ * have been idle `claimIdleMs`, and writes them again (every statement of the batch is idempotent
+ * for a re-sent report). A batch that fails is written report by report; a report that fails on
+ * its own stays pending and is retried at each claim, and after `maxDeliveries` deliveries it is
+ * dead-lettered (as the BullMQ queue did after 20 attempts).
+ */
+export class ReportStreamConsumer {
+  readonly consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  private readonly key: string;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+  private nextClaimAt = 0;
+
+  /**
+   * @param reader a connection of its own: XREADGROUP blocks it.
+   * @param commands acknowledgements, claims and dead letters.
+   */
+  constructor(
+    private readonly reader: RedisClient,
+    private readonly commands: RedisClient,
+    private readonly pool: pg.Pool,
+    prefix: string,
+    private readonly log: Logger,
+    private readonly hooks: ReportStreamHooks,
+    private readonly options: ReportStreamOptions,
+  ) {
+    this.key = ingestKey(prefix, 'reports');
+  }
+
+  async start(): Promise<void> {
+    try {
+      // From the start of the stream: entries appended before any worker existed are drained too.
+      await this.commands.xgroup('CREATE', this.key, INGEST_GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!String(err).includes('BUSYGROUP')) throw err;
+    }
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async close(): Promise<void> {
+    this.running = false;
+    // The blocking read returns within blockMs; the batches in flight finish and acknowledge.
+    await this.loop;
+    await Promise.all(this.inflight);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        if (Date.now() >= this.nextClaimAt) {
+          this.nextClaimAt = Date.now() + Math.max(500, this.options.claimIdleMs / 2);
+          await this.claimAbandoned();
+        }
+        const read = (await this.reader.xreadgroup(
+          'GROUP',
+          INGEST_GROUP,
+          this.consumer,
+          'COUNT',
+          this.options.batch,
+          'BLOCK',
+          this.options.blockMs,
+          'STREAMS',
+          this.key,
+          '>',
+        )) as [string, Entry[]][] | null;
+        const entries = read?.[0]?.[1] ?? [];
+        if (entries.length) await this.dispatch(entries);
+      } catch (err) {
+        if (!this.running) break;
+        // The group is gone with a flushed Redis: make it again, then go on.
+        if (String(err).includes('NOGROUP')) {
+          await this.commands
+            .xgroup('CREATE', this.key, INGEST_GROUP, '0', 'MKSTREAM')
+            .catch(() => undefined);
+        } else {
+          this.log.warn({ err: String(err) }, 'report stream read failed');
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  /** Entries of consumers that died (or of failures of ours), idle for claimIdleMs. */
+  private async claimAbandoned(): Promise<void> {
+    let cursor = '0-0';
+    do {
+      const [next, entries] = (await this.commands.xautoclaim(
+        this.key,
+        INGEST_GROUP,
+        this.consumer,
+        this.options.claimIdleMs,
+        cursor,
+        'COUNT',
+        this.options.batch,
+      )) as [string, Entry[], ...unknown[]];
+      // Deleted entries come back as nil fields: nothing left to write.
+      const live = entries.filter(([, fields]) => Array.isArray(fields));
+      if (live.length) {
+        this.log.info({ entries: live.length }, 'report stream entries taken over');
+        await this.dispatch(live);
+      }
+      cursor = next;
+    } while (cursor !== '0-0' && this.running);
+  }
+
+  /** Writes a batch, at most `parallel` at once: reading goes on while one commits. */
+  private async dispatch(entries: Entry[]): Promise<void> {
+    while (this.inflight.size >= this.options.parallel) await Promise.race(this.inflight);
+    const task = this.process(entries).catch((err: unknown) =>
+      this.log.error({ err: String(err) }, 'report batch failed; its entries stay pending'),
+    );
+    this.inflight.add(task);
+    void task.finally(() => this.inflight.delete(task));
+  }
+
+  private async process(entries: Entry[]): Promise<void> {
+    const parsed: Parsed[] = [];
+    const done: string[] = [];
+    for (const [id, fields] of entries) {
+      const report = this.parse(id, fields);
+      if (report) parsed.push({ id, report });
+      else {
+        await this.deadLetter(id, fields, 'not a status report');
+        done.push(id);
+      }
+    }
+    if (parsed.length) {
+      try {
+        const results = await writeReportBatch(
+          this.pool,
+          parsed.map((p) => p.report),
+        );
+        this.hooks.committed(
+          parsed.map((p) => p.report),
+          results,
+        );
+        done.push(...parsed.map((p) => p.id));
+      } catch (err) {
+        if (parsed.length > 1) {
+          this.log.warn(
+            { err: String(err), reports: parsed.length },
+            'batch failed; writing its reports one by one',
+          );
+        }
+        done.push(...(await this.oneByOne(parsed)));
+      }
+    }
+    await this.acknowledge(done);
+  }
+
+  /** Each report on its own: only a bad one fails, and stays pending for the next claim. */
+  private async oneByOne(parsed: Parsed[]): Promise<string[]> {
+    const done: string[] = [];
+    await Promise.all(
+      parsed.map(async ({ id, report }) => {
+        try {
+          const results = await writeReportBatch(this.pool, [report]);
+          this.hooks.committed([report], results);
+          done.push(id);
+        } catch (err) {
+          const deliveries = await this.deliveries(id);
+          if (deliveries >= this.options.maxDeliveries) {
+            await this.deadLetter(id, [INGEST_REPORT_FIELD, JSON.stringify(report)], String(err));
+            done.push(id);
+          } else {
+            this.log.warn(
+              { entry: id, cluster: report.clusterId, deliveries, err: String(err) },
+              'report not recorded; retried after the claim delay',
+            );
+          }
+        }
+      }),
+    );
+    return done;
+  }
+
+  private parse(id: string, fields: string[]): IngestedStatusReport | undefined {
+    const at = fields.indexOf(INGEST_REPORT_FIELD);
+    const raw = at >= 0 && at % 2 === 0 ? fields[at + 1] : undefined;
+    try {
+      const parsed = IngestedStatusReport.safeParse(JSON.parse(raw ?? 'null'));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      this.log.error({ entry: id }, 'report stream entry is not JSON');
+      return undefined;
+    }
+  }
+
+  private async deliveries(id: string): Promise<number> {
+    const pending = (await this.commands.xpending(this.key, INGEST_GROUP, id, id, 1)) as [
+      string,
+      string,
+      number,
+      number,
+    ][];
+    return pending[0]?.[3] ?? 1;
+  }
+
+  private async deadLetter(id: string, fields: string[], reason: string): Promise<void> {
+    const at = fields.indexOf(INGEST_REPORT_FIELD);
+    let data: unknown = fields;
+    try {
+      data = JSON.parse(fields[at + 1] ?? 'null') as unknown;
+    } catch {
+      // kept as the raw fields
+    }
+    await this.hooks.deadLetter({
+      // Redriven onto the BullMQ ingest queue, which the workers still drain.
+      queue: STATUS_INGEST_QUEUE,
+      jobId: `stream.${id}`,
+      name: 'report',
+      data,
+      attempts: this.options.maxDeliveries,
+      attemptsMade: this.options.maxDeliveries,
+      failedReason: reason,
+      failedAt: new Date().toISOString(),
+    });
+    this.log.error({ entry: id, reason }, 'report stream entry dead-lettered');
+  }
+
+  private async acknowledge(ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    // Acknowledged entries are of no further use: deleted, so the stream holds only the backlog.
+    await this.commands
+      .pipeline()
+      .xack(this.key, INGEST_GROUP, ...ids)
+      .xdel(this.key, ...ids)
+      .exec();
+  }
+}

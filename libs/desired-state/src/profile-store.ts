@@ -1,0 +1,190 @@
+import { matchesLabelSelector, parseLabelSelector } from '@fleet/contracts';
+import type { Prisma } from '@fleet/database';
+import {
+  ProfileSpec,
+  canonicalJson,
+  composeEffectiveState,
+  type BoundProfile,
+  type EffectiveState,
+} from './profiles.js';
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * The database side of profiles: bindings (which revision of which profile a cluster is on), the
+ * cluster's overrides, and the effective state materialized into DesiredState's columns and the
+ * NodePool rows — so orders, resync, filters and plans keep reading one place (docs/PROFILES.md).
+ * Every function runs in the caller's transaction, which holds the cluster's desired-state lock.
+ */
+
+/** The profile revisions a cluster is bound to (one query: the revision each binding names). */
+export async function boundProfiles(tx: Tx, clusterId: string): Promise<BoundProfile[]> {
+  const rows = await tx.$queryRaw<
+    { name: string; priority: number; revision: number; spec: unknown }[]
+  >`
+    SELECT p.name, r.priority, r.revision, r.spec
+      FROM "ClusterProfile" b
+      JOIN "Profile" p ON p.id = b."profileId"
+      JOIN "ProfileRevision" r ON r."profileId" = b."profileId" AND r.revision = b.revision
+     WHERE b."clusterId" = ${clusterId}::uuid`;
+  return rows.map((r) => ({ ...r, spec: ProfileSpec.parse(r.spec) }));
+}
+
+/** The cluster's own overrides as stored. */
+export async function clusterOverrides(tx: Tx, clusterId: string): Promise<ProfileSpec> {
+  const row = await tx.desiredState.findUniqueOrThrow({
+    where: { clusterId },
+    select: { overrides: true },
+  });
+  return ProfileSpec.parse(row.overrides ?? {});
+}
+
+/**
+ * The effective state from bindings and overrides (the stored ones, or `overrides` about to be
+ * stored), as it would be materialized now.
+ */
+export async function effectiveStateOf(
+  tx: Tx,
+  clusterId: string,
+  overrides?: ProfileSpec,
+): Promise<EffectiveState> {
+  const row = await tx.desiredState.findUniqueOrThrow({
+    where: { clusterId },
+    select: {
+      overrides: true,
+      cluster: { select: { platform: true, topology: true, managementCluster: true } },
+    },
+  });
+  return composeEffectiveState(
+    await boundProfiles(tx, clusterId),
+    overrides ?? ProfileSpec.parse(row.overrides ?? {}),
+    row.cluster,
+  );
+}
+
+/**
+ * Writes the effective state into DesiredState (settings, sources, and `overrides` when given)
+ * and the NodePool rows (created, replaced, deleted to match, untouched when equal). The caller
+ * bumps the generation when it changed. Kept to a handful of queries: it runs inside every
+ * desired-state change's transaction.
+ */
+export async function materializeEffectiveState(
+  tx: Tx,
+  clusterId: string,
+  overrides?: ProfileSpec,
+): Promise<EffectiveState> {
+  const state = await effectiveStateOf(tx, clusterId, overrides);
+  const { featureGates, nodeClassOverrides, ...rest } = state.settings;
+  await tx.desiredState.update({
+    where: { clusterId },
+    data: {
+      ...rest,
+      featureGates,
+      nodeClassOverrides: nodeClassOverrides as Prisma.InputJsonObject,
+      sources: state.sources,
+      ...(overrides ? { overrides: overrides as Prisma.InputJsonObject } : {}),
+    },
+  });
+  const existing = new Map(
+    (await tx.nodePool.findMany({ where: { clusterId }, select: { name: true, spec: true } })).map(
+      (p) => [p.name, canonicalJson(p.spec)],
+    ),
+  );
+  const names = new Set(state.nodePools.map((p) => p.name));
+  const gone = [...existing.keys()].filter((name) => !names.has(name));
+  if (gone.length) await tx.nodePool.deleteMany({ where: { clusterId, name: { in: gone } } });
+  for (const pool of state.nodePools) {
+    const spec = pool.spec as Prisma.InputJsonObject;
+    if (existing.get(pool.name) === canonicalJson(pool.spec)) continue;
+    await tx.nodePool.upsert({
+      where: { clusterId_name: { clusterId, name: pool.name } },
+      create: { clusterId, name: pool.name, spec },
+      update: { spec },
+    });
+  }
+  return state;
+}
+
+/** Replaces the cluster's overrides and materializes the result. */
+export async function writeOverrides(
+  tx: Tx,
+  clusterId: string,
+  overrides: ProfileSpec,
+): Promise<EffectiveState> {
+  return materializeEffectiveState(tx, clusterId, overrides);
+}
+
+/**
+ * Membership follows labels: binds the cluster to every live profile its labels now match that it
+ * is not bound to yet (at the profile's current revision), unbinds it from every profile it no
+ * longer matches (a deleted profile matches nothing); a profile it stays in keeps the revision it
+ * is on (a running rollout of that profile moves it). Returns whether any binding changed.
+ */
+export async function syncMemberships(
+  tx: Tx,
+  clusterId: string,
+  labels: Record<string, string>,
+): Promise<boolean> {
+  const profiles = await tx.profile.findMany({
+    select: { id: true, selector: true, revision: true, deletedAt: true },
+  });
+  // No profile, no binding (they cascade): registrations of a fleet without profiles stay as short.
+  if (!profiles.length) return false;
+  const bound = new Map(
+    (await tx.clusterProfile.findMany({ where: { clusterId } })).map((b) => [b.profileId, b]),
+  );
+  let changed = false;
+  for (const p of profiles) {
+    const matches = !p.deletedAt && matchesLabelSelector(parseLabelSelector(p.selector), labels);
+    if (matches && !bound.has(p.id)) {
+      await tx.clusterProfile.create({
+        data: { clusterId, profileId: p.id, revision: p.revision },
+      });
+      changed = true;
+    } else if (!matches && bound.has(p.id)) {
+      await tx.clusterProfile.delete({
+        where: { clusterId_profileId: { clusterId, profileId: p.id } },
+      });
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/**
+ * A profile rollout's step on one cluster: bound at `revision` when the profile is live and that
+ * revision's selector matches the cluster's labels now, unbound otherwise. Returns whether the
+ * binding changed.
+ */
+export async function syncProfileBinding(
+  tx: Tx,
+  clusterId: string,
+  profileId: string,
+  revision: number,
+): Promise<boolean> {
+  const [cluster, profile, rev, bound] = await Promise.all([
+    tx.cluster.findUniqueOrThrow({ where: { id: clusterId }, select: { labels: true } }),
+    tx.profile.findUnique({ where: { id: profileId }, select: { deletedAt: true } }),
+    tx.profileRevision.findUnique({ where: { profileId_revision: { profileId, revision } } }),
+    tx.clusterProfile.findUnique({ where: { clusterId_profileId: { clusterId, profileId } } }),
+  ]);
+  const labels = (cluster.labels ?? {}) as Record<string, string>;
+  const matches =
+    !!profile &&
+    !profile.deletedAt &&
+    !!rev &&
+    matchesLabelSelector(parseLabelSelector(rev.selector), labels);
+  const key = { clusterId_profileId: { clusterId, profileId } };
+  if (matches) {
+    if (bound?.revision === revision) return false;
+    await tx.clusterProfile.upsert({
+      where: key,
+      create: { clusterId, profileId, revision },
+      update: { revision },
+    });
+    return true;
+  }
+  if (!bound) return false;
+  await tx.clusterProfile.delete({ where: key });
+  return true;
+}

@@ -1,0 +1,236 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ingestKey, type Condition, type StatusReport } from '@fleet/contracts';
+import { Redis } from 'ioredis';
+import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import { reportDigest, StatusReporter } from '../../apps/sidecar/src/report/status-reporter.js';
+import { startWorker } from '../../apps/worker/src/main.js';
+import { startApi, type RunningApi } from '../api/start-api.js';
+import {
+  condition,
+  query,
+  registerClusters,
+  setEnabled,
+  type RegisteredCluster,
+} from '../faults/fleet-fixture.js';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+
+interface Status {
+  observedGeneration: number;
+  lastReportAt: Date | null;
+  conditions: Condition[];
+}
+
+/**
+ * The report path of issue 19 through its real interfaces: the lean route in front of Express,
+ * the report stream, the worker's batched drain, and heartbeats that change nothing (liveness in
+ * Redis, flushed to PostgreSQL before each staleness sweep).
+ */
+describe('report stream and heartbeats', () => {
+  let db: TestDatabase;
+  let api: RunningApi;
+  let worker: Awaited<ReturnType<typeof startWorker>>;
+  let redis: Redis;
+  let clusters: RegisteredCluster[];
+  const prefix = testQueuePrefix();
+
+  const post = (cluster: RegisteredCluster, body: unknown, path = 'status', token?: string) =>
+    fetch(`${api.url}/v1/clusters/${cluster.uid}/${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token ?? cluster.reportToken}`,
+      },
+      body: JSON.stringify(body),
+    });
+  const report = (cluster: RegisteredCluster, generation: number, degraded = false) => {
+    const at = new Date().toISOString();
+    return {
+      clusterId: cluster.uid,
+      observedGeneration: generation,
+      conditions: [
+        condition('Available', 'True', 'AsExpected', at),
+        condition('Degraded', degraded ? 'True' : 'False', degraded ? 'Broken' : 'AsExpected', at),
+      ],
+      metrics: { nodes: 3 },
+      csrDecisions: [],
+      reportedAt: at,
+    } satisfies StatusReport;
+  };
+  const status = async (cluster: RegisteredCluster) =>
+    (
+      await query<Status>(
+        db.url,
+        `SELECT "observedGeneration", "lastReportAt", conditions FROM "ClusterStatus" WHERE "clusterId" = $1`,
+        [cluster.uid],
+      )
+    )[0]!;
+  const samples = async (cluster: RegisteredCluster) =>
+    (
+      await query<{ n: number }>(
+        db.url,
+        `SELECT count(*)::int AS n FROM "HealthSample" WHERE "clusterId" = $1`,
+        [cluster.uid],
+      )
+    )[0]!.n;
+  const stale = (s: Status) => s.conditions.some((c) => c.type === 'Stale' && c.status === 'True');
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const env = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: prefix };
+    api = await startApi({ ...env, REPORTS_PER_CLUSTER_PER_MINUTE: '100000' });
+    // Stale after 3 s of silence, judged every second; liveness reaches PostgreSQL only through
+    // the flush the sweep does first (the periodic flush is pushed out of the test's reach).
+    worker = await startWorker({
+      ...env,
+      LOG_LEVEL: 'warn',
+      HEARTBEAT_SECONDS: '1',
+      STALE_AFTER_HEARTBEATS: '3',
+      SWEEP_EVERY_SECONDS: '1',
+      LIVENESS_FLUSH_MS: '60000',
+    });
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    clusters = await registerClusters(api, 2, 'stream');
+  }, 90_000);
+
+  afterAll(async () => {
+    const admin = new Redis(REDIS_URL);
+    for (const c of clusters ?? []) await admin.call('ACL', 'DELUSER', `sidecar.${c.uid}`);
+    admin.disconnect();
+    redis?.disconnect();
+    await worker?.close();
+    await api?.app.close();
+    await db?.drop();
+  });
+
+  it('commits an accepted report, and refuses a report for another cluster', async () => {
+    const [a, b] = clusters as [RegisteredCluster, RegisteredCluster];
+    const sent = Date.now();
+    const res = await post(a, report(a, 1, true));
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 202,
+      body: { accepted: true },
+    });
+    const committed = await eventually(
+      async () => {
+        const s = await status(a);
+        return s.lastReportAt && s.lastReportAt.getTime() >= sent - 1000 ? s : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the report committed' },
+    );
+    expect(committed.conditions.find((c) => c.type === 'Degraded')?.status).toBe('True');
+    // Stamped by the fleet's clock, not the body's.
+    expect(committed.lastReportAt!.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+
+    // A's token on B's path: 401; A's own path with B in the body: 403. Nothing queued for B.
+    const length = await redis.xlen(ingestKey(prefix, 'reports'));
+    const foreignToken = await post(b, report(b, 1), 'status', a.reportToken);
+    expect({ status: foreignToken.status, body: await foreignToken.json() }).toEqual({
+      status: 401,
+      body: { error: 'Unauthorized', message: 'a valid cluster token is required' },
+    });
+    const foreignBody = await post(a, report(b, 1));
+    expect({ status: foreignBody.status, body: await foreignBody.json() }).toEqual({
+      status: 403,
+      body: { error: 'Forbidden', message: 'a sidecar reports only for its own cluster' },
+    });
+    const beat = await post(
+      b,
+      { clusterId: b.uid, digest: 'a'.repeat(64) },
+      'heartbeat',
+      a.reportToken,
+    );
+    expect(beat.status).toBe(401);
+    // Bad input names its field; an unknown generation is refused.
+    const bad = await post(a, { ...report(a, 1), observedGeneration: -1 });
+    expect({ status: bad.status, field: ((await bad.json()) as { field: string }).field }).toEqual({
+      status: 400,
+      field: 'observedGeneration',
+    });
+    const ahead = await post(a, report(a, 99));
+    expect(ahead.status).toBe(400);
+    expect(await redis.xlen(ingestKey(prefix, 'reports'))).toBeLessThanOrEqual(length);
+    expect(await samples(b)).toBe(0);
+
+    // A path that is not valid percent-encoding is refused, and the API goes on serving.
+    const malformed = await fetch(`${api.url}/v1/clusters/%ZZ/status`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.reportToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(report(a, 1)),
+    });
+    expect(malformed.status).toBe(401);
+    // The id in upper case is the same cluster: its token works, and a body naming it in upper
+    // case (which the writer would not find) is refused rather than accepted and lost.
+    const upper = { ...a, uid: a.uid.toUpperCase() };
+    expect((await post(upper, report(a, 1))).status).toBe(202);
+    expect((await post(upper, { ...report(a, 1), clusterId: upper.uid })).status).toBe(403);
+  });
+
+  it('does not apply an older generation reported after a newer one', async () => {
+    const a = clusters[0]!;
+    const generation = await setEnabled(api, a, true);
+    expect((await post(a, report(a, generation))).status).toBe(202);
+    expect((await post(a, report(a, generation - 1, true))).status).toBe(202);
+    const sent = Date.now();
+    // Both recorded as samples; status stays at the newer generation and its conditions.
+    await eventually(
+      async () => {
+        const n = (
+          await query<{ n: number }>(
+            db.url,
+            `SELECT count(*)::int AS n FROM "HealthSample" WHERE "clusterId" = $1 AND "observedGeneration" = $2`,
+            [a.uid, generation - 1],
+          )
+        )[0]!.n;
+        return n >= 2 ? true : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the older report ingested too' },
+    );
+    const s = await status(a);
+    expect(s.observedGeneration).toBe(generation);
+    expect(s.conditions.find((c) => c.type === 'Degraded')?.status).toBe('False');
+    expect(s.lastReportAt!.getTime()).toBeLessThanOrEqual(sent);
+  });
+
+  it('a heartbeat that changes nothing refreshes liveness only, and keeps the cluster from going Stale', async () => {
+    const b = clusters[1]!;
+    const reporter = new StatusReporter(api.url, b.uid, b.reportToken);
+    const unchanged = () => ({ ...report(b, 1), conditions: report(b, 1, false).conditions });
+    // One fixed body: the same conditions at the same times, as an idle sidecar reports.
+    const body = unchanged();
+    await reporter.send({ ...body, reportedAt: new Date().toISOString() }, 1);
+    // Applied, and its digest recorded by the worker: from now on heartbeats are enough.
+    await eventually(
+      async () => ((await redis.hget(ingestKey(prefix, 'digests'), b.uid)) ? true : undefined),
+      { timeoutMs: 20_000, what: 'the digest of the applied report' },
+    );
+    const sampled = await samples(b);
+    const until = Date.now() + 6_000; // twice the Stale delay
+    while (Date.now() < until) {
+      await reporter.send({ ...body, reportedAt: new Date().toISOString() }, 1);
+      expect(stale(await status(b))).toBe(false);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(reporter.heartbeats).toBeGreaterThan(5);
+    // No report went through the stream: no new health sample.
+    expect(await samples(b)).toBe(sampled);
+    const refreshed = await status(b);
+    expect(refreshed.lastReportAt!.getTime()).toBeGreaterThan(until - 3_000);
+
+    // Silent: Stale, and the applied digest forgotten, so the next heartbeat is answered 409
+    // and the full report that follows clears Stale.
+    await eventually(async () => (stale(await status(b)) ? true : undefined), {
+      timeoutMs: 20_000,
+      what: 'Stale after silence',
+    });
+    const refused = await post(b, { clusterId: b.uid, digest: reportDigest(body) }, 'heartbeat');
+    expect(refused.status).toBe(409);
+    const beats = reporter.heartbeats;
+    await reporter.send({ ...body, reportedAt: new Date().toISOString() }, 1);
+    expect(reporter.heartbeats).toBe(beats);
+    await eventually(async () => (stale(await status(b)) ? undefined : true), {
+      timeoutMs: 20_000,
+      what: 'Stale cleared by the full report',
+    });
+  });
+});
