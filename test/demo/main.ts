@@ -3,7 +3,8 @@
  * Redis, a handful of emulated OpenShift-on-AWS clusters, one Cluster API workload cluster (with
  * its management cluster) and two OpenShift-on-Azure clusters (with the ARM emulator): one on a
  * marketplace image the fork can boot, one on the installer's gallery image, which it cannot
- * (Degraded ImageNotSupported); each cluster with its own sidecar process.
+ * (Degraded ImageNotSupported), and one HyperShift management cluster hosting three control
+ * planes (two in AutoNode mode, one converged); each cluster with its own sidecar process.
  */
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import { startWorker } from '../../apps/worker/src/main.js';
 import { CAPI_CLUSTER, startEmulatedCapiCluster } from '../support/capi-aws-workload.js';
 import { startEmulatedCluster, type EmulatedCluster } from '../support/emulated-cluster.js';
 import { startEmulatedAzureCluster } from '../support/emulated-azure-cluster.js';
+import { HyperShiftStandIn, startEmulatedManagementCluster } from '../support/hcp-aws-hosted.js';
 import {
   azureFixtureObjects,
   azureMarketplaceFixtureObjects,
@@ -245,6 +247,102 @@ async function main(): Promise<void> {
     );
     say(
       `registered azure-gallery (${galleryRegistered.id}): Degraded ImageNotSupported (Karpenter not installed): ${galleryDegraded.message}`,
+    );
+
+    // HyperShift on AWS: one management cluster hosting three control planes, two in AutoNode
+    // mode (HyperShift runs Karpenter; a stand-in plays HyperShift) and one converged (the fleet
+    // runs the operand in the HCP namespace), each served by its own sidecar with only its own
+    // Roles in its own HCP namespace.
+    const mgmt = await startEmulatedManagementCluster();
+    capiClusters.push(mgmt);
+    const hypershifts: HyperShiftStandIn[] = [];
+    const hosted = await Promise.all(
+      (
+        [
+          ['hcp-west-1', 'AutoNode'],
+          ['hcp-west-2', 'AutoNode'],
+          ['hcp-west-3', 'Converged'],
+        ] as const
+      ).map(async ([name, mode]) => {
+        const hcp = await mgmt.addHostedControlPlane({ name, mode });
+        if (mode === 'AutoNode') hypershifts.push(new HyperShiftStandIn(hcp));
+        const registered = await registerCluster(gql, {
+          name,
+          topology: 'HOSTED',
+          platform: 'AWS',
+          region: 'us-west-2',
+          infraID: hcp.infraID,
+          managementCluster: 'mgmt-west',
+          hcpNamespace: hcp.hcpNamespace,
+          labels: { env: 'prod', region: 'us-west-2', platform: 'hypershift' },
+        });
+        sidecars.push(
+          startSidecarProcess(
+            hcp,
+            registered,
+            { apiUrl, queuePrefix: prefix },
+            { LOG_LEVEL: 'warn', HEARTBEAT_SECONDS: '10' },
+            `sidecar ${name}`,
+          ),
+        );
+        await gql(
+          `mutation($id: ID!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: { template: { spec: { nodeClassRef: { group: "karpenter.hypershift.openshift.io", kind: "OpenshiftEC2NodeClass", name: "karpenter-fleet" }, requirements: [] } }, limits: { cpu: "64" } } }) { id } }`,
+          { id: registered.id },
+        );
+        await gql(
+          `mutation($id: ID!, $role: String!) { setKarpenter(clusterId: $id, input: { enabled: true, webIdentityRoleArn: $role }) { id } }`,
+          { id: registered.id, role: `arn:aws:iam::111122223333:role/${hcp.infraID}-karpenter` },
+        );
+        await eventually(
+          async () => {
+            // The management cluster's kubelet: the converged operand's pod runs.
+            if (
+              mode === 'Converged' &&
+              mgmt.management.get(
+                'apps/v1',
+                'Deployment',
+                'karpenter-fleet-operand',
+                hcp.hcpNamespace,
+              )
+            )
+              mgmt.management.setDeploymentAvailable(hcp.hcpNamespace, 'karpenter-fleet-operand');
+            const res = await gql<{
+              cluster: {
+                inSync: boolean;
+                status: { conditions: { type: string; status: string }[] } | null;
+              };
+            }>(
+              `query($id: ID!) { cluster(id: $id) { inSync status { conditions { type status } } } }`,
+              {
+                id: registered.id,
+              },
+            );
+            const c = res.data?.cluster;
+            return c?.inSync &&
+              c.status?.conditions.some((x) => x.type === 'Available' && x.status === 'True')
+              ? true
+              : undefined;
+          },
+          { timeoutMs: 90_000, what: `${name} to be Available` },
+        );
+        return { name, mode, hcp, registered };
+      }),
+    );
+    // Stopped with the management cluster; the stand-ins only watch it.
+    process.once('exit', () => hypershifts.forEach((h) => h.stop()));
+    for (const { name, mode, hcp, registered } of hosted)
+      say(
+        mode === 'AutoNode'
+          ? `registered ${name} (${registered.id}): hosted on mgmt-west in AutoNode mode: spec.autoNode set on HostedCluster clusters/${name}, HyperShift's Karpenter in ${hcp.hcpNamespace}, NodePool "general" and OpenshiftEC2NodeClass karpenter-fleet on its guest ${hcp.guest.url}; Available`
+          : `registered ${name} (${registered.id}): hosted on mgmt-west in Converged mode: the fleet's operand in ${hcp.hcpNamespace}, NodePool "general" and the derived EC2NodeClass on its guest ${hcp.guest.url}; Available`,
+      );
+    const onMgmt = await gql<{
+      clusters: { totalCount: number; edges: { node: { name: string } }[] };
+    }>(
+      `{ clusters(first: 10, filter: { managementCluster: "mgmt-west" }) { totalCount edges { node { name } } } }`,
+    );
+    say(
+      `clusters(filter: { managementCluster: "mgmt-west" }) lists ${onMgmt.data?.clusters.totalCount ?? 0}: ${(onMgmt.data?.clusters.edges ?? []).map((e) => e.node.name).join(', ')} (management cluster ${mgmt.management.url})`,
     );
 
     const first = ids[0]!;

@@ -22,7 +22,9 @@ export const HOSTED = {
 const HC_API = 'hypershift.openshift.io/v1beta1';
 const SIDECAR_SA = 'karpenter-fleet-sidecar';
 
-export interface EmulatedHostedCluster {
+export interface EmulatedHostedCluster extends HostedNames {
+  /** The HOSTED_MODE its sidecar runs in. */
+  mode: HostedSidecarMode;
   management: KubeApiServerEmulator;
   guest: KubeApiServerEmulator;
   /** The cluster's AWS account and region (the CSR approver's DescribeInstances). */
@@ -35,6 +37,9 @@ export interface EmulatedHostedCluster {
   rbac: KubeObject[];
   /** Environment a sidecar process needs: its own (management) kubeconfig, the guest's, its namespace. */
   sidecarEnv: Record<string, string>;
+  /** Stops the guest only (the management cluster hosts others). */
+  stopGuest(): Promise<void>;
+  /** Stops the guest, the management cluster and EC2 (for a cluster started alone). */
   stop(): Promise<void>;
 }
 
@@ -46,11 +51,46 @@ export function hostedFixtureObjects(): KubeObject[] {
 /** What the sidecar of a hosted cluster runs as: HOSTED_MODE. */
 export type HostedSidecarMode = 'AutoNode' | 'Converged';
 
+/** The names of one hosted control plane on a management cluster. */
+export interface HostedNames {
+  hostedCluster: { namespace: string; name: string };
+  hcpNamespace: string;
+  infraID: string;
+}
+
+/** The names HyperShift gives hosted cluster `name` (HostedCluster in `clusters`). */
+export function hostedNames(name: string, infraID = `${name}-k7m2x`): HostedNames {
+  return {
+    hostedCluster: { namespace: 'clusters', name },
+    hcpNamespace: `clusters-${name}`,
+    infraID,
+  };
+}
+
+/**
+ * The fixture's objects renamed for another hosted cluster on the same management cluster: its
+ * HostedCluster, HostedControlPlane (in its own HCP namespace), NodePool and user-data Secret.
+ */
+export function hostedFixtureObjectsFor(names: HostedNames): KubeObject[] {
+  if (names.hostedCluster.namespace !== HOSTED.hostedCluster.namespace)
+    throw new Error(`hosted clusters live in ${HOSTED.hostedCluster.namespace} here`);
+  const text = JSON.stringify(hostedFixtureObjects())
+    // The infraID first (it contains the name), through a placeholder so a new infraID that
+    // contains "alpha" is not renamed again.
+    .replaceAll(HOSTED.infraID, '\u0000infra\u0000')
+    .replace(/\balpha\b/g, names.hostedCluster.name)
+    .replaceAll('\u0000infra\u0000', names.infraID);
+  return JSON.parse(text) as KubeObject[];
+}
+
 /**
  * deploy/sidecar/hosted's RBAC (plus deploy/sidecar/hosted-converged's in converged mode) with
  * this cluster's names put in, as an overlay would.
  */
-export function hostedSidecarRbac(mode: HostedSidecarMode = 'AutoNode'): KubeObject[] {
+export function hostedSidecarRbac(
+  mode: HostedSidecarMode = 'AutoNode',
+  names: HostedNames = HOSTED,
+): KubeObject[] {
   const files = [
     'sidecar/hosted/rbac.yaml',
     ...(mode === 'Converged' ? ['sidecar/hosted-converged/rbac.yaml'] : []),
@@ -60,13 +100,13 @@ export function hostedSidecarRbac(mode: HostedSidecarMode = 'AutoNode'): KubeObj
       .filter((f) => files.includes(f.file))
       .flatMap((f) => f.docs),
   )
-    .replaceAll('"clusters-example"', `"${HOSTED.hcpNamespace}"`)
+    .replaceAll('"clusters-example"', `"${names.hcpNamespace}"`)
     .replaceAll(
       '"karpenter-fleet-sidecar-example"',
-      `"karpenter-fleet-sidecar-${HOSTED.hostedCluster.name}"`,
+      `"karpenter-fleet-sidecar-${names.hostedCluster.name}"`,
     )
-    .replaceAll('"example"', `"${HOSTED.hostedCluster.name}"`)
-    .replaceAll('"clusters"', `"${HOSTED.hostedCluster.namespace}"`);
+    .replaceAll('"example"', `"${names.hostedCluster.name}"`)
+    .replaceAll('"clusters"', `"${names.hostedCluster.namespace}"`);
   return JSON.parse(text) as KubeObject[];
 }
 
@@ -80,49 +120,145 @@ export const GUEST_KARPENTER_CRDS = () =>
       f === 'karpenter.hypershift.openshift.io_openshiftec2nodeclasses.yaml',
   );
 
-/**
- * Starts the pair. The management server serves HyperShift's CRDs with the fixture and the guest
- * kubeconfig Secrets HyperShift writes (`hcco-kubeconfig`, `<infraID>-kubeconfig`); the sidecar
- * gets deploy/sidecar/hosted's Roles and nothing else. The guest serves no Karpenter CRD until
- * HyperShift's karpenter-operator (the stand-in) installs them.
- */
-export async function startEmulatedHostedCluster(
-  mode: HostedSidecarMode = 'AutoNode',
-): Promise<EmulatedHostedCluster> {
+/** One management cluster (HyperShift's CRDs, no hosted cluster yet) and its AWS account. */
+export interface EmulatedManagementCluster {
+  management: KubeApiServerEmulator;
+  /** The AWS account and region of the hosted clusters (the CSR approver's DescribeInstances). */
+  ec2: Ec2Emulator;
+  /** The hosted control planes added so far, in order. */
+  hostedControlPlanes: EmulatedHostedCluster[];
+  /**
+   * A hosted cluster on this management cluster: the fixture renamed (HostedCluster `name` in
+   * `clusters`, HCP namespace `clusters-<name>`), its own guest API server, the guest kubeconfig
+   * Secrets HyperShift writes, deploy/'s sidecar Roles in its namespace and a service account.
+   * In converged mode, unless `hyperShiftObjects` is false, also what HyperShift runs in every
+   * HCP namespace that converged mode reads (the control-plane-operator Deployment, the user-data
+   * Secret of the fleet's NodeClass).
+   */
+  addHostedControlPlane(options: {
+    name: string;
+    mode?: HostedSidecarMode;
+    infraID?: string;
+    hyperShiftObjects?: boolean;
+  }): Promise<EmulatedHostedCluster>;
+  /** Stops every guest, then the management cluster and EC2. */
+  stop(): Promise<void>;
+}
+
+/** Starts an empty management cluster: HyperShift's CRDs, no HostedCluster. */
+export async function startEmulatedManagementCluster(): Promise<EmulatedManagementCluster> {
   const management = new KubeApiServerEmulator();
-  const guest = new KubeApiServerEmulator();
   const ec2 = new Ec2Emulator({ region: HOSTED.region });
-  await Promise.all([management.start(), guest.start(), ec2.start()]);
+  await Promise.all([management.start(), ec2.start()]);
   management.loadCrdFiles(upstreamCrdFiles('hypershift'));
-  management.seedFromDir(fixtureClusterDir(HOSTED_FIXTURE));
+  const hostedControlPlanes: EmulatedHostedCluster[] = [];
+  return {
+    management,
+    ec2,
+    hostedControlPlanes,
+    async addHostedControlPlane({ name, mode = 'AutoNode', infraID, hyperShiftObjects = true }) {
+      const names = hostedNames(name, infraID);
+      if (hostedControlPlanes.some((h) => h.hcpNamespace === names.hcpNamespace))
+        throw new Error(`hosted cluster ${name} is already on this management cluster`);
+      const hcp = await addHostedControlPlane(management, ec2, names, mode);
+      if (mode === 'Converged' && hyperShiftObjects)
+        management.seed(convergedHyperShiftObjects(names));
+      hostedControlPlanes.push(hcp);
+      return hcp;
+    },
+    async stop() {
+      await Promise.all(hostedControlPlanes.map((h) => h.stopGuest()));
+      await Promise.all([management.stop(), ec2.stop()]);
+    },
+  };
+}
+
+/**
+ * What HyperShift runs in an HCP namespace that converged mode reads: the control-plane-operator
+ * Deployment (the token-minter's image) and the Ignition pipeline's user-data Secret for the
+ * fleet's NodeClass (test/hosted/converged.e2e-spec.ts seeds the same for alpha).
+ */
+export function convergedHyperShiftObjects(names: HostedNames): KubeObject[] {
+  const fixtureSecret = hostedFixtureObjectsFor(names).find(
+    (o) => o.kind === 'Secret' && o.metadata?.name === 'user-data-default-karpenter-3f9a1c',
+  )!;
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'control-plane-operator', namespace: names.hcpNamespace },
+      spec: {
+        selector: { matchLabels: { app: 'control-plane-operator' } },
+        template: {
+          metadata: { labels: { app: 'control-plane-operator' } },
+          spec: {
+            containers: [
+              {
+                name: 'control-plane-operator',
+                image: 'quay.io/hypershift/cpo@sha256:' + 'c'.repeat(64),
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      ...fixtureSecret,
+      metadata: {
+        ...fixtureSecret.metadata,
+        name: 'user-data-karpenter-fleet-karpenter-7d2e01',
+        annotations: {
+          'hypershift.openshift.io/nodePool': `${names.hostedCluster.namespace}/karpenter-fleet-karpenter`,
+        },
+      },
+    },
+  ];
+}
+
+async function addHostedControlPlane(
+  management: KubeApiServerEmulator,
+  ec2: Ec2Emulator,
+  names: HostedNames,
+  mode: HostedSidecarMode,
+): Promise<EmulatedHostedCluster> {
+  const guest = new KubeApiServerEmulator();
+  await guest.start();
+  management.seed(hostedFixtureObjectsFor(names));
   const guestKubeconfig = guest.kubeconfigYaml();
   management.seed([
     {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'hcco-kubeconfig', namespace: HOSTED.hcpNamespace },
+      metadata: { name: 'hcco-kubeconfig', namespace: names.hcpNamespace },
       stringData: { kubeconfig: guestKubeconfig },
     },
     {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: `${HOSTED.infraID}-kubeconfig`, namespace: HOSTED.hcpNamespace },
+      metadata: { name: `${names.infraID}-kubeconfig`, namespace: names.hcpNamespace },
       stringData: { value: guestKubeconfig },
     },
   ]);
-  const rbac = hostedSidecarRbac(mode);
+  const rbac = hostedSidecarRbac(mode, names);
   management.seed(rbac);
-  const token = management.addServiceAccount(HOSTED.hcpNamespace, SIDECAR_SA);
-  const sidecarUser = `system:serviceaccount:${HOSTED.hcpNamespace}:${SIDECAR_SA}`;
+  const token = management.addServiceAccount(names.hcpNamespace, SIDECAR_SA);
+  const sidecarUser = `system:serviceaccount:${names.hcpNamespace}:${SIDECAR_SA}`;
   const sidecarAccess = recordRbacUsage(management, sidecarUser);
 
   const tmp = mkdtempSync(join(tmpdir(), 'fleet-hosted-'));
   const managementKubeconfig = join(tmp, 'management.kubeconfig');
   const guestKubeconfigPath = join(tmp, 'guest.kubeconfig');
-  writeFileSync(managementKubeconfig, management.kubeconfigYaml(HOSTED.hcpNamespace, token));
+  writeFileSync(managementKubeconfig, management.kubeconfigYaml(names.hcpNamespace, token));
   // What the mounted hcco-kubeconfig Secret holds.
   writeFileSync(guestKubeconfigPath, guestKubeconfig);
+  const stopGuest = async () => {
+    sidecarAccess.stop();
+    await guest.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  };
   return {
+    ...names,
+    mode,
     management,
     guest,
     ec2,
@@ -132,7 +268,7 @@ export async function startEmulatedHostedCluster(
     sidecarEnv: {
       KUBECONFIG: managementKubeconfig,
       WORKLOAD_KUBECONFIG: guestKubeconfigPath,
-      SIDECAR_NAMESPACE: HOSTED.hcpNamespace,
+      SIDECAR_NAMESPACE: names.hcpNamespace,
       SIDECAR_SERVICE_ACCOUNT: SIDECAR_SA,
       HOSTED_MODE: mode,
       AWS_ENDPOINT_URL_EC2: ec2.url,
@@ -140,12 +276,31 @@ export async function startEmulatedHostedCluster(
       AWS_ACCESS_KEY_ID: ec2.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: ec2.credentials.secretAccessKey,
     },
+    stopGuest,
     async stop() {
-      sidecarAccess.stop();
-      await Promise.all([management.stop(), guest.stop(), ec2.stop()]);
-      rmSync(tmp, { recursive: true, force: true });
+      await stopGuest();
+      await Promise.all([management.stop(), ec2.stop()]);
     },
   };
+}
+
+/**
+ * Starts the pair: a management cluster with the fixture's hosted cluster (alpha) and its guest.
+ * The management server serves HyperShift's CRDs with the fixture and the guest kubeconfig
+ * Secrets HyperShift writes (`hcco-kubeconfig`, `<infraID>-kubeconfig`); the sidecar gets
+ * deploy/sidecar/hosted's Roles and nothing else. The guest serves no Karpenter CRD until
+ * HyperShift's karpenter-operator (the stand-in) installs them.
+ */
+export async function startEmulatedHostedCluster(
+  mode: HostedSidecarMode = 'AutoNode',
+): Promise<EmulatedHostedCluster> {
+  const mgmt = await startEmulatedManagementCluster();
+  return mgmt.addHostedControlPlane({
+    name: HOSTED.hostedCluster.name,
+    infraID: HOSTED.infraID,
+    mode,
+    hyperShiftObjects: false,
+  });
 }
 
 function deployment(namespace: string, name: string): KubeObject {
@@ -177,8 +332,13 @@ export class HyperShiftStandIn {
   private crdsInstalled = false;
   counts = { nodeCount: 0, nodeClaimCount: 0, vcpus: 0 };
 
-  constructor(private readonly cluster: Pick<EmulatedHostedCluster, 'management' | 'guest'>) {
-    const { namespace, name } = HOSTED.hostedCluster;
+  constructor(
+    private readonly cluster: Pick<
+      EmulatedHostedCluster,
+      'management' | 'guest' | 'hostedCluster' | 'hcpNamespace'
+    >,
+  ) {
+    const { namespace, name } = this.cluster.hostedCluster;
     this.off = cluster.management.watch(HC_API, 'HostedCluster', (type, o) => {
       if (type !== 'DELETED' && o.metadata?.name === name && o.metadata.namespace === namespace)
         this.sync();
@@ -186,15 +346,15 @@ export class HyperShiftStandIn {
   }
 
   sync(): void {
-    const { management, guest } = this.cluster;
-    const { namespace, name } = HOSTED.hostedCluster;
+    const { management, guest, hcpNamespace } = this.cluster;
+    const { namespace, name } = this.cluster.hostedCluster;
     const hc = management.get(HC_API, 'HostedCluster', name, namespace);
     if (!hc) return;
     const autoNode = (hc.spec as { autoNode?: unknown }).autoNode ?? null;
-    const hcp = management.get(HC_API, 'HostedControlPlane', name, HOSTED.hcpNamespace)!;
+    const hcp = management.get(HC_API, 'HostedControlPlane', name, hcpNamespace)!;
     const hcpAutoNode = (hcp.spec as { autoNode?: unknown }).autoNode ?? null;
     if (JSON.stringify(hcpAutoNode) !== JSON.stringify(autoNode))
-      management.patch(HC_API, 'HostedControlPlane', name, HOSTED.hcpNamespace, {
+      management.patch(HC_API, 'HostedControlPlane', name, hcpNamespace, {
         spec: { autoNode },
       });
     const now = new Date().toISOString();
@@ -212,18 +372,18 @@ export class HyperShiftStandIn {
         this.crdsInstalled = true;
       }
       for (const d of ['karpenter-operator', 'karpenter']) {
-        if (!management.get('apps/v1', 'Deployment', d, HOSTED.hcpNamespace))
-          management.create(deployment(HOSTED.hcpNamespace, d));
-        management.setDeploymentAvailable(HOSTED.hcpNamespace, d);
+        if (!management.get('apps/v1', 'Deployment', d, hcpNamespace))
+          management.create(deployment(hcpNamespace, d));
+        management.setDeploymentAvailable(hcpNamespace, d);
       }
-      management.patchStatus(HC_API, 'HostedControlPlane', name, HOSTED.hcpNamespace, {
+      management.patchStatus(HC_API, 'HostedControlPlane', name, hcpNamespace, {
         autoNode: { ...this.counts },
       });
       this.setCondition(condition('True', 'AsExpected', 'AutoNode is ready'));
     } else {
       for (const d of ['karpenter', 'karpenter-operator'])
-        management.delete('apps/v1', 'Deployment', d, HOSTED.hcpNamespace);
-      management.patchStatus(HC_API, 'HostedControlPlane', name, HOSTED.hcpNamespace, {
+        management.delete('apps/v1', 'Deployment', d, hcpNamespace);
+      management.patchStatus(HC_API, 'HostedControlPlane', name, hcpNamespace, {
         autoNode: null,
       });
       this.setCondition(
@@ -234,7 +394,7 @@ export class HyperShiftStandIn {
 
   private setCondition(c: Record<string, unknown>): void {
     const { management } = this.cluster;
-    const { namespace, name } = HOSTED.hostedCluster;
+    const { namespace, name } = this.cluster.hostedCluster;
     const hc = management.get(HC_API, 'HostedCluster', name, namespace)!;
     const existing =
       (hc.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? [];

@@ -103,6 +103,7 @@ const FLEET_SUMMARY_FIELDS = `
     clusters inSync stale paused karpenterEnabled clusterAutoscalerDisabled
     byPlatform { value count }
     byTopology { value count }
+    byHostedMode { value count }
     bySidecarVersion { value count }
     byCondition { type status reason count }`;
 

@@ -430,7 +430,22 @@ export function apply(
       if (itemA !== itemB) return itemA ? -1 : 1;
       return itemA ? a.length - b.length : b.length - a.length;
     });
-  for (const p of stale) if (!ownedByOthers(p)) removePath(merged, p);
+  for (const p of stale) {
+    if (ownedByOthers(p)) continue;
+    removePath(merged, p);
+    // A map left empty by the removal goes too, as the real API server does (an SRE clearing
+    // every tag override leaves no `tags: {}`, which a CRD's minProperties would refuse), unless
+    // this apply sets it empty itself or another manager holds it.
+    const segs = p.split(SEP).filter((x) => x !== '.');
+    for (let n = segs.length - 1; n > 0; n--) {
+      const parent = segs.slice(0, n).join(SEP);
+      const pv = valueAt(merged, parent);
+      if (!pv.found || !isObject(pv.value) || Object.keys(pv.value).length > 0) break;
+      if (!segs[n - 1]!.startsWith('f:')) break;
+      if (appliedSet.has(parent) || ownedByOthers(parent)) break;
+      removePath(merged, parent);
+    }
+  }
   if (!mine) {
     mine = { manager, operation: 'Apply', apiVersion, time: nowIso(), set: appliedSet };
     if (subresource) mine.subresource = subresource;

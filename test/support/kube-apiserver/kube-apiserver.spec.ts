@@ -442,6 +442,53 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
     expect(dropped.spec.volumes.map((v) => v.name)).toEqual(['token']);
   });
 
+  it('server-side apply removes a map whose every key its manager stopped applying, not leaving {}', async () => {
+    const cm = (data: Record<string, string> | undefined, labels?: Record<string, string>) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'ssa-empty-map', namespace: 'default', ...(labels ? { labels } : {}) },
+        ...(data ? { data } : {}),
+      }) as KubernetesObject;
+    await objects.patch(
+      cm({ team: 'payments', owner: 'sre' }, { tier: 'gold' }),
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
+    // Another manager's own map stays, even once alice's keys are gone from it.
+    await objects.patch(
+      cm(undefined, { keep: 'yes' }),
+      undefined,
+      undefined,
+      'bob',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
+    const cleared = (await objects.patch(
+      cm(undefined),
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    )) as { data?: unknown; metadata: { labels?: unknown } };
+    expect(cleared).not.toHaveProperty('data');
+    expect(cleared.metadata.labels).toEqual({ keep: 'yes' });
+    // Applying an empty map on purpose keeps it.
+    const empty = (await objects.patch(
+      cm({}),
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    )) as { data?: unknown };
+    expect(empty.data).toEqual({});
+  });
+
   it('server-side apply tracks ownership, removes dropped fields, conflicts and forces', async () => {
     const cm = (
       data: Record<string, string>,

@@ -52,6 +52,12 @@ export class FleetSummary {
 
   @Field(() => [CountByValue], {
     description:
+      'Hosted clusters by the mode their sidecar reports (condition HostedMode=True, its reason: AutoNode or Converged); a hosted cluster that has not reported a mode yet is not counted.',
+  })
+  byHostedMode!: CountByValue[];
+
+  @Field(() => [CountByValue], {
+    description:
       'Clusters by the sidecar release they last reported ("unreported" before a report or from a contract-1 sidecar).',
   })
   bySidecarVersion!: CountByValue[];

@@ -78,6 +78,11 @@ export class FleetSummaryService {
       paused: totals.paused,
       byPlatform: platforms,
       byTopology: topologies,
+      // The sidecar's HostedMode condition is one per cluster and True with the mode as its
+      // reason, so the condition counts already hold the breakdown.
+      byHostedMode: conditions
+        .filter((c) => c.type === 'HostedMode' && c.status === 'True')
+        .map((c) => ({ value: c.reason, count: c.count })),
       bySidecarVersion: sidecarVersions,
       byCondition: conditions,
     };

@@ -61,6 +61,7 @@ export interface FleetSummary {
   clusterAutoscalerDisabled: number;
   byPlatform: { value: string; count: number }[];
   byTopology: { value: string; count: number }[];
+  byHostedMode?: { value: string; count: number }[];
   bySidecarVersion?: { value: string; count: number }[];
   byCondition: { type: string; status: string; reason: string; count: number }[];
 }
@@ -89,6 +90,13 @@ export function summaryText(s: FleetSummary): string {
       s.byTopology.map((p) => [p.value, String(p.count)]),
     ),
   ];
+  if (s.byHostedMode?.length)
+    sections.push(
+      table(
+        ['HOSTED-MODE', 'COUNT'],
+        s.byHostedMode.map((p) => [p.value, String(p.count)]),
+      ),
+    );
   if (s.byCondition.length)
     sections.push(
       table(
