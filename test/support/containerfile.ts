@@ -102,8 +102,14 @@ export function parseContainerfile(text: string): Containerfile {
         current.instructions.push({ op: 'USER', user: rest });
         break;
       case 'ENV': {
-        const [name = '', value = ''] = rest.split('=', 2);
-        current.instructions.push({ op: 'ENV', name, value });
+        // Split at the first '=' only: a value may hold '=' itself (NODE_OPTIONS=--flag=value).
+        const at = rest.indexOf('=');
+        if (at <= 0) throw new Error(`ENV must be name=value: ${line}`);
+        current.instructions.push({
+          op: 'ENV',
+          name: rest.slice(0, at),
+          value: rest.slice(at + 1),
+        });
         break;
       }
       case 'CMD':
