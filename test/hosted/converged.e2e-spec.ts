@@ -12,6 +12,8 @@ import {
   type TestDatabase,
 } from '@fleet/testing';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '@fleet/cloud-provider';
+import { parse } from 'yaml';
 import { ClusterClient, describeKubeError } from '../../apps/sidecar/src/kube/cluster-client.js';
 import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
@@ -244,6 +246,76 @@ describe('hosted control plane, converged mode', () => {
     expect(denied).toMatch(/karpenter-fleet-ec2nodeclass-derived/);
   }, 60_000);
 
+  it('HyperShift’s KubeletConfig ConfigMaps: the startup taint, and a NodeClass’s kubelet settings follow its edits', async () => {
+    const config = (name: string) =>
+      (
+        cluster.management.get('v1', 'ConfigMap', name, HOSTED.hcpNamespace) as
+          (KubeObject & { data?: Record<string, string> }) | undefined
+      )?.data?.config;
+    expect(parse(config('set-karpenter-taint') ?? '')).toEqual({
+      apiVersion: 'machineconfiguration.openshift.io/v1',
+      kind: 'KubeletConfig',
+      metadata: { name: 'set-karpenter-taint' },
+      spec: {
+        kubeletConfig: {
+          registerWithTaints: [
+            { key: 'karpenter.sh/unregistered', value: 'true', effect: 'NoExecute' },
+          ],
+        },
+      },
+    });
+    // The fleet's NodeClass has no kubelet settings: no ConfigMap of its own.
+    expect(config('karpenter-kubelet-karpenter-fleet')).toBeUndefined();
+
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      cluster.guest.kubeconfigYaml(
+        'default',
+        cluster.guest.addUser('guest-admin-kubelet', ['system:masters']),
+      ),
+    );
+    const admin = new ClusterClient(kc);
+    const gpu = {
+      apiVersion: 'karpenter.hypershift.openshift.io/v1',
+      kind: 'OpenshiftEC2NodeClass',
+      metadata: { name: 'gpu' },
+      spec: { kubelet: { maxPods: 50 } },
+    } as unknown as KubeObject;
+    await admin.apply(gpu);
+    const maxPods = (text: string | undefined) =>
+      (
+        parse(text ?? '{}') as {
+          spec?: { kubeletConfig?: { maxPods?: number; registerWithTaints?: unknown[] } };
+        }
+      ).spec?.kubeletConfig;
+    const first = await until(
+      () => maxPods(config('karpenter-kubelet-gpu')),
+      'karpenter-kubelet-gpu',
+    );
+    expect(first).toEqual({
+      maxPods: 50,
+      registerWithTaints: [
+        { key: 'karpenter.sh/unregistered', value: 'true', effect: 'NoExecute' },
+      ],
+    });
+    expect(
+      cluster.management.get('v1', 'ConfigMap', 'karpenter-kubelet-gpu', HOSTED.hcpNamespace)
+        ?.metadata?.labels?.['hypershift.openshift.io/karpenter-nodeclass-kubelet-config'],
+    ).toBe('true');
+    // No user-data Secret for `gpu`: it stays not ready, so the sidecar re-checks and sees the edit.
+    await admin.mergePatch({ ...gpu, spec: { kubelet: { maxPods: 60 } } });
+    await until(
+      () => (maxPods(config('karpenter-kubelet-gpu'))?.maxPods === 60 ? true : undefined),
+      'karpenter-kubelet-gpu follows maxPods 60',
+    );
+    await admin.delete({ apiVersion: gpu.apiVersion, kind: gpu.kind, name: 'gpu' });
+    await until(
+      () => (config('karpenter-kubelet-gpu') === undefined ? true : undefined),
+      'karpenter-kubelet-gpu pruned with its NodeClass',
+    );
+    expect(config('set-karpenter-taint')).toBeDefined();
+  }, 60_000);
+
   it('a pending pod leads to a NodeClaim, an instance, approved CSRs and a Node; status.autoNode follows', async () => {
     cluster.guest.seed([
       {
@@ -302,6 +374,9 @@ describe('hosted control plane, converged mode', () => {
     expect(sim?.terminated.length).toBe(1);
     expect(
       cluster.management.get('apps/v1', 'Deployment', OPERAND, HOSTED.hcpNamespace),
+    ).toBeUndefined();
+    expect(
+      cluster.management.get('v1', 'ConfigMap', 'set-karpenter-taint', HOSTED.hcpNamespace),
     ).toBeUndefined();
     expect(cluster.sidecarAccess.refused()).toEqual([]);
   }, 60_000);

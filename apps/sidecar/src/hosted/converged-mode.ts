@@ -19,6 +19,8 @@ import {
   findUserDataSecret,
   renderConvergedOperand,
   renderDerivedNodeClassPolicy,
+  renderNodeClassKubeletConfigMap,
+  renderTaintConfigMap,
   type KubeObject,
   type TargetedObject,
 } from '@fleet/cloud-provider';
@@ -252,7 +254,7 @@ export class ConvergedMode {
         labelSelector: `${USER_DATA_MANAGED_LABEL}=true`,
       }),
     ]);
-    let applied = 0;
+    let applied = await this.writeKubeletConfigs(infra, sources);
     let derived = 0;
     const held: string[] = [];
     const notReady: NodeClassNotReadyError[] = [];
@@ -312,6 +314,39 @@ export class ConvergedMode {
       });
     }
     return { applied, derived, notReady, held };
+  }
+
+  /**
+   * HyperShift's KubeletConfig ConfigMaps in the HCP namespace: `set-karpenter-taint` and one
+   * `karpenter-kubelet-<name>` per OpenshiftEC2NodeClass with `spec.kubelet` (whether or not its
+   * user data is ready yet: the ConfigMap is an input to it). Owned ones no class wants are deleted.
+   */
+  private async writeKubeletConfigs(
+    infra: HostedAwsInfrastructure,
+    sources: KubeObject[],
+  ): Promise<number> {
+    const { management } = this.options;
+    const wanted = [renderTaintConfigMap(infra.hcpNamespace)];
+    for (const source of sources) {
+      if ((source.metadata as { deletionTimestamp?: string }).deletionTimestamp) continue;
+      const cm = renderNodeClassKubeletConfigMap(source, infra.hcpNamespace);
+      if (cm) wanted.push(cm);
+    }
+    for (const cm of wanted) await management.apply(cm);
+    const names = new Set(wanted.map((cm) => cm.metadata.name));
+    for (const live of await management.list<KubeObject>('v1', 'ConfigMap', {
+      namespace: infra.hcpNamespace,
+      labelSelector: OWNED_BY_SELECTOR,
+    })) {
+      if (names.has(live.metadata.name)) continue;
+      await management.delete({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: live.metadata.name,
+        namespace: infra.hcpNamespace,
+      });
+    }
+    return wanted.length;
   }
 
   /**
@@ -440,6 +475,7 @@ export class ConvergedMode {
     await deleteOwned(management, [
       { apiVersion: 'apps/v1', kind: 'Deployment', namespace: infra.hcpNamespace },
       { apiVersion: 'v1', kind: 'ServiceAccount', namespace: infra.hcpNamespace },
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: infra.hcpNamespace },
     ]);
     await deleteOwned(guest, [
       { apiVersion: EC2_NODE_CLASS.apiVersion, kind: EC2_NODE_CLASS.kind },
