@@ -565,6 +565,43 @@ describe('HostedRuntime (converged mode)', () => {
     ).toBeUndefined();
   });
 
+  it('HyperShift’s own operator starting where converged mode runs: the sidecar takes its operand, policy and finalizer away, and writes nothing else', async () => {
+    cluster.management.seed(hostedFixtureObjects().filter((o) => o.kind === 'HostedControlPlane'));
+    await runtime().apply(order(7, enabled));
+    const operand = () =>
+      cluster.management.get('apps/v1', 'Deployment', CONVERGED_OPERAND_NAME, HOSTED.hcpNamespace);
+    expect(operand()).toBeDefined();
+    expect(hcp()?.metadata?.finalizers).toContain(CONVERGED_FINALIZER);
+    // An SRE enables HyperShift's AutoNode: its karpenter-operator starts beside the sidecar's.
+    cluster.management.seed([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'karpenter-operator', namespace: HOSTED.hcpNamespace },
+        spec: {
+          selector: { matchLabels: { app: 'karpenter-operator' } },
+          template: {
+            metadata: { labels: { app: 'karpenter-operator' } },
+            spec: { containers: [{ name: 'operator', image: 'hypershift' }] },
+          },
+        },
+      },
+    ]);
+    const result = await runtime().apply(order(7, enabled));
+    expect(condition(result, 'Degraded')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'ConflictingKarpenterOperator' }),
+    );
+    expect(operand()).toBeUndefined();
+    expect(hcp()?.metadata?.finalizers ?? []).not.toContain(CONVERGED_FINALIZER);
+    expect(
+      cluster.guest.list('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy'),
+    ).toEqual([]);
+    expect(
+      cluster.management.get('apps/v1', 'Deployment', 'karpenter-operator', HOSTED.hcpNamespace),
+    ).toBeDefined();
+    cluster.management.delete('apps/v1', 'Deployment', 'karpenter-operator', HOSTED.hcpNamespace);
+  });
+
   it('no Forbidden on the management cluster with only deploy/’s Roles', () => {
     expect(cluster.sidecarAccess.refused()).toEqual([]);
   });

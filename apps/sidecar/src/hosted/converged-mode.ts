@@ -441,6 +441,25 @@ export class ConvergedMode {
     return { applied: 0, pruned, requeue: false };
   }
 
+  /**
+   * HyperShift's own Karpenter has started (its karpenter-operator, or spec.autoNode) where this
+   * sidecar ran converged mode: two operands would work the same NodePools and NodeClaims, and the
+   * sidecar's admission policy would refuse HyperShift's EC2NodeClass writes. The sidecar takes
+   * away what it wrote (operand, policy, derived EC2NodeClasses, finalizer; nothing of anyone
+   * else's) and writes nothing more. Returns how many objects it removed; 0 where it had none.
+   */
+  async stepAside(infra: HostedAwsInfrastructure): Promise<number> {
+    const operand = await this.options.management.read({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: CONVERGED_OPERAND_NAME,
+      namespace: infra.hcpNamespace,
+    });
+    // Never ran here (its operand and finalizer are what converged mode writes first).
+    if (!operand && !infra.finalizers.includes(CONVERGED_FINALIZER)) return 0;
+    return this.removeOperand(infra);
+  }
+
   /** The operand and what the sidecar wrote beside it, the finalizer last; CRDs stay. */
   private async removeOperand(infra: HostedAwsInfrastructure): Promise<number> {
     const { management } = this.options;

@@ -522,11 +522,17 @@ export class HostedRuntime {
           ? `spec.autoNode is set on HostedControlPlane ${infra.hcpNamespace}/${infra.hcpName}`
           : undefined,
       ].filter(Boolean);
-      return this.degraded(
-        conditions,
-        'ConflictingKarpenterOperator',
-        `${why.join(' and ')}; the sidecar never runs a Karpenter operand beside HyperShift's, so nothing was written. Clear spec.autoNode (AutoNode mode: HOSTED_MODE=AutoNode) or run this sidecar in AutoNode mode`,
-      );
+      // Nothing is written; only what this sidecar itself wrote before HyperShift's Karpenter
+      // started is taken away, so the two never run side by side.
+      return this.convergedMode
+        .stepAside(infra)
+        .then((removed) =>
+          this.degraded(
+            conditions,
+            'ConflictingKarpenterOperator',
+            `${why.join(' and ')}; the sidecar never runs a Karpenter operand beside HyperShift's, so nothing was written${removed ? ` and the ${removed} objects of its own converged operand were removed` : ''}. Clear spec.autoNode (AutoNode mode: HOSTED_MODE=AutoNode) or run this sidecar in AutoNode mode`,
+          ),
+        );
     }
     const { spec } = order;
     let guestObjects: ReturnType<typeof renderGuestObjects>;
