@@ -46,8 +46,16 @@ export interface ConvergedModeOptions {
   /** Overrides the control-plane-operator Deployment's image for the token-minter. */
   tokenMinterImage?: string;
   proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
+  /**
+   * How long the guest API server must have failed to answer, while the HostedControlPlane is
+   * deleted, before the finalizer is released without cleaning up (default 5 minutes): one
+   * timeout must not leave Karpenter's instances behind.
+   */
+  guestUnreachableGraceMs?: number;
   log: Logger;
 }
+
+const GUEST_UNREACHABLE_GRACE_MS = 5 * 60_000;
 
 export interface ConvergedOutcome {
   applied: number;
@@ -80,6 +88,9 @@ const cpuValue = (q: unknown): number => {
  */
 export class ConvergedMode {
   private sidecarUser?: { client: ClusterClient; name: string };
+
+  /** Since when the guest API server has not answered during deletion (none: it answered). */
+  private guestUnreachableSince: number | undefined;
 
   constructor(private readonly options: ConvergedModeOptions) {}
 
@@ -527,8 +538,9 @@ export class ConvergedMode {
    * The HostedControlPlane is being deleted: as HyperShift does, every NodePool in the guest is
    * deleted, then every NodeClaim, each marked with Karpenter's termination timestamp so a node
    * that cannot drain does not hold the deletion; once none is left the finalizer is released.
-   * A guest API server that no longer answers cannot hold it either: its nodes go with the
-   * cluster's infrastructure, so the finalizer is released and the reason reported.
+   * A guest API server that no longer answers cannot hold it for ever either: once it has not
+   * answered for the grace period (`guestUnreachableGraceMs`), its nodes are left to go with the
+   * cluster's infrastructure, the finalizer is released and the reason reported.
    */
   private async deleting(
     infra: HostedAwsInfrastructure,
@@ -576,8 +588,22 @@ export class ConvergedMode {
           },
         });
       }
+      this.guestUnreachableSince = undefined;
     } catch (err) {
       if (!unreachable(err)) return degraded('GuestCleanupFailed', describeKubeError(err), true);
+      const since = (this.guestUnreachableSince ??= Date.now());
+      const grace = this.options.guestUnreachableGraceMs ?? GUEST_UNREACHABLE_GRACE_MS;
+      if (Date.now() - since < grace) {
+        conditions.set('Available', 'False', 'HostedControlPlaneDeleting', 'being deleted');
+        conditions.set(
+          'Progressing',
+          'True',
+          'GuestUnreachable',
+          `the guest API server does not answer (${describeKubeError(err)}) since ${new Date(since).toISOString()}; the finalizer ${CONVERGED_FINALIZER} is held until it answers, or for ${Math.round(grace / 1000)} s`,
+        );
+        conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
+        return { applied: 0, pruned: 0, requeue: true };
+      }
       this.options.log.warn(
         { err: describeKubeError(err) },
         'guest API server unreachable while the HostedControlPlane is deleted; releasing the finalizer',

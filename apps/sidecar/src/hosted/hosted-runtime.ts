@@ -66,6 +66,8 @@ export interface HostedRuntimeOptions {
   tokenMinterImage?: string;
   /** Converged mode: the management cluster's proxy, handed to the operand. */
   proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
+  /** Converged mode: how long an unreachable guest may hold the HCP's deletion (default 5 min). */
+  guestUnreachableGraceMs?: number;
   /** Converged mode: the CSR approver's cap (CSR_APPROVALS_PER_MINUTE). */
   csrApprovalsPerMinute?: number;
 }
@@ -134,6 +136,9 @@ export class HostedRuntime {
       crds: options.crds ?? [],
       ...(options.tokenMinterImage ? { tokenMinterImage: options.tokenMinterImage } : {}),
       ...(options.proxy ? { proxy: options.proxy } : {}),
+      ...(options.guestUnreachableGraceMs !== undefined
+        ? { guestUnreachableGraceMs: options.guestUnreachableGraceMs }
+        : {}),
       log: log.child({ controller: 'converged' }),
     });
   }
