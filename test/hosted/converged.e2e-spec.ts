@@ -4,7 +4,7 @@ import {
   NodeLaunchSimulator,
   createTestDatabase,
   eventually,
-  hostedFixtureObjects,
+  convergedHyperShiftObjects,
   startEmulatedHostedCluster,
   testQueuePrefix,
   type EmulatedHostedCluster,
@@ -85,42 +85,8 @@ describe('hosted control plane, converged mode', () => {
     api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix });
     worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
     cluster = await startEmulatedHostedCluster('Converged');
-    const fixtureSecret = hostedFixtureObjects().find(
-      (o) => o.kind === 'Secret' && o.metadata?.name === 'user-data-default-karpenter-3f9a1c',
-    )!;
-    cluster.management.seed([
-      // Every HCP namespace runs HyperShift's control-plane-operator (the token-minter's image).
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'control-plane-operator', namespace: HOSTED.hcpNamespace },
-        spec: {
-          selector: { matchLabels: { app: 'control-plane-operator' } },
-          template: {
-            metadata: { labels: { app: 'control-plane-operator' } },
-            spec: {
-              containers: [
-                {
-                  name: 'control-plane-operator',
-                  image: 'quay.io/hypershift/cpo@sha256:' + 'c'.repeat(64),
-                },
-              ],
-            },
-          },
-        },
-      },
-      // HyperShift's Ignition pipeline's user-data Secret for the fleet's NodeClass.
-      {
-        ...fixtureSecret,
-        metadata: {
-          ...fixtureSecret.metadata,
-          name: 'user-data-karpenter-fleet-karpenter-7d2e01',
-          annotations: {
-            'hypershift.openshift.io/nodePool': 'clusters/karpenter-fleet-karpenter',
-          },
-        },
-      },
-    ]);
+    // HyperShift's control-plane-operator (the token-minter's image) and its user-data Secret.
+    cluster.management.seed(convergedHyperShiftObjects(HOSTED));
     const registered = await registerCluster(api.admin, {
       name: 'alpha',
       topology: 'HOSTED',

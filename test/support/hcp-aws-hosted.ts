@@ -176,7 +176,7 @@ export async function startEmulatedManagementCluster(): Promise<EmulatedManageme
 /**
  * What HyperShift runs in an HCP namespace that converged mode reads: the control-plane-operator
  * Deployment (the token-minter's image) and the Ignition pipeline's user-data Secret for the
- * fleet's NodeClass (test/hosted/converged.e2e-spec.ts seeds the same for alpha).
+ * fleet's NodeClass.
  */
 export function convergedHyperShiftObjects(names: HostedNames): KubeObject[] {
   const fixtureSecret = hostedFixtureObjectsFor(names).find(
