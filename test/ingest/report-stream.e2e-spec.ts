@@ -271,6 +271,16 @@ describe('report stream and heartbeats', () => {
     // A forget after the record removes it, whatever the order.
     await forgetDigests(redis, prefix, [c.uid]);
     expect((await beat()).status).toBe(409);
+    // Fences that could not be read: the digest held (maybe of a replaced status) is deleted.
+    const again = await readDigestFences(redis, prefix, [c.uid]);
+    expect(await recordDigests(redis, prefix, [{ clusterId: c.uid, digest }], again)).toBe(1);
+    expect((await beat()).status).toBe(202);
+    const other = 'd'.repeat(64);
+    expect(
+      await recordDigests(redis, prefix, [{ clusterId: c.uid, digest: other }], new Map()),
+    ).toBe(0);
+    expect(await redis.hget(ingestKey(prefix, 'digests'), c.uid)).toBeNull();
+    expect((await beat()).status).toBe(409);
   });
 
   it('lists a report stream dead letter under the plain queue name, and redrives it there', async () => {

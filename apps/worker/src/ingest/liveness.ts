@@ -86,13 +86,14 @@ return #ARGV`;
 
 /**
  * Records (or deletes, for an empty digest) each cluster's digest only if its fence is still the
- * one read before its report was written (keys: digests, digest-fences; ARGV: cluster, digest,
- * fence triples). Returns how many were recorded.
+ * one read before its report was written; a fence of `*` (none could be read) deletes it (keys:
+ * digests, digest-fences; ARGV: cluster, digest, fence triples). Returns how many were recorded.
  */
 const RECORD_LUA = `
 local n = 0
 for i = 1, #ARGV, 3 do
-  if (redis.call('HGET', KEYS[2], ARGV[i]) or '0') == ARGV[i + 2] then
+  if ARGV[i + 2] == '*' then redis.call('HDEL', KEYS[1], ARGV[i])
+  elseif (redis.call('HGET', KEYS[2], ARGV[i]) or '0') == ARGV[i + 2] then
     if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[1], ARGV[i])
     else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
     n = n + 1
@@ -149,8 +150,9 @@ export async function readDigestFences(
 
 /**
  * After a batch committed: each advanced cluster's digest is its applied report's, or none,
- * unless a sweep forgot it since `fences` were read (see `forgetDigests`); a cluster without a
- * fence is skipped. Returns how many were recorded.
+ * unless a sweep forgot it since `fences` were read (see `forgetDigests`). A cluster without a
+ * fence (it could not be read) has its digest deleted: the one held may be of a status this
+ * report replaced, and forgetting costs only one full report. Returns how many were recorded.
  */
 export async function recordDigests(
   redis: RedisClient,
@@ -161,7 +163,7 @@ export async function recordDigests(
   const args: string[] = [];
   for (const { clusterId, digest } of applied) {
     const fence = fences.get(clusterId);
-    if (fence !== undefined) args.push(clusterId, digest ?? '', fence);
+    args.push(clusterId, fence === undefined ? '' : (digest ?? ''), fence ?? '*');
   }
   if (!args.length) return 0;
   return (await redis.eval(

@@ -45,8 +45,8 @@ interface Parsed {
 export interface ReportStreamHooks {
   /**
    * After a batch committed (before its entries are acknowledged), with the digest fences of its
-   * clusters read before it was written (none when they could not be read: then no digest is
-   * recorded, which costs the sidecar one full report; see `forgetDigests`).
+   * clusters read before it was written (none when they could not be read: then their digests
+   * are deleted, which costs each sidecar one full report; see `forgetDigests`).
    */
   committed(
     reports: readonly IngestedStatusReport[],
@@ -259,7 +259,7 @@ export class ReportStreamConsumer {
     return done;
   }
 
-  /** Read before the write's transaction begins; none (no digest recorded) if Redis fails. */
+  /** Read before the write's transaction begins; none (digests then forgotten) if Redis fails. */
   private async fences(reports: readonly IngestedStatusReport[]): Promise<DigestFences> {
     try {
       return await readDigestFences(
@@ -268,7 +268,7 @@ export class ReportStreamConsumer {
         reports.map((r) => r.clusterId),
       );
     } catch (err) {
-      this.log.warn({ err: String(err) }, 'cannot read digest fences; no digest recorded');
+      this.log.warn({ err: String(err) }, 'cannot read digest fences; digests forgotten');
       return new Map();
     }
   }
