@@ -53,7 +53,9 @@ const history = await step('history', () => benchHistory());
 const latency = await step('latency', () =>
   benchLatency(Number(process.env.BENCH_LATENCY_CLUSTERS ?? 10_000)),
 );
-const reads = await step('reads', () => benchGraphqlReads());
+const reads = await step('reads', () =>
+  benchGraphqlReads(Number(process.env.BENCH_CLUSTERS ?? 10_000)),
+);
 const sidecar = await step('sidecar', () => benchSidecar());
 const consoleRun = await step('console', () => benchConsole());
 const plans = await step('plans', () =>
@@ -144,7 +146,7 @@ if (reads instanceof Error) failed('GraphQL reads', reads);
 else if (reads) {
   for (const row of reads.rows) {
     lines.push(
-      `| ${row.what} | p50 ${f(row.p50, 1)} ms, p99 ${f(row.p99, 1)} ms | ${row.baselineP50 != null ? `raw SQL p50 ${f(row.baselineP50, 1)} ms` : ''} | ${row.ratio != null ? `${f(row.ratio, 2)}x` : ''} | ${row.target ?? ''} |`,
+      `| ${row.what}, ${reads.clusters} clusters (load average ${f(reads.load[0], 1)} → ${f(reads.load[1], 1)} on ${cpus().length} cores) | p50 ${f(row.p50, 1)} ms, p99 ${f(row.p99, 1)} ms | ${row.baselineP50 != null ? `raw SQL p50 ${f(row.baselineP50, 1)} ms` : ''} | ${row.ratio != null ? `${f(row.ratio, 2)}x` : ''} | ${row.target ?? ''} |`,
     );
   }
 }
@@ -191,7 +193,7 @@ lines.push(
   "* **Redis connections** (`test/bench/connections.ts`, `test/bench/consumer-host.ts`): a private redis-server with its descriptor limit raised to the machine's hard limit (20,000 in this container, which cannot raise it) and `maxclients` just below it; the connections one real `OrderConsumer` adds (CLIENT count before and after); then 10,000 real `OrderConsumer`s (`BENCH_CONSUMERS`; fewer when the descriptor limit cannot hold two connections each, as the row then says), each with its own connection as a sidecar has, hosted by 4 processes; Redis memory (`INFO memory`), RSS and CPU over 20 s with all of them idle, then one order each to 200 of them, timed from `Queue.add` to the consumer's report.",
   "* **Health history** (`test/bench/history.ts`): 10 M rows generated with `INSERT ... SELECT generate_series` into the daily partitions (10,000 clusters over 7 days; the cluster under test reports every 30 s). 300 measured queries after 20 warm-ups of `cluster(id) { health(from, to, step: 300) }` over the last 24 h, through the real API; the baseline is the resolver's SQL alone.",
   "* **Mutation → applied → visible** (`test/bench/latency.ts`): 10,000 clusters; a simulator heartbeats for all of them at the sidecar's rate (one report per cluster per 30 s, through the API); 100 clusters run the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`, report over HTTP) with an instant apply (no kube emulator: 100 emulated clusters plus 100 sidecar processes do not fit 2 cores). Each sample: `setKarpenter` mutation until `cluster.status.observedGeneration` shows the new generation in GraphQL (polled every 5 ms). API and worker in the bench process.",
-  `* **GraphQL reads** (\`test/bench/graphql-reads.ts\`): 10,000 clusters seeded with labels, desired state and two conditions each; a VIEWER token queries \`clusters(first: 100, filter: {labelSelector: "env=prod,team notin (team-1)", karpenterEnabled: true})\` with status, conditions and \`totalCount\` 300 times after 10 warm-ups; the baseline is the raw SQL of the same page on one connection. \`fleetSummary\` the same way.`,
+  `* **GraphQL reads** (\`test/bench/graphql-reads.ts\`): 10,000 clusters (\`BENCH_CLUSTERS\`) seeded with labels, desired state and two conditions each, taken into the fleet summary's maintained counts as the worker's sweep does, then \`VACUUM ANALYZE\`; a VIEWER token queries \`clusters(first: 100, filter: {labelSelector: "env=prod,team notin (team-1)", karpenterEnabled: true})\` with status, conditions and \`totalCount\` 300 times after 10 warm-ups; the baseline is the raw SQL of the same page on one connection. \`fleetSummary\` (an unscoped token: the maintained counts) the same way. The row names the machine's load average before and after: the cores are shared.`,
   `* **Sidecar** (\`test/bench/sidecar.ts\`): one emulated cluster and one real sidecar process (its order put on its queue directly, reports accepted by a stand-in endpoint); the node-launch simulator launches 40 nodes one after another and measures from each CSR's creation to its approval; then 30 s at rest: RSS and V8 heap in use from the sidecar's own \`/metrics\`, and every non-watch request the emulated API server received. The sidecar runs as its image runs it (\`Containerfile\`'s sidecar stage: the bundle \`dist/apps/sidecar/main.mjs\` and the stage's NODE_OPTIONS and malloc settings). Baseline: a Node process with the same settings that loads the libraries the sidecar is built on (client-node, the EC2 client, BullMQ, ioredis, pino, zod) and does nothing, its RSS after 10 s.`,
 );
 lines.push(

@@ -1,9 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ingestKey, type Condition, type StatusReport } from '@fleet/contracts';
+import {
+  INGEST_GROUP,
+  ingestKey,
+  STATUS_INGEST_QUEUE,
+  type Condition,
+  type StatusReport,
+} from '@fleet/contracts';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
 import { reportDigest, StatusReporter } from '../../apps/sidecar/src/report/status-reporter.js';
 import { startWorker } from '../../apps/worker/src/main.js';
+import {
+  forgetDigests,
+  readDigestFences,
+  recordDigests,
+} from '../../apps/worker/src/ingest/liveness.js';
+import { removeIdleConsumers } from '../../apps/worker/src/ingest/report-stream.js';
 import { startApi, type RunningApi } from '../api/start-api.js';
 import {
   condition,
@@ -90,7 +103,7 @@ describe('report stream and heartbeats', () => {
       LIVENESS_FLUSH_MS: '60000',
     });
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    clusters = await registerClusters(api, 2, 'stream');
+    clusters = await registerClusters(api, 3, 'stream');
   }, 90_000);
 
   afterAll(async () => {
@@ -232,5 +245,119 @@ describe('report stream and heartbeats', () => {
       timeoutMs: 20_000,
       what: 'Stale cleared by the full report',
     });
+  });
+
+  it('does not record a digest that a sweep forgot while its report was being written', async () => {
+    // A cluster that never reported: Stale, and its digest forgotten by the sweep that said so.
+    const c = clusters[2]!;
+    await eventually(async () => (stale(await status(c)) ? true : undefined), {
+      timeoutMs: 20_000,
+      what: 'the silent cluster Stale',
+    });
+    const digest = 'c'.repeat(64);
+    const beat = () => post(c, { clusterId: c.uid, digest }, 'heartbeat');
+    // The race: fences read before a report's transaction, the sweep commits Stale over that
+    // report and forgets the digest, then the worker records the report's digest. Recorded, it
+    // would have every heartbeat accepted while the cluster stays Stale for good.
+    const before = await readDigestFences(redis, prefix, [c.uid]);
+    await forgetDigests(redis, prefix, [c.uid]);
+    expect(await recordDigests(redis, prefix, [{ clusterId: c.uid, digest }], before)).toBe(0);
+    expect(await redis.hget(ingestKey(prefix, 'digests'), c.uid)).toBeNull();
+    expect((await beat()).status).toBe(409);
+    // A report written after the forget (it saw Stale and cleared it) records its digest.
+    const after = await readDigestFences(redis, prefix, [c.uid]);
+    expect(await recordDigests(redis, prefix, [{ clusterId: c.uid, digest }], after)).toBe(1);
+    expect((await beat()).status).toBe(202);
+    // A forget after the record removes it, whatever the order.
+    await forgetDigests(redis, prefix, [c.uid]);
+    expect((await beat()).status).toBe(409);
+    // Fences that could not be read: the digest held (maybe of a replaced status) is deleted.
+    const again = await readDigestFences(redis, prefix, [c.uid]);
+    expect(await recordDigests(redis, prefix, [{ clusterId: c.uid, digest }], again)).toBe(1);
+    expect((await beat()).status).toBe(202);
+    const other = 'd'.repeat(64);
+    expect(
+      await recordDigests(redis, prefix, [{ clusterId: c.uid, digest: other }], new Map()),
+    ).toBe(0);
+    expect(await redis.hget(ingestKey(prefix, 'digests'), c.uid)).toBeNull();
+    expect((await beat()).status).toBe(409);
+  });
+
+  it('lists a report stream dead letter under the plain queue name, and redrives it there', async () => {
+    const c = clusters[2]!;
+    // An entry that is not a status report: dead-lettered at once by the worker.
+    const body = { clusterId: c.uid, note: 'not a report' };
+    await redis.xadd(ingestKey(prefix, 'reports'), '*', 'r', JSON.stringify(body));
+    const LIST = `{ deadLetters(first: 10) { nodes { id queue jobId failedReason data } } }`;
+    type Listed = {
+      deadLetters: {
+        nodes: { id: string; queue: string; jobId: string; failedReason: string; data: unknown }[];
+      };
+    };
+    const letter = await eventually(
+      async () =>
+        (await api.admin<Listed>(LIST)).data?.deadLetters.nodes.find(
+          (n) => (n.data as { note?: string } | null)?.note === body.note,
+        ),
+      { timeoutMs: 20_000, what: 'the dead letter of the stream entry' },
+    );
+    expect(letter).toMatchObject({ queue: 'status-ingest', failedReason: 'not a status report' });
+    expect(letter.id).toMatch(/^status-ingest\.stream\./);
+    const redriven = await api.admin(`mutation($id: ID!) { redriveDeadLetter(id: $id) { id } }`, {
+      id: letter.id,
+    });
+    expect(redriven.errors).toBeUndefined();
+    // The worker drains the BullMQ status-ingest queue: the job landed there (and fails again).
+    const ingest = new Queue(STATUS_INGEST_QUEUE, { connection: redis, prefix });
+    try {
+      const jobs = await ingest.getJobs(['waiting', 'active', 'failed', 'completed', 'delayed']);
+      expect(jobs.some((j) => j.id?.startsWith(`${letter.jobId}.redrive.`))).toBe(true);
+    } finally {
+      await ingest.close();
+    }
+  });
+
+  it('removes consumers idle past the threshold that hold no pending entry, and only those', async () => {
+    const key = `${prefix}:consumers-test`;
+    await redis.xgroup('CREATE', key, INGEST_GROUP, '0', 'MKSTREAM');
+    for (let i = 0; i < 3; i++) await redis.xadd(key, '*', 'r', '{}');
+    const read = async (consumer: string) =>
+      (
+        (await redis.xreadgroup(
+          'GROUP',
+          INGEST_GROUP,
+          consumer,
+          'COUNT',
+          1,
+          'STREAMS',
+          key,
+          '>',
+        )) as [string, [string, string[]][]][] | null
+      )?.[0]?.[1][0]?.[0];
+    await read('dead-with-pending'); // takes an entry and never acknowledges it
+    // Took and acknowledged its entries: no pending entry left.
+    await redis.xack(key, INGEST_GROUP, (await read('dead-idle'))!);
+    await redis.xack(key, INGEST_GROUP, (await read('self'))!);
+    const names = async () =>
+      ((await redis.xinfo('CONSUMERS', key, INGEST_GROUP)) as unknown[][])
+        .map((c) => String(c[1]))
+        .sort();
+    // Not idle long enough yet: nobody goes.
+    expect(await removeIdleConsumers(redis, key, INGEST_GROUP, 60_000, 'self')).toEqual([]);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(await removeIdleConsumers(redis, key, INGEST_GROUP, 100, 'self')).toEqual(['dead-idle']);
+    expect(await names()).toEqual(['dead-with-pending', 'self']);
+    const pending = (await redis.xpending(key, INGEST_GROUP)) as [number, ...unknown[]];
+    expect(pending[0]).toBe(1);
+    // No stream (a flushed Redis): nothing to do, no error.
+    expect(await removeIdleConsumers(redis, `${key}-gone`, INGEST_GROUP, 100, 'self')).toEqual([]);
+    await redis.del(key);
+    // The worker's own consumer on the real stream is still in its group.
+    const live = (await redis.xinfo(
+      'CONSUMERS',
+      ingestKey(prefix, 'reports'),
+      INGEST_GROUP,
+    )) as unknown[][];
+    expect(live.length).toBeGreaterThan(0);
   });
 });

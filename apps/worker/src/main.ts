@@ -114,7 +114,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     config.QUEUE_PREFIX,
     log,
     {
-      committed: (reports, results) => {
+      committed: (reports, results, fences) => {
         reportsIngested.inc(reports.length);
         const applied = new Map<string, IngestedStatusReport>();
         reports.forEach((report, i) => {
@@ -130,7 +130,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
           )
             applied.set(report.clusterId, report);
         });
-        void recordDigests(producer, config.QUEUE_PREFIX, [...applied.values()]).catch(
+        void recordDigests(producer, config.QUEUE_PREFIX, [...applied.values()], fences).catch(
           (err: unknown) => log.warn({ err: String(err) }, 'cannot record report digests'),
         );
       },
@@ -142,6 +142,8 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
       claimIdleMs: config.JOB_LOCK_MS,
       parallel: 2,
       maxDeliveries: 20,
+      // Far past the claim window: a live consumer reads every second.
+      deadConsumerIdleMs: Math.max(10 * config.JOB_LOCK_MS, 10 * 60_000),
     },
   );
   await reportStream.start();

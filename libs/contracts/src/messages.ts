@@ -241,12 +241,15 @@ export type Heartbeat = z.infer<typeof Heartbeat>;
  *   `INGEST_GROUP`);
  * - `digests`: hash cluster id → digest of the report last applied to PostgreSQL;
  * - `liveness`: hash cluster id → when (fleet clock, ms) the last heartbeat was accepted;
- * - `liveness-flushing`: the part of `liveness` a worker is writing to PostgreSQL.
+ * - `liveness-flushing`: the part of `liveness` a worker is writing to PostgreSQL;
+ * - `digest-fences`: hash cluster id → how many times a sweep forgot its digest (a worker records
+ *   a digest only if this did not move while its report was being written).
  * The two liveness hashes are touched by one Lua script together, and the heartbeat script reads
  * `digests` beside `liveness`: every ingest key carries the hash tag `{ingest}`, so on a Redis
  * Cluster they share one slot.
  */
-export type IngestKeyName = 'reports' | 'digests' | 'liveness' | 'liveness-flushing';
+export type IngestKeyName =
+  'reports' | 'digests' | 'digest-fences' | 'liveness' | 'liveness-flushing';
 export const ingestKey = (prefix: string, name: IngestKeyName): string =>
   redisKey(prefix, 'ingest', name);
 /** The consumer group of the workers on the `reports` stream. */

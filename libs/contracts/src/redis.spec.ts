@@ -29,6 +29,28 @@ describe('Redis URLs', () => {
     });
   });
 
+  it('reads a bracketed IPv6 host, with or without a port (the default 6379)', () => {
+    expect(parseRedisUrl('redis://[::1]/').nodes).toEqual([{ host: '::1', port: 6379 }]);
+    expect(parseRedisUrl('redis://[::1]').nodes).toEqual([{ host: '::1', port: 6379 }]);
+    expect(parseRedisUrl('rediss://u:p@[2001:db8::7]:6380/2')).toMatchObject({
+      nodes: [{ host: '2001:db8::7', port: 6380 }],
+      db: 2,
+    });
+    expect(
+      parseRedisUrl('redis-cluster://[fd00::1]/?nodes=[fd00::2]:7001,[fd00::3]').nodes,
+    ).toEqual([
+      { host: 'fd00::1', port: 6379 },
+      { host: 'fd00::2', port: 7001 },
+      { host: 'fd00::3', port: 6379 },
+    ]);
+    expect(() => parseRedisUrl('redis-cluster://[fd00::1]/?nodes=[fd00::2]:x')).toThrow(
+      /nodes entry "\[fd00::2\]:x" is not host:port/,
+    );
+    expect(() => parseRedisUrl('redis-cluster://[fd00::1]/?nodes=[]:7000')).toThrow(
+      /nodes entry "\[\]:7000" is not host:port/,
+    );
+  });
+
   it('refuses what a cluster cannot be, naming the reason', () => {
     expect(() => parseRedisUrl('redis-cluster://a:7000/3')).toThrow(/only database 0/);
     expect(() => parseRedisUrl('redis://a:6379/?nodes=b:1')).toThrow(/only for redis-cluster/);

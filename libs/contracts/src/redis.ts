@@ -30,9 +30,12 @@ export function parseRedisUrl(url: string): RedisTarget {
     throw new Error(`REDIS_URL: scheme ${scheme}:// is not redis, rediss or redis(s)-cluster`);
   const cluster = scheme.endsWith('-cluster');
   const node = (hostPort: string, field: string) => {
-    const at = hostPort.lastIndexOf(':');
-    const host = (at > 0 ? hostPort.slice(0, at) : hostPort).replace(/^\[|\]$/g, '');
-    const port = at > 0 ? Number(hostPort.slice(at + 1)) : 6379;
+    // An IPv6 host is bracketed ([::1] or [::1]:7000): its colons are not the port's.
+    const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(hostPort);
+    const at = bracketed ? -1 : hostPort.lastIndexOf(':');
+    const host = bracketed ? bracketed[1]! : at > 0 ? hostPort.slice(0, at) : hostPort;
+    const portText = bracketed ? bracketed[2] : at > 0 ? hostPort.slice(at + 1) : undefined;
+    const port = portText === undefined ? 6379 : /^\d+$/.test(portText) ? Number(portText) : NaN;
     if (!host || !Number.isInteger(port) || port <= 0 || port > 65535)
       throw new Error(`REDIS_URL: ${field} "${hostPort}" is not host:port`);
     return { host, port };

@@ -178,7 +178,14 @@ export class DeadLettersService implements OnModuleDestroy {
 
 function toModel(job: Job<DeadLetterData>): DeadLetter {
   const letter = DeadLetterData.parse(job.data);
-  return { id: job.id ?? '', ...letter, failedAt: new Date(letter.failedAt) };
+  // Operators see a queue's plain name: letters the report stream recorded before it used the
+  // label still name the hash-tagged queue (`{status-ingest}`).
+  return {
+    id: job.id ?? '',
+    ...letter,
+    queue: queueLabel(letter.queue),
+    failedAt: new Date(letter.failedAt),
+  };
 }
 
 /** The cluster a letter's job was about (reconcile requests and status reports name one). */

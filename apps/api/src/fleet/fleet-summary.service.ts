@@ -6,6 +6,10 @@ import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { FleetSummary } from './fleet-summary.model.js';
 
+/** Joins a maintained count's dimension and value (chr 31, as the fleet_summary migration). */
+const SEP = '\u001f';
+const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 @Injectable()
 export class FleetSummaryService {
   constructor(
@@ -13,7 +17,75 @@ export class FleetSummaryService {
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
+  /**
+   * The summary over the clusters `principal` may see. An unscoped caller's comes from the counts
+   * maintained in PostgreSQL (`maintained`); a scoped caller's scans its scope (`scan`): the
+   * counts are kept for the whole fleet only.
+   */
   async summary(principal: Principal): Promise<FleetSummary> {
+    return principal.scope ? this.scan(principal) : this.maintained();
+  }
+
+  /**
+   * One statement, so one snapshot (issue 19: fleetSummary at 100,000 clusters): the counts
+   * FleetSummaryCount holds, corrected for the clusters changed since the worker last folded them
+   * in (FleetSummaryDirty: each one's current keys in, the keys it is counted under out), and
+   * Stale counted live from the lastReportAt index (it moves with the clock, not with a write).
+   * Exact as of that snapshot: every change marks its cluster in its own transaction, and the
+   * fold updates the counts and the keys together (see the fleet_summary migration).
+   */
+  private async maintained(): Promise<FleetSummary> {
+    const staleAfter = this.config.STALE_AFTER_SECONDS;
+    const rows = await this.prisma.client.$queryRaw<{ key: string; count: number }[]>`
+      WITH dirty AS (SELECT DISTINCT "clusterId" AS id FROM "FleetSummaryDirty"),
+           counted AS (
+             SELECT key, count AS n FROM "FleetSummaryCount"
+             UNION ALL
+             SELECT unnest(k.keys), -1 FROM dirty JOIN "ClusterSummaryKeys" k ON k."clusterId" = dirty.id
+             UNION ALL
+             SELECT unnest(fleet_summary_keys(dirty.id)), 1 FROM dirty)
+      SELECT key, sum(n)::int AS count FROM counted GROUP BY key HAVING sum(n) <> 0
+      UNION ALL
+      -- Every status row has its cluster and desired state (registered together, deleted together).
+      SELECT 'stale', count(*)::int FROM "ClusterStatus" s
+       WHERE s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfter})`;
+    const count = (key: string) => rows.find((r) => r.key === key)?.count ?? 0;
+    const values = (dimension: string) =>
+      rows
+        .filter((r) => r.key.startsWith(`${dimension}${SEP}`))
+        .map((r) => ({ value: r.key.slice(dimension.length + 1), count: r.count }));
+    const byCondition = rows
+      .filter((r) => r.key.startsWith(`condition${SEP}`))
+      .map((r) => {
+        const [, type = '', status = '', reason = ''] = r.key.split(SEP);
+        return { type, status, reason, count: r.count };
+      })
+      // As PostgreSQL orders them (C collation: code points).
+      .sort(
+        (a, b) =>
+          byCodePoint(a.type, b.type) ||
+          byCodePoint(a.status, b.status) ||
+          byCodePoint(a.reason, b.reason),
+      );
+    return {
+      clusters: count('clusters'),
+      inSync: count('inSync'),
+      stale: count('stale'),
+      karpenterEnabled: count('enabled'),
+      clusterAutoscalerDisabled: count('casDisabled'),
+      paused: count('paused'),
+      byPlatform: values('platform').sort((a, b) => a.value.localeCompare(b.value)),
+      byTopology: values('topology').sort((a, b) => a.value.localeCompare(b.value)),
+      byHostedMode: byCondition
+        .filter((c) => c.type === 'HostedMode' && c.status === 'True')
+        .map((c) => ({ value: c.reason, count: c.count })),
+      bySidecarVersion: values('sidecarVersion').sort((a, b) => byCodePoint(a.value, b.value)),
+      byCondition,
+    };
+  }
+
+  /** Counts by scanning the clusters in the caller's scope (and the reference for the above). */
+  async scan(principal: Principal): Promise<FleetSummary> {
     const db = this.prisma.client;
     const scope = principal.scope ? labelSelectorSql(principal.scope) : [];
     const where = scope.length ? Prisma.sql`WHERE ${Prisma.join(scope, ' AND ')}` : Prisma.empty;

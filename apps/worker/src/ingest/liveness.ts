@@ -76,31 +76,101 @@ export async function flushLiveness(
   return ids.length;
 }
 
+/** Forgets each cluster's digest and moves its fence (keys: digests, digest-fences). */
+const FORGET_LUA = `
+for i = 1, #ARGV do
+  redis.call('HDEL', KEYS[1], ARGV[i])
+  redis.call('HINCRBY', KEYS[2], ARGV[i], 1)
+end
+return #ARGV`;
+
+/**
+ * Records (or deletes, for an empty digest) each cluster's digest only if its fence is still the
+ * one read before its report was written; a fence of `*` (none could be read) deletes it (keys:
+ * digests, digest-fences; ARGV: cluster, digest, fence triples). Returns how many were recorded.
+ */
+const RECORD_LUA = `
+local n = 0
+for i = 1, #ARGV, 3 do
+  if ARGV[i + 2] == '*' then redis.call('HDEL', KEYS[1], ARGV[i])
+  elseif (redis.call('HGET', KEYS[2], ARGV[i]) or '0') == ARGV[i + 2] then
+    if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[1], ARGV[i])
+    else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+    n = n + 1
+  end
+end
+return n`;
+
+/**
+ * Each cluster's digest fence: read before a batch of its reports is written to PostgreSQL, and
+ * handed back to `recordDigests` after the commit.
+ */
+export type DigestFences = ReadonlyMap<string, string>;
+
 /**
  * The fleet forgets a cluster's applied digest when something other than a report changed its
  * status (a sweep raised Stale or OrderNotTaken): its next heartbeat is answered 409 and the
  * sidecar's full report clears the condition the ordinary way.
+ *
+ * Forgetting also moves the cluster's fence. Without it a report committed just before the sweep
+ * (which then raised Stale over it: a report that waited in the stream, or an old generation
+ * raising OrderNotTaken) could have its digest recorded just after this forget, as recording
+ * runs after the report's commit: the cluster would stay Stale while its heartbeats were
+ * accepted, and no full report would ever clear it. A digest is recorded only if the fence did
+ * not move since before its report's transaction: a sweep that committed before that transaction
+ * began is seen by it (the report clears the condition), and one that forgot after it moved the
+ * fence, so the digest stays forgotten and the next heartbeat asks for the full report.
  */
 export async function forgetDigests(
   redis: RedisClient,
   prefix: string,
   clusterIds: readonly string[],
 ): Promise<void> {
-  if (clusterIds.length) await redis.hdel(ingestKey(prefix, 'digests'), ...clusterIds);
+  if (!clusterIds.length) return;
+  await redis.eval(
+    FORGET_LUA,
+    2,
+    ingestKey(prefix, 'digests'),
+    ingestKey(prefix, 'digest-fences'),
+    ...clusterIds,
+  );
 }
 
-/** After a batch committed: each advanced cluster's digest is its applied report's, or none. */
+/** The fences of `clusterIds`, read before their reports' transaction begins. */
+export async function readDigestFences(
+  redis: RedisClient,
+  prefix: string,
+  clusterIds: readonly string[],
+): Promise<DigestFences> {
+  const ids = [...new Set(clusterIds)];
+  if (!ids.length) return new Map();
+  const fences = await redis.hmget(ingestKey(prefix, 'digest-fences'), ...ids);
+  return new Map(ids.map((id, i) => [id, fences[i] ?? '0']));
+}
+
+/**
+ * After a batch committed: each advanced cluster's digest is its applied report's, or none,
+ * unless a sweep forgot it since `fences` were read (see `forgetDigests`). A cluster without a
+ * fence (it could not be read) has its digest deleted: the one held may be of a status this
+ * report replaced, and forgetting costs only one full report. Returns how many were recorded.
+ */
 export async function recordDigests(
   redis: RedisClient,
   prefix: string,
   applied: readonly { clusterId: string; digest?: string | undefined }[],
-): Promise<void> {
-  if (!applied.length) return;
-  const key = ingestKey(prefix, 'digests');
-  const pipeline = redis.pipeline();
+  fences: DigestFences,
+): Promise<number> {
+  const args: string[] = [];
   for (const { clusterId, digest } of applied) {
-    if (digest) pipeline.hset(key, clusterId, digest);
-    else pipeline.hdel(key, clusterId);
+    const fence = fences.get(clusterId);
+    args.push(clusterId, fence === undefined ? '' : (digest ?? ''), fence ?? '*');
   }
-  await pipeline.exec();
+  if (!args.length) return 0;
+  return (await redis.eval(
+    RECORD_LUA,
+    2,
+    ingestKey(prefix, 'digests'),
+    ingestKey(prefix, 'digest-fences'),
+    ...args,
+  )) as number;
 }

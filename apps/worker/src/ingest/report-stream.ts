@@ -3,6 +3,7 @@ import {
   INGEST_REPORT_FIELD,
   IngestedStatusReport,
   ingestKey,
+  queueLabel,
   STATUS_INGEST_QUEUE,
   type DeadLetter,
 } from '@fleet/contracts';
@@ -13,6 +14,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { writeReportBatch, type IngestResult } from './report-batch-writer.js';
 import { isDatabaseUnavailable } from './pg-pool.js';
+import { readDigestFences, type DigestFences } from './liveness.js';
 
 export interface ReportStreamOptions {
   /** Entries read (and written to PostgreSQL in one transaction) at a time. */
@@ -25,6 +27,12 @@ export interface ReportStreamOptions {
   parallel: number;
   /** Deliveries after which an entry that still fails on its own is dead-lettered. */
   maxDeliveries: number;
+  /**
+   * A consumer of the group idle this long with no pending entry is removed from it: a worker
+   * that died (or was scaled away) leaves its consumer behind, and the group would list every
+   * replica ever started. Far longer than `claimIdleMs`: a live consumer reads every `blockMs`.
+   */
+  deadConsumerIdleMs: number;
 }
 
 type Entry = [id: string, fields: string[]];
@@ -35,8 +43,16 @@ interface Parsed {
 }
 
 export interface ReportStreamHooks {
-  /** After a batch committed (before its entries are acknowledged). */
-  committed(reports: readonly IngestedStatusReport[], results: readonly IngestResult[]): void;
+  /**
+   * After a batch committed (before its entries are acknowledged), with the digest fences of its
+   * clusters read before it was written (none when they could not be read: then their digests
+   * are deleted, which costs each sidecar one full report; see `forgetDigests`).
+   */
+  committed(
+    reports: readonly IngestedStatusReport[],
+    results: readonly IngestResult[],
+    fences: DigestFences,
+  ): void;
   /** An entry that cannot be recorded: kept for an operator, then acknowledged. */
   deadLetter(letter: DeadLetter): Promise<void>;
 }
@@ -67,7 +83,7 @@ export class ReportStreamConsumer {
     private readonly reader: RedisClient,
     private readonly commands: RedisClient,
     private readonly pool: pg.Pool,
-    prefix: string,
+    private readonly prefix: string,
     private readonly log: Logger,
     private readonly hooks: ReportStreamHooks,
     private readonly options: ReportStreamOptions,
@@ -99,6 +115,7 @@ export class ReportStreamConsumer {
         if (Date.now() >= this.nextClaimAt) {
           this.nextClaimAt = Date.now() + Math.max(500, this.options.claimIdleMs / 2);
           await this.claimAbandoned();
+          await this.removeDeadConsumers();
         }
         const read = (await this.reader.xreadgroup(
           'GROUP',
@@ -152,6 +169,19 @@ export class ReportStreamConsumer {
     } while (cursor !== '0-0' && this.running);
   }
 
+  /** Consumers of workers gone for good (see `deadConsumerIdleMs`); never this one. */
+  private async removeDeadConsumers(): Promise<void> {
+    const removed = await removeIdleConsumers(
+      this.commands,
+      this.key,
+      INGEST_GROUP,
+      this.options.deadConsumerIdleMs,
+      this.consumer,
+    );
+    if (removed.length)
+      this.log.info({ consumers: removed }, 'idle report stream consumers removed from the group');
+  }
+
   /** Writes a batch, at most `parallel` at once: reading goes on while one commits. */
   private async dispatch(entries: Entry[]): Promise<void> {
     while (this.inflight.size >= this.options.parallel) await Promise.race(this.inflight);
@@ -175,14 +205,10 @@ export class ReportStreamConsumer {
     }
     if (parsed.length) {
       try {
-        const results = await writeReportBatch(
-          this.pool,
-          parsed.map((p) => p.report),
-        );
-        this.hooks.committed(
-          parsed.map((p) => p.report),
-          results,
-        );
+        const reports = parsed.map((p) => p.report);
+        const fences = await this.fences(reports);
+        const results = await writeReportBatch(this.pool, reports);
+        this.hooks.committed(reports, results, fences);
         done.push(...parsed.map((p) => p.id));
       } catch (err) {
         if (parsed.length > 1) {
@@ -203,8 +229,9 @@ export class ReportStreamConsumer {
     await Promise.all(
       parsed.map(async ({ id, report }) => {
         try {
+          const fences = await this.fences([report]);
           const results = await writeReportBatch(this.pool, [report]);
-          this.hooks.committed([report], results);
+          this.hooks.committed([report], results, fences);
           done.push(id);
         } catch (err) {
           // PostgreSQL away says nothing about the report: it waits, however long the outage,
@@ -230,6 +257,20 @@ export class ReportStreamConsumer {
       }),
     );
     return done;
+  }
+
+  /** Read before the write's transaction begins; none (digests then forgotten) if Redis fails. */
+  private async fences(reports: readonly IngestedStatusReport[]): Promise<DigestFences> {
+    try {
+      return await readDigestFences(
+        this.commands,
+        this.prefix,
+        reports.map((r) => r.clusterId),
+      );
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'cannot read digest fences; digests forgotten');
+      return new Map();
+    }
   }
 
   private parse(id: string, fields: string[]): IngestedStatusReport | undefined {
@@ -263,8 +304,9 @@ export class ReportStreamConsumer {
       // kept as the raw fields
     }
     await this.hooks.deadLetter({
-      // Redriven onto the BullMQ ingest queue, which the workers still drain.
-      queue: STATUS_INGEST_QUEUE,
+      // Redriven onto the BullMQ ingest queue, which the workers still drain. Named by its label
+      // (as the BullMQ workers' letters are): operators see `status-ingest`, not its hash tag.
+      queue: queueLabel(STATUS_INGEST_QUEUE),
       jobId: `stream.${id}`,
       name: 'report',
       data,
@@ -286,3 +328,43 @@ export class ReportStreamConsumer {
       .exec();
   }
 }
+
+/**
+ * Removes from `group` every consumer idle for more than `idleMs` that holds no pending entry,
+ * except `self`, in one script: nothing can be delivered to a consumer between the check and its
+ * removal, so a consumer with pending entries is never removed (they stay for XAUTOCLAIM).
+ * Returns the names removed.
+ */
+export async function removeIdleConsumers(
+  redis: RedisClient,
+  key: string,
+  group: string,
+  idleMs: number,
+  self: string,
+): Promise<string[]> {
+  return (await redis.eval(
+    REMOVE_IDLE_CONSUMERS_LUA,
+    1,
+    key,
+    group,
+    String(idleMs),
+    self,
+  )) as string[];
+}
+
+/** XINFO CONSUMERS answers each consumer as a flat list: name, pending, idle[, inactive]. */
+const REMOVE_IDLE_CONSUMERS_LUA = `
+local removed = {}
+-- No stream or no group yet (a flushed Redis): nothing to remove.
+local consumers = redis.pcall('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+if consumers['err'] then return removed end
+for _, consumer in ipairs(consumers) do
+  local info = {}
+  for i = 1, #consumer, 2 do info[consumer[i]] = consumer[i + 1] end
+  if info['name'] ~= ARGV[3] and tonumber(info['pending']) == 0
+     and tonumber(info['idle']) > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
+    removed[#removed + 1] = info['name']
+  end
+end
+return removed`;

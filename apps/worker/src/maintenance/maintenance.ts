@@ -8,6 +8,7 @@ import { maintainHealthHistory } from './health-history.js';
 import { resyncPendingOrders } from './resync.js';
 import { sweepStaleness } from './staleness.js';
 import { flushLiveness, forgetDigests } from '../ingest/liveness.js';
+import { foldFleetSummary } from './fleet-summary.js';
 
 export const MAINTENANCE_QUEUE = queueName('maintenance');
 type Task = 'resync' | 'sweep' | 'history';
@@ -50,7 +51,9 @@ export async function startMaintenance({
           orderNotTakenSeconds: config.ORDER_NOT_TAKEN_SECONDS,
         });
         await forgetDigests(producer, config.QUEUE_PREFIX, changed);
-        return counts;
+        // The clusters changed since the last sweep into the fleet summary's counts.
+        const summarized = await foldFleetSummary(pool);
+        return { ...counts, summarized };
       }
       case 'history':
         return maintainHealthHistory(pool, {
