@@ -1,5 +1,6 @@
 import {
   PLAN_JOB_NAME,
+  type ClusterMetrics,
   PlanOrder,
   sidecarQueueName,
   type PlanReport,
@@ -19,6 +20,8 @@ export class FakeSidecar {
   observed = 0;
   failFrom: number | undefined;
   plansAnswered = 0;
+  /** What every report says of the cluster's capacity (e.g. NodeClaim launch failures). */
+  metrics: ClusterMetrics = {};
   /** Every reconcile order taken, in order (what the fleet told this cluster). */
   readonly orders: ReconcileOrder[] = [];
   private readonly redis = new Redis({ maxRetriesPerRequest: null });
@@ -72,7 +75,7 @@ export class FakeSidecar {
             condition('Degraded', 'False', 'AsExpected'),
             condition('Progressing', 'False', 'AsExpected'),
           ],
-      metrics: {},
+      metrics: this.metrics,
       csrDecisions: [],
       reportedAt: at,
     };

@@ -60,6 +60,8 @@ const metrics = fc.record(
     csrIgnored: nat,
     csrDenied: nat,
     csrDecisionsDropped: nat,
+    nodeClaimLaunchFailures: nat,
+    oldestPendingPodSeconds: nat,
   },
   { requiredKeys: [] },
 );

@@ -102,4 +102,79 @@ describe('standalone AWS: a sidecar at rest', () => {
       { timeoutMs: 10_000, what: 'the running Pod to leave the pending count' },
     );
   });
+
+  it('reports the Karpenter health gates from the same caches: NodeClaims that failed to launch, the oldest unschedulable Pod', async () => {
+    await h.runtime.nodeClaims.whenSynced();
+    const at = new Date().toISOString();
+    h.cluster.kube.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'general-refused', labels: { 'karpenter.sh/nodepool': 'general' } },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
+        ],
+      },
+    });
+    // Status is a subresource: written apart from the object, as Karpenter does.
+    h.cluster.kube.patchStatus('karpenter.sh/v1', 'NodeClaim', 'general-refused', undefined, {
+      conditions: [
+        {
+          type: 'Launched',
+          status: 'False',
+          reason: 'InsufficientCapacityError',
+          message: 'no m5.large capacity in us-east-1a',
+          lastTransitionTime: at,
+        },
+      ],
+    });
+    h.cluster.kube.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'unschedulable', namespace: 'default' },
+      spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+      status: { phase: 'Pending' },
+    });
+    // What the scheduler writes when no node fits.
+    h.cluster.kube.patchStatus('v1', 'Pod', 'unschedulable', 'default', {
+      phase: 'Pending',
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: '0/3 nodes are available',
+          lastTransitionTime: at,
+        },
+      ],
+    });
+    const before = nonWatch().length;
+    // The Pod's age grows from its creationTimestamp (set by the API server): a second later
+    // the report says so, from the cache alone.
+    let last: unknown;
+    const report = await eventually(
+      async () => {
+        const s = await h.runtime.snapshot();
+        last = s?.metrics;
+        return s?.metrics.nodeClaimLaunchFailures === 1 &&
+          (s.metrics.oldestPendingPodSeconds ?? 0) >= 1
+          ? s
+          : undefined;
+      },
+      {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        what: 'the launch failure and the pending Pod reported',
+      },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last metrics ${JSON.stringify(last)}`);
+    });
+    expect(report.metrics.nodeClaimsByState).toMatchObject({ Pending: 1 });
+    expect(
+      nonWatch()
+        .slice(before)
+        .map((e) => `${e.verb} ${e.path}`),
+    ).toEqual([]);
+  });
 });

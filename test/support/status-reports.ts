@@ -70,6 +70,8 @@ export function largestStatusReport(clusterId: string): StatusReport {
       csrIgnored: big,
       csrDenied: big,
       csrDecisionsDropped: big,
+      nodeClaimLaunchFailures: big,
+      oldestPendingPodSeconds: big,
     },
     csrDecisions,
     clusterAutoscaler: { mode: 'MIGRATE', observed: 'Present', machineAutoscalers: big },

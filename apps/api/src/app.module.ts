@@ -30,6 +30,7 @@ import { ReportsModule } from './reports/reports.module.js';
 import { RolloutsModule } from './rollouts/rollouts.module.js';
 import { PlansModule } from './plans/plans.module.js';
 import { ProfilesModule } from './profiles/profiles.module.js';
+import { StrategiesModule } from './strategies/strategies.module.js';
 import { DateTimeScalar } from './common/date-time.scalar.js';
 
 /**
@@ -107,6 +108,7 @@ export class AppModule {
         RolloutsModule,
         PlansModule,
         ProfilesModule,
+        StrategiesModule,
         FleetModule,
         OidcModule,
         ConsoleModule,

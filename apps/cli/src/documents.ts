@@ -121,26 +121,26 @@ export const LIST_TOKENS = `query ListTokens { apiTokens { ${TOKEN} } }`;
 export const REVOKE_TOKEN = `mutation RevokeToken($id: ID!) { revokeApiToken(id: $id) { ${TOKEN} } }`;
 
 const ROLLOUT_ROW = `
-  id uid state selector currentWave createdAt createdBy finishedAt reason change
+  id uid state selector currentWave waitingStage createdAt createdBy finishedAt reason change
   counts { total pending applying healthy failed skipped }`;
 
 const ROLLOUT_DETAIL = `
   ${ROLLOUT_ROW} updatedAt
-  strategy { waves maxFailures minHealthySeconds waveTimeoutSeconds }
+  strategy { name waves maxFailures minHealthySeconds waveTimeoutSeconds maxNodeClaimLaunchFailures maxPendingPodSeconds }
   waves {
-    index state startedAt finishedAt deadlineAt
+    index state startedAt finishedAt deadlineAt selector minHealthySeconds pauseSeconds approval resumeAt approvedAt approvedBy
     counts { total pending applying healthy failed skipped }
     clusters { clusterId clusterName state generation reason }
   }`;
 
 export const START_ROLLOUT = `
-mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput) {
-  startRollout(selector: $selector, change: $change, strategy: $strategy) { ${ROLLOUT_ROW} }
+mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput, $strategyName: String) {
+  startRollout(selector: $selector, change: $change, strategy: $strategy, strategyName: $strategyName) { ${ROLLOUT_ROW} }
 }`;
 
 export const START_ROLLOUT_FROM_PLAN = `
-mutation StartRolloutFromPlan($planId: ID!, $strategy: RolloutStrategyInput) {
-  startRollout(planId: $planId, strategy: $strategy) { ${ROLLOUT_ROW} }
+mutation StartRolloutFromPlan($planId: ID!, $strategy: RolloutStrategyInput, $strategyName: String) {
+  startRollout(planId: $planId, strategy: $strategy, strategyName: $strategyName) { ${ROLLOUT_ROW} }
 }`;
 
 export const LIST_ROLLOUTS = `
@@ -154,6 +154,9 @@ query ListRollouts($first: Int, $after: String, $state: RolloutState) {
 export const GET_ROLLOUT = `query GetRollout($id: ID!) { rollout(id: $id) { ${ROLLOUT_DETAIL} } }`;
 
 export const PAUSE_ROLLOUT = `mutation PauseRollout($id: ID!) { pauseRollout(id: $id) { ${ROLLOUT_ROW} } }`;
+
+export const APPROVE_ROLLOUT_STAGE = `
+mutation ApproveRolloutStage($id: ID!, $stage: Int!) { approveRolloutStage(rolloutId: $id, stage: $stage) { ${ROLLOUT_ROW} } }`;
 
 export const RESUME_ROLLOUT = `mutation ResumeRollout($id: ID!) { resumeRollout(id: $id) { ${ROLLOUT_ROW} } }`;
 
@@ -329,24 +332,24 @@ query GetProfile($name: String!) {
 }`;
 
 export const CREATE_PROFILE = `
-mutation CreateProfile($input: CreateProfileInput!, $strategy: RolloutStrategyInput) {
-  createProfile(input: $input, strategy: $strategy) {
+mutation CreateProfile($input: CreateProfileInput!, $strategy: RolloutStrategyInput, $strategyName: String) {
+  createProfile(input: $input, strategy: $strategy, strategyName: $strategyName) {
     profile { ${PROFILE_ROW} }
     rollout { ${ROLLOUT_ROW} }
   }
 }`;
 
 export const UPDATE_PROFILE = `
-mutation UpdateProfile($name: String!, $input: UpdateProfileInput!, $strategy: RolloutStrategyInput) {
-  updateProfile(name: $name, input: $input, strategy: $strategy) {
+mutation UpdateProfile($name: String!, $input: UpdateProfileInput!, $strategy: RolloutStrategyInput, $strategyName: String) {
+  updateProfile(name: $name, input: $input, strategy: $strategy, strategyName: $strategyName) {
     profile { ${PROFILE_ROW} }
     rollout { ${ROLLOUT_ROW} }
   }
 }`;
 
 export const DELETE_PROFILE = `
-mutation DeleteProfile($name: String!, $strategy: RolloutStrategyInput) {
-  deleteProfile(name: $name, strategy: $strategy) {
+mutation DeleteProfile($name: String!, $strategy: RolloutStrategyInput, $strategyName: String) {
+  deleteProfile(name: $name, strategy: $strategy, strategyName: $strategyName) {
     profile { ${PROFILE_ROW} }
     rollout { ${ROLLOUT_ROW} }
   }
@@ -370,3 +373,24 @@ export const RESET_CLUSTER_OVERRIDE = `
 mutation ResetClusterOverride($clusterId: ID!, $field: String!, $expectedGeneration: Int) {
   resetClusterOverride(clusterId: $clusterId, field: $field, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
 }`;
+
+const STRATEGY_ROW = `name maxFailures waveTimeoutSeconds maxNodeClaimLaunchFailures maxPendingPodSeconds
+  stages { selector percent count minHealthySeconds pauseSeconds approval }`;
+
+export const LIST_STRATEGIES = `query ListRolloutStrategies { rolloutStrategies { ${STRATEGY_ROW} } }`;
+
+export const GET_STRATEGY = `
+query GetRolloutStrategy($name: String!) { rolloutStrategy(name: $name) { ${STRATEGY_ROW} } }`;
+
+export const CREATE_STRATEGY = `
+mutation CreateRolloutStrategy($input: CreateRolloutStrategyInput!) {
+  createRolloutStrategy(input: $input) { name }
+}`;
+
+export const UPDATE_STRATEGY = `
+mutation UpdateRolloutStrategy($name: String!, $input: RolloutStrategySpecInput!) {
+  updateRolloutStrategy(name: $name, input: $input) { name }
+}`;
+
+export const DELETE_STRATEGY = `
+mutation DeleteRolloutStrategy($name: String!) { deleteRolloutStrategy(name: $name) { name } }`;

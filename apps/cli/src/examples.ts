@@ -151,6 +151,18 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'rollouts watch': ['kfleet rollouts watch <id>', 'kfleet rollouts watch <id> --timeout 30m'],
   'rollouts pause': ['kfleet rollouts pause <id>'],
   'rollouts resume': ['kfleet rollouts resume <id>'],
+  'rollouts approve': [
+    'kfleet rollouts approve <id>  # the stage it waits at (WAITING_APPROVAL)',
+    'kfleet rollouts approve <id> --stage 0',
+  ],
+  strategies: ['kfleet strategies list', 'kfleet strategies create prod-gated -f prod-gated.yaml'],
+  'strategies list': ['kfleet strategies list', 'kfleet strategies list -o yaml'],
+  'strategies get': ['kfleet strategies get prod-gated -o yaml'],
+  'strategies create': [
+    'kfleet strategies create prod-gated -f prod-gated.yaml  # stages: [{selector: canary=true, approval: true}, {percent: 100}]',
+  ],
+  'strategies update': ['kfleet strategies update prod-gated -f prod-gated.yaml'],
+  'strategies delete': ['kfleet strategies delete prod-gated --yes'],
   'rollouts abort': ['kfleet rollouts abort <id> --reason "bad AMI"'],
   'dead-letters': ['kfleet dead-letters list'],
   'dead-letters list': [

@@ -13,6 +13,7 @@ import { addNodeclassCommands } from './commands/nodeclass.js';
 import { addNodepoolsCommands } from './commands/nodepools.js';
 import { addRolloutsCommands } from './commands/rollouts.js';
 import { addProfilesCommands } from './commands/profiles.js';
+import { addStrategiesCommands } from './commands/strategies.js';
 import { addPlanCommands } from './commands/plans.js';
 import { addSummaryCommands } from './commands/summary.js';
 import { addTokensCommands } from './commands/tokens.js';
@@ -55,6 +56,7 @@ export function buildProgram(io: Io): Command {
   addTokensCommands(program, context);
   addRolloutsCommands(program, context);
   addProfilesCommands(program, context);
+  addStrategiesCommands(program, context);
   addPlanCommands(program, context);
   addDeadLettersCommands(program, context);
   addVersionCommand(program, context);

@@ -85,6 +85,16 @@ export const ClusterMetrics = z
      * full outbox, or one the fleet API refused on its own (400/413 for it alone).
      */
     csrDecisionsDropped: z.number().int().nonnegative(),
+    /**
+     * NodeClaims whose Launched condition is False: the cloud refused or failed the instance
+     * (capacity, quota, a bad NodeClass). Rollout health gates read it (maxNodeClaimLaunchFailures).
+     */
+    nodeClaimLaunchFailures: z.number().int().nonnegative(),
+    /**
+     * Age in whole seconds of the oldest Pending pod the scheduler marked Unschedulable (0 when
+     * none): capacity Karpenter did not provide. Read by maxPendingPodSeconds.
+     */
+    oldestPendingPodSeconds: z.number().int().nonnegative(),
   })
   .partial();
 export type ClusterMetrics = z.infer<typeof ClusterMetrics>;

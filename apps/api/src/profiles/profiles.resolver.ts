@@ -16,6 +16,13 @@ import {
 } from './profile.model.js';
 import { ProfilesService } from './profiles.service.js';
 
+const STRATEGY_NAME = {
+  type: () => String,
+  nullable: true,
+  description:
+    "A named rollout strategy (rolloutStrategies) instead of strategy: its stages are copied into the rollout's waves.",
+} as const;
+
 const STRATEGY = {
   type: () => RolloutStrategyInput,
   nullable: true,
@@ -51,8 +58,9 @@ export class ProfilesResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('input') input: CreateProfileInput,
     @Args('strategy', STRATEGY) strategy: RolloutStrategyInput | null,
+    @Args('strategyName', STRATEGY_NAME) strategyName: string | null,
   ): Promise<ProfileChangePayload> {
-    return this.service.create(principal, input, strategy);
+    return this.service.create(principal, input, { strategy, strategyName });
   }
 
   @Mutation(() => ProfileChangePayload, {
@@ -66,8 +74,9 @@ export class ProfilesResolver {
     @Args('name') name: string,
     @Args('input') input: UpdateProfileInput,
     @Args('strategy', STRATEGY) strategy: RolloutStrategyInput | null,
+    @Args('strategyName', STRATEGY_NAME) strategyName: string | null,
   ): Promise<ProfileChangePayload> {
-    return this.service.update(principal, name, input, strategy);
+    return this.service.update(principal, name, input, { strategy, strategyName });
   }
 
   @Mutation(() => ProfileChangePayload, {
@@ -79,8 +88,9 @@ export class ProfilesResolver {
     @CurrentPrincipal() principal: Principal,
     @Args('name') name: string,
     @Args('strategy', STRATEGY) strategy: RolloutStrategyInput | null,
+    @Args('strategyName', STRATEGY_NAME) strategyName: string | null,
   ): Promise<ProfileChangePayload> {
-    return this.service.delete(principal, name, strategy);
+    return this.service.delete(principal, name, { strategy, strategyName });
   }
 }
 

@@ -26,6 +26,7 @@ import {
 } from '../common/errors.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { RolloutStrategyInput } from '../rollouts/dto/rollout.inputs.js';
+import { resolveStrategy } from '../rollouts/rollout-strategy.js';
 import { RolloutsService } from '../rollouts/rollouts.service.js';
 import type {
   CreateProfileInput,
@@ -39,6 +40,11 @@ type Tx = Prisma.TransactionClient;
 type Platform = 'AWS' | 'CAPI' | 'AZURE';
 type Topology = 'STANDALONE' | 'HOSTED';
 type ProfileRow = Prisma.ProfileGetPayload<object>;
+/** The rollout strategy a write names: inline, or a named RolloutStrategy (not both). */
+interface StrategyChoice {
+  strategy: RolloutStrategyInput | null | undefined;
+  strategyName: string | null | undefined;
+}
 
 const Priority = z.number().int().min(0).max(1000);
 
@@ -86,7 +92,7 @@ export class ProfilesService {
   async create(
     principal: Principal,
     input: CreateProfileInput,
-    strategy: RolloutStrategyInput | null | undefined,
+    strategy: StrategyChoice,
   ): Promise<ProfileChangePayload> {
     const name = parseInput(dns1123Label, input.name, 'input.name');
     const selector = this.selector(principal, input.selector, 'input.selector');
@@ -129,7 +135,7 @@ export class ProfilesService {
     principal: Principal,
     name: string,
     input: UpdateProfileInput,
-    strategy: RolloutStrategyInput | null | undefined,
+    strategy: StrategyChoice,
   ): Promise<ProfileChangePayload> {
     const selector =
       input.selector != null ? this.selector(principal, input.selector, 'input.selector') : null;
@@ -184,7 +190,7 @@ export class ProfilesService {
   async delete(
     principal: Principal,
     name: string,
-    strategy: RolloutStrategyInput | null | undefined,
+    strategy: StrategyChoice,
   ): Promise<ProfileChangePayload> {
     return this.write(principal, async (tx) => {
       const before = await this.live(tx, principal, name);
@@ -324,7 +330,7 @@ export class ProfilesService {
     tx: Tx,
     principal: Principal,
     row: ProfileRow,
-    strategy: RolloutStrategyInput | null | undefined,
+    strategy: StrategyChoice,
   ): Promise<string | null> {
     const matches = row.deletedAt
       ? Prisma.sql`FALSE`
@@ -332,18 +338,25 @@ export class ProfilesService {
           [Prisma.sql`TRUE`, ...labelSelectorSql(parseLabelSelector(row.selector))],
           ' AND ',
         );
-    const clusters = await tx.$queryRaw<{ id: string; name: string }[]>`
-      SELECT c.id, c.name FROM "Cluster" c
+    const clusters = await tx.$queryRaw<
+      { id: string; name: string; labels: Record<string, string> | null }[]
+    >`
+      SELECT c.id, c.name, c.labels FROM "Cluster" c
        WHERE (${matches})
           OR c.id IN (SELECT "clusterId" FROM "ClusterProfile" WHERE "profileId" = ${row.id}::uuid)
        ORDER BY c.name, c.id`;
-    if (!clusters.length) return null;
+    if (!clusters.length) {
+      // Nothing to roll out, but a bad or unknown strategy is still the caller's mistake.
+      await resolveStrategy(tx, strategy.strategy, strategy.strategyName);
+      return null;
+    }
     return this.rollouts.createForProfile(tx, principal, {
       profileId: row.id,
       profileName: row.name,
       revision: row.revision,
       selector: row.selector,
-      strategy,
+      strategy: strategy.strategy,
+      strategyName: strategy.strategyName,
       clusters,
     });
   }

@@ -6,7 +6,7 @@ import {
   KarpenterVersion,
   LogLevel,
 } from '@fleet/contracts';
-import { DEFAULT_WAVE_STEPS, WaveSteps } from '@fleet/desired-state';
+import { DEFAULT_WAVE_STEPS, KarpenterHealthGates, WaveSteps } from '@fleet/desired-state';
 import { z } from 'zod';
 
 /** What startRollout may change: the subset of DesiredStateChange a fleet-wide change makes sense for. */
@@ -75,6 +75,7 @@ export const RolloutStrategySchema = z
       .nullish()
       .transform((v) => v ?? 1800),
   })
+  .extend(KarpenterHealthGates.shape)
   .superRefine((s, ctx) => {
     if (s.waveTimeoutSeconds <= s.minHealthySeconds) {
       ctx.addIssue({

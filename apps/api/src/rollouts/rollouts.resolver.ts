@@ -68,6 +68,13 @@ export class RolloutsResolver {
     change: RolloutChangeInput | null,
     @Args('strategy', { type: () => RolloutStrategyInput, nullable: true })
     strategy: RolloutStrategyInput | null,
+    @Args('strategyName', {
+      type: () => String,
+      nullable: true,
+      description:
+        "A named rollout strategy (rolloutStrategies), instead of strategy: its stages are copied into this rollout's waves at start.",
+    })
+    strategyName: string | null,
     @Args('clusterIds', {
       type: () => [ID],
       nullable: true,
@@ -93,7 +100,7 @@ export class RolloutsResolver {
       ).find(([, v]) => v != null);
       if (extra)
         throw userInputError(extra[0], 'give either planId, or selector and change, not both');
-      return this.service.startFromPlan(principal, planId, strategy);
+      return this.service.startFromPlan(principal, planId, strategy, strategyName);
     }
     if (selector == null) throw userInputError('selector', 'is required unless planId is given');
     if (change == null) throw userInputError('change', 'is required unless planId is given');
@@ -103,7 +110,23 @@ export class RolloutsResolver {
       change,
       strategy,
       clusterIds?.map((id, i) => uidOf('Cluster', id, `clusterIds[${i}]`)) ?? null,
+      strategyName,
     );
+  }
+
+  @Mutation(() => Rollout, {
+    description:
+      'WAITING_APPROVAL → RUNNING: approves the approval gate after wave `stage` (Rollout.waitingStage), so the next ' +
+      'wave starts. Approving a stage already approved changes nothing; a stage not waiting is CONFLICT.',
+  })
+  @RequireRole('OPERATOR')
+  approveRolloutStage(
+    @CurrentPrincipal() principal: Principal,
+    @Args('rolloutId', { type: () => ID }) rolloutId: string,
+    @Args('stage', { type: () => Int, description: 'The wave index waiting for approval.' })
+    stage: number,
+  ): Promise<Rollout> {
+    return this.service.approve(principal, rolloutUid(rolloutId, 'rolloutId'), stage);
   }
 
   @Mutation(() => Rollout, {

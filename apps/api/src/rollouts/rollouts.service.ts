@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, type PrismaClient } from '@fleet/database';
-import { planWaves } from '@fleet/desired-state';
+import { planStages } from '@fleet/desired-state';
 import { AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
 import { labelSelectorSql, parseSelectorInput } from '../clusters/cluster-query.js';
@@ -26,11 +26,8 @@ import {
   type RolloutConnection,
   type RolloutCounts,
 } from './models/rollout.model.js';
-import {
-  RolloutChangeSchema,
-  RolloutStrategySchema,
-  stepShapeViolation,
-} from './rollout-input.schemas.js';
+import { RolloutChangeSchema } from './rollout-input.schemas.js';
+import { resolveStrategy, type ResolvedStrategy } from './rollout-strategy.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -39,7 +36,14 @@ const MAX_CLUSTER_IDS = 1000;
 type RolloutRow = Prisma.RolloutGetPayload<{ include: { waves: true; clusters: true } }>;
 
 /** Rollouts that still hold their clusters: a second rollout may not take them meanwhile. */
-const ACTIVE: RolloutState[] = [RolloutState.RUNNING, RolloutState.PAUSED, RolloutState.FAILED];
+const ACTIVE: RolloutState[] = [
+  RolloutState.RUNNING,
+  RolloutState.WAITING_APPROVAL,
+  RolloutState.PAUSED,
+  RolloutState.FAILED,
+];
+
+type Labels = Record<string, string>;
 
 const scopeSql = (principal: Principal): Prisma.Sql =>
   principal.scope?.length
@@ -70,6 +74,7 @@ export class RolloutsService {
     changeInput: RolloutChangeInput,
     strategyInput: RolloutStrategyInput | null | undefined,
     clusterIds: readonly string[] | null = null,
+    strategyName: string | null = null,
   ): Promise<Rollout> {
     if (selector !== '' && selector.trim() === '')
       throw userInputError('selector', 'must not be blank; "" selects every cluster in scope');
@@ -84,13 +89,6 @@ export class RolloutsService {
           violation.reason,
         );
     }
-    const badStep = stepShapeViolation(strategyInput?.waves);
-    if (badStep)
-      throw userInputError(
-        `strategy.waves[${badStep.index}]`,
-        'give exactly one of percent or count',
-      );
-    const strategy = parseInput(RolloutStrategySchema, strategyInput ?? {}, 'strategy');
     if (clusterIds) {
       if (clusterIds.length === 0)
         throw userInputError('clusterIds', 'must name at least one cluster (or be left out)');
@@ -100,10 +98,11 @@ export class RolloutsService {
 
     const id = await this.db.$transaction(async (tx) => {
       // Starts serialize, so two rollouts cannot both pass the overlap check for one cluster.
+      const strategy = await resolveStrategy(tx, strategyInput, strategyName);
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:start-rollout'))`;
       const conds = [Prisma.sql`TRUE`, ...labelSelectorSql(requirements), scopeSql(principal)];
-      let clusters = await tx.$queryRaw<{ id: string; name: string }[]>`
-        SELECT c.id, c.name FROM "Cluster" c WHERE ${Prisma.join(conds, ' AND ')} ORDER BY c.name, c.id`;
+      let clusters = await tx.$queryRaw<{ id: string; name: string; labels: Labels | null }[]>`
+        SELECT c.id, c.name, c.labels FROM "Cluster" c WHERE ${Prisma.join(conds, ' AND ')} ORDER BY c.name, c.id`;
       if (clusterIds) {
         // A picked cluster outside the selector or the scope is refused rather than dropped: the
         // caller chose it, so silently leaving it out would start a different rollout.
@@ -142,17 +141,12 @@ export class RolloutsService {
     principal: Principal,
     planId: string,
     strategyInput: RolloutStrategyInput | null | undefined,
+    strategyName: string | null = null,
   ): Promise<Rollout> {
     if (!isUuid(planId)) throw userInputError('planId', 'must be a plan ID');
-    const badStep = stepShapeViolation(strategyInput?.waves);
-    if (badStep)
-      throw userInputError(
-        `strategy.waves[${badStep.index}]`,
-        'give exactly one of percent or count',
-      );
-    const strategy = parseInput(RolloutStrategySchema, strategyInput ?? {}, 'strategy');
     const id = await this.db.$transaction(
       async (tx) => {
+        const strategy = await resolveStrategy(tx, strategyInput, strategyName);
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:start-rollout'))`;
         const plans = await tx.$queryRaw<
           {
@@ -175,9 +169,10 @@ export class RolloutsService {
                 generation: number;
                 state: string;
                 refused: boolean;
+                labels: Labels | null;
               }[]
             >`
-              SELECT e."clusterId", e."clusterName", e.generation, e.state::text AS state,
+              SELECT e."clusterId", e."clusterName", e.generation, e.state::text AS state, c.labels,
                      (e.state = 'PLANNED' AND EXISTS (
                        SELECT 1 FROM jsonb_array_elements(COALESCE(e.objects, '[]'::jsonb)) o
                         WHERE jsonb_array_length(COALESCE(o->'errors', '[]'::jsonb)) > 0)) AS refused
@@ -219,7 +214,12 @@ export class RolloutsService {
           );
         const clusters = entries
           .filter((e) => e.state === 'PLANNED')
-          .map((e) => ({ id: e.clusterId, name: e.clusterName, planGeneration: e.generation }));
+          .map((e) => ({
+            id: e.clusterId,
+            name: e.clusterName,
+            labels: e.labels,
+            planGeneration: e.generation,
+          }));
         if (!clusters.length)
           throw userInputError('planId', 'the plan has no PLANNED cluster to roll out to');
         const rolloutId = await this.create(tx, principal, {
@@ -257,16 +257,11 @@ export class RolloutsService {
       revision: number;
       selector: string;
       strategy: RolloutStrategyInput | null | undefined;
-      clusters: { id: string; name: string }[];
+      strategyName: string | null | undefined;
+      clusters: { id: string; name: string; labels: Labels | null }[];
     },
   ): Promise<string> {
-    const badStep = stepShapeViolation(input.strategy?.waves);
-    if (badStep)
-      throw userInputError(
-        `strategy.waves[${badStep.index}]`,
-        'give exactly one of percent or count',
-      );
-    const strategy = parseInput(RolloutStrategySchema, input.strategy ?? {}, 'strategy');
+    const strategy = await resolveStrategy(tx, input.strategy, input.strategyName);
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:start-rollout'))`;
     return this.create(tx, principal, {
       selector: input.selector,
@@ -290,8 +285,8 @@ export class RolloutsService {
     input: {
       selector: string;
       change: Record<string, unknown>;
-      strategy: ReturnType<typeof RolloutStrategySchema.parse>;
-      clusters: { id: string; name: string; planGeneration?: number }[];
+      strategy: ResolvedStrategy;
+      clusters: { id: string; name: string; labels: Labels | null; planGeneration?: number }[];
       planId: string | null;
       profile?: { id: string; revision: number };
     },
@@ -308,7 +303,10 @@ export class RolloutsService {
         `cluster ${busy[0].name} is part of rollout ${toGlobalId('Rollout', busy[0].rolloutId)} (${busy[0].state}); complete or abort it first`,
       );
     }
-    const waves = planWaves(clusters, strategy.waves);
+    const waves = planStages(
+      clusters.map((c) => ({ ...c, labels: c.labels ?? {} })),
+      strategy.stages,
+    );
     // The scope as the token states it, for the driver to re-check when each wave comes.
     const token = principal.scope
       ? await tx.apiToken.findUnique({
@@ -321,19 +319,31 @@ export class RolloutsService {
         selector,
         scopeSelector: token?.labelSelector ?? null,
         change: change as Prisma.InputJsonObject,
-        waveSteps: strategy.waves,
+        waveSteps: strategy.steps,
         minHealthySeconds: strategy.minHealthySeconds,
         maxFailures: strategy.maxFailures,
         waveTimeoutSeconds: strategy.waveTimeoutSeconds,
+        strategyName: strategy.name,
+        maxNodeClaimLaunchFailures: strategy.maxNodeClaimLaunchFailures,
+        maxPendingPodSeconds: strategy.maxPendingPodSeconds,
         createdBy: principal.name,
         createdByTokenId: principal.tokenId,
         planId,
         profileId: profile?.id ?? null,
         profileRevision: profile?.revision ?? null,
-        waves: { create: waves.map((w, index) => ({ index, size: w.length })) },
+        waves: {
+          create: waves.map((w, index) => ({
+            index,
+            size: w.clusters.length,
+            selector: w.selector,
+            minHealthySeconds: w.minHealthySeconds,
+            approval: w.approval,
+            pauseSeconds: w.pauseSeconds,
+          })),
+        },
         clusters: {
           create: waves.flatMap((w, wave) =>
-            w.map((c) => ({
+            w.clusters.map((c) => ({
               clusterId: c.id,
               clusterName: c.name,
               wave,
@@ -348,19 +358,72 @@ export class RolloutsService {
       selector,
       planId,
       change: change as Prisma.InputJsonObject,
-      strategy: { ...strategy, waves: strategy.waves as Prisma.InputJsonArray },
-      waves: waves.map((w) => w.map((c) => c.name)),
+      strategy: {
+        name: strategy.name,
+        waves: strategy.steps,
+        minHealthySeconds: strategy.minHealthySeconds,
+        maxFailures: strategy.maxFailures,
+        waveTimeoutSeconds: strategy.waveTimeoutSeconds,
+        maxNodeClaimLaunchFailures: strategy.maxNodeClaimLaunchFailures,
+        maxPendingPodSeconds: strategy.maxPendingPodSeconds,
+      },
+      waves: waves.map((w) => w.clusters.map((c) => c.name)),
     });
     return rollout.id;
   }
 
   pause(principal: Principal, uid: string): Promise<Rollout> {
-    return this.steer(principal, uid, 'pauseRollout', [RolloutState.RUNNING], async (tx) => {
-      await tx.rollout.update({
-        where: { id: uid },
-        data: { state: 'PAUSED', reason: `paused by ${principal.name}` },
+    return this.steer(
+      principal,
+      uid,
+      'pauseRollout',
+      [RolloutState.RUNNING, RolloutState.WAITING_APPROVAL],
+      async (tx) => {
+        await tx.rollout.update({
+          where: { id: uid },
+          data: { state: 'PAUSED', reason: `paused by ${principal.name}` },
+        });
+      },
+    );
+  }
+
+  /**
+   * Lets a rollout waiting at a stage's approval gate start its next wave (on the starter's
+   * authority, which the driver keeps checking). Approving a stage already approved is a no-op,
+   * so a retried approval is harmless; a stage not waiting is CONFLICT.
+   */
+  async approve(principal: Principal, uid: string, stage: number): Promise<Rollout> {
+    if (!Number.isInteger(stage) || stage < 0)
+      throw userInputError('stage', 'must be a wave index (0 or more)');
+    const approved = await this.db.$transaction(async (tx) => {
+      const row = await this.lockForSteering(tx, principal, uid, 'approveRolloutStage');
+      const wave = await tx.rolloutWave.findUnique({
+        where: { rolloutId_index: { rolloutId: uid, index: stage } },
       });
+      if (!wave) throw userInputError('stage', `the rollout has no wave ${stage}`);
+      if (wave.approvedAt) return false;
+      if (row.state !== (RolloutState.WAITING_APPROVAL as string) || row.currentWave !== stage)
+        throw conflictError(
+          `stage ${stage} is not waiting for approval: the rollout is ${row.state} at wave ${row.currentWave}` +
+            (wave.approval ? '' : ` and wave ${stage} has no approval gate`),
+        );
+      await tx.rolloutWave.update({
+        where: { rolloutId_index: { rolloutId: uid, index: stage } },
+        data: { approvedAt: new Date(), approvedBy: principal.name },
+      });
+      await tx.rollout.update({ where: { id: uid }, data: { state: 'RUNNING', reason: null } });
+      await this.audit.record(
+        tx,
+        principal,
+        'approveRolloutStage',
+        null,
+        { rolloutId: uid, state: row.state, stage },
+        { rolloutId: uid, stage, approvedBy: principal.name },
+      );
+      return true;
     });
+    if (approved) await this.changed(uid);
+    return this.get(principal, uid);
   }
 
   /**
@@ -553,23 +616,7 @@ export class RolloutsService {
     ) => Promise<void>,
   ): Promise<Rollout> {
     await this.db.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<
-        { state: string; currentWave: number; waveTimeoutSeconds: number }[]
-      >`
-        SELECT state::text AS state, "currentWave", "waveTimeoutSeconds" FROM "Rollout" WHERE id = ${uid}::uuid FOR UPDATE`;
-      const row = rows[0];
-      if (!row || !(await this.visible(tx, principal, uid)))
-        throw notFoundError('rollout', toGlobalId('Rollout', uid));
-      if (principal.scope) {
-        // Steering acts on every cluster of the rollout: all of them must be the caller's.
-        const outside = await tx.$queryRaw<{ n: number }[]>`
-          SELECT count(*)::int AS n FROM "RolloutCluster" rc JOIN "Cluster" c ON c.id = rc."clusterId"
-           WHERE rc."rolloutId" = ${uid}::uuid AND NOT (${scopeSql(principal)})`;
-        if ((outside[0]?.n ?? 0) > 0)
-          throw forbiddenError(
-            `token ${principal.name} may not ${action} a rollout that includes clusters outside its scope`,
-          );
-      }
+      const row = await this.lockForSteering(tx, principal, uid, action);
       if (!from.includes(row.state as RolloutState)) {
         throw conflictError(`rollout is ${row.state}; ${action} needs ${from.join(' or ')}`);
       }
@@ -585,6 +632,33 @@ export class RolloutsService {
     });
     await this.changed(uid);
     return this.get(principal, uid);
+  }
+
+  /** The rollout's row, locked, once the caller may steer it (every cluster of it in scope). */
+  private async lockForSteering(
+    tx: Tx,
+    principal: Principal,
+    uid: string,
+    action: string,
+  ): Promise<{ state: string; currentWave: number; waveTimeoutSeconds: number }> {
+    const rows = await tx.$queryRaw<
+      { state: string; currentWave: number; waveTimeoutSeconds: number }[]
+    >`
+      SELECT state::text AS state, "currentWave", "waveTimeoutSeconds" FROM "Rollout" WHERE id = ${uid}::uuid FOR UPDATE`;
+    const row = rows[0];
+    if (!row || !(await this.visible(tx, principal, uid)))
+      throw notFoundError('rollout', toGlobalId('Rollout', uid));
+    if (principal.scope) {
+      // Steering acts on every cluster of the rollout: all of them must be the caller's.
+      const outside = await tx.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM "RolloutCluster" rc JOIN "Cluster" c ON c.id = rc."clusterId"
+         WHERE rc."rolloutId" = ${uid}::uuid AND NOT (${scopeSql(principal)})`;
+      if ((outside[0]?.n ?? 0) > 0)
+        throw forbiddenError(
+          `token ${principal.name} may not ${action} a rollout that includes clusters outside its scope`,
+        );
+    }
+    return row;
   }
 
   /** Subscribers of every replica learn of it; losing the event costs freshness, never state. */
@@ -629,11 +703,15 @@ export function toRollout(row: RolloutRow): Rollout {
     change: row.change,
     strategy: {
       waves: row.waveSteps,
+      name: row.strategyName,
       minHealthySeconds: row.minHealthySeconds,
       maxFailures: row.maxFailures,
       waveTimeoutSeconds: row.waveTimeoutSeconds,
+      maxNodeClaimLaunchFailures: row.maxNodeClaimLaunchFailures,
+      maxPendingPodSeconds: row.maxPendingPodSeconds,
     },
     currentWave: row.currentWave,
+    waitingStage: row.state === 'WAITING_APPROVAL' ? row.currentWave : null,
     counts: counts(clusters),
     waves: row.waves.map((w) => {
       const mine = clusters.filter((c) => c.wave === w.index);
@@ -644,6 +722,13 @@ export function toRollout(row: RolloutRow): Rollout {
         startedAt: w.startedAt,
         deadlineAt: w.deadlineAt,
         finishedAt: w.finishedAt,
+        selector: w.selector,
+        minHealthySeconds: w.minHealthySeconds ?? row.minHealthySeconds,
+        pauseSeconds: w.pauseSeconds,
+        approval: w.approval,
+        resumeAt: w.resumeAt,
+        approvedAt: w.approvedAt,
+        approvedBy: w.approvedBy,
         clusters: mine,
       };
     }),

@@ -93,6 +93,8 @@ export interface RolloutRow {
   state: string;
   selector: string;
   currentWave: number;
+  /** WAITING_APPROVAL: the wave whose approval gate holds the rollout. */
+  waitingStage?: number | null;
   createdAt: string;
   createdBy?: string;
   change?: unknown;
@@ -104,7 +106,14 @@ export const PAGE_SIZE = 100;
 export const ROLES = ['VIEWER', 'OPERATOR', 'ADMIN'] as const;
 export const PLATFORMS = ['AWS', 'AZURE', 'CAPI'] as const;
 export const TOPOLOGIES = ['STANDALONE', 'HOSTED'] as const;
-export const ROLLOUT_STATES = ['RUNNING', 'PAUSED', 'FAILED', 'COMPLETED', 'ABORTED'] as const;
+export const ROLLOUT_STATES = [
+  'RUNNING',
+  'WAITING_APPROVAL',
+  'PAUSED',
+  'FAILED',
+  'COMPLETED',
+  'ABORTED',
+] as const;
 
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 

@@ -18,6 +18,7 @@ export interface ProfileRow {
 }
 
 interface StrategyOptions {
+  strategy?: string;
   waves?: string;
   maxFailures?: string;
   minHealthySeconds?: string;
@@ -50,7 +51,24 @@ function fieldsOf(spec: Record<string, unknown>): string[] {
   );
 }
 
-function strategyOf(opts: StrategyOptions): Record<string, unknown> | undefined {
+/** The mutation's strategy variables: a named strategy (--strategy) or inline flags, not both. */
+function strategyOf(opts: StrategyOptions): {
+  strategy?: Record<string, unknown>;
+  strategyName?: string;
+} {
+  const inline = inlineStrategy(opts);
+  if (opts.strategy !== undefined) {
+    if (inline)
+      throw usageError(
+        '--strategy names a strategy: leave out --waves, --max-failures, --min-healthy-seconds and --wave-timeout-seconds',
+        '--strategy',
+      );
+    return { strategyName: opts.strategy };
+  }
+  return inline ? { strategy: inline } : {};
+}
+
+function inlineStrategy(opts: StrategyOptions): Record<string, unknown> | undefined {
   const strategy: Record<string, unknown> = {};
   if (opts.waves) strategy.waves = parseWaves(opts.waves);
   if (opts.maxFailures) strategy.maxFailures = parseIntOption(opts.maxFailures, '--max-failures');
@@ -67,6 +85,7 @@ function strategyOf(opts: StrategyOptions): Record<string, unknown> | undefined 
 
 const withStrategy = (cmd: Command): Command =>
   cmd
+    .option('--strategy <name>', 'a named rollout strategy (kfleet strategies) for its rollout')
     .option('--waves <steps>', 'cumulative steps of its rollout, e.g. 1,10%,50%,100%')
     .option('--max-failures <n>', 'failed clusters tolerated before the rollout stops')
     .option('--min-healthy-seconds <n>', 'how long each cluster must stay healthy')
@@ -154,7 +173,7 @@ export function addProfilesCommands(
       };
       const { createProfile } = await connect(cmd)<{
         createProfile: { profile: ProfileRow; rollout: RolloutRow | null };
-      }>(gql.CREATE_PROFILE, { input, strategy: strategyOf(opts) });
+      }>(gql.CREATE_PROFILE, { input, ...strategyOf(opts) });
       reportWrite('created', createProfile, name);
     },
   );
@@ -181,7 +200,7 @@ export function addProfilesCommands(
         throw usageError('give at least one of -l, --priority, -f', '--selector');
       const { updateProfile } = await connect(cmd)<{
         updateProfile: { profile: ProfileRow; rollout: RolloutRow | null };
-      }>(gql.UPDATE_PROFILE, { name, input, strategy: strategyOf(opts) });
+      }>(gql.UPDATE_PROFILE, { name, input, ...strategyOf(opts) });
       reportWrite('updated', updateProfile, name);
     },
   );
@@ -200,7 +219,7 @@ export function addProfilesCommands(
       );
     const { deleteProfile } = await connect(cmd)<{
       deleteProfile: { profile: ProfileRow | null; rollout: RolloutRow | null };
-    }>(gql.DELETE_PROFILE, { name, strategy: strategyOf(opts) });
+    }>(gql.DELETE_PROFILE, { name, ...strategyOf(opts) });
     reportWrite('deleted', deleteProfile, name);
   });
 }

@@ -108,6 +108,10 @@ export function addRolloutsCommands(
     )
     .option('--nodepool-name <name>', 'NodePool name for --nodepool-file')
     .option('--delete-nodepool <name>', 'NodePool to delete')
+    .option(
+      '--strategy <name>',
+      'a named rollout strategy; excludes --waves and the other strategy flags',
+    )
     .option('--waves <steps>', 'cumulative steps, e.g. 1,10%,50%,100%')
     .option('--max-failures <n>', 'failed clusters tolerated before the rollout stops')
     .option('--min-healthy-seconds <n>', 'how long each cluster must stay healthy')
@@ -138,7 +142,17 @@ export function addRolloutsCommands(
           '--wave-timeout-seconds',
           1,
         );
-      const strategyVars = Object.keys(strategy).length ? { strategy } : {};
+      if (opts.strategy !== undefined && Object.keys(strategy).length)
+        throw usageError(
+          '--strategy names a strategy: leave out --waves, --max-failures, --min-healthy-seconds and --wave-timeout-seconds',
+          '--strategy',
+        );
+      const strategyVars =
+        opts.strategy !== undefined
+          ? { strategyName: opts.strategy }
+          : Object.keys(strategy).length
+            ? { strategy }
+            : {};
       const { startRollout: r } = await connect(cmd)<{ startRollout: RolloutRow }>(
         opts.plan !== undefined ? gql.START_ROLLOUT_FROM_PLAN : gql.START_ROLLOUT,
         opts.plan !== undefined
@@ -208,6 +222,33 @@ export function addRolloutsCommands(
   );
   rolloutVerb('resume', gql.RESUME_ROLLOUT, 'resumeRollout', 'continue a paused or failed rollout');
   rollouts
+    .command('approve')
+    .description('approve the stage a rollout waits at (WAITING_APPROVAL), so its next wave starts')
+    .argument('<id>', 'rollout ID')
+    .option(
+      '--stage <n>',
+      'the wave to approve (default: the one waiting); guards against approving a later gate',
+    )
+    .action(async (id: string, opts: { stage?: string }, cmd: Command) => {
+      const request = connect(cmd);
+      let stage = opts.stage !== undefined ? parseIntOption(opts.stage, '--stage', 0) : undefined;
+      if (stage === undefined) {
+        const { rollout } = await request<{ rollout: RolloutRow }>(gql.GET_ROLLOUT, { id });
+        if (rollout.waitingStage == null)
+          throw new CliError(
+            `rollout/${rollout.id} is ${rollout.state}, not waiting for approval${rollout.reason ? ` (${rollout.reason})` : ''}`,
+          );
+        stage = rollout.waitingStage;
+      }
+      const { approveRolloutStage: r } = await request<{ approveRolloutStage: RolloutRow }>(
+        gql.APPROVE_ROLLOUT_STAGE,
+        { id, stage },
+      );
+      io.stdout(
+        `rollout/${r.id}: stage ${stage} approved, ${r.state}${r.reason ? ` (${r.reason})` : ''}\n`,
+      );
+    });
+  rollouts
     .command('abort')
     .description('stop for good; clusters already changed keep the change (nothing is reverted)')
     .argument('<id>', 'rollout ID')
@@ -269,6 +310,7 @@ interface RolloutStartOptions {
   nodepoolFile?: string;
   nodepoolName?: string;
   deleteNodepool?: string;
+  strategy?: string;
   waves?: string;
   maxFailures?: string;
   minHealthySeconds?: string;

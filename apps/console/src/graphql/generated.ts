@@ -124,12 +124,17 @@ export type RolloutNodePoolInput = {
   spec: unknown;
 };
 
-/** RUNNING: waves advance. PAUSED: by pauseRollout; nothing advances until resumeRollout. FAILED: stopped by itself (more than maxFailures clusters Degraded, Stale or past the wave timeout; see reason); resumeRollout watches the failed clusters again and continues. COMPLETED: every wave done. ABORTED: by abortRollout; clusters already changed keep the change (nothing is reverted), the rest are SKIPPED. */
-export type RolloutState = 'ABORTED' | 'COMPLETED' | 'FAILED' | 'PAUSED' | 'RUNNING';
+/** RUNNING: waves advance. WAITING_APPROVAL: the current wave succeeded and its stage has an approval gate; health is still judged, the next wave starts on approveRolloutStage. PAUSED: by pauseRollout; nothing advances until resumeRollout. FAILED: stopped by itself (more than maxFailures clusters Degraded, Stale or past the wave timeout; see reason); resumeRollout watches the failed clusters again and continues. COMPLETED: every wave done. ABORTED: by abortRollout; clusters already changed keep the change (nothing is reverted), the rest are SKIPPED. */
+export type RolloutState =
+  'ABORTED' | 'COMPLETED' | 'FAILED' | 'PAUSED' | 'RUNNING' | 'WAITING_APPROVAL';
 
 export type RolloutStrategyInput = {
   /** Failed clusters tolerated before the rollout stops (default 0). */
   maxFailures?: number | null | undefined;
+  /** Health gate: a changed cluster reporting more NodeClaims whose Launched condition is False fails (NodeClaimLaunchFailures). Default off. */
+  maxNodeClaimLaunchFailures?: number | null | undefined;
+  /** Health gate: a changed cluster with an unschedulable pod pending longer than this (1–604800 s) fails (PodsPendingTooLong). Default off. */
+  maxPendingPodSeconds?: number | null | undefined;
   /** How long each cluster must stay healthy (0–86400, default 60). */
   minHealthySeconds?: number | null | undefined;
   /** Per wave; must exceed minHealthySeconds (default 1800). */

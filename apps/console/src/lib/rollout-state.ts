@@ -4,6 +4,7 @@ type Color = 'grey' | 'orange' | 'red' | 'blue' | 'green' | 'purple';
 
 export const ROLLOUT_STATE_COLOR: Record<RolloutState, Color> = {
   RUNNING: 'blue',
+  WAITING_APPROVAL: 'purple',
   PAUSED: 'grey',
   FAILED: 'red',
   COMPLETED: 'green',
@@ -25,9 +26,13 @@ export function rolloutActions(state: RolloutState): {
   abort: boolean;
 } {
   return {
-    pause: state === 'RUNNING',
+    pause: state === 'RUNNING' || state === 'WAITING_APPROVAL',
     resume: state === 'PAUSED' || state === 'FAILED',
-    abort: state === 'RUNNING' || state === 'PAUSED' || state === 'FAILED',
+    abort:
+      state === 'RUNNING' ||
+      state === 'WAITING_APPROVAL' ||
+      state === 'PAUSED' ||
+      state === 'FAILED',
   };
 }
 

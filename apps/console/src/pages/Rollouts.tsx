@@ -29,7 +29,14 @@ import { describeChange } from '../lib/rollout-plan.js';
 import { isActive } from '../lib/rollout-state.js';
 
 const PAGE_SIZE = 25;
-const STATES: RolloutState[] = ['RUNNING', 'PAUSED', 'FAILED', 'COMPLETED', 'ABORTED'];
+const STATES: RolloutState[] = [
+  'RUNNING',
+  'WAITING_APPROVAL',
+  'PAUSED',
+  'FAILED',
+  'COMPLETED',
+  'ABORTED',
+];
 
 /** Rollouts, newest first; the active ones follow live. */
 export function Rollouts() {

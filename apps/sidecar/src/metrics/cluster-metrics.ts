@@ -9,7 +9,10 @@ const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
 const LIFECYCLE = ['Launched', 'Registered', 'Initialized', 'Ready'] as const;
 
 interface Conditioned extends KubernetesObject {
-  status?: { conditions?: { type?: string; status?: string }[]; capacity?: Record<string, string> };
+  status?: {
+    conditions?: { type?: string; status?: string; reason?: string }[];
+    capacity?: Record<string, string>;
+  };
 }
 
 /** Kubernetes CPU quantity ("4", "3500m", "0.5") in cores. */
@@ -29,6 +32,31 @@ export function nodeClaimState(claim: Conditioned): string {
     if (conditions.some((c) => c.type === type && c.status === 'True')) state = type;
   }
   return state;
+}
+
+/** A NodeClaim the cloud failed to launch: its Launched condition is False (not yet Unknown). */
+export function launchFailed(claim: Conditioned): boolean {
+  return (claim.status?.conditions ?? []).some(
+    (c) => c.type === 'Launched' && c.status === 'False',
+  );
+}
+
+/**
+ * Age in whole seconds of the oldest pod the scheduler found no room for (PodScheduled=False,
+ * Unschedulable): the capacity Karpenter should have brought. 0 when there is none.
+ */
+export function oldestUnschedulableSeconds(pods: readonly Conditioned[], now: Date): number {
+  let oldest = 0;
+  for (const pod of pods) {
+    const unschedulable = (pod.status?.conditions ?? []).some(
+      (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+    );
+    const created = pod.metadata?.creationTimestamp;
+    if (!unschedulable || !created) continue;
+    const age = Math.floor((now.getTime() - new Date(created).getTime()) / 1000);
+    if (age > oldest) oldest = age;
+  }
+  return oldest;
 }
 
 /** A watch's cache once it has listed; a list of the same selection before that. */
@@ -60,6 +88,7 @@ export async function collectMetrics(
   cluster: ClusterClient,
   sources: MetricsSources,
   csr: { approved: number; ignored: number; denied: number; dropped: number },
+  now: Date = new Date(),
 ): Promise<ClusterMetrics> {
   const [nodes, nodePools, pendingPods, claims] = await Promise.all([
     cachedOrList(cluster, sources.nodes),
@@ -86,5 +115,8 @@ export async function collectMetrics(
     csrIgnored: csr.ignored,
     csrDenied: csr.denied,
     csrDecisionsDropped: csr.dropped,
+    // From the same caches as the counts above: no request to the API server of its own.
+    nodeClaimLaunchFailures: claims.filter(launchFailed).length,
+    oldestPendingPodSeconds: oldestUnschedulableSeconds(pendingPods, now),
   };
 }

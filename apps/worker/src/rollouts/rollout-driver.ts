@@ -1,4 +1,9 @@
-import { matchesLabelSelector, parseLabelSelector, type ReconcileRequest } from '@fleet/contracts';
+import {
+  ClusterMetrics,
+  matchesLabelSelector,
+  parseLabelSelector,
+  type ReconcileRequest,
+} from '@fleet/contracts';
 import type { Prisma, PrismaClient } from '@fleet/database';
 import {
   applyDesiredStateChange,
@@ -6,6 +11,7 @@ import {
   commitDesiredStateChange,
   DesiredStateChange,
   evaluateHealth,
+  karpenterGateViolation,
   lockDesiredState,
   materializeEffectiveState,
   syncProfileBinding,
@@ -55,7 +61,8 @@ export class RolloutDriver {
 
   async tick(): Promise<number> {
     const running = await this.db.rollout.findMany({
-      where: { state: 'RUNNING' },
+      // A rollout waiting for approval is still watched: a cluster failing meanwhile stops it.
+      where: { state: { in: ['RUNNING', 'WAITING_APPROVAL'] } },
       select: { id: true },
       orderBy: { createdAt: 'asc' },
     });
@@ -71,7 +78,8 @@ export class RolloutDriver {
     const outcome = await this.db.$transaction(
       async (tx): Promise<Outcome> => {
         const locked = await tx.$queryRaw<{ id: string }[]>`
-          SELECT id FROM "Rollout" WHERE id = ${rolloutId}::uuid AND state = 'RUNNING' FOR UPDATE SKIP LOCKED`;
+          SELECT id FROM "Rollout" WHERE id = ${rolloutId}::uuid AND state IN ('RUNNING', 'WAITING_APPROVAL')
+           FOR UPDATE SKIP LOCKED`;
         const result: Outcome = { changed: false, reconciles: [] };
         if (!locked.length) return result;
         const rollout = await tx.rollout.findUniqueOrThrow({
@@ -122,6 +130,8 @@ export class RolloutDriver {
       return;
     }
 
+    // Only approveRolloutStage moves it on (to RUNNING); until then health alone is judged.
+    if (rollout.state === 'WAITING_APPROVAL') return;
     const wave = rollout.waves[rollout.currentWave];
     if (!wave) return;
     if (wave.state === 'PENDING') {
@@ -164,22 +174,57 @@ export class RolloutDriver {
       where: { rolloutId: rollout.id, wave: wave.index, state: { in: ['PENDING', 'APPLYING'] } },
     });
     if (open > 0) return;
-    await tx.rolloutWave.update({
-      where: { rolloutId_index: { rolloutId: rollout.id, index: wave.index } },
-      data: { state: 'SUCCEEDED', finishedAt: now },
-    });
     const last = rollout.currentWave >= rollout.waves.length - 1;
+    let resumeAt = wave.resumeAt;
+    if (wave.state !== 'SUCCEEDED') {
+      // The timed pause counts from the moment the wave succeeded, persisted with it so that a
+      // restarted worker resumes on time. Gates after the last wave hold nothing.
+      resumeAt =
+        !last && wave.pauseSeconds > 0 ? new Date(now.getTime() + wave.pauseSeconds * 1000) : null;
+      await tx.rolloutWave.update({
+        where: { rolloutId_index: { rolloutId: rollout.id, index: wave.index } },
+        data: { state: 'SUCCEEDED', finishedAt: now, resumeAt },
+      });
+      out.changed = true;
+    }
+    if (last) {
+      await tx.rollout.update({
+        where: { id: rollout.id },
+        data: {
+          state: 'COMPLETED',
+          finishedAt: now,
+          reason: failed.length
+            ? `completed with ${failed.length} failed clusters (maxFailures ${rollout.maxFailures})`
+            : null,
+        },
+      });
+      out.changed = true;
+      return;
+    }
+    // Timed pause first (the stage soaks), then the approval gate: the approver sees a stage
+    // that stayed healthy through its pause.
+    if (resumeAt && now < resumeAt) {
+      const reason = `PausedAfterStage: wave ${wave.index} healthy, wave ${wave.index + 1} starts at ${resumeAt.toISOString()}`;
+      if (rollout.reason !== reason) {
+        await tx.rollout.update({ where: { id: rollout.id }, data: { reason } });
+        out.changed = true;
+      }
+      return;
+    }
+    if (wave.approval && !wave.approvedAt) {
+      await tx.rollout.update({
+        where: { id: rollout.id },
+        data: {
+          state: 'WAITING_APPROVAL',
+          reason: `WaitingForApproval: wave ${wave.index} healthy; approveRolloutStage(stage: ${wave.index}) starts wave ${wave.index + 1}`,
+        },
+      });
+      out.changed = true;
+      return;
+    }
     await tx.rollout.update({
       where: { id: rollout.id },
-      data: last
-        ? {
-            state: 'COMPLETED',
-            finishedAt: now,
-            reason: failed.length
-              ? `completed with ${failed.length} failed clusters (maxFailures ${rollout.maxFailures})`
-              : null,
-          }
-        : { currentWave: rollout.currentWave + 1 },
+      data: { currentWave: rollout.currentWave + 1, reason: null },
     });
     out.changed = true;
   }
@@ -222,10 +267,30 @@ export class RolloutDriver {
         now,
         this.options.staleAfterSeconds,
       );
+      // Karpenter's own signals, once the cluster runs the change (as Degraded is judged): a
+      // cluster still at its old generation has not taken it, so its failures are not the change's.
+      if (
+        (health === 'healthy' || health === 'waiting') &&
+        status.observedGeneration >= (rc.generation ?? 0)
+      ) {
+        const parsed = ClusterMetrics.safeParse(status.metrics);
+        const violation = karpenterGateViolation(parsed.success ? parsed.data : null, rollout);
+        if (violation) {
+          await update({
+            state: 'FAILED',
+            healthySince: null,
+            finishedAt: now,
+            reason: violation.slice(0, 1024),
+          });
+          continue;
+        }
+      }
       switch (health) {
         case 'healthy': {
           const since = rc.healthySince ?? now;
-          const held = now.getTime() - since.getTime() >= rollout.minHealthySeconds * 1000;
+          const minHealthySeconds =
+            rollout.waves[rc.wave]?.minHealthySeconds ?? rollout.minHealthySeconds;
+          const held = now.getTime() - since.getTime() >= minHealthySeconds * 1000;
           if (rc.state === 'APPLYING' && held)
             await update({ state: 'HEALTHY', healthySince: since, finishedAt: now, reason: null });
           else if (!rc.healthySince) await update({ healthySince: since });

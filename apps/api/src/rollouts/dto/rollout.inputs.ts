@@ -87,4 +87,18 @@ export class RolloutStrategyInput {
     description: 'Per wave; must exceed minHealthySeconds (default 1800).',
   })
   waveTimeoutSeconds?: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Health gate: a changed cluster reporting more NodeClaims whose Launched condition is False fails (NodeClaimLaunchFailures). Default off.',
+  })
+  maxNodeClaimLaunchFailures?: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Health gate: a changed cluster with an unschedulable pod pending longer than this (1–604800 s) fails (PodsPendingTooLong). Default off.',
+  })
+  maxPendingPodSeconds?: number | null;
 }

@@ -6,6 +6,7 @@ import { Node } from '../../common/node.interface.js';
 
 export enum RolloutState {
   RUNNING = 'RUNNING',
+  WAITING_APPROVAL = 'WAITING_APPROVAL',
   PAUSED = 'PAUSED',
   COMPLETED = 'COMPLETED',
   FAILED = 'FAILED',
@@ -28,7 +29,8 @@ export enum RolloutClusterState {
 registerEnumType(RolloutState, {
   name: 'RolloutState',
   description:
-    'RUNNING: waves advance. PAUSED: by pauseRollout; nothing advances until resumeRollout. ' +
+    'RUNNING: waves advance. WAITING_APPROVAL: the current wave succeeded and its stage has an approval gate; ' +
+    'health is still judged, the next wave starts on approveRolloutStage. PAUSED: by pauseRollout; nothing advances until resumeRollout. ' +
     'FAILED: stopped by itself (more than maxFailures clusters Degraded, Stale or past the wave timeout; see reason); ' +
     'resumeRollout watches the failed clusters again and continues. COMPLETED: every wave done. ' +
     'ABORTED: by abortRollout; clusters already changed keep the change (nothing is reverted), the rest are SKIPPED.',
@@ -125,6 +127,35 @@ export class RolloutWave {
   @Field(() => DateTimeScalar, { nullable: true })
   finishedAt!: Date | null;
 
+  @Field(() => String, {
+    nullable: true,
+    description: "A selector stage's label selector (the remaining clusters it matched at start).",
+  })
+  selector!: string | null;
+
+  @Field(() => Int, {
+    description: "How long each cluster must stay healthy (its stage's, else the rollout's).",
+  })
+  minHealthySeconds!: number;
+
+  @Field(() => Int, { description: 'Timed pause once the wave succeeded, before the next one.' })
+  pauseSeconds!: number;
+
+  @Field({ description: 'The next wave waits for approveRolloutStage(stage: index).' })
+  approval!: boolean;
+
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'When the timed pause after this wave ends.',
+  })
+  resumeAt!: Date | null;
+
+  @Field(() => DateTimeScalar, { nullable: true })
+  approvedAt!: Date | null;
+
+  @Field(() => String, { nullable: true })
+  approvedBy!: string | null;
+
   @Field(() => [RolloutClusterProgress])
   clusters!: RolloutClusterProgress[];
 }
@@ -133,9 +164,29 @@ export class RolloutWave {
 export class RolloutStrategy {
   @Field(() => JSONScalar, {
     description:
-      'Cumulative steps as given, e.g. [{"count":1},{"percent":10},{"percent":50},{"percent":100}].',
+      'Cumulative steps as given, e.g. [{"count":1},{"percent":10},{"percent":50},{"percent":100}]; for a named ' +
+      'strategy, its stages as copied at start.',
   })
   waves!: unknown;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The named strategy the waves were materialized from at start (a copy: later edits do not change this rollout).',
+  })
+  name!: string | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'A cluster with more NodeClaims whose Launched condition is False fails.',
+  })
+  maxNodeClaimLaunchFailures!: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'A cluster with an unschedulable pod pending longer fails.',
+  })
+  maxPendingPodSeconds!: number | null;
 
   @Field(() => Int)
   minHealthySeconds!: number;
@@ -182,6 +233,12 @@ export class Rollout implements Node {
 
   @Field(() => Int, { description: 'Index of the wave in progress (or the last one).' })
   currentWave!: number;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'WAITING_APPROVAL: the wave (stage) whose approval gate holds the rollout.',
+  })
+  waitingStage!: number | null;
 
   @Field(() => RolloutCounts)
   counts!: RolloutCounts;

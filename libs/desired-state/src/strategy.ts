@@ -1,0 +1,235 @@
+import {
+  LabelSelectorError,
+  matchesLabelSelector,
+  parseLabelSelector,
+  type ClusterMetrics,
+} from '@fleet/contracts';
+import { z } from 'zod';
+import { stepTarget } from './wave-plan.js';
+
+const seconds = (max: number) =>
+  z.number().int().min(0, `must be 0–${max}`).max(max, `must be 0–${max}`);
+
+/** GraphQL hands absent input fields in as null; stored stages carry only what was given. */
+const withoutNulls = (value: unknown) =>
+  value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value).filter(([, v]) => v != null))
+    : value;
+
+/**
+ * One stage of a named strategy: which clusters it adds — the remaining clusters a label
+ * selector matches, or a cumulative percentage/count of all the rollout's clusters — how long
+ * each must stay healthy, and what happens once it succeeded (a timed pause, then an approval
+ * gate) before the next stage starts.
+ */
+export const StrategyStage = z.preprocess(
+  withoutNulls,
+  z
+    .object({
+      selector: z
+        .string()
+        .max(4096, 'must be no more than 4096 characters')
+        .superRefine((selector, ctx) => {
+          if (selector.trim() === '') {
+            ctx.addIssue({
+              code: 'custom',
+              message: 'must select something; use percent: 100 for every remaining cluster',
+            });
+            return;
+          }
+          try {
+            parseLabelSelector(selector);
+          } catch (err) {
+            if (!(err instanceof LabelSelectorError)) throw err;
+            ctx.addIssue({ code: 'custom', message: `invalid label selector: ${err.message}` });
+          }
+        })
+        .optional(),
+      percent: z.number().int().min(1, 'must be 1–100').max(100, 'must be 1–100').optional(),
+      count: z
+        .number()
+        .int()
+        .min(1, 'must be at least 1')
+        .max(100_000, 'must be at most 100000')
+        .optional(),
+      minHealthySeconds: seconds(86_400).default(60),
+      approval: z.boolean().default(false),
+      pauseSeconds: seconds(604_800).default(0),
+    })
+    .strict()
+    .superRefine((stage, ctx) => {
+      const kinds = (['selector', 'percent', 'count'] as const).filter((k) => stage[k] != null);
+      if (kinds.length !== 1)
+        ctx.addIssue({
+          code: 'custom',
+          path: kinds.length ? [kinds[1]!] : ['selector'],
+          message: 'give exactly one of selector, percent or count',
+        });
+    }),
+);
+export type StrategyStage = z.infer<typeof StrategyStage>;
+
+export const StrategyStages = z
+  .array(StrategyStage)
+  .min(1, 'must name at least one stage')
+  .max(20, 'at most 20 stages')
+  .superRefine((stages, ctx) => {
+    // Percentages and counts are cumulative, so each must grow (as inline waves must).
+    let lastPercent = 0;
+    let lastCount = 0;
+    stages.forEach((stage, i) => {
+      if (stage.percent != null) {
+        if (stage.percent <= lastPercent)
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'percent'],
+            message: 'percentages must increase from stage to stage',
+          });
+        lastPercent = stage.percent;
+      } else if (stage.count != null) {
+        if (stage.count <= lastCount)
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'count'],
+            message: 'counts must increase from stage to stage',
+          });
+        lastCount = stage.count;
+      }
+    });
+  });
+
+/** Thresholds of the health gates that read Karpenter's own signals; null (or absent) is off. */
+export const KarpenterHealthGates = z.object({
+  maxNodeClaimLaunchFailures: z
+    .number()
+    .int()
+    .min(0, 'must be 0–100000')
+    .max(100_000, 'must be 0–100000')
+    .nullish()
+    .transform((v) => v ?? null),
+  maxPendingPodSeconds: z
+    .number()
+    .int()
+    .min(1, 'must be 1–604800')
+    .max(604_800, 'must be 1–604800')
+    .nullish()
+    .transform((v) => v ?? null),
+});
+export type KarpenterHealthGates = z.infer<typeof KarpenterHealthGates>;
+
+/** Everything of a strategy but its name: what a rollout copies at start. */
+export const StrategyDefinition = z
+  .object({
+    stages: StrategyStages,
+    maxFailures: z
+      .number()
+      .int()
+      .min(0, 'must be 0–100000')
+      .max(100_000, 'must be 0–100000')
+      .nullish()
+      .transform((v) => v ?? 0),
+    waveTimeoutSeconds: z
+      .number()
+      .int()
+      .min(1, 'must be 1–604800')
+      .max(604_800, 'must be 1–604800')
+      .nullish()
+      .transform((v) => v ?? 1800),
+  })
+  .extend(KarpenterHealthGates.shape)
+  .superRefine((s, ctx) => {
+    const longest = Math.max(...s.stages.map((stage) => stage.minHealthySeconds));
+    if (s.waveTimeoutSeconds <= longest)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['waveTimeoutSeconds'],
+        message: `must exceed every stage's minHealthySeconds (${longest}), or that stage could never succeed`,
+      });
+  });
+export type StrategyDefinition = z.infer<typeof StrategyDefinition>;
+
+export interface PlannedWave<T> {
+  clusters: T[];
+  /** The stage's selector, for a selector stage. */
+  selector: string | null;
+  minHealthySeconds: number | null;
+  approval: boolean;
+  pauseSeconds: number;
+}
+
+/**
+ * Splits a rollout's clusters into waves by a strategy's stages. A selector stage takes the
+ * clusters not taken yet that its selector matches; a percentage or count is cumulative over all
+ * the rollout's clusters (rounded up) and takes the rest in name order. A stage that adds nobody is
+ * dropped, its gates moving to the wave before it (they hold the stages after it; with no wave
+ * before, nothing was changed yet and there is nothing to gate). The clusters no stage took form
+ * a last wave, so a rollout always ends with every cluster it was started over.
+ */
+export function planStages<T extends { id: string; name: string; labels: Record<string, string> }>(
+  clusters: readonly T[],
+  stages: readonly StrategyStage[],
+): PlannedWave<T>[] {
+  let remaining = [...clusters].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+  );
+  const waves: PlannedWave<T>[] = [];
+  let done = 0;
+  for (const stage of stages) {
+    let taken: T[];
+    if (stage.selector != null) {
+      const requirements = parseLabelSelector(stage.selector);
+      taken = remaining.filter((c) => matchesLabelSelector(requirements, c.labels));
+    } else {
+      const step = stage.percent != null ? { percent: stage.percent } : { count: stage.count! };
+      taken = remaining.slice(0, Math.max(0, stepTarget(step, clusters.length) - done));
+    }
+    if (!taken.length) {
+      const before = waves.at(-1);
+      if (before) {
+        before.approval ||= stage.approval;
+        before.pauseSeconds = Math.max(before.pauseSeconds, stage.pauseSeconds);
+      }
+      continue;
+    }
+    const picked = new Set(taken);
+    remaining = remaining.filter((c) => !picked.has(c));
+    done += taken.length;
+    waves.push({
+      clusters: taken,
+      selector: stage.selector ?? null,
+      minHealthySeconds: stage.minHealthySeconds,
+      approval: stage.approval,
+      pauseSeconds: stage.pauseSeconds,
+    });
+  }
+  if (remaining.length)
+    waves.push({
+      clusters: remaining,
+      selector: null,
+      minHealthySeconds: null,
+      approval: false,
+      pauseSeconds: 0,
+    });
+  return waves;
+}
+
+/**
+ * The Karpenter health gate a cluster's last metrics break, as a failure reason, or undefined.
+ * Metrics a sidecar does not report (an older one) never fail a cluster: absence is not failure.
+ */
+export function karpenterGateViolation(
+  metrics: ClusterMetrics | null | undefined,
+  gates: KarpenterHealthGates,
+): string | undefined {
+  const launchFailures = metrics?.nodeClaimLaunchFailures;
+  if (
+    gates.maxNodeClaimLaunchFailures != null &&
+    launchFailures != null &&
+    launchFailures > gates.maxNodeClaimLaunchFailures
+  )
+    return `NodeClaimLaunchFailures: ${launchFailures} NodeClaims failed to launch (Launched=False), more than maxNodeClaimLaunchFailures ${gates.maxNodeClaimLaunchFailures}`;
+  const pending = metrics?.oldestPendingPodSeconds;
+  if (gates.maxPendingPodSeconds != null && pending != null && pending > gates.maxPendingPodSeconds)
+    return `PodsPendingTooLong: an unschedulable pod has been pending for ${pending}s, more than maxPendingPodSeconds ${gates.maxPendingPodSeconds}`;
+  return undefined;
+}
