@@ -6,3 +6,4 @@ export * from './reconcile-job.js';
 export * from './wave-plan.js';
 export * from './profiles.js';
 export * from './profile-store.js';
+export * from './spec-validator.js';
