@@ -17,7 +17,7 @@ export interface ProfileRow {
   currentClusters: number;
 }
 
-interface StrategyOptions {
+export interface StrategyOptions {
   waves?: string;
   maxFailures?: string;
   minHealthySeconds?: string;
@@ -50,7 +50,7 @@ function fieldsOf(spec: Record<string, unknown>): string[] {
   );
 }
 
-function strategyOf(opts: StrategyOptions): Record<string, unknown> | undefined {
+export function strategyOf(opts: StrategyOptions): Record<string, unknown> | undefined {
   const strategy: Record<string, unknown> = {};
   if (opts.waves) strategy.waves = parseWaves(opts.waves);
   if (opts.maxFailures) strategy.maxFailures = parseIntOption(opts.maxFailures, '--max-failures');
@@ -65,7 +65,7 @@ function strategyOf(opts: StrategyOptions): Record<string, unknown> | undefined 
   return Object.keys(strategy).length ? strategy : undefined;
 }
 
-const withStrategy = (cmd: Command): Command =>
+export const withStrategy = (cmd: Command): Command =>
   cmd
     .option('--waves <steps>', 'cumulative steps of its rollout, e.g. 1,10%,50%,100%')
     .option('--max-failures <n>', 'failed clusters tolerated before the rollout stops')
