@@ -21,12 +21,20 @@ export const storedSpec = (raw: unknown, what: string): ProfileSpec =>
   );
 
 /**
- * The one lock every profile write and every membership sync takes, first among the locks it
- * takes on profiles (a cluster's desired-state lock may come before it, never after): a profile
- * created while a cluster registers or is relabelled either sees that cluster or is seen by it.
+ * The lock between profile writes and membership syncs, first among the locks either takes on
+ * profiles (a cluster's desired-state lock may come before it, never after: profile writes take
+ * no cluster lock, so the order is one-way). Profile writes take it exclusive (their conflict
+ * checks read every profile); a membership sync (registration, relabelling) takes it shared, so
+ * syncs of different clusters still run side by side, and a profile created while a cluster
+ * registers either sees that cluster or is seen by it.
  */
-export async function lockProfiles(tx: Tx): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:profiles'))`;
+export async function lockProfiles(
+  tx: Tx,
+  mode: 'exclusive' | 'shared' = 'exclusive',
+): Promise<void> {
+  if (mode === 'shared')
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtext('karpenter-fleet:profiles'))`;
+  else await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:profiles'))`;
 }
 
 /**
@@ -146,7 +154,7 @@ export async function syncMemberships(
 ): Promise<boolean> {
   // Under the profile writes' lock: else a profile created concurrently would miss this cluster
   // (not yet visible to its rollout) while this sync misses the profile (not yet committed).
-  await lockProfiles(tx);
+  await lockProfiles(tx, 'shared');
   const profiles = await tx.profile.findMany({
     select: { id: true, selector: true, revision: true, deletedAt: true },
   });
