@@ -152,26 +152,24 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
         }
       if (!objects.length && !errors.length)
         throw usageError(`no documents in ${opts.filename.join(', ')}`, '-f');
-      const request = connect(cmd);
-      const fleet = await readFleet(request);
-      if (!errors.length)
-        errors.push(
-          ...validateObjects(
-            objects,
-            KarpenterSpecValidator.fromDirectory(KARPENTER_CRD_DIRECTORY),
-            {
-              ...fleet,
-              prune: Boolean(opts.prune),
-            },
-          ),
-        );
-      if (errors.length) {
+      const refuse = () => {
         for (const e of errors) io.stderr(`${formatManifestError(e)}\n`);
-        throw new CliError(
+        return new CliError(
           `${errors.length} invalid document field${errors.length === 1 ? '' : 's'}; nothing applied`,
           'BAD_USER_INPUT',
         );
-      }
+      };
+      // A document that is not even well-formed is refused before the API is asked anything.
+      if (errors.length) throw refuse();
+      const request = connect(cmd);
+      const fleet = await readFleet(request);
+      errors.push(
+        ...validateObjects(objects, KarpenterSpecValidator.fromDirectory(KARPENTER_CRD_DIRECTORY), {
+          ...fleet,
+          prune: Boolean(opts.prune),
+        }),
+      );
+      if (errors.length) throw refuse();
       const plan = computePlan(objects, fleet, Boolean(opts.prune));
       io.stdout(formatPlan(plan));
       if (!planChanges(plan)) {

@@ -180,6 +180,18 @@ spec: {}
     expect(planChanges(computePlan(objects, fleet, true))).toBe(false);
   });
 
+  it('an exported spec plans no change however it was stored (empty nodePools, karpenterVersion null)', () => {
+    const stored = { karpenterVersion: null, nodePools: {} };
+    const text = renderStream([{ kind: 'ClusterOverrides', name: 'prod-0', spec: stored }]);
+    const { objects, errors } = parseManifests('export.yaml', text);
+    expect(errors).toEqual([]);
+    expect(
+      planChanges(
+        computePlan(objects, { profiles: [], clusters: [cluster('prod-0', stored)] }, true),
+      ),
+    ).toBe(false);
+  });
+
   it('diffs key by key, lists as a whole', () => {
     expect(
       diffValues({ a: { b: 1, c: [1] }, d: 1 }, { a: { b: 2, c: [1, 2] }, e: 1 }, 'spec'),

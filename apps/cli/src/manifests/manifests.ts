@@ -341,8 +341,9 @@ export function sortedKeys(value: unknown): unknown {
 function orderedSpec(spec: ProfileSpec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of PROFILE_SETTINGS) if (spec[key] !== undefined) out[key] = sortedKeys(spec[key]);
-  if (spec.nodePools && Object.keys(spec.nodePools).length)
-    out.nodePools = sortedKeys(spec.nodePools);
+  // Kept when empty too: the API compares specs as stored, so dropping `nodePools: {}` here
+  // would make every apply of an export an update.
+  if (spec.nodePools !== undefined) out.nodePools = sortedKeys(spec.nodePools);
   return out;
 }
 
