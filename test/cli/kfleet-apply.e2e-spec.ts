@@ -36,6 +36,15 @@ spec:
   priority: 10
   logLevel: error
 `;
+/** Every cluster: its rollout holds the clusters the next profiles of the same apply touch. */
+const BASE = `${HEADER}
+kind: Profile
+metadata: { name: base }
+spec:
+  selector: ""
+  priority: 1
+  driftPolicy: REPORT
+`;
 const PROD_0 = `${HEADER}
 kind: ClusterOverrides
 metadata: { name: prod-0 }
@@ -146,6 +155,7 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     await writeFile(join(fleet, 'profiles', 'prod.yml'), PROD);
     await writeFile(join(fleet, 'profiles', 'dev.yaml'), DEV);
     await writeFile(join(fleet, 'clusters', 'prod-0.yaml'), `---\n${PROD_0}---\n`);
+    await writeFile(join(fleet, 'base.yaml'), BASE);
     await writeFile(join(fleet, 'README.md'), 'not a manifest\n');
   });
 
@@ -182,7 +192,7 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     const run = await kfleet(['apply', '-f', fleet, '--dry-run']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('Plan: 2 to create, 1 to update, 0 to delete, 0 unchanged');
+    expect(run.stdout).toContain('Plan: 3 to create, 1 to update, 0 to delete, 0 unchanged');
     expect(run.stdout).toContain('+ profile/prod (create, through its rollout)');
     expect(run.stdout).toContain('~ clusteroverrides/prod-0 (update)');
     expect(run.stdout).toContain('    + spec.logLevel: "debug"');
@@ -194,6 +204,9 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     const run = await kfleet(['apply', '-f', fleet, ...STRATEGY]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/profile\/base created; rollout\/\S+ RUNNING, 3 clusters/);
+    // dev-0 is in base's rollout when dev is written: apply waits for it, then writes dev.
+    expect(run.stdout).toMatch(/waiting for rollout\/\S+ to complete\nprofile\/dev created/);
     expect(run.stdout).toMatch(/profile\/prod created; rollout\/\S+ RUNNING, 2 clusters/);
     expect(run.stdout).toMatch(/profile\/dev created; rollout\/\S+ RUNNING, 1 clusters/);
     expect(run.stdout).toMatch(/clusteroverrides\/prod-0 updated \(generation \d+\)/);
@@ -213,7 +226,7 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     const again = await kfleet(['apply', '-f', fleet, ...STRATEGY]);
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(
-      'Plan: 0 to create, 0 to update, 0 to delete, 3 unchanged\nNo changes.\n',
+      'Plan: 0 to create, 0 to update, 0 to delete, 4 unchanged\nNo changes.\n',
     );
     expect(await snapshot()).toEqual(before);
   });
@@ -225,6 +238,7 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     const files = await tree(first);
     expect(Object.keys(files).sort()).toEqual([
       'clusters/prod-0.yaml',
+      'profiles/base.yaml',
       'profiles/dev.yaml',
       'profiles/prod.yaml',
     ]);
@@ -240,7 +254,7 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     // The stream holds the same documents, in the same order.
     const stream = await kfleet(['export']);
     expect(stream.stdout).toBe(
-      ['profiles/dev.yaml', 'profiles/prod.yaml', 'clusters/prod-0.yaml']
+      ['profiles/base.yaml', 'profiles/dev.yaml', 'profiles/prod.yaml', 'clusters/prod-0.yaml']
         .map((f) => `---\n${files[f]}`)
         .join(''),
     );
@@ -326,6 +340,21 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
       input: { name: 'prod-logs', selector: 'env=prod', priority: 5, spec: { logLevel: 'debug' } },
     });
     expect(admin.errors?.[0]?.message).toContain('profile everywhere');
+    // Export shows what the token sees: profiles within its scope, overrides of its clusters.
+    await gql(
+      `mutation($id: ID!, $o: JSON!) { setClusterOverrides(clusterId: $id, overrides: $o) { name } }`,
+      { id: ids.get('dev-0'), o: { logLevel: 'debug' } },
+    );
+    const scoped = await runKfleetInProcess(['export'], { ...env(), KFLEET_TOKEN: secret });
+    expect(scoped.code).toBe(0);
+    expect(scoped.stdout.match(/^ {2}name: .*$/gm)).toEqual(['  name: prod']);
+    const all = await kfleet(['export']);
+    expect(all.stdout.match(/^ {2}name: .*$/gm)).toEqual([
+      '  name: base',
+      '  name: everywhere',
+      '  name: prod',
+      '  name: dev-0',
+    ]);
   });
 
   it('membership sync waits for the profile writes’ lock (a relabel never races a createProfile)', async () => {

@@ -389,3 +389,6 @@ export const SET_CLUSTER_OVERRIDES = `
 mutation SetClusterOverrides($clusterId: ID!, $overrides: JSON!, $expectedGeneration: Int) {
   setClusterOverrides(clusterId: $clusterId, overrides: $overrides, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
 }`;
+
+export const CLUSTER_OVERRIDES = `
+query ClusterOverrides($id: ID!) { cluster(id: $id) { overrides karpenter { generation } } }`;

@@ -13,6 +13,7 @@ import {
   parseManifests,
   renderDocument,
   renderStream,
+  sameValue,
   sortObjects,
   validateObjects,
   type FleetObject,
@@ -284,9 +285,18 @@ async function applyItem(
     out(`profile/${o.name} updated${rolloutText(updateProfile)}\n`);
     return;
   }
-  // The generation the plan was computed at: a cluster that moved since is refused (CONFLICT),
-  // not overwritten with a plan nobody saw.
-  const expectedGeneration = item.cluster.generation;
+  // Overrides the plan did not see are not overwritten: re-read them now (the profiles this
+  // apply wrote moved the generation, so the plan's generation would refuse our own change) and
+  // write at the generation they were read at (CONFLICT if the cluster moves in between).
+  const { cluster: now } = await request<{
+    cluster: { overrides: unknown; karpenter: { generation: number } };
+  }>(gql.CLUSTER_OVERRIDES, { id: item.cluster.id });
+  if (!sameValue(storedSpec(now.overrides, `overrides of ${item.name}`), item.cluster.overrides))
+    throw new CliError(
+      `the overrides of cluster ${item.name} changed since the plan; run apply again to see the new plan`,
+      'CONFLICT',
+    );
+  const expectedGeneration = now.karpenter.generation;
   type Ack = { karpenter: { generation: number } };
   if (item.action === 'delete') {
     const { resetClusterOverrides: c } = await request<{ resetClusterOverrides: Ack }>(
