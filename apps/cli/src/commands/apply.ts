@@ -21,7 +21,13 @@ import {
   type LiveProfile,
   type ManifestError,
 } from '../manifests/manifests.js';
-import { computePlan, formatPlan, planChanges, type PlanItem } from '../manifests/plan.js';
+import {
+  computePlan,
+  formatPlan,
+  planChanges,
+  profileView,
+  type PlanItem,
+} from '../manifests/plan.js';
 import { collect, pages, type CommandContext, type Page, type RolloutRow } from './context.js';
 import { strategyOf, withStrategy, type StrategyOptions } from './profiles.js';
 
@@ -260,6 +266,18 @@ async function applyItem(
       ? `; rollout/${p.rollout.id} ${p.rollout.state}, ${p.rollout.counts.total} clusters`
       : '; no cluster affected';
   if (item.kind === 'Profile') {
+    // As for overrides below: a profile changed since the plan is not overwritten unseen.
+    if (item.live) {
+      const { profile } = await request<{
+        profile: { selector: string; priority: number; spec: unknown; deleting: boolean };
+      }>(gql.GET_PROFILE, { name: item.name });
+      const now = { ...profile, spec: storedSpec(profile.spec, `profile ${item.name}`) };
+      if (now.deleting || !sameValue(profileView(now), profileView(item.live)))
+        throw new CliError(
+          `profile ${item.name} changed since the plan; run apply again to see the new plan`,
+          'CONFLICT',
+        );
+    }
     if (item.action === 'delete') {
       const { deleteProfile } = await request<{ deleteProfile: Payload }>(gql.DELETE_PROFILE, {
         name: item.name,

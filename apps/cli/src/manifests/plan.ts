@@ -33,6 +33,8 @@ export type PlanItem =
       action: Action;
       changes: FieldChange[];
       object?: ProfileObject;
+      /** The profile as the plan saw it (update, delete). */
+      live?: LiveProfile;
     }
   | {
       kind: 'ClusterOverrides';
@@ -66,7 +68,7 @@ export function diffValues(before: unknown, after: unknown, path = ''): FieldCha
   return [{ path, before, after }];
 }
 
-const profileView = (p: { selector: string; priority: number; spec: ProfileSpec }) => ({
+export const profileView = (p: { selector: string; priority: number; spec: ProfileSpec }) => ({
   selector: p.selector,
   priority: p.priority,
   ...p.spec,
@@ -106,6 +108,7 @@ export function computePlan(
         action: changes.length ? 'update' : 'unchanged',
         changes,
         object: o,
+        live: before,
       });
     } else {
       const cluster = clusters.get(o.name);
@@ -132,6 +135,7 @@ export function computePlan(
             name: p.name,
             action: 'delete',
             changes: diffValues(profileView(p), {}, 'spec'),
+            live: p,
           });
     if (kinds.has('ClusterOverrides'))
       for (const c of [...fleet.clusters].sort((a, b) => (a.name < b.name ? -1 : 1)))
