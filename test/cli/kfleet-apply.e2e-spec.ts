@@ -260,6 +260,21 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     );
   });
 
+  it('an edited file updates its profile through a rollout, the plan naming the field that changes', async () => {
+    await writeFile(join(fleet, 'profiles', 'prod.yml'), PROD.replace('cpu: "100"', 'cpu: "200"'));
+    const run = await kfleet(['apply', '-f', fleet, ...STRATEGY]);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain(
+      'Plan: 0 to create, 1 to update, 0 to delete, 3 unchanged\n~ profile/prod (update, through its rollout)\n    ~ spec.nodePools.general.limits.cpu: "100" -> "200"\n',
+    );
+    expect(run.stdout).toMatch(/profile\/prod updated; rollout\/\S+ RUNNING, 2 clusters/);
+    await rolloutsDone();
+    const { profile } = await gql<{ profile: { revision: number; currentClusters: number } }>(
+      `{ profile(name: "prod") { revision currentClusters } }`,
+    );
+    expect(profile).toEqual({ revision: 2, currentClusters: 2 });
+  });
+
   it('--prune deletes a profile the files no longer hold, through its rollout', async () => {
     await unlink(join(fleet, 'profiles', 'dev.yaml'));
     const plain = await kfleet(['apply', '-f', fleet, '--dry-run']);
@@ -296,6 +311,14 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     const after = await overridesOf('prod-0');
     expect(after.overrides).toEqual({});
     expect(after.karpenter.generation).toBe(before.karpenter.generation + 1);
+    // setClusterOverrides checks what it is given as the per-field mutations do; nothing written.
+    const bad = await api.admin(
+      `mutation($id: ID!, $o: JSON!) { setClusterOverrides(clusterId: $id, overrides: $o) { name } }`,
+      { id: ids.get('prod-0'), o: { nodePools: { general: { limits: { cpu: [1] } } } } },
+    );
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+    expect(String(bad.errors?.[0]?.extensions?.field)).toMatch(/^overrides\.nodePools\.general\./);
+    expect((await overridesOf('prod-0')).karpenter.generation).toBe(after.karpenter.generation);
     const again = await kfleet(['clusters', 'reset', 'prod-0', '--all']);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('overrides nothing');
