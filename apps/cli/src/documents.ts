@@ -394,3 +394,24 @@ mutation UpdateRolloutStrategy($name: String!, $input: RolloutStrategySpecInput!
 
 export const DELETE_STRATEGY = `
 mutation DeleteRolloutStrategy($name: String!) { deleteRolloutStrategy(name: $name) { name } }`;
+export const RESET_CLUSTER_OVERRIDES = `
+mutation ResetClusterOverrides($clusterId: ID!, $expectedGeneration: Int) {
+  resetClusterOverrides(clusterId: $clusterId, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
+}`;
+
+/** kfleet apply / export: every cluster the token sees, with what apply checks and compares. */
+export const CLUSTER_OVERRIDES_PAGE = `
+query ClusterOverridesPage($first: Int, $after: String) {
+  clusters(first: $first, after: $after) {
+    nodes { id name platform topology managementCluster labels overrides karpenter { generation } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export const SET_CLUSTER_OVERRIDES = `
+mutation SetClusterOverrides($clusterId: ID!, $overrides: JSON!, $expectedGeneration: Int) {
+  setClusterOverrides(clusterId: $clusterId, overrides: $overrides, expectedGeneration: $expectedGeneration) { ${CLUSTER_ACK} }
+}`;
+
+export const CLUSTER_OVERRIDES = `
+query ClusterOverrides($id: ID!) { cluster(id: $id) { overrides karpenter { generation } } }`;

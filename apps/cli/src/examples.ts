@@ -59,6 +59,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'clusters reset': [
     "kfleet clusters reset ocp-east-1 logLevel  # the profiles' logLevel applies again",
     'kfleet clusters reset ocp-east-1 nodePools.general',
+    'kfleet clusters reset ocp-east-1 --all   # every override at once: the profiles apply',
   ],
   profiles: [
     'kfleet profiles list',
@@ -78,6 +79,15 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "kfleet profiles update prod-base -l 'env=prod,region!=eu-west-1'",
   ],
   'profiles delete': ['kfleet profiles delete prod-base --yes'],
+  apply: [
+    'kfleet apply -f fleet/ --dry-run   # check every document and print the plan; write nothing',
+    'kfleet apply -f fleet/profiles -f fleet/clusters --waves 1,50%,100%',
+    'kfleet apply -f fleet/ --prune   # also delete what the files no longer hold (kinds they hold)',
+  ],
+  export: [
+    'kfleet export -o fleet/   # profiles/<name>.yaml and clusters/<name>.yaml',
+    'kfleet export > fleet.yaml',
+  ],
   'clusters register': [
     'kfleet clusters register ocp-east-1 --platform AWS --region us-east-1 --label env=prod --manifest-out ocp-east-1.yaml',
   ],

@@ -71,6 +71,10 @@ describe('argument parsing (exit 2 before any request)', () => {
     [['dead-letters', 'redrive'], /give one dead letter ID or --all/],
     [['dead-letters', 'redrive', 'x', '--all'], /give one dead letter ID or --all/],
     [['completion', 'fish'], /fish: expected bash or zsh/],
+    [['clusters', 'reset', 'x'], /give a field, or --all \(not both\)/],
+    [['clusters', 'reset', 'x', 'logLevel', '--all'], /give a field, or --all \(not both\)/],
+    [['apply'], /required option '-f, --filename/],
+    [['apply', '-f', 'missing.yaml'], /cannot read missing\.yaml/],
     [['login', 'not a url', '--token', 't'], /not a url: expected an http\(s\) URL/],
     [['login', 'ftp://fleet', '--token', 't'], /expected an http\(s\) URL/],
   ])('kfleet %j', async (args, message) => {

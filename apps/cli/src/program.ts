@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { FLEET_RELEASE } from '@fleet/contracts';
 import { CliError, EXIT, formatError } from './errors.js';
+import { addApplyCommands } from './commands/apply.js';
 import { addAuthCommands } from './commands/auth.js';
 import { addClusterActivityCommands } from './commands/cluster-activity.js';
 import { addClustersCommands } from './commands/clusters.js';
@@ -57,6 +58,7 @@ export function buildProgram(io: Io): Command {
   addRolloutsCommands(program, context);
   addProfilesCommands(program, context);
   addStrategiesCommands(program, context);
+  addApplyCommands(program, context);
   addPlanCommands(program, context);
   addDeadLettersCommands(program, context);
   addVersionCommand(program, context);

@@ -35,6 +35,8 @@ const COMMAND_FOR: Record<string, string> = {
   'Mutation.updateProfile': 'profiles update',
   'Mutation.deleteProfile': 'profiles delete',
   'Mutation.resetClusterOverride': 'clusters reset',
+  'Mutation.resetClusterOverrides': 'clusters reset',
+  'Mutation.setClusterOverrides': 'apply',
   'Mutation.abortRollout': 'rollouts abort',
   'Mutation.approveRolloutStage': 'rollouts approve',
   'Query.rolloutStrategies': 'strategies list',

@@ -7,3 +7,4 @@ export * from './wave-plan.js';
 export * from './profiles.js';
 export * from './profile-store.js';
 export * from './strategy.js';
+export * from './spec-validator.js';

@@ -1,14 +1,41 @@
 import { matchesLabelSelector, parseLabelSelector } from '@fleet/contracts';
 import type { Prisma } from '@fleet/database';
+import { pino } from 'pino';
 import {
   ProfileSpec,
   canonicalJson,
+  parseStoredSpec,
   composeEffectiveState,
   type BoundProfile,
   type EffectiveState,
 } from './profiles.js';
 
 type Tx = Prisma.TransactionClient;
+
+const log = pino({ name: 'desired-state', level: process.env.LOG_LEVEL ?? 'info' });
+
+/** A stored spec, leniently: what the schema no longer accepts is dropped with a warning. */
+export const storedSpec = (raw: unknown, what: string): ProfileSpec =>
+  parseStoredSpec(raw, (field, reason) =>
+    log.warn({ spec: what, field }, `stored ${what}: ${field || '(whole)'}: ${reason}`),
+  );
+
+/**
+ * The lock between profile writes and membership syncs, first among the locks either takes on
+ * profiles (a cluster's desired-state lock may come before it, never after: profile writes take
+ * no cluster lock, so the order is one-way). Profile writes take it exclusive (their conflict
+ * checks read every profile); a membership sync (registration, relabelling) takes it shared, so
+ * syncs of different clusters still run side by side, and a profile created while a cluster
+ * registers either sees that cluster or is seen by it.
+ */
+export async function lockProfiles(
+  tx: Tx,
+  mode: 'exclusive' | 'shared' = 'exclusive',
+): Promise<void> {
+  if (mode === 'shared')
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtext('karpenter-fleet:profiles'))`;
+  else await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:profiles'))`;
+}
 
 /**
  * The database side of profiles: bindings (which revision of which profile a cluster is on), the
@@ -27,7 +54,7 @@ export async function boundProfiles(tx: Tx, clusterId: string): Promise<BoundPro
       JOIN "Profile" p ON p.id = b."profileId"
       JOIN "ProfileRevision" r ON r."profileId" = b."profileId" AND r.revision = b.revision
      WHERE b."clusterId" = ${clusterId}::uuid`;
-  return rows.map((r) => ({ ...r, spec: ProfileSpec.parse(r.spec) }));
+  return rows.map((r) => ({ ...r, spec: storedSpec(r.spec, `profile ${r.name} r${r.revision}`) }));
 }
 
 /** The cluster's own overrides as stored. */
@@ -36,7 +63,7 @@ export async function clusterOverrides(tx: Tx, clusterId: string): Promise<Profi
     where: { clusterId },
     select: { overrides: true },
   });
-  return ProfileSpec.parse(row.overrides ?? {});
+  return storedSpec(row.overrides, `overrides of cluster ${clusterId}`);
 }
 
 /**
@@ -57,7 +84,7 @@ export async function effectiveStateOf(
   });
   return composeEffectiveState(
     await boundProfiles(tx, clusterId),
-    overrides ?? ProfileSpec.parse(row.overrides ?? {}),
+    overrides ?? storedSpec(row.overrides, `overrides of cluster ${clusterId}`),
     row.cluster,
   );
 }
@@ -125,6 +152,9 @@ export async function syncMemberships(
   clusterId: string,
   labels: Record<string, string>,
 ): Promise<boolean> {
+  // Under the profile writes' lock: else a profile created concurrently would miss this cluster
+  // (not yet visible to its rollout) while this sync misses the profile (not yet committed).
+  await lockProfiles(tx, 'shared');
   const profiles = await tx.profile.findMany({
     select: { id: true, selector: true, revision: true, deletedAt: true },
   });

@@ -5,6 +5,7 @@ import {
   canonicalJson,
   composeEffectiveState,
   isProfileField,
+  parseStoredSpec,
   profileConflict,
   sameEffectiveState,
   withoutOverride,
@@ -254,5 +255,44 @@ describe('overrides', () => {
     expect(canonicalJson({ b: 1, a: [{ y: 1, x: 2 }] })).toBe(
       canonicalJson({ a: [{ x: 2, y: 1 }], b: 1 }),
     );
+  });
+});
+
+describe('parseStoredSpec (stored data, lenient)', () => {
+  it('keeps a valid stored spec as it is', () => {
+    const spec = { enabled: true, logLevel: 'debug', nodePools: { general: { limits: {} } } };
+    const warnings: string[] = [];
+    expect(parseStoredSpec(spec, (f) => warnings.push(f))).toEqual(spec);
+    expect(warnings).toEqual([]);
+  });
+
+  it('drops a field the schema no longer accepts (an old release, a removed setting), warning per field, and keeps the rest', () => {
+    const warnings: [string, string][] = [];
+    const spec = parseStoredSpec(
+      {
+        enabled: true,
+        karpenterVersion: '0.37.0',
+        retiredSetting: 1,
+        logLevel: 'debug',
+        nodePools: { general: { limits: {} }, Bad_Name: {} },
+      },
+      (field, reason) => warnings.push([field, reason]),
+    );
+    expect(spec).toEqual({
+      enabled: true,
+      logLevel: 'debug',
+      nodePools: { general: { limits: {} } },
+    });
+    expect(warnings.map(([f]) => f)).toEqual([
+      'karpenterVersion',
+      'retiredSetting',
+      'nodePools.Bad_Name',
+    ]);
+    expect(warnings[1]![1]).toMatch(/unknown field/);
+  });
+
+  it('input stays strict: the same document is refused by ProfileSpec', () => {
+    expect(ProfileSpec.safeParse({ karpenterVersion: '0.37.0' }).success).toBe(false);
+    expect(parseStoredSpec(null)).toEqual({});
   });
 });

@@ -49,6 +49,57 @@ export const ProfileSpec = z
   .strict();
 export type ProfileSpec = z.infer<typeof ProfileSpec>;
 
+/**
+ * A spec as stored (a profile revision, a cluster's overrides): parsed leniently, so a field the
+ * schema has since dropped or narrowed (a KarpenterVersion no longer offered, a setting removed)
+ * cannot break the cluster that holds it. Each unknown or invalid field is dropped and reported
+ * through `warn`; the rest stands. Input from users stays strict (ProfileSpec).
+ */
+export function parseStoredSpec(
+  raw: unknown,
+  warn: (field: string, reason: string) => void = () => undefined,
+): ProfileSpec {
+  const whole = ProfileSpec.safeParse(raw ?? {});
+  if (whole.success) return whole.data;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    warn('', 'not an object; read as no fields');
+    return {};
+  }
+  const shape = ProfileSpec.shape;
+  const spec: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'nodePools') continue;
+    if (!Object.hasOwn(shape, key)) {
+      warn(key, 'unknown field; dropped');
+      continue;
+    }
+    const field = shape[key as ProfileSetting].safeParse(value);
+    if (field.success) {
+      if (field.data !== undefined) spec[key] = field.data;
+    } else warn(key, `${field.error.issues[0]?.message ?? 'invalid'}; dropped`);
+  }
+  const pools = (raw as { nodePools?: unknown }).nodePools;
+  if (pools !== undefined) {
+    if (!pools || typeof pools !== 'object' || Array.isArray(pools))
+      warn('nodePools', 'not an object; dropped');
+    else {
+      const kept: Record<string, Record<string, unknown>> = {};
+      for (const [name, pool] of Object.entries(pools)) {
+        if (
+          dns1123Subdomain.safeParse(name).success &&
+          pool &&
+          typeof pool === 'object' &&
+          !Array.isArray(pool)
+        )
+          kept[name] = pool as Record<string, unknown>;
+        else warn(`nodePools.${name}`, 'invalid NodePool name or spec; dropped');
+      }
+      spec.nodePools = kept;
+    }
+  }
+  return spec;
+}
+
 /** The built-in value of each setting: DesiredState's column defaults. */
 export const BUILT_IN_SETTINGS: EffectiveSettings = {
   enabled: false,

@@ -20,6 +20,8 @@ import {
 } from './cluster-input.schemas.js';
 import {
   PROFILE_SETTINGS,
+  ProfileSpec,
+  canonicalJson,
   applyDesiredStateChange,
   clusterOverrides,
   clusterSnapshot,
@@ -146,6 +148,65 @@ export class DesiredStateChanges {
     return this.changeDesiredState(principal, uid, 'resetClusterOverride', expected, async (tx) => {
       const next = withoutOverride(await clusterOverrides(tx, uid), field);
       if (!next) throw userInputError('field', `the cluster does not override ${field}`);
+      await writeOverrides(tx, uid, next);
+    });
+  }
+
+  /**
+   * Replaces the cluster's own overrides whole (`kfleet apply`'s ClusterOverrides; `{}` clears
+   * every one, `kfleet clusters reset --all`): checked as the per-field mutations check them
+   * (the ProfileSpec shape strictly, NodePools against the CRD, NodeClass overrides against this
+   * cluster's NodeClass, what its platform refuses), then one desired-state change — one
+   * generation, one audit entry (`action`), one order.
+   */
+  async replaceOverrides(
+    principal: Principal,
+    uid: string,
+    overrides: unknown,
+    action: 'setClusterOverrides' | 'resetClusterOverrides',
+    expectedGeneration?: number | null,
+  ): Promise<Cluster> {
+    const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
+    const next = parseInput(ProfileSpec, overrides, 'overrides');
+    return this.changeDesiredState(principal, uid, action, expected, async (tx) => {
+      const current = await clusterOverrides(tx, uid);
+      if (canonicalJson(current) === canonicalJson(next))
+        throw userInputError(
+          'overrides',
+          action === 'resetClusterOverrides'
+            ? 'the cluster overrides nothing'
+            : 'changes nothing: the cluster already has exactly these overrides',
+        );
+      const cluster = await tx.cluster.findUniqueOrThrow({
+        where: { id: uid },
+        select: { platform: true, topology: true, managementCluster: true },
+      });
+      const { nodePools, ...settings } = next;
+      const refusal = unsupportedChangeFor(cluster, {
+        ...settings,
+        karpenterVersion: settings.karpenterVersion ?? undefined,
+      });
+      if (refusal) throw userInputError(`overrides.${refusal.field}`, refusal.reason);
+      for (const [name, pool] of Object.entries(nodePools ?? {})) {
+        const violation = this.specs.validateNodePool(name, pool)[0];
+        if (violation)
+          throw userInputError(
+            `overrides.nodePools.${name}${violation.field ? `.${violation.field}` : ''}`,
+            violation.reason,
+          );
+      }
+      if (next.nodeClassOverrides) {
+        const violation = this.specs.validateNodeClassOverrides(
+          cluster.platform,
+          next.nodeClassOverrides,
+          cluster.topology,
+        )[0];
+        if (violation)
+          throw userInputError(
+            `overrides.nodeClassOverrides${violation.field ? `.${violation.field}` : ''}`,
+            violation.reason,
+          );
+      }
       await writeOverrides(tx, uid, next);
     });
   }

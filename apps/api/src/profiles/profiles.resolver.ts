@@ -5,6 +5,7 @@ import { RequireRole } from '../auth/roles.decorator.js';
 import { DesiredStateChanges } from '../clusters/desired-state-changes.service.js';
 import { Cluster } from '../clusters/models/cluster.model.js';
 import { uidOf } from '../common/global-id.js';
+import { JSONScalar } from '../common/json.scalar.js';
 import { RolloutStrategyInput } from '../rollouts/dto/rollout.inputs.js';
 import { ID } from '@nestjs/graphql';
 import {
@@ -107,6 +108,57 @@ export class ClusterEffectiveStateResolver {
   })
   effectiveState(@Parent() cluster: Cluster): Promise<EffectiveState> {
     return this.service.effectiveState(cluster.uid);
+  }
+
+  @ResolveField(() => JSONScalar, {
+    description:
+      "The cluster's own overrides as stored, in the profile spec shape (only the fields it sets); they win over every profile.",
+  })
+  overrides(@Parent() cluster: Cluster): Promise<unknown> {
+    return this.service.overrides(cluster.uid);
+  }
+
+  @Mutation(() => Cluster, {
+    description:
+      "Replaces the cluster's own overrides whole (the profile spec shape; {} clears them): one desired-state change, " +
+      'checked as setKarpenter, upsertNodePool and setNodeClassOverrides check theirs. What kfleet apply uses.',
+  })
+  @RequireRole('OPERATOR')
+  setClusterOverrides(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+    @Args('overrides', { type: () => JSONScalar }) overrides: unknown,
+    @Args('expectedGeneration', { type: () => Int, nullable: true })
+    expectedGeneration: number | null,
+  ): Promise<Cluster> {
+    return this.changes.replaceOverrides(
+      principal,
+      uidOf('Cluster', clusterId, 'clusterId'),
+      overrides,
+      'setClusterOverrides',
+      expectedGeneration,
+    );
+  }
+
+  @Mutation(() => Cluster, {
+    description:
+      "Clears every override of the cluster at once, so its profiles' values (or the defaults) apply: one " +
+      'desired-state change, one generation, audited resetClusterOverrides.',
+  })
+  @RequireRole('OPERATOR')
+  resetClusterOverrides(
+    @CurrentPrincipal() principal: Principal,
+    @Args('clusterId', { type: () => ID }) clusterId: string,
+    @Args('expectedGeneration', { type: () => Int, nullable: true })
+    expectedGeneration: number | null,
+  ): Promise<Cluster> {
+    return this.changes.replaceOverrides(
+      principal,
+      uidOf('Cluster', clusterId, 'clusterId'),
+      {},
+      'resetClusterOverrides',
+      expectedGeneration,
+    );
   }
 
   @Mutation(() => Cluster, {

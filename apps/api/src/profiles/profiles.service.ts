@@ -8,6 +8,8 @@ import {
   effectiveStateOf,
   clusterOverrides,
   boundProfiles,
+  lockProfiles,
+  storedSpec,
   profileConflict,
   specFields,
   type ProfileDefinition,
@@ -103,6 +105,13 @@ export class ProfilesService {
         where: { name },
         include: { _count: { select: { bindings: true } } },
       });
+      // A name held by a profile outside the token's scope is refused without saying more
+      // (neither that profile's selector nor whether it is being deleted).
+      if (existing && !this.visible(principal, existing.selector))
+        throw userInputError(
+          'input.name',
+          `the name "${name}" is taken by a profile outside the scope of token ${principal.name}; choose another`,
+        );
       if (existing && !existing.deletedAt)
         throw userInputError('input.name', `a profile named "${name}" already exists`);
       if (existing) {
@@ -113,7 +122,7 @@ export class ProfilesService {
         await tx.profile.delete({ where: { id: existing.id } });
       }
       await this.checkSpec(tx, selector, spec, 'input.spec');
-      await this.checkConflicts(tx, { name, selector, priority, spec }, 'input.spec');
+      await this.checkConflicts(tx, principal, { name, selector, priority, spec }, 'input.spec');
       const row = await tx.profile.create({
         data: {
           name,
@@ -148,7 +157,7 @@ export class ProfilesService {
         name,
         selector: selector ?? before.selector,
         priority: priority ?? before.priority,
-        spec: spec ?? ProfileSpec.parse(before.spec),
+        spec: spec ?? storedSpec(before.spec, `profile ${name}`),
       };
       if (
         next.selector === before.selector &&
@@ -160,7 +169,7 @@ export class ProfilesService {
           'changes nothing: give a different selector, priority or spec',
         );
       await this.checkSpec(tx, next.selector, next.spec, 'input.spec');
-      await this.checkConflicts(tx, next, 'input.spec');
+      await this.checkConflicts(tx, principal, next, 'input.spec');
       const revision = before.revision + 1;
       const spec_ = next.spec as Prisma.InputJsonObject;
       const row = await tx.profile.update({
@@ -206,6 +215,11 @@ export class ProfilesService {
       }
       return { row, rolloutId };
     });
+  }
+
+  /** The cluster's own overrides, keys in a stable order (Cluster.overrides). */
+  async overrides(clusterId: string): Promise<unknown> {
+    return JSON.parse(canonicalJson(await clusterOverrides(this.db, clusterId)));
   }
 
   /** The cluster's effective state with its sources (Cluster.effectiveState). */
@@ -299,7 +313,12 @@ export class ProfilesService {
   }
 
   /** Same priority, overlapping selectors, one field set differently: refused naming both. */
-  private async checkConflicts(tx: Tx, next: ProfileDefinition, root: string): Promise<void> {
+  private async checkConflicts(
+    tx: Tx,
+    principal: Principal,
+    next: ProfileDefinition,
+    root: string,
+  ): Promise<void> {
     const others = await tx.profile.findMany({
       where: { deletedAt: null, name: { not: next.name } },
       orderBy: { name: 'asc' },
@@ -309,9 +328,18 @@ export class ProfilesService {
         name: other.name,
         selector: other.selector,
         priority: other.priority,
-        spec: ProfileSpec.parse(other.spec),
+        spec: storedSpec(other.spec, `profile ${other.name}`),
       };
       const field = profileConflict(next, def);
+      if (field && !this.visible(principal, other.selector))
+        // Still refused (composition would be ambiguous), but a profile the token cannot see is
+        // neither named nor described.
+        throw userInputError(
+          `${root}.${field}`,
+          `profile ${next.name} conflicts with a profile outside the scope of token ${principal.name}: ` +
+            `both have priority ${next.priority}, selectors a cluster can match both of, and set ${field} ` +
+            `differently; give ${next.name} another priority, or ask someone who sees the fleet`,
+        );
       if (field)
         throw userInputError(
           `${root}.${field}`,
@@ -367,7 +395,7 @@ export class ProfilesService {
   ): Promise<ProfileChangePayload> {
     const { row, rolloutId } = await this.db.$transaction(
       async (tx) => {
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('karpenter-fleet:profiles'))`;
+        await lockProfiles(tx);
         return body(tx);
       },
       { timeout: 60_000 },

@@ -407,26 +407,35 @@ export function addClustersCommands(program: Command, context: CommandContext): 
       "clear the cluster's own override of a field, so its profiles' value (or the default) applies again",
     )
     .argument('<cluster>', 'cluster name or ID')
-    .argument('<field>', 'a setting (logLevel, enabled, ...) or nodePools.<name>')
+    .argument('[field]', 'a setting (logLevel, enabled, ...) or nodePools.<name>')
+    .option('--all', 'clear every override at once (one desired-state change)')
     .option('--expected-generation <n>', 'refuse (CONFLICT) if the cluster moved past it')
     .action(
-      async (ref: string, field: string, opts: { expectedGeneration?: string }, cmd: Command) => {
+      async (
+        ref: string,
+        field: string | undefined,
+        opts: { expectedGeneration?: string; all?: boolean },
+        cmd: Command,
+      ) => {
+        if (opts.all ? field !== undefined : field === undefined)
+          throw usageError('give a field, or --all (not both)', 'field');
         const request = connect(cmd);
         const id = await resolveCluster(request, ref);
+        const expected = opts.expectedGeneration
+          ? {
+              expectedGeneration: parseIntOption(opts.expectedGeneration, '--expected-generation'),
+            }
+          : {};
+        if (field === undefined) {
+          const { resetClusterOverrides: c } = await request<{
+            resetClusterOverrides: ClusterAck;
+          }>(gql.RESET_CLUSTER_OVERRIDES, { clusterId: id, ...expected });
+          io.stdout(ack(c, 'every override cleared'));
+          return;
+        }
         const { resetClusterOverride: c } = await request<{ resetClusterOverride: ClusterAck }>(
           gql.RESET_CLUSTER_OVERRIDE,
-          {
-            clusterId: id,
-            field,
-            ...(opts.expectedGeneration
-              ? {
-                  expectedGeneration: parseIntOption(
-                    opts.expectedGeneration,
-                    '--expected-generation',
-                  ),
-                }
-              : {}),
-          },
+          { clusterId: id, field, ...expected },
         );
         io.stdout(ack(c, `override of ${field} cleared`));
       },

@@ -17,7 +17,7 @@ export interface ProfileRow {
   currentClusters: number;
 }
 
-interface StrategyOptions {
+export interface StrategyOptions {
   strategy?: string;
   waves?: string;
   maxFailures?: string;
@@ -52,7 +52,7 @@ function fieldsOf(spec: Record<string, unknown>): string[] {
 }
 
 /** The mutation's strategy variables: a named strategy (--strategy) or inline flags, not both. */
-function strategyOf(opts: StrategyOptions): {
+export function strategyOf(opts: StrategyOptions): {
   strategy?: Record<string, unknown>;
   strategyName?: string;
 } {
@@ -83,7 +83,7 @@ function inlineStrategy(opts: StrategyOptions): Record<string, unknown> | undefi
   return Object.keys(strategy).length ? strategy : undefined;
 }
 
-const withStrategy = (cmd: Command): Command =>
+export const withStrategy = (cmd: Command): Command =>
   cmd
     .option('--strategy <name>', 'a named rollout strategy (kfleet strategies) for its rollout')
     .option('--waves <steps>', 'cumulative steps of its rollout, e.g. 1,10%,50%,100%')

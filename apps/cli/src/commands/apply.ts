@@ -1,0 +1,369 @@
+import type { Command } from 'commander';
+import { KARPENTER_CRD_DIRECTORY } from '@fleet/crd-schema';
+import { KarpenterSpecValidator, storedSpec } from '@fleet/desired-state';
+import type { Platform, Topology } from '@fleet/contracts';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Request } from '../client.js';
+import * as gql from '../documents.js';
+import { CliError, usageError } from '../errors.js';
+import {
+  exportPath,
+  formatManifestError,
+  parseManifests,
+  renderDocument,
+  renderStream,
+  sameValue,
+  sortObjects,
+  validateObjects,
+  type FleetObject,
+  type LiveCluster,
+  type LiveProfile,
+  type ManifestError,
+} from '../manifests/manifests.js';
+import {
+  computePlan,
+  formatPlan,
+  planChanges,
+  profileView,
+  type PlanItem,
+} from '../manifests/plan.js';
+import { collect, pages, type CommandContext, type Page, type RolloutRow } from './context.js';
+import { strategyOf, withStrategy, type StrategyOptions } from './profiles.js';
+
+interface ClusterNode {
+  id: string;
+  name: string;
+  platform: Platform;
+  topology: Topology;
+  managementCluster: string | null;
+  labels: Record<string, string> | null;
+  overrides: unknown;
+  karpenter: { generation: number };
+}
+
+/** The fleet as the token sees it: its profiles (deleting ones included) and clusters. */
+async function readFleet(
+  request: Request,
+): Promise<{ profiles: LiveProfile[]; clusters: LiveCluster[] }> {
+  const { profiles } = await request<{
+    profiles: {
+      name: string;
+      selector: string;
+      priority: number;
+      spec: unknown;
+      deleting: boolean;
+    }[];
+  }>(gql.LIST_PROFILES);
+  const clusters: LiveCluster[] = [];
+  for await (const nodes of pages<ClusterNode, { clusters: Page<ClusterNode> }>(
+    request,
+    gql.CLUSTER_OVERRIDES_PAGE,
+    {},
+    (d) => d.clusters,
+  ))
+    for (const c of nodes)
+      clusters.push({
+        id: c.id,
+        name: c.name,
+        platform: c.platform,
+        topology: c.topology,
+        managementCluster: c.managementCluster,
+        labels: c.labels ?? {},
+        overrides: storedSpec(c.overrides, `overrides of cluster ${c.name}`),
+        generation: c.karpenter.generation,
+      });
+  return {
+    profiles: profiles.map((p) => ({
+      name: p.name,
+      selector: p.selector,
+      priority: p.priority,
+      spec: storedSpec(p.spec, `profile ${p.name}`),
+      deleting: p.deleting,
+    })),
+    clusters,
+  };
+}
+
+/** The YAML files of a path: the file itself, or every *.yaml / *.yml below a directory, sorted. */
+async function manifestFiles(path: string): Promise<string[]> {
+  if (path === '-') return ['-'];
+  let info;
+  try {
+    info = await stat(path);
+  } catch (err) {
+    throw usageError(`cannot read ${path}: ${(err as Error).message}`, '-f');
+  }
+  if (!info.isDirectory()) return [path];
+  const entries = await readdir(path, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+const ROLLOUT_BUSY = /is part of rollout (\S+) \((RUNNING|PENDING)\)/;
+
+/**
+ * `kfleet apply -f` and `kfleet export` (docs/GITOPS.md): the fleet's profiles and cluster
+ * overrides as YAML. Apply checks every document first (nothing is sent if one is invalid),
+ * prints the plan, then writes through the same mutations as `kfleet profiles` and
+ * `clusters reset`, so profiles go through their rollouts and every write is audited.
+ */
+export function addApplyCommands(program: Command, { io, connect }: CommandContext): void {
+  withStrategy(
+    program
+      .command('apply')
+      .description(
+        'apply profiles and cluster overrides declared in YAML: checked first, a plan shown, then written',
+      )
+      .requiredOption(
+        '-f, --filename <path>',
+        'a YAML file, or a directory read recursively for *.yaml/*.yml (repeatable; - for stdin)',
+        collect,
+      )
+      .option('--dry-run', 'check and print the plan; write nothing')
+      .option(
+        '--prune',
+        'also delete profiles and clear cluster overrides the files no longer hold (only kinds the files contain)',
+      )
+      .option(
+        '--timeout <seconds>',
+        'how long a profile write waits for another rollout on its clusters to complete',
+        '600',
+      ),
+  ).action(
+    async (
+      opts: StrategyOptions & {
+        filename: string[];
+        dryRun?: boolean;
+        prune?: boolean;
+        timeout: string;
+      },
+      cmd: Command,
+    ) => {
+      const strategy = strategyOf(opts);
+      const objects: FleetObject[] = [];
+      const errors: ManifestError[] = [];
+      for (const path of opts.filename)
+        for (const file of await manifestFiles(path)) {
+          let text: string;
+          try {
+            text = await io.readFile(file);
+          } catch (err) {
+            throw usageError(`cannot read ${file}: ${(err as Error).message}`, '-f');
+          }
+          const parsed = parseManifests(file === '-' ? '(stdin)' : file, text);
+          objects.push(...parsed.objects);
+          errors.push(...parsed.errors);
+        }
+      if (!objects.length && !errors.length)
+        throw usageError(`no documents in ${opts.filename.join(', ')}`, '-f');
+      const refuse = () => {
+        for (const e of errors) io.stderr(`${formatManifestError(e)}\n`);
+        return new CliError(
+          `${errors.length} invalid document field${errors.length === 1 ? '' : 's'}; nothing applied`,
+          'BAD_USER_INPUT',
+        );
+      };
+      // A document that is not even well-formed is refused before the API is asked anything.
+      if (errors.length) throw refuse();
+      const request = connect(cmd);
+      const fleet = await readFleet(request);
+      errors.push(
+        ...validateObjects(objects, KarpenterSpecValidator.fromDirectory(KARPENTER_CRD_DIRECTORY), {
+          ...fleet,
+          prune: Boolean(opts.prune),
+        }),
+      );
+      if (errors.length) throw refuse();
+      const plan = computePlan(objects, fleet, Boolean(opts.prune));
+      io.stdout(formatPlan(plan));
+      if (!planChanges(plan)) {
+        io.stdout('No changes.\n');
+        return;
+      }
+      if (opts.dryRun) {
+        io.stdout('Dry run: nothing written.\n');
+        return;
+      }
+      const timeoutMs = Number(opts.timeout) * 1000;
+      if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+        throw usageError('--timeout must be a number of seconds', '--timeout');
+      // Profile deletions first (they may free a name or settle a conflict), then updates and
+      // creations, then cluster overrides.
+      const rank = (i: PlanItem) =>
+        (i.kind === 'Profile' ? 0 : 3) +
+        (i.action === 'delete' ? 0 : i.action === 'update' ? 1 : 2);
+      for (const item of plan
+        .filter((i) => i.action !== 'unchanged')
+        .sort((a, b) => rank(a) - rank(b))) {
+        try {
+          await withRolloutWait(
+            request,
+            timeoutMs,
+            (line) => io.stdout(line),
+            () => applyItem(request, item, strategy, (line) => io.stdout(line)),
+          );
+        } catch (err) {
+          if (err instanceof CliError)
+            throw new CliError(
+              `${item.kind.toLowerCase()}/${item.name}: ${err.message} (the objects before it were applied; rerun after fixing)`,
+              err.code,
+              err.field,
+            );
+          throw err;
+        }
+      }
+    },
+  );
+
+  program
+    .command('export')
+    .description(
+      "write the fleet's profiles and cluster overrides as the YAML kfleet apply reads (what your token sees)",
+    )
+    .option('-o, --output <dir|->', 'a directory (one file per object), or - for one stream', '-')
+    .action(async (opts: { output: string }, cmd: Command) => {
+      const fleet = await readFleet(connect(cmd));
+      const objects = sortObjects<FleetObject>([
+        ...fleet.profiles
+          .filter((p) => !p.deleting)
+          .map((p) => ({ kind: 'Profile' as const, ...p })),
+        ...fleet.clusters
+          .filter((c) => Object.keys(c.overrides).length)
+          .map((c) => ({ kind: 'ClusterOverrides' as const, name: c.name, spec: c.overrides })),
+      ]).map((o): FleetObject =>
+        o.kind === 'Profile'
+          ? {
+              kind: 'Profile',
+              name: o.name,
+              selector: o.selector,
+              priority: o.priority,
+              spec: o.spec,
+            }
+          : o,
+      );
+      if (opts.output === '-') {
+        io.stdout(renderStream(objects));
+        return;
+      }
+      for (const o of objects)
+        await io.writeFile(join(opts.output, exportPath(o)), renderDocument(o));
+      io.stderr(`${objects.length} objects written to ${opts.output}\n`);
+    });
+}
+
+async function applyItem(
+  request: Request,
+  item: PlanItem,
+  strategy: ReturnType<typeof strategyOf>,
+  out: (line: string) => void,
+): Promise<void> {
+  type Payload = { rollout: RolloutRow | null };
+  const rolloutText = (p: Payload) =>
+    p.rollout
+      ? `; rollout/${p.rollout.id} ${p.rollout.state}, ${p.rollout.counts.total} clusters`
+      : '; no cluster affected';
+  if (item.kind === 'Profile') {
+    // As for overrides below: a profile changed since the plan is not overwritten unseen.
+    if (item.live) {
+      const { profile } = await request<{
+        profile: { selector: string; priority: number; spec: unknown; deleting: boolean };
+      }>(gql.GET_PROFILE, { name: item.name });
+      const now = { ...profile, spec: storedSpec(profile.spec, `profile ${item.name}`) };
+      if (now.deleting || !sameValue(profileView(now), profileView(item.live)))
+        throw new CliError(
+          `profile ${item.name} changed since the plan; run apply again to see the new plan`,
+          'CONFLICT',
+        );
+    }
+    if (item.action === 'delete') {
+      const { deleteProfile } = await request<{ deleteProfile: Payload }>(gql.DELETE_PROFILE, {
+        name: item.name,
+        ...strategy,
+      });
+      out(`profile/${item.name} deleted${rolloutText(deleteProfile)}\n`);
+      return;
+    }
+    const o = item.object!;
+    if (item.action === 'create') {
+      const { createProfile } = await request<{ createProfile: Payload }>(gql.CREATE_PROFILE, {
+        input: { name: o.name, selector: o.selector, priority: o.priority, spec: o.spec },
+        ...strategy,
+      });
+      out(`profile/${o.name} created${rolloutText(createProfile)}\n`);
+      return;
+    }
+    const { updateProfile } = await request<{ updateProfile: Payload }>(gql.UPDATE_PROFILE, {
+      name: o.name,
+      input: { selector: o.selector, priority: o.priority, spec: o.spec },
+      ...strategy,
+    });
+    out(`profile/${o.name} updated${rolloutText(updateProfile)}\n`);
+    return;
+  }
+  // Overrides the plan did not see are not overwritten: re-read them now (the profiles this
+  // apply wrote moved the generation, so the plan's generation would refuse our own change) and
+  // write at the generation they were read at (CONFLICT if the cluster moves in between).
+  const { cluster: now } = await request<{
+    cluster: { overrides: unknown; karpenter: { generation: number } };
+  }>(gql.CLUSTER_OVERRIDES, { id: item.cluster.id });
+  if (!sameValue(storedSpec(now.overrides, `overrides of ${item.name}`), item.cluster.overrides))
+    throw new CliError(
+      `the overrides of cluster ${item.name} changed since the plan; run apply again to see the new plan`,
+      'CONFLICT',
+    );
+  const expectedGeneration = now.karpenter.generation;
+  type Ack = { karpenter: { generation: number } };
+  if (item.action === 'delete') {
+    const { resetClusterOverrides: c } = await request<{ resetClusterOverrides: Ack }>(
+      gql.RESET_CLUSTER_OVERRIDES,
+      { clusterId: item.cluster.id, expectedGeneration },
+    );
+    out(`clusteroverrides/${item.name} cleared (generation ${c.karpenter.generation})\n`);
+    return;
+  }
+  const { setClusterOverrides: c } = await request<{ setClusterOverrides: Ack }>(
+    gql.SET_CLUSTER_OVERRIDES,
+    { clusterId: item.cluster.id, overrides: item.object!.spec, expectedGeneration },
+  );
+  out(`clusteroverrides/${item.name} updated (generation ${c.karpenter.generation})\n`);
+}
+
+/**
+ * A profile write is refused while one of its clusters is in another running rollout (often the
+ * previous profile of the same apply): wait for that rollout to complete, then try again; one
+ * that fails, is aborted or paused ends the apply.
+ */
+async function withRolloutWait(
+  request: Request,
+  timeoutMs: number,
+  out: (line: string) => void,
+  write: () => Promise<void>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await write();
+    } catch (err) {
+      const busy =
+        err instanceof CliError && err.code === 'CONFLICT' && ROLLOUT_BUSY.exec(err.message);
+      if (!busy) throw err;
+      const id = busy[1]!;
+      out(`waiting for rollout/${id} to complete\n`);
+      for (;;) {
+        if (Date.now() > deadline)
+          throw new CliError(`rollout ${id} still running after --timeout`, 'TIMEOUT');
+        const { rollout } = await request<{ rollout: { state: string } }>(gql.GET_ROLLOUT, { id });
+        if (rollout.state === 'COMPLETED') break;
+        if (rollout.state !== 'RUNNING')
+          throw new CliError(
+            `rollout ${id} is ${rollout.state}; resume or abort it first`,
+            'CONFLICT',
+          );
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+}
