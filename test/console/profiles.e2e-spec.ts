@@ -35,9 +35,10 @@ describe('the web console: profiles and effective state', () => {
   let db: TestDatabase;
   let api: RunningApi;
   let browser: Browser;
-  let context: BrowserContext;
+  const contexts: BrowserContext[] = [];
   let page: Page;
   let operatorToken: string;
+  let viewerToken: string;
   let clusterId: string;
 
   const effective = async (): Promise<Effective['cluster']> => {
@@ -57,10 +58,23 @@ describe('the web console: profiles and effective state', () => {
     return res.data;
   };
 
-  async function open(path: string): Promise<void> {
-    await page.goto(`${api.url}${path}`);
-    await page.getByRole('heading', { level: 1 }).first().waitFor();
-    await page.locator('.pf-v6-c-skeleton').first().waitFor({ state: 'detached' });
+  async function signedIn(token: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    context.setDefaultTimeout(15_000);
+    context.setDefaultNavigationTimeout(15_000);
+    contexts.push(context);
+    const tab = await context.newPage();
+    await tab.goto(api.url);
+    await tab.getByLabel('API token').fill(token);
+    await tab.getByRole('button', { name: 'Sign in' }).click();
+    await tab.getByRole('heading', { name: 'Fleet overview' }).waitFor();
+    return tab;
+  }
+
+  async function open(path: string, tab = page): Promise<void> {
+    await tab.goto(`${api.url}${path}`);
+    await tab.getByRole('heading', { level: 1 }).first().waitFor();
+    await tab.locator('.pf-v6-c-skeleton').first().waitFor({ state: 'detached' });
   }
 
   beforeAll(async () => {
@@ -78,7 +92,8 @@ describe('the web console: profiles and effective state', () => {
           selector: 'env=prod',
           priority: 100,
           spec: {
-            enabled: true,
+            // Without Karpenter enabled anywhere, MIGRATE is not taken: listed as ignored.
+            clusterAutoscalerMode: 'MIGRATE',
             logLevel: 'debug',
             featureGates: { Drift: true, SpotToSpotConsolidation: true },
             nodePools: { general: NODE_POOL },
@@ -107,19 +122,13 @@ describe('the web console: profiles and effective state', () => {
       { id: clusterId },
     );
     operatorToken = await api.createToken('OPERATOR', { name: 'sre-operator' });
+    viewerToken = await api.createToken('VIEWER', { name: 'sre-viewer' });
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    context.setDefaultTimeout(15_000);
-    context.setDefaultNavigationTimeout(15_000);
-    page = await context.newPage();
-    await page.goto(api.url);
-    await page.getByLabel('API token').fill(operatorToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Fleet overview' }).waitFor();
+    page = await signedIn(operatorToken);
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
+    for (const context of contexts) await context.close().catch(() => undefined);
     await browser?.close();
     await api?.app.close();
     await db?.drop();
@@ -164,6 +173,11 @@ describe('the web console: profiles and effective state', () => {
       /^profile prod-base@1$/,
     );
     await textMatches(page.getByTestId('effective-source-driftPolicy'), /^default$/);
+    await textMatches(page.getByTestId('effective-source-clusterAutoscalerMode'), /^default$/);
+    await textMatches(
+      page.getByTestId('ignored-clusterAutoscalerMode'),
+      /Cluster Autoscaler mode\s*prod-base\s*MIGRATE only with Karpenter enabled/,
+    );
     await textMatches(
       page.getByTestId('bound-profiles'),
       /Composed from prod-base@1 \(priority 100\)/,
@@ -174,6 +188,12 @@ describe('the web console: profiles and effective state', () => {
     expect(await resets.first().getAttribute('aria-label')).toBe('Reset the override of Log level');
     expect(await seriousViolations(page, 'main')).toEqual([]);
     await screenshot(page, 'cluster-effective-state');
+
+    // A VIEWER reads the same sources and is offered no Reset (the API would refuse it).
+    const viewer = await signedIn(viewerToken);
+    await open(`/clusters/${encodeURIComponent(clusterId)}`, viewer);
+    await textMatches(viewer.getByTestId('effective-source-logLevel'), /^override$/);
+    expect(await viewer.getByRole('button', { name: /^Reset the override of / }).count()).toBe(0);
   });
 
   it('shows the refusal when the cluster changed since the Reset dialog opened, then resets', async () => {
