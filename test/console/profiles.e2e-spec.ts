@@ -253,6 +253,25 @@ describe('the web console: profiles and effective state', () => {
     await textMatches(page.getByTestId('profile-bound'), /^1 \(0 on revision 2\)$/);
     await textMatches(page.getByTestId('profile-cluster-prod-east'), /prod-east\s*1$/);
     await textMatches(page.getByTestId('profile-rollout'), /profile prod-base@2\s*RUNNING/);
+    // Followed live while it runs: paused elsewhere, the page shows it without a reload. The
+    // subscription has no first answer, so a pause sent before it is registered on the API goes
+    // unseen: until the page shows it, resume and pause again (each a new event).
+    const pauseRollout = `mutation($id: ID!) { pauseRollout(id: $id) { state } }`;
+    await mutate(pauseRollout, { id: rolloutId });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await textMatches(
+          page.getByTestId('profile-rollout'),
+          /profile prod-base@2\s*PAUSED/,
+          2_000,
+        );
+        break;
+      } catch (err) {
+        if (attempt === 5) throw err;
+        await mutate(`mutation($id: ID!) { resumeRollout(id: $id) { state } }`, { id: rolloutId });
+        await mutate(pauseRollout, { id: rolloutId });
+      }
+    }
     await page.getByTestId('profile-rollout').getByRole('link').click();
     await page.waitForURL(`${api.url}/rollouts/${encodeURIComponent(rolloutId!)}`);
     await page.getByRole('heading', { level: 1 }).first().waitFor();

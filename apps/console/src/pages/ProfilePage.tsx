@@ -19,14 +19,16 @@ import {
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { stringify } from 'yaml';
-import { ProfileDocument } from '../graphql/generated.js';
+import { ProfileDocument, RolloutChangedDocument } from '../graphql/generated.js';
 import { describeRefusal } from '../graphql/client.js';
 import { RolloutStateLabel } from '../components/RolloutStateLabel.js';
 import { Term } from '../components/Term.js';
-import { useQuery } from '../lib/hooks.js';
+import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
+import { useQuery, useSubscription } from '../lib/hooks.js';
 import { describeBinding, fieldLabel, formatValue, specEntries } from '../lib/profiles.js';
 import { describeChange } from '../lib/rollout-plan.js';
 import { Link } from '../lib/router.js';
+import { isActive } from '../lib/rollout-state.js';
 
 /** One profile: what it sets, its revisions, the clusters bound (on which revision), its rollout. */
 export function ProfilePage({ name }: { name: string }) {
@@ -69,6 +71,9 @@ export function ProfilePage({ name }: { name: string }) {
             </Label>
           ) : null}
         </Flex>
+        {rollout && isActive(rollout.state) ? (
+          <LiveRollout id={rollout.id} onChange={query.refetch} />
+        ) : null}
       </PageSection>
       <PageSection>
         <Grid hasGutter>
@@ -232,4 +237,13 @@ export function ProfilePage({ name }: { name: string }) {
       </PageSection>
     </>
   );
+}
+
+/**
+ * While its rollout runs, each of its events may bind clusters to the new revision: the profile
+ * is asked again (its counts, its clusters' revisions, the rollout's state).
+ */
+function LiveRollout({ id, onChange }: { id: string; onChange: () => void }) {
+  const error = useSubscription(RolloutChangedDocument, { id }, onChange);
+  return <LiveUpdatesAlert error={error} />;
 }
