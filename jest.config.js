@@ -67,4 +67,6 @@ export default {
   // through its set-up cannot keep Jest (and CI) waiting on a handle it never got to close.
   forceExit: true,
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.mjs'],
+  // Longest suites first, from durations recorded in the repository when Jest's cache has none.
+  testSequencer: '<rootDir>/scripts/jest-sequencer.mjs',
 };
