@@ -371,6 +371,27 @@ describe('fleet profiles (real API, worker, PostgreSQL, Redis; fake sidecars)', 
     for (const name of ['prod-0', 'prod-2', 'prod-3'])
       await waitOrder(name, (s) => s.logLevel === 'error', `${name} at revision 2`);
     expect(field(await effective('prod-2'), 'logLevel')).toMatchObject({ profileRevision: 2 });
+    // What the console's profile view reads: its revisions, the clusters on each, its rollout.
+    const { profile: view } = await gql<{
+      profile: {
+        revisions: { revision: number; selector: string; priority: number }[];
+        clusters: { clusterId: string; clusterName: string; revision: number }[];
+        rollout: { id: string; state: string } | null;
+      };
+    }>(`{ profile(name: "prod-base") { revisions { revision selector priority }
+        clusters { clusterId clusterName revision } rollout { id state } } }`);
+    expect(view.revisions).toEqual([
+      { revision: 2, selector: 'env=prod', priority: 10 },
+      { revision: 1, selector: 'env=prod', priority: 10 },
+    ]);
+    expect(view.clusters).toEqual(
+      ['prod-0', 'prod-2', 'prod-3'].map((name) => ({
+        clusterId: ids.get(name),
+        clusterName: name,
+        revision: 2,
+      })),
+    );
+    expect(view.rollout).toEqual({ id: u.rollout!.id, state: 'COMPLETED' });
 
     const { deleteProfile: d } = await gql<{ deleteProfile: Payload }>(DELETE, {
       name: 'prod-base',

@@ -78,6 +78,8 @@ const ClusterPage = page(() => import('./pages/ClusterPage.js').then((m) => m.Cl
 const Rollouts = page(() => import('./pages/Rollouts.js').then((m) => m.Rollouts));
 const RolloutNew = page(() => import('./pages/RolloutNew.js').then((m) => m.RolloutNew));
 const RolloutPage = page(() => import('./pages/RolloutPage.js').then((m) => m.RolloutPage));
+const Profiles = page(() => import('./pages/Profiles.js').then((m) => m.Profiles));
+const ProfilePage = page(() => import('./pages/ProfilePage.js').then((m) => m.ProfilePage));
 const Administration = page(() =>
   import('./pages/Administration.js').then((m) => m.Administration),
 );
@@ -90,6 +92,8 @@ function pageFor(path: string): { preload: () => Promise<unknown> } | undefined 
   if (path === '/rollouts') return Rollouts;
   if (path === '/rollouts/new') return RolloutNew;
   if (/^\/rollouts\/[^/]+$/.test(path)) return RolloutPage;
+  if (path === '/profiles') return Profiles;
+  if (/^\/profiles\/[^/]+$/.test(path)) return ProfilePage;
   if (path === '/administration') return Administration;
   return undefined;
 }
@@ -234,6 +238,7 @@ function Shell() {
   const session = useSession();
   const clusterMatch = /^\/clusters\/([^/]+)$/.exec(path);
   const rolloutMatch = /^\/rollouts\/([^/]+)$/.exec(path);
+  const profileMatch = /^\/profiles\/([^/]+)$/.exec(path);
   const masthead = (
     <Masthead>
       <MastheadMain>
@@ -290,6 +295,11 @@ function Shell() {
                 Rollouts
               </Link>
             </NavItem>
+            <NavItem isActive={path.startsWith('/profiles')}>
+              <Link to="/profiles" aria-current={path === '/profiles' ? 'page' : undefined}>
+                Profiles
+              </Link>
+            </NavItem>
             {session.viewer.role === 'ADMIN' ? (
               <NavItem isActive={path === '/administration'}>
                 <Link
@@ -312,6 +322,8 @@ function Shell() {
   else if (path === '/rollouts') content = <Rollouts />;
   else if (path === '/rollouts/new') content = <RolloutNew />;
   else if (rolloutMatch) content = <RolloutPage id={decodeURIComponent(rolloutMatch[1]!)} />;
+  else if (path === '/profiles') content = <Profiles />;
+  else if (profileMatch) content = <ProfilePage name={decodeURIComponent(profileMatch[1]!)} />;
   else if (path === '/administration') content = <Administration />;
   else
     content = (

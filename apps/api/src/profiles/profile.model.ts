@@ -1,4 +1,4 @@
-import { Field, InputType, Int, ObjectType } from '@nestjs/graphql';
+import { Field, ID, InputType, Int, ObjectType } from '@nestjs/graphql';
 import { DateTimeScalar } from '../common/date-time.scalar.js';
 import { JSONScalar } from '../common/json.scalar.js';
 import { Rollout } from '../rollouts/models/rollout.model.js';
@@ -152,4 +152,34 @@ export class EffectiveState {
 
   @Field(() => [IgnoredProfileValue])
   ignored!: IgnoredProfileValue[];
+}
+
+@ObjectType({ description: 'One revision of a profile as it was written.' })
+export class ProfileRevisionEntry {
+  @Field(() => Int)
+  revision!: number;
+
+  @Field()
+  selector!: string;
+
+  @Field(() => Int)
+  priority!: number;
+
+  @Field(() => JSONScalar)
+  spec!: unknown;
+
+  @Field(() => DateTimeScalar)
+  createdAt!: Date;
+}
+
+@ObjectType({ description: 'A cluster bound to a profile, and the revision it is composed from.' })
+export class ProfileBinding {
+  @Field(() => ID, { description: "The cluster's global ID." })
+  clusterId!: string;
+
+  @Field()
+  clusterName!: string;
+
+  @Field(() => Int)
+  revision!: number;
 }

@@ -12,9 +12,12 @@ import {
   CreateProfileInput,
   EffectiveState,
   Profile,
+  ProfileBinding,
   ProfileChangePayload,
+  ProfileRevisionEntry,
   UpdateProfileInput,
 } from './profile.model.js';
+import { Rollout } from '../rollouts/models/rollout.model.js';
 import { ProfilesService } from './profiles.service.js';
 
 const STRATEGY_NAME = {
@@ -47,6 +50,34 @@ export class ProfilesResolver {
   @RequireRole('VIEWER')
   profile(@CurrentPrincipal() principal: Principal, @Args('name') name: string): Promise<Profile> {
     return this.service.get(principal, name);
+  }
+
+  @ResolveField(() => [ProfileRevisionEntry], {
+    description: 'Every revision as written, newest first.',
+  })
+  revisions(@Parent() profile: Profile): Promise<ProfileRevisionEntry[]> {
+    return this.service.revisions(profile.uid);
+  }
+
+  @ResolveField(() => [ProfileBinding], {
+    description: 'The clusters bound to it (within your scope), by name, with their revision.',
+  })
+  clusters(
+    @CurrentPrincipal() principal: Principal,
+    @Parent() profile: Profile,
+  ): Promise<ProfileBinding[]> {
+    return this.service.bindings(principal, profile.uid);
+  }
+
+  @ResolveField(() => Rollout, {
+    nullable: true,
+    description: 'Its latest rollout (running, paused or finished); null when it never had one.',
+  })
+  rollout(
+    @CurrentPrincipal() principal: Principal,
+    @Parent() profile: Profile,
+  ): Promise<Rollout | null> {
+    return this.service.latestRollout(principal, profile.uid);
   }
 
   @Mutation(() => ProfileChangePayload, {

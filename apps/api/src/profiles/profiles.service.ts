@@ -16,7 +16,9 @@ import {
 } from '@fleet/desired-state';
 import { z } from 'zod';
 import { AuditService } from '../audit/audit.service.js';
-import type { Principal } from '../auth/principal.js';
+import { inScope, type Principal } from '../auth/principal.js';
+import { toGlobalId } from '../common/global-id.js';
+import type { Rollout } from '../rollouts/models/rollout.model.js';
 import { labelSelectorSql, parseSelectorInput } from '../clusters/cluster-query.js';
 import { KarpenterSpecValidator } from '../clusters/karpenter-spec.validator.js';
 import {
@@ -34,7 +36,9 @@ import type {
   CreateProfileInput,
   EffectiveState,
   Profile,
+  ProfileBinding,
   ProfileChangePayload,
+  ProfileRevisionEntry,
   UpdateProfileInput,
 } from './profile.model.js';
 
@@ -220,6 +224,46 @@ export class ProfilesService {
   /** The cluster's own overrides, keys in a stable order (Cluster.overrides). */
   async overrides(clusterId: string): Promise<unknown> {
     return JSON.parse(canonicalJson(await clusterOverrides(this.db, clusterId)));
+  }
+
+  /** Every revision of the profile as written, newest first (Profile.revisions). */
+  async revisions(profileId: string): Promise<ProfileRevisionEntry[]> {
+    return this.db.profileRevision.findMany({
+      where: { profileId },
+      orderBy: { revision: 'desc' },
+      select: { revision: true, selector: true, priority: true, spec: true, createdAt: true },
+    });
+  }
+
+  /**
+   * The clusters bound to the profile and their revision, by name (Profile.clusters). A cluster
+   * outside the caller's scope is left out: one bound at an older revision may no longer match
+   * the (in-scope) selector the caller sees.
+   */
+  async bindings(principal: Principal, profileId: string): Promise<ProfileBinding[]> {
+    const rows = await this.db.clusterProfile.findMany({
+      where: { profileId },
+      select: { revision: true, cluster: { select: { id: true, name: true, labels: true } } },
+      orderBy: { cluster: { name: 'asc' } },
+    });
+    return rows
+      .filter((r) => inScope(principal, r.cluster.labels))
+      .map((r) => ({
+        clusterId: toGlobalId('Cluster', r.cluster.id),
+        clusterName: r.cluster.name,
+        revision: r.revision,
+      }));
+  }
+
+  /** The profile's latest rollout (running or finished), if the caller may see it. */
+  async latestRollout(principal: Principal, profileId: string): Promise<Rollout | null> {
+    const row = await this.db.rollout.findFirst({
+      where: { profileId },
+      orderBy: { createdAt: 'desc' },
+      select: { id: true },
+    });
+    if (!row) return null;
+    return this.rollouts.get(principal, row.id).catch(() => null);
   }
 
   /** The cluster's effective state with its sources (Cluster.effectiveState). */

@@ -1769,6 +1769,204 @@ export type ApplyMigrationPlanMutation = {
   };
 };
 
+export type ProfileRowFragment = {
+  uid: string;
+  name: string;
+  selector: string;
+  priority: number;
+  revision: number;
+  deleting: boolean;
+  boundClusters: number;
+  currentClusters: number;
+  updatedAt: string;
+};
+
+export type ProfilesQueryVariables = Exact<{ [key: string]: never }>;
+
+export type ProfilesQuery = {
+  profiles: Array<{
+    uid: string;
+    name: string;
+    selector: string;
+    priority: number;
+    revision: number;
+    deleting: boolean;
+    boundClusters: number;
+    currentClusters: number;
+    updatedAt: string;
+  }>;
+};
+
+export type ProfileQueryVariables = Exact<{
+  name: string;
+}>;
+
+export type ProfileQuery = {
+  profile: {
+    spec: unknown;
+    createdBy: string;
+    createdAt: string;
+    uid: string;
+    name: string;
+    selector: string;
+    priority: number;
+    revision: number;
+    deleting: boolean;
+    boundClusters: number;
+    currentClusters: number;
+    updatedAt: string;
+    revisions: Array<{ revision: number; selector: string; priority: number; createdAt: string }>;
+    clusters: Array<{ clusterId: string; clusterName: string; revision: number }>;
+    rollout: {
+      id: string;
+      state: RolloutState;
+      reason: string | null;
+      selector: string;
+      change: unknown;
+      createdAt: string;
+      createdBy: string;
+      finishedAt: string | null;
+      currentWave: number;
+      counts: {
+        total: number;
+        pending: number;
+        applying: number;
+        healthy: number;
+        failed: number;
+        skipped: number;
+      };
+    } | null;
+  };
+};
+
+export type EffectiveStateFieldsFragment = {
+  id: string;
+  karpenter: { generation: number };
+  effectiveState: {
+    overrides: Array<string>;
+    fields: Array<{
+      field: string;
+      value: unknown;
+      source: string;
+      profile: string | null;
+      profileRevision: number | null;
+    }>;
+    profiles: Array<{ name: string; priority: number; revision: number }>;
+    ignored: Array<{ field: string; profile: string; reason: string }>;
+  };
+};
+
+export type ClusterEffectiveStateQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type ClusterEffectiveStateQuery = {
+  cluster: {
+    id: string;
+    karpenter: { generation: number };
+    effectiveState: {
+      overrides: Array<string>;
+      fields: Array<{
+        field: string;
+        value: unknown;
+        source: string;
+        profile: string | null;
+        profileRevision: number | null;
+      }>;
+      profiles: Array<{ name: string; priority: number; revision: number }>;
+      ignored: Array<{ field: string; profile: string; reason: string }>;
+    };
+  };
+};
+
+export type ResetClusterOverrideMutationVariables = Exact<{
+  clusterId: string | number;
+  field: string;
+  expectedGeneration?: number | null | undefined;
+}>;
+
+export type ResetClusterOverrideMutation = {
+  resetClusterOverride: {
+    uid: string;
+    infraID: string | null;
+    managementCluster: string | null;
+    clusterApiName: string | null;
+    clusterApiNamespace: string | null;
+    infrastructureProvider: string | null;
+    id: string;
+    name: string;
+    createdAt: string;
+    platform: Platform;
+    topology: Topology;
+    region: string;
+    labels: unknown;
+    inSync: boolean;
+    karpenter: {
+      logLevel: KarpenterLogLevel;
+      featureGates: unknown;
+      allowedInstanceTypes: Array<string>;
+      driftPolicy: DriftPolicy;
+      enabled: boolean;
+      clusterAutoscalerMode: ClusterAutoscalerMode;
+      generation: number;
+      paused: boolean;
+    };
+    status: {
+      drifted: boolean;
+      observedGeneration: number;
+      stale: boolean;
+      lastReportAt: string | null;
+      drift: Array<{
+        target: string;
+        apiVersion: string;
+        kind: string;
+        namespace: string | null;
+        name: string;
+        change: string;
+        moreFields: number;
+        detectedAt: string;
+        correctedAt: string | null;
+        fields: Array<{ path: string; manager: string | null }>;
+      }> | null;
+      clusterAutoscaler: {
+        mode: ClusterAutoscalerMode;
+        observed: string;
+        machineAutoscalers: number;
+      } | null;
+      machineConfigPools: Array<{
+        nodeClass: string;
+        name: string;
+        machineCount: number;
+        updatedMachineCount: number;
+        updatingMachineCount: number;
+        degradedMachineCount: number;
+        renderedConfig: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      }> | null;
+      conditions: Array<{
+        lastTransitionTime: string;
+        type: string;
+        status: string;
+        reason: string;
+        message: string;
+      }>;
+    };
+    nodePools: Array<{ name: string; spec: unknown; updatedAt: string }>;
+    effectiveState: {
+      overrides: Array<string>;
+      fields: Array<{
+        field: string;
+        value: unknown;
+        source: string;
+        profile: string | null;
+        profileRevision: number | null;
+      }>;
+      profiles: Array<{ name: string; priority: number; revision: number }>;
+      ignored: Array<{ field: string; profile: string; reason: string }>;
+    };
+  };
+};
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -2077,6 +2275,53 @@ export const PlanClusterFieldsFragmentDoc = new TypedDocumentString(
     `,
   { fragmentName: 'PlanClusterFields' },
 ) as unknown as TypedDocumentString<PlanClusterFieldsFragment, unknown>;
+export const ProfileRowFragmentDoc = new TypedDocumentString(
+  `
+    fragment ProfileRow on Profile {
+  uid
+  name
+  selector
+  priority
+  revision
+  deleting
+  boundClusters
+  currentClusters
+  updatedAt
+}
+    `,
+  { fragmentName: 'ProfileRow' },
+) as unknown as TypedDocumentString<ProfileRowFragment, unknown>;
+export const EffectiveStateFieldsFragmentDoc = new TypedDocumentString(
+  `
+    fragment EffectiveStateFields on Cluster {
+  id
+  karpenter {
+    generation
+  }
+  effectiveState {
+    fields {
+      field
+      value
+      source
+      profile
+      profileRevision
+    }
+    profiles {
+      name
+      priority
+      revision
+    }
+    overrides
+    ignored {
+      field
+      profile
+      reason
+    }
+  }
+}
+    `,
+  { fragmentName: 'EffectiveStateFields' },
+) as unknown as TypedDocumentString<EffectiveStateFieldsFragment, unknown>;
 export const ViewerDocument = new TypedDocumentString(`
     query Viewer {
   viewer {
@@ -3777,4 +4022,237 @@ fragment ClusterDetail on Cluster {
 }`) as unknown as TypedDocumentString<
   ApplyMigrationPlanMutation,
   ApplyMigrationPlanMutationVariables
+>;
+export const ProfilesDocument = new TypedDocumentString(`
+    query Profiles {
+  profiles {
+    ...ProfileRow
+  }
+}
+    fragment ProfileRow on Profile {
+  uid
+  name
+  selector
+  priority
+  revision
+  deleting
+  boundClusters
+  currentClusters
+  updatedAt
+}`) as unknown as TypedDocumentString<ProfilesQuery, ProfilesQueryVariables>;
+export const ProfileDocument = new TypedDocumentString(`
+    query Profile($name: String!) {
+  profile(name: $name) {
+    ...ProfileRow
+    spec
+    createdBy
+    createdAt
+    revisions {
+      revision
+      selector
+      priority
+      createdAt
+    }
+    clusters {
+      clusterId
+      clusterName
+      revision
+    }
+    rollout {
+      ...RolloutSummary
+    }
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment ProfileRow on Profile {
+  uid
+  name
+  selector
+  priority
+  revision
+  deleting
+  boundClusters
+  currentClusters
+  updatedAt
+}`) as unknown as TypedDocumentString<ProfileQuery, ProfileQueryVariables>;
+export const ClusterEffectiveStateDocument = new TypedDocumentString(`
+    query ClusterEffectiveState($id: ID!) {
+  cluster(id: $id) {
+    ...EffectiveStateFields
+  }
+}
+    fragment EffectiveStateFields on Cluster {
+  id
+  karpenter {
+    generation
+  }
+  effectiveState {
+    fields {
+      field
+      value
+      source
+      profile
+      profileRevision
+    }
+    profiles {
+      name
+      priority
+      revision
+    }
+    overrides
+    ignored {
+      field
+      profile
+      reason
+    }
+  }
+}`) as unknown as TypedDocumentString<
+  ClusterEffectiveStateQuery,
+  ClusterEffectiveStateQueryVariables
+>;
+export const ResetClusterOverrideDocument = new TypedDocumentString(`
+    mutation ResetClusterOverride($clusterId: ID!, $field: String!, $expectedGeneration: Int) {
+  resetClusterOverride(
+    clusterId: $clusterId
+    field: $field
+    expectedGeneration: $expectedGeneration
+  ) {
+    ...ClusterDetail
+    ...EffectiveStateFields
+  }
+}
+    fragment ClusterRow on Cluster {
+  id
+  name
+  createdAt
+  platform
+  topology
+  region
+  labels
+  inSync
+  karpenter {
+    enabled
+    clusterAutoscalerMode
+    generation
+    paused
+  }
+  status {
+    observedGeneration
+    stale
+    lastReportAt
+    conditions {
+      type
+      status
+      reason
+      message
+    }
+  }
+}
+fragment ClusterDetail on Cluster {
+  ...ClusterRow
+  uid
+  infraID
+  managementCluster
+  clusterApiName
+  clusterApiNamespace
+  infrastructureProvider
+  karpenter {
+    logLevel
+    featureGates
+    allowedInstanceTypes
+    driftPolicy
+  }
+  status {
+    drifted
+    drift {
+      target
+      apiVersion
+      kind
+      namespace
+      name
+      change
+      fields {
+        path
+        manager
+      }
+      moreFields
+      detectedAt
+      correctedAt
+    }
+    clusterAutoscaler {
+      mode
+      observed
+      machineAutoscalers
+    }
+    machineConfigPools {
+      nodeClass
+      name
+      machineCount
+      updatedMachineCount
+      updatingMachineCount
+      degradedMachineCount
+      renderedConfig
+      conditions {
+        type
+        status
+        reason
+        message
+      }
+    }
+    conditions {
+      lastTransitionTime
+    }
+  }
+  nodePools {
+    name
+    spec
+    updatedAt
+  }
+}
+fragment EffectiveStateFields on Cluster {
+  id
+  karpenter {
+    generation
+  }
+  effectiveState {
+    fields {
+      field
+      value
+      source
+      profile
+      profileRevision
+    }
+    profiles {
+      name
+      priority
+      revision
+    }
+    overrides
+    ignored {
+      field
+      profile
+      reason
+    }
+  }
+}`) as unknown as TypedDocumentString<
+  ResetClusterOverrideMutation,
+  ResetClusterOverrideMutationVariables
 >;

@@ -59,6 +59,7 @@ describe('the rollout change', () => {
       'NodePool general (create or replace)',
     );
     expect(describeChange({})).toBe('no change');
+    expect(describeChange({ profile: 'prod-base', revision: 2 })).toBe('profile prod-base@2');
   });
 
   it('offers only the transitions the API allows', () => {

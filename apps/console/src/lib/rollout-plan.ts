@@ -92,6 +92,9 @@ export function rolloutChange(form: RolloutChangeForm): RolloutChangeInput {
 /** A stored change (the Rollout's `change` JSON) in a line an SRE reads. */
 export function describeChange(change: unknown): string {
   const c = (change ?? {}) as Record<string, unknown>;
+  // A profile's rollout (docs/PROFILES.md § Rollouts) binds its clusters to one revision.
+  if (typeof c.profile === 'string' && typeof c.revision === 'number')
+    return `profile ${c.profile}@${c.revision}`;
   const parts: string[] = [];
   if (typeof c.enabled === 'boolean')
     parts.push(c.enabled ? 'enable Karpenter' : 'disable Karpenter');

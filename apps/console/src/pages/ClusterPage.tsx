@@ -38,6 +38,7 @@ import { ConfirmModal } from '../components/ConfirmModal.js';
 import { MigrationPlanCard } from '../components/MigrationPlanCard.js';
 import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
 import { Term } from '../components/Term.js';
+import { EffectiveStateCard } from '../components/EffectiveStateCard.js';
 
 type Dialog =
   | { kind: 'karpenter' }
@@ -239,6 +240,9 @@ export function ClusterPage({ id }: { id: string }) {
                 ) : null}
               </CardBody>
             </Card>
+          </GridItem>
+          <GridItem span={12}>
+            <EffectiveStateCard cluster={cluster} canMutate={canMutate} onReset={replace} />
           </GridItem>
           <GridItem span={12}>
             <Card>
