@@ -408,6 +408,39 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     }
   });
 
+  it('a live profile field this kfleet does not know is refused by name, never dropped by export or apply', async () => {
+    // What a newer API could have stored: the field is kept in the profile, unknown to this CLI.
+    const { rows } = await sql.query<{ spec: unknown }>(
+      `SELECT spec FROM "Profile" WHERE name = 'base'`,
+    );
+    await sql.query(
+      `UPDATE "Profile" SET spec = spec || '{"podBudget":{"max":3}}' WHERE name = 'base'`,
+    );
+    try {
+      const exported = await kfleet(['export']);
+      expect(exported.code).not.toBe(0);
+      expect(exported.stdout).toBe('');
+      expect(exported.stderr).toContain(
+        'profile base has field podBudget (unknown field) that this kfleet does not know; upgrade kfleet',
+      );
+      const before = await snapshot();
+      await writeFile(join(fleet, 'base.yaml'), BASE.replace('REPORT', 'CORRECT'));
+      const applied = await kfleet(['apply', '-f', fleet, ...STRATEGY]);
+      expect(applied.code).not.toBe(0);
+      expect(applied.stderr).toContain('profile base has field podBudget');
+      expect(await snapshot()).toEqual(before);
+      const stored = await sql.query<{ spec: Record<string, unknown> }>(
+        `SELECT spec FROM "Profile" WHERE name = 'base'`,
+      );
+      expect(stored.rows[0]!.spec.podBudget).toEqual({ max: 3 });
+    } finally {
+      await writeFile(join(fleet, 'base.yaml'), BASE);
+      await sql.query(`UPDATE "Profile" SET spec = $1 WHERE name = 'base'`, [
+        JSON.stringify(rows[0]!.spec),
+      ]);
+    }
+  });
+
   it('stored overrides the schema no longer accepts are dropped when read, not fatal', async () => {
     await sql.query(
       `UPDATE "DesiredState" SET overrides = '{"logLevel":"debug","karpenterVersion":"0.37.0","retired":1}'

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { KARPENTER_CRD_DIRECTORY } from '@fleet/crd-schema';
-import { KarpenterSpecValidator, storedSpec } from '@fleet/desired-state';
+import { KarpenterSpecValidator, parseStoredSpec, type ProfileSpec } from '@fleet/desired-state';
 import type { Platform, Topology } from '@fleet/contracts';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -42,6 +42,25 @@ interface ClusterNode {
   karpenter: { generation: number };
 }
 
+/**
+ * A live spec (a profile's, a cluster's overrides), strictly: a field this kfleet does not know
+ * (written by a newer API) or no longer accepts is refused by name, never dropped — a dropped
+ * field would be missing from export, and apply would send the whole spec without it and so
+ * delete it server side unseen (docs/GITOPS.md).
+ */
+function liveSpec(raw: unknown, what: string): ProfileSpec {
+  const problems: string[] = [];
+  const spec = parseStoredSpec(raw, (field, reason) =>
+    problems.push(field ? `field ${field} (${reason.replace(/; dropped$/, '')})` : reason),
+  );
+  if (problems.length)
+    throw new CliError(
+      `${what} has ${problems.join(', ')} that this kfleet does not know; upgrade kfleet`,
+      'UNSUPPORTED',
+    );
+  return spec;
+}
+
 /** The fleet as the token sees it: its profiles (deleting ones included) and clusters. */
 async function readFleet(
   request: Request,
@@ -70,7 +89,7 @@ async function readFleet(
         topology: c.topology,
         managementCluster: c.managementCluster,
         labels: c.labels ?? {},
-        overrides: storedSpec(c.overrides, `overrides of cluster ${c.name}`),
+        overrides: liveSpec(c.overrides, `the overrides of cluster ${c.name}`),
         generation: c.karpenter.generation,
       });
   return {
@@ -78,7 +97,7 @@ async function readFleet(
       name: p.name,
       selector: p.selector,
       priority: p.priority,
-      spec: storedSpec(p.spec, `profile ${p.name}`),
+      spec: liveSpec(p.spec, `profile ${p.name}`),
       deleting: p.deleting,
     })),
     clusters,
@@ -271,7 +290,7 @@ async function applyItem(
       const { profile } = await request<{
         profile: { selector: string; priority: number; spec: unknown; deleting: boolean };
       }>(gql.GET_PROFILE, { name: item.name });
-      const now = { ...profile, spec: storedSpec(profile.spec, `profile ${item.name}`) };
+      const now = { ...profile, spec: liveSpec(profile.spec, `profile ${item.name}`) };
       if (now.deleting || !sameValue(profileView(now), profileView(item.live)))
         throw new CliError(
           `profile ${item.name} changed since the plan; run apply again to see the new plan`,
@@ -309,7 +328,12 @@ async function applyItem(
   const { cluster: now } = await request<{
     cluster: { overrides: unknown; karpenter: { generation: number } };
   }>(gql.CLUSTER_OVERRIDES, { id: item.cluster.id });
-  if (!sameValue(storedSpec(now.overrides, `overrides of ${item.name}`), item.cluster.overrides))
+  if (
+    !sameValue(
+      liveSpec(now.overrides, `the overrides of cluster ${item.name}`),
+      item.cluster.overrides,
+    )
+  )
     throw new CliError(
       `the overrides of cluster ${item.name} changed since the plan; run apply again to see the new plan`,
       'CONFLICT',
