@@ -12,6 +12,7 @@ import {
   ingestKey,
 } from '@fleet/contracts';
 import { createPrismaClient } from '@fleet/database';
+import { onStoredSpecWarning } from '@fleet/desired-state';
 import { createRegistry, fleetMetrics, oldestQueuedAt, startOpsServer } from '@fleet/observability';
 import { Queue, Worker } from 'bullmq';
 import { pino } from 'pino';
@@ -33,6 +34,12 @@ import { readFleetState } from './metrics/fleet-state.js';
 export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const config = loadWorkerConfig(env);
   const log = pino({ name: 'worker', level: config.LOG_LEVEL });
+  onStoredSpecWarning((w) =>
+    log.warn(
+      { spec: w.spec, field: w.field },
+      `stored ${w.spec}: ${w.field || '(whole)'}: ${w.reason}`,
+    ),
+  );
   const jobLocks = { lockDuration: config.JOB_LOCK_MS, stalledInterval: config.JOB_LOCK_MS };
   const db = createPrismaClient(config.DATABASE_URL, { poolSize: 20 });
   const producer = createRedisClient(config.REDIS_URL, { maxRetriesPerRequest: null });

@@ -1,6 +1,5 @@
 import { matchesLabelSelector, parseLabelSelector } from '@fleet/contracts';
 import type { Prisma } from '@fleet/database';
-import { pino } from 'pino';
 import {
   ProfileSpec,
   canonicalJson,
@@ -12,13 +11,33 @@ import {
 
 type Tx = Prisma.TransactionClient;
 
-const log = pino({ name: 'desired-state', level: process.env.LOG_LEVEL ?? 'info' });
+/** A dropped stored field, as storedSpec reports it. */
+export interface StoredSpecWarning {
+  /** What holds the spec, e.g. `profile prod r3`. */
+  spec: string;
+  /** The field dropped ('' for the whole spec). */
+  field: string;
+  reason: string;
+}
+
+/**
+ * Where storedSpec's warnings go: one plain line on stderr until a process injects its own sink
+ * (the worker: its pino logger). Never stdout, and no logger of the library's own: a command
+ * line tool importing this library writes its output (kfleet export's YAML) to stdout, where a
+ * log line would corrupt it.
+ */
+let warnSink = (w: StoredSpecWarning): void => {
+  process.stderr.write(`warning: stored ${w.spec}: ${w.field || '(whole)'}: ${w.reason}\n`);
+};
+
+/** Routes storedSpec's warnings to `sink` (a process's logger). */
+export function onStoredSpecWarning(sink: (warning: StoredSpecWarning) => void): void {
+  warnSink = sink;
+}
 
 /** A stored spec, leniently: what the schema no longer accepts is dropped with a warning. */
 export const storedSpec = (raw: unknown, what: string): ProfileSpec =>
-  parseStoredSpec(raw, (field, reason) =>
-    log.warn({ spec: what, field }, `stored ${what}: ${field || '(whole)'}: ${reason}`),
-  );
+  parseStoredSpec(raw, (field, reason) => warnSink({ spec: what, field, reason }));
 
 /**
  * The lock between profile writes and membership syncs, first among the locks either takes on
