@@ -453,4 +453,19 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     );
     expect(e.cluster.effectiveState.overrides).toEqual(['logLevel']);
   });
+
+  it('clusters reset --all clears overrides holding only a field the schema no longer accepts', async () => {
+    await sql.query(
+      `UPDATE "DesiredState" SET overrides = '{"retired":1}'
+        WHERE "clusterId" = (SELECT id FROM "Cluster" WHERE name = 'dev-0')`,
+    );
+    expect((await overridesOf('dev-0')).overrides).toEqual({});
+    const run = await kfleet(['clusters', 'reset', 'dev-0', '--all']);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('cluster/dev-0 every override cleared');
+    const { rows } = await sql.query<{ overrides: unknown }>(
+      `SELECT overrides FROM "DesiredState" WHERE "clusterId" = (SELECT id FROM "Cluster" WHERE name = 'dev-0')`,
+    );
+    expect(rows[0]!.overrides).toEqual({});
+  });
 });

@@ -169,8 +169,13 @@ export class DesiredStateChanges {
     const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
     const next = parseInput(ProfileSpec, overrides, 'overrides');
     return this.changeDesiredState(principal, uid, action, expected, async (tx) => {
-      const current = await clusterOverrides(tx, uid);
-      if (canonicalJson(current) === canonicalJson(next))
+      // The raw stored JSON, not the lenient view: overrides holding only a field the schema no
+      // longer accepts read as {}, yet they are there to reset (and a replace must remove them).
+      const { overrides: current } = await tx.desiredState.findUniqueOrThrow({
+        where: { clusterId: uid },
+        select: { overrides: true },
+      });
+      if (canonicalJson(current ?? {}) === canonicalJson(next))
         throw userInputError(
           'overrides',
           action === 'resetClusterOverrides'
