@@ -468,4 +468,25 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     );
     expect(rows[0]!.overrides).toEqual({});
   });
+
+  it('a scoped token sees only the revisions whose selector was within its scope', async () => {
+    // Neither selector matches a cluster (none has tier), so no rollout runs.
+    await gql(
+      `mutation($input: CreateProfileInput!) { createProfile(input: $input) { rollout { id } } }`,
+      { input: { name: 'moving', selector: 'env=dev,tier=x', priority: 40, spec: {} } },
+    );
+    await gql(
+      `mutation($input: UpdateProfileInput!) { updateProfile(name: "moving", input: $input) { rollout { id } } }`,
+      { input: { selector: 'env=prod,tier=x', priority: 40, spec: { logLevel: 'error' } } },
+    );
+    const secret = await api.createToken('VIEWER', { labelSelector: 'env=prod' });
+    const QUERY = `{ profile(name: "moving") { revisions { revision selector } } }`;
+    const scoped = await api.as(secret)<{
+      profile: { revisions: { revision: number; selector: string }[] };
+    }>(QUERY);
+    expect(scoped.errors).toBeUndefined();
+    expect(scoped.data!.profile.revisions).toEqual([{ revision: 2, selector: 'env=prod,tier=x' }]);
+    const admin = await gql<{ profile: { revisions: { revision: number }[] } }>(QUERY);
+    expect(admin.profile.revisions.map((r) => r.revision)).toEqual([2, 1]);
+  });
 });

@@ -53,10 +53,14 @@ export class ProfilesResolver {
   }
 
   @ResolveField(() => [ProfileRevisionEntry], {
-    description: 'Every revision as written, newest first.',
+    description:
+      'Every revision as written, newest first; for a scoped token only those whose selector was within its scope.',
   })
-  revisions(@Parent() profile: Profile): Promise<ProfileRevisionEntry[]> {
-    return this.service.revisions(profile.uid);
+  revisions(
+    @CurrentPrincipal() principal: Principal,
+    @Parent() profile: Profile,
+  ): Promise<ProfileRevisionEntry[]> {
+    return this.service.revisions(principal, profile.uid);
   }
 
   @ResolveField(() => [ProfileBinding], {

@@ -226,13 +226,19 @@ export class ProfilesService {
     return JSON.parse(canonicalJson(await clusterOverrides(this.db, clusterId)));
   }
 
-  /** Every revision of the profile as written, newest first (Profile.revisions). */
-  async revisions(profileId: string): Promise<ProfileRevisionEntry[]> {
-    return this.db.profileRevision.findMany({
+  /**
+   * Every revision of the profile as written, newest first (Profile.revisions). A scoped token
+   * sees only the revisions whose selector was within its scope: an earlier one may have pointed
+   * elsewhere, and its selector and spec are not the token's to read (left out, not redacted, so
+   * the entry's fields stay non-null).
+   */
+  async revisions(principal: Principal, profileId: string): Promise<ProfileRevisionEntry[]> {
+    const rows = await this.db.profileRevision.findMany({
       where: { profileId },
       orderBy: { revision: 'desc' },
       select: { revision: true, selector: true, priority: true, spec: true, createdAt: true },
     });
+    return rows.filter((r) => this.visible(principal, r.selector));
   }
 
   /**
