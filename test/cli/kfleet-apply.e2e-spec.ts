@@ -489,4 +489,18 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     const admin = await gql<{ profile: { revisions: { revision: number }[] } }>(QUERY);
     expect(admin.profile.revisions.map((r) => r.revision)).toEqual([2, 1]);
   });
+
+  it("a profile's rollout it cannot read is an error, not null (null is only for one the token may not see)", async () => {
+    const QUERY = `{ profile(name: "base") { rollout { id } } }`;
+    const ok = await api.admin<{ profile: { rollout: { id: string } | null } }>(QUERY);
+    expect(ok.data?.profile.rollout?.id).toBeDefined();
+    // A real failure below the rollout read: its waves' table is briefly gone.
+    await sql.query(`ALTER TABLE "RolloutWave" RENAME TO "RolloutWaveAway"`);
+    try {
+      const broken = await api.admin(QUERY);
+      expect(broken.errors?.length).toBeGreaterThan(0);
+    } finally {
+      await sql.query(`ALTER TABLE "RolloutWaveAway" RENAME TO "RolloutWave"`);
+    }
+  });
 });

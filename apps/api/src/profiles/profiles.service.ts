@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { GraphQLError } from 'graphql';
 import { Prisma, type PrismaClient } from '@fleet/database';
 import { labelSelectorWithin, parseLabelSelector, dns1123Label } from '@fleet/contracts';
 import {
@@ -269,7 +270,11 @@ export class ProfilesService {
       select: { id: true },
     });
     if (!row) return null;
-    return this.rollouts.get(principal, row.id).catch(() => null);
+    // Hidden only when the caller may not see it (NOT_FOUND); any other failure is reported.
+    return this.rollouts.get(principal, row.id).catch((err: unknown) => {
+      if (err instanceof GraphQLError && err.extensions.code === 'NOT_FOUND') return null;
+      throw err;
+    });
   }
 
   /** The cluster's effective state with its sources (Cluster.effectiveState). */
