@@ -23,6 +23,43 @@ export interface MaintenanceDeps {
 }
 
 /**
+ * The staleness sweep: liveness flushed, Stale judged, digests of changed clusters forgotten, then
+ * the clusters changed since the last sweep folded into the fleet summary's counts. The fold runs
+ * even when an earlier step fails (Redis down, a query refused): else FleetSummaryDirty grows for
+ * as long as that step keeps failing. The first failure is logged and still thrown, so the job
+ * fails visibly.
+ */
+export async function sweep({
+  pool,
+  producer,
+  config,
+  log,
+}: Pick<MaintenanceDeps, 'pool' | 'producer' | 'config' | 'log'>) {
+  let failure: Error | undefined;
+  let counts = {};
+  try {
+    // Liveness of the heartbeats accepted so far is in PostgreSQL before Stale is judged.
+    await flushLiveness(producer, pool, config.QUEUE_PREFIX);
+    const { changed, ...judged } = await sweepStaleness(pool, {
+      staleAfterSeconds: config.HEARTBEAT_SECONDS * config.STALE_AFTER_HEARTBEATS,
+      orderNotTakenSeconds: config.ORDER_NOT_TAKEN_SECONDS,
+    });
+    counts = judged;
+    await forgetDigests(producer, config.QUEUE_PREFIX, changed);
+  } catch (err) {
+    failure = err instanceof Error ? err : new Error(String(err));
+    log.error({ err: String(err) }, 'staleness sweep failed; folding the fleet summary anyway');
+  }
+  const summarized = await foldFleetSummary(pool).catch((err: unknown) => {
+    if (failure === undefined) throw err;
+    log.error({ err: String(err) }, 'fleet summary fold failed');
+    return 0;
+  });
+  if (failure !== undefined) throw failure;
+  return { ...counts, summarized };
+}
+
+/**
  * Periodic maintenance as BullMQ job schedulers: with several worker replicas each task runs once
  * per interval, on whichever replica takes it. The schedulers live in Redis, so they are upserted
  * again at every start (a flushed Redis loses them; the next start restores them).
@@ -43,18 +80,8 @@ export async function startMaintenance({
     switch (task) {
       case 'resync':
         return resyncPendingOrders(pool, sidecarQueues, { operandDefault: operandDefault(config) });
-      case 'sweep': {
-        // Liveness of the heartbeats accepted so far is in PostgreSQL before Stale is judged.
-        await flushLiveness(producer, pool, config.QUEUE_PREFIX);
-        const { changed, ...counts } = await sweepStaleness(pool, {
-          staleAfterSeconds: config.HEARTBEAT_SECONDS * config.STALE_AFTER_HEARTBEATS,
-          orderNotTakenSeconds: config.ORDER_NOT_TAKEN_SECONDS,
-        });
-        await forgetDigests(producer, config.QUEUE_PREFIX, changed);
-        // The clusters changed since the last sweep into the fleet summary's counts.
-        const summarized = await foldFleetSummary(pool);
-        return { ...counts, summarized };
-      }
+      case 'sweep':
+        return sweep({ pool, producer, config, log });
       case 'history':
         return maintainHealthHistory(pool, {
           rawRetentionDays: config.HISTORY_RAW_RETENTION_DAYS,
