@@ -283,6 +283,34 @@ describe('report stream and heartbeats', () => {
     expect((await beat()).status).toBe(409);
   });
 
+  it('deregistration deletes the cluster’s digest and digest fence', async () => {
+    const [c] = await registerClusters(api, 1, 'gone');
+    await recordDigests(
+      redis,
+      prefix,
+      [{ clusterId: c!.uid, digest: 'e'.repeat(64) }],
+      new Map([[c!.uid, '0']]),
+    );
+    await forgetDigests(redis, prefix, [c!.uid]);
+    await recordDigests(
+      redis,
+      prefix,
+      [{ clusterId: c!.uid, digest: 'e'.repeat(64) }],
+      new Map([[c!.uid, '1']]),
+    );
+    expect(await redis.hget(ingestKey(prefix, 'digest-fences'), c!.uid)).toBe('1');
+    expect(await redis.hget(ingestKey(prefix, 'digests'), c!.uid)).toBe('e'.repeat(64));
+    const res = await api.admin(
+      `mutation($id: ID!) { deregisterCluster(clusterId: $id) { name } }`,
+      {
+        id: c!.id,
+      },
+    );
+    expect(res.errors).toBeUndefined();
+    expect(await redis.hexists(ingestKey(prefix, 'digest-fences'), c!.uid)).toBe(0);
+    expect(await redis.hexists(ingestKey(prefix, 'digests'), c!.uid)).toBe(0);
+  });
+
   it('lists a report stream dead letter under the plain queue name, and redrives it there', async () => {
     const c = clusters[2]!;
     // An entry that is not a status report: dead-lettered at once by the worker.

@@ -254,6 +254,9 @@ export type Heartbeat = z.infer<typeof Heartbeat>;
  * - `liveness-flushing`: the part of `liveness` a worker is writing to PostgreSQL;
  * - `digest-fences`: hash cluster id → how many times a sweep forgot its digest (a worker records
  *   a digest only if this did not move while its report was being written).
+ * A cluster's entries in `digests` and `digest-fences` are deleted when it is deregistered
+ * (QueuesService.forgetClusterIngestState: safe with a report in flight, as cluster ids are never
+ * reused and no report of a deleted cluster commits).
  * The two liveness hashes are touched by one Lua script together, and the heartbeat script reads
  * `digests` beside `liveness`: every ingest key carries the hash tag `{ingest}`, so on a Redis
  * Cluster they share one slot.

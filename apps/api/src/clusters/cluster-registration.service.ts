@@ -194,6 +194,7 @@ export class ClusterRegistration {
         await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
         await afterCommit('deregisterCluster', uid, [
           () => this.events.publish({ type: 'credentials-changed', clusterId: uid }),
+          () => this.queues.forgetClusterIngestState(uid),
         ]);
         return cluster;
       });

@@ -33,6 +33,7 @@ export class QueuesService implements OnModuleDestroy {
   private readonly reportStream: string;
   private readonly digests: string;
   private readonly liveness: string;
+  private readonly digestFences: string;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
     // Auto-pipelining sends the commands of concurrent requests in one write: reports arrive in
@@ -48,6 +49,7 @@ export class QueuesService implements OnModuleDestroy {
     this.reportStream = ingestKey(config.QUEUE_PREFIX, 'reports');
     this.digests = ingestKey(config.QUEUE_PREFIX, 'digests');
     this.liveness = ingestKey(config.QUEUE_PREFIX, 'liveness');
+    this.digestFences = ingestKey(config.QUEUE_PREFIX, 'digest-fences');
     this.connection.defineCommand('fleetHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT_LUA });
   }
 
@@ -65,6 +67,21 @@ export class QueuesService implements OnModuleDestroy {
   /** One job per (cluster, generation): a retried mutation cannot enqueue twice. */
   async requestReconcile(request: ReconcileRequest): Promise<void> {
     await this.reconcile.add('reconcile', request, reconcileJobOptions(request));
+  }
+
+  /**
+   * A deregistered cluster's entries in the ingest hashes (its digest and its digest fence), else
+   * kept forever. Safe while a report of it is in flight: cluster ids are never reused and no
+   * report of a deleted cluster commits, so no digest recorded after this can ever answer a
+   * heartbeat; a batch that committed just before the deregistration can at worst record one
+   * orphan digest again (recording never re-creates a fence).
+   */
+  async forgetClusterIngestState(clusterId: string): Promise<void> {
+    await this.connection
+      .multi()
+      .hdel(this.digests, clusterId)
+      .hdel(this.digestFences, clusterId)
+      .exec();
   }
 
   /**
