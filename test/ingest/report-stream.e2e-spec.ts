@@ -8,6 +8,7 @@ import {
 } from '@fleet/contracts';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
 import { reportDigest, StatusReporter } from '../../apps/sidecar/src/report/status-reporter.js';
 import { startWorker } from '../../apps/worker/src/main.js';
@@ -281,6 +282,69 @@ describe('report stream and heartbeats', () => {
     ).toBe(0);
     expect(await redis.hget(ingestKey(prefix, 'digests'), c.uid)).toBeNull();
     expect((await beat()).status).toBe(409);
+  });
+
+  it('through the consumer: fences are read before the report is written, so a forget while it is written wins', async () => {
+    const [c] = await registerClusters(api, 1, 'fence');
+    clusters.push(c!);
+    const digests = ingestKey(prefix, 'digests');
+    const committedAfter = (sent: number) =>
+      eventually(
+        async () => {
+          const s = await status(c!);
+          return s.lastReportAt && s.lastReportAt.getTime() >= sent - 1000 ? true : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 50, what: 'the report committed' },
+      );
+    // Undisturbed, the consumer records the report's digest (so the check below can fail).
+    let sent = Date.now();
+    expect((await post(c!, { ...report(c!, 1), digest: 'a'.repeat(64) })).status).toBe(202);
+    await committedAfter(sent);
+    await eventually(
+      async () => ((await redis.hget(digests, c!.uid)) === 'a'.repeat(64) ? true : undefined),
+      {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+        what: 'the digest recorded',
+      },
+    );
+    // Now hold the cluster's status row: the next batch blocks inside its transaction, after it
+    // read the fences. A sweep forgets the digest meanwhile; the batch must not record its own.
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "ClusterStatus" WHERE "clusterId" = $1 FOR UPDATE`, [
+        c!.uid,
+      ]);
+      sent = Date.now();
+      expect((await post(c!, { ...report(c!, 1, true), digest: 'b'.repeat(64) })).status).toBe(202);
+      await eventually(
+        async () => {
+          const { rows } = await holder.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+              WHERE NOT l.granted AND a.datname = current_database()`,
+          );
+          return rows[0]!.n > 0 ? true : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 20, what: 'the batch waiting for the status row' },
+      );
+      await forgetDigests(redis, prefix, [c!.uid]);
+      await holder.query('COMMIT');
+    } finally {
+      await holder.end();
+    }
+    await committedAfter(sent);
+    expect((await status(c!)).conditions.find((x) => x.type === 'Degraded')?.status).toBe('True');
+    // Give the consumer the moment between its commit and its record, then look.
+    await eventually(
+      async () => {
+        const pending = await redis.xpending(ingestKey(prefix, 'reports'), INGEST_GROUP);
+        return Number(pending[0]) === 0 ? true : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 20, what: 'the batch acknowledged' },
+    );
+    expect(await redis.hget(digests, c!.uid)).toBeNull();
   });
 
   it('deregistration deletes the cluster’s digest and digest fence', async () => {
