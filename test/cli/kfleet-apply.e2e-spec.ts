@@ -596,5 +596,54 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
         `${join(sfleet, 'profiles', 'staged.yaml')}: document 1 (Profile staged): metadata.annotations.fleet.karpenter.sh/rollout-strategy: no rollout strategy named spare in the fleet or the files`,
       );
     });
+
+    it('--strategy <name> is the strategy of profile writes whose document names none; checked before anything is written', async () => {
+      const plain = join(dir, 'plain.yaml');
+      await writeFile(
+        plain,
+        `${HEADER}\nkind: Profile\nmetadata: { name: plain }\nspec: { selector: "", priority: 40, logLevel: info }\n`,
+      );
+      const before = await snapshot();
+      const unknown = await kfleet(['apply', '-f', plain, '--strategy', 'nope']);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain(
+        '--strategy nope: no rollout strategy of that name in the fleet or the files',
+      );
+      expect(await snapshot()).toEqual(before);
+      const run = await kfleet(['apply', '-f', plain, '--strategy', 'dev-first']);
+      expect(run.stderr).toBe('');
+      const id = /profile\/plain created; rollout\/(\S+) RUNNING, 3 clusters/.exec(run.stdout)?.[1];
+      expect(id).toBeDefined();
+      const { rollout } = await gql<{
+        rollout: { strategy: { name: string | null }; waves: { selector: string | null }[] };
+      }>(`query($id: ID!) { rollout(id: $id) { strategy { name } waves { selector } } }`, { id });
+      expect(rollout).toEqual({
+        strategy: { name: 'dev-first' },
+        waves: [{ selector: 'env=dev' }, { selector: null }],
+      });
+      await rolloutsDone();
+    });
+
+    it('a token that may not write strategies is refused before anything is written', async () => {
+      const scoped = await api.createToken('OPERATOR', { labelSelector: 'env=prod' });
+      await writeFile(
+        join(sfleet, 'strategies', 'dev-first.yaml'),
+        CANARY.replace('maxFailures: 1', 'maxFailures: 3'),
+      );
+      const before = await snapshot();
+      const run = await runKfleetInProcess(['apply', '-f', join(sfleet, 'strategies')], {
+        ...env(),
+        KFLEET_TOKEN: scoped,
+      });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(
+        /may not write rollout strategies: that takes an unscoped OPERATOR or ADMIN token; nothing applied/,
+      );
+      expect(await snapshot()).toEqual(before);
+      const { rolloutStrategy } = await gql<{ rolloutStrategy: { maxFailures: number } }>(
+        `{ rolloutStrategy(name: "dev-first") { maxFailures } }`,
+      );
+      expect(rolloutStrategy.maxFailures).toBe(0);
+    });
   });
 });

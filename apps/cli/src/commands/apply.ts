@@ -190,6 +190,7 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
       );
       if (errors.length) throw refuse();
       const plan = computePlan(objects, fleet, Boolean(opts.prune));
+      checkDefaultStrategy(strategy.strategyName, plan, fleet.strategies);
       io.stdout(formatPlan(plan));
       if (!planChanges(plan)) {
         io.stdout('No changes.\n');
@@ -202,18 +203,9 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
       const timeoutMs = Number(opts.timeout) * 1000;
       if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
         throw usageError('--timeout must be a number of seconds', '--timeout');
-      // A profile write may name a strategy the files create or change, and a pruned strategy
-      // may still be named by a profile deleted here: strategy writes first, their deletions last.
-      const deleted = new Set(
-        plan
-          .filter((i) => i.kind === 'RolloutStrategy' && i.action === 'delete')
-          .map((i) => i.name),
-      );
-      if (strategy.strategyName && deleted.has(strategy.strategyName))
-        throw usageError(
-          `--strategy ${strategy.strategyName}: --prune deletes that rollout strategy (no document declares it)`,
-          '--strategy',
-        );
+      // Strategy writes come first (a profile write may name a strategy they create or change)
+      // and their deletions last (a profile deleted here may still go through a pruned one).
+      await mayWriteStrategies(request, plan);
       // Then profile deletions (they may free a name or settle a conflict), updates, creations,
       // then cluster overrides.
       const rank = (i: PlanItem) =>
@@ -283,6 +275,56 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
         await io.writeFile(join(opts.output, exportPath(o)), renderDocument(o));
       io.stderr(`${objects.length} objects written to ${opts.output}\n`);
     });
+}
+
+/**
+ * `--strategy <name>`, the strategy of every profile write whose document names none, must exist
+ * while those writes run: in the fleet or the files, and not pruned by this apply. Checked before
+ * anything is written, as the documents are.
+ */
+function checkDefaultStrategy(
+  name: string | undefined,
+  plan: readonly PlanItem[],
+  live: readonly LiveStrategy[],
+): void {
+  const usedBy = plan.filter(
+    (i) =>
+      i.kind === 'Profile' &&
+      i.action !== 'unchanged' &&
+      (i.action === 'delete' || !i.object?.strategyName),
+  );
+  if (name === undefined || !usedBy.length) return;
+  const item = plan.find((i) => i.kind === 'RolloutStrategy' && i.name === name);
+  if (item?.action === 'delete')
+    throw usageError(
+      `--strategy ${name}: --prune deletes that rollout strategy (no document declares it)`,
+      '--strategy',
+    );
+  if (!item && !live.some((s) => s.name === name))
+    throw usageError(
+      `--strategy ${name}: no rollout strategy of that name in the fleet or the files (kfleet strategies list)`,
+      '--strategy',
+    );
+}
+
+/**
+ * Strategies are fleet-wide: writing one takes an unscoped OPERATOR or ADMIN token, deleting one
+ * an unscoped ADMIN token (docs/ROLLOUTS.md). The API checks again; asking here first means a token
+ * that may not is refused before the profiles of the same apply are written, not after.
+ */
+async function mayWriteStrategies(request: Request, plan: readonly PlanItem[]): Promise<void> {
+  const writes = plan.filter((i) => i.kind === 'RolloutStrategy' && i.action !== 'unchanged');
+  if (!writes.length) return;
+  const { viewer } = await request<{ viewer: { name: string; role: string; scoped: boolean } }>(
+    gql.VIEWER,
+  );
+  const deletes = writes.some((i) => i.action === 'delete');
+  const allowed = deletes ? viewer.role === 'ADMIN' : viewer.role !== 'VIEWER';
+  if (viewer.scoped || !allowed)
+    throw new CliError(
+      `token ${viewer.name} (${viewer.role}${viewer.scoped ? ', scoped' : ''}) may not ${deletes ? 'delete' : 'write'} rollout strategies: that takes an unscoped ${deletes ? 'ADMIN' : 'OPERATOR or ADMIN'} token; nothing applied`,
+      'FORBIDDEN',
+    );
 }
 
 async function applyItem(
