@@ -699,11 +699,11 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
     // Neither selector matches a cluster (none has tier), so no rollout runs.
     await gql(
       `mutation($input: CreateProfileInput!) { createProfile(input: $input) { rollout { id } } }`,
-      { input: { name: 'moving', selector: 'env=dev,tier=x', priority: 40, spec: {} } },
+      { input: { name: 'moving', selector: 'env=dev,tier=x', priority: 73, spec: {} } },
     );
     await gql(
       `mutation($input: UpdateProfileInput!) { updateProfile(name: "moving", input: $input) { rollout { id } } }`,
-      { input: { selector: 'env=prod,tier=x', priority: 40, spec: { logLevel: 'error' } } },
+      { input: { selector: 'env=prod,tier=x', priority: 73, spec: { logLevel: 'error' } } },
     );
     const secret = await api.createToken('VIEWER', { labelSelector: 'env=prod' });
     const QUERY = `{ profile(name: "moving") { revisions { revision selector } } }`;
