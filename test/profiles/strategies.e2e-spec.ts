@@ -371,4 +371,54 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
       /^PodsPendingTooLong: .*900s, more than maxPendingPodSeconds 300/,
     );
   });
+  it('a rollout failed during its approval wait runs that wave again on resume: fresh deadline, same gate', async () => {
+    await gql(CREATE_STRATEGY, {
+      input: {
+        name: 'gate-resume',
+        stages: [
+          { selector: 'canary=true', minHealthySeconds: 0, approval: true },
+          { percent: 100, minHealthySeconds: 0 },
+        ],
+        waveTimeoutSeconds: 120,
+      },
+    });
+    const { startRollout: r } = await gql<{ startRollout: RolloutView }>(START, {
+      selector: 'env=prod',
+      change: { featureGates: { SpotToSpotConsolidation: false } },
+      strategyName: 'gate-resume',
+    });
+    await waitRollout(r.id, (x) => x.state === 'WAITING_APPROVAL', 'the approval gate');
+    // The wait outlasts the wave's deadline (moved into the past rather than waited for).
+    await sql.query(
+      `UPDATE "RolloutWave" SET "deadlineAt" = now() - interval '1 hour' WHERE "rolloutId" = $1::uuid`,
+      [r.uid],
+    );
+    const canary = sidecars.get('prod-a')!;
+    canary.failFrom = 0;
+    const failed = await waitRollout(r.id, (x) => x.state === 'FAILED', 'FAILED during the wait');
+    expect(failed.waves[0]!.state).toBe('FAILED');
+    // Fixed, but still converging when resumed: judged against a fresh deadline, not the past one.
+    canary.failFrom = undefined;
+    canary.available = false;
+    await canary.report();
+    await gql(`mutation($id: ID!) { resumeRollout(id: $id) { state } }`, { id: r.id });
+    await new Promise((resolve) => setTimeout(resolve, 600)); // four ticks
+    const resumed = await rollout(r.id);
+    expect(resumed.state).toBe('RUNNING');
+    expect(resumed.waves[0]!.state).toBe('RUNNING');
+    expect(resumed.waves[0]!.clusters[0]).toMatchObject({
+      clusterName: 'prod-a',
+      state: 'APPLYING',
+      reason: null,
+    });
+    canary.available = true;
+    const again = await waitRollout(
+      r.id,
+      (x) => x.state === 'WAITING_APPROVAL',
+      'the same gate again',
+    );
+    expect(again.waitingStage).toBe(0);
+    expect(again.waves[1]!.clusters.every((c) => c.state === 'PENDING')).toBe(true);
+    await gql(`mutation($id: ID!) { abortRollout(id: $id) { state } }`, { id: r.id });
+  });
 });

@@ -122,9 +122,15 @@ export class RolloutDriver {
             ),
         },
       });
+      // A wave that had succeeded (the rollout in its timed pause or waiting for approval) fails
+      // too: its clusters are what failed, and resumeRollout must run it again, not jump its gate.
       await tx.rolloutWave.updateMany({
-        where: { rolloutId: rollout.id, index: rollout.currentWave, state: 'RUNNING' },
-        data: { state: 'FAILED', finishedAt: now },
+        where: {
+          rolloutId: rollout.id,
+          index: rollout.currentWave,
+          state: { in: ['RUNNING', 'SUCCEEDED'] },
+        },
+        data: { state: 'FAILED', finishedAt: now, resumeAt: null },
       });
       out.changed = true;
       return;
