@@ -332,7 +332,8 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
         waveTimeoutSeconds: 120,
       },
     });
-    // prod-a (first by name) cannot launch nodes: its sidecar reports two NodeClaims Launched=False.
+    // prod-a (first by name) cannot launch nodes: its sidecar (one from before launch failure
+    // times, so every failure it sees counts) reports two NodeClaims Launched=False.
     sidecars.get('prod-a')!.metrics = { nodeClaimLaunchFailures: 2, oldestPendingPodSeconds: 0 };
     const later = Object.fromEntries(['prod-b', 'prod-c', 'prod-d'].map((n) => [n, observed(n)]));
     const { startRollout: r } = await gql<{ startRollout: RolloutView }>(START, {
@@ -360,16 +361,23 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
       strategyName: 'soak',
     });
     expect(both.extensions?.field).toBe('strategyName');
-    sidecars.get('dev-a')!.metrics = { oldestPendingPodSeconds: 900 };
+    // A pod unschedulable for an hour already: it counts only from the change being applied.
+    const since = new Date(Date.now() - 3600_000).toISOString();
+    sidecars.get('dev-a')!.metrics = { oldestPendingPodSince: since };
     const { startRollout: r } = await gql<{ startRollout: RolloutView }>(START, {
       selector: 'env=dev',
       change: { logLevel: 'debug' },
-      strategy: { waves: [{ percent: 100 }], minHealthySeconds: 1, maxPendingPodSeconds: 300 },
+      // Held longer than the bound, so the gate is judged before the (only) wave completes.
+      strategy: { waves: [{ percent: 100 }], minHealthySeconds: 10, maxPendingPodSeconds: 2 },
     });
     const failed = await waitRollout(r.id, (x) => x.state === 'FAILED', 'FAILED');
-    expect(failed.waves[0]!.clusters[0]!.reason).toMatch(
-      /^PodsPendingTooLong: .*900s, more than maxPendingPodSeconds 300/,
+    const reason = failed.waves[0]!.clusters[0]!.reason!;
+    expect(reason).toMatch(
+      /^PodsPendingTooLong: an unschedulable pod has been pending for \d+s since the change, more than maxPendingPodSeconds 2$/,
     );
+    const pendingSeconds = Number(/for (\d+)s/.exec(reason)![1]);
+    expect(pendingSeconds).toBeGreaterThanOrEqual(3);
+    expect(pendingSeconds).toBeLessThan(60);
   });
   it('a rollout failed during its approval wait runs that wave again on resume: fresh deadline, same gate', async () => {
     await gql(CREATE_STRATEGY, {

@@ -1,5 +1,5 @@
 import {
-  ClusterMetrics,
+  type ClusterMetrics,
   matchesLabelSelector,
   parseLabelSelector,
   type ReconcileRequest,
@@ -279,8 +279,12 @@ export class RolloutDriver {
         (health === 'healthy' || health === 'waiting') &&
         status.observedGeneration >= (rc.generation ?? 0)
       ) {
-        const parsed = ClusterMetrics.safeParse(status.metrics);
-        const violation = karpenterGateViolation(parsed.success ? parsed.data : null, rollout);
+        // Each gate's metrics are read on their own: one malformed metric blinds neither gate.
+        const violation = karpenterGateViolation(status.metrics as ClusterMetrics, rollout, {
+          now,
+          appliedAt: rc.appliedAt,
+          reportedAt: status.lastReportAt,
+        });
         if (violation) {
           await update({
             state: 'FAILED',
