@@ -429,4 +429,28 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     expect(again.waves[1]!.clusters.every((c) => c.state === 'PENDING')).toBe(true);
     await gql(`mutation($id: ID!) { abortRollout(id: $id) { state } }`, { id: r.id });
   });
+  it('refuses a strategy whose gated first stage takes no cluster, rather than dropping the gate', async () => {
+    await gql(CREATE_STRATEGY, {
+      input: {
+        name: 'canary-gated',
+        stages: [
+          { selector: 'canary=true', minHealthySeconds: 0, approval: true },
+          { percent: 100, minHealthySeconds: 0 },
+        ],
+      },
+    });
+    const before = observed('dev-a');
+    const err = await refused(START, {
+      selector: 'env=dev',
+      change: { logLevel: 'info' },
+      strategyName: 'canary-gated',
+    });
+    expect(err.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'strategyName' });
+    expect(err.message).toMatch(
+      /^strategyName: strategy canary-gated: stage 0 \(selector canary=true\) has an approval gate but takes none of the 1 clusters/,
+    );
+    const rows = await sql.query(`SELECT 1 FROM "Rollout" WHERE "strategyName" = 'canary-gated'`);
+    expect(rows.rowCount).toBe(0); // nothing half-written
+    expect(observed('dev-a')).toBe(before);
+  });
 });

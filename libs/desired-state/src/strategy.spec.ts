@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { karpenterGateViolation, planStages, StrategyDefinition } from './strategy.js';
+import {
+  karpenterGateViolation,
+  planStages,
+  StrategyDefinition,
+  UnheldApprovalGate,
+} from './strategy.js';
 
 const cluster = (name: string, labels: Record<string, string>) => ({
   id: `id-${name}`,
@@ -57,6 +62,25 @@ describe('planStages', () => {
     const waves = planStages(fleet, stages);
     expect(names(waves)).toEqual([['ap-1'], ['eu-1', 'eu-2', 'us-1', 'us-2', 'us-3']]);
     expect(waves[0]).toMatchObject({ approval: true, pauseSeconds: 10 });
+  });
+
+  it('refuses an approval gate on a leading stage that takes nobody, naming the stage', () => {
+    const { stages } = StrategyDefinition.parse({
+      stages: [
+        { selector: 'region=mars', pauseSeconds: 10 },
+        { selector: 'tier=edge', approval: true },
+        { percent: 100 },
+      ],
+    });
+    expect(() => planStages(fleet, stages)).toThrow(UnheldApprovalGate);
+    expect(() => planStages(fleet, stages)).toThrow(
+      /^stage 1 \(selector tier=edge\) has an approval gate but takes none of the 6 clusters/,
+    );
+    // A leading timed pause alone has nothing to soak and goes quietly.
+    const paused = StrategyDefinition.parse({
+      stages: [{ selector: 'region=mars', pauseSeconds: 10 }, { percent: 100 }],
+    });
+    expect(names(planStages(fleet, paused.stages))).toHaveLength(1);
   });
 
   it('ends with every cluster: what no stage took forms a last wave without gates', () => {

@@ -161,10 +161,26 @@ export interface PlannedWave<T> {
  * Splits a rollout's clusters into waves by a strategy's stages. A selector stage takes the
  * clusters not taken yet that its selector matches; a percentage or count is cumulative over all
  * the rollout's clusters (rounded up) and takes the rest in name order. A stage that adds nobody is
- * dropped, its gates moving to the wave before it (they hold the stages after it; with no wave
- * before, nothing was changed yet and there is nothing to gate). The clusters no stage took form
- * a last wave, so a rollout always ends with every cluster it was started over.
+ * dropped, its gates moving to the wave before it (they hold the stages after it). With no wave
+ * before, a timed pause goes (nothing was changed yet, nothing to soak), but an approval gate
+ * cannot: dropping it would let the rollout reach every cluster with no checkpoint, so planning
+ * refuses with UnheldApprovalGate (docs/ROLLOUTS.md § Timed pauses and approval gates). The
+ * clusters no stage took form a last wave, so a rollout always ends with every cluster it was
+ * started over.
  */
+/** An approval gate on a stage that matches none of the clusters, with no earlier wave to hold it. */
+export class UnheldApprovalGate extends Error {
+  constructor(
+    readonly stage: number,
+    readonly stageSelector: string | null,
+    clusters: number,
+  ) {
+    super(
+      `stage ${stage}${stageSelector != null ? ` (selector ${stageSelector})` : ''} has an approval gate but takes none of the ${clusters} clusters, and no earlier stage takes any either: the rollout would reach every cluster with no checkpoint. Select clusters that stage matches, or use a strategy without that gate`,
+    );
+  }
+}
+
 export function planStages<T extends { id: string; name: string; labels: Record<string, string> }>(
   clusters: readonly T[],
   stages: readonly StrategyStage[],
@@ -174,7 +190,7 @@ export function planStages<T extends { id: string; name: string; labels: Record<
   );
   const waves: PlannedWave<T>[] = [];
   let done = 0;
-  for (const stage of stages) {
+  for (const [index, stage] of stages.entries()) {
     let taken: T[];
     if (stage.selector != null) {
       const requirements = parseLabelSelector(stage.selector);
@@ -188,6 +204,8 @@ export function planStages<T extends { id: string; name: string; labels: Record<
       if (before) {
         before.approval ||= stage.approval;
         before.pauseSeconds = Math.max(before.pauseSeconds, stage.pauseSeconds);
+      } else if (stage.approval && clusters.length) {
+        throw new UnheldApprovalGate(index, stage.selector ?? null, clusters.length);
       }
       continue;
     }

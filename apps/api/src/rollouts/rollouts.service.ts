@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, type PrismaClient } from '@fleet/database';
-import { planStages } from '@fleet/desired-state';
+import { planStages, UnheldApprovalGate } from '@fleet/desired-state';
 import { AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
 import { labelSelectorSql, parseSelectorInput } from '../clusters/cluster-query.js';
@@ -303,10 +303,23 @@ export class RolloutsService {
         `cluster ${busy[0].name} is part of rollout ${toGlobalId('Rollout', busy[0].rolloutId)} (${busy[0].state}); complete or abort it first`,
       );
     }
-    const waves = planStages(
-      clusters.map((c) => ({ ...c, labels: c.labels ?? {} })),
-      strategy.stages,
-    );
+    const waves = (() => {
+      try {
+        return planStages(
+          clusters.map((c) => ({ ...c, labels: c.labels ?? {} })),
+          strategy.stages,
+        );
+      } catch (err) {
+        // Refused rather than started at a gate before wave 0: nothing is written, and the caller
+        // learns at once that the checkpoint they asked for has no clusters to stand on.
+        if (err instanceof UnheldApprovalGate)
+          throw userInputError(
+            'strategyName',
+            `strategy ${strategy.name ?? '(inline)'}: ${err.message}`,
+          );
+        throw err;
+      }
+    })();
     // The scope as the token states it, for the driver to re-check when each wave comes.
     const token = principal.scope
       ? await tx.apiToken.findUnique({
