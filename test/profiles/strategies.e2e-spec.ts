@@ -427,6 +427,18 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     );
     expect(again.waitingStage).toBe(0);
     expect(again.waves[1]!.clusters.every((c) => c.state === 'PENDING')).toBe(true);
+    // A script following it is told at once that someone must approve (exit 7), not left waiting.
+    const watched = await kfleet(['rollouts', 'watch', r.id]);
+    expect(watched.code).toBe(7);
+    expect(watched.stderr).toContain(`kfleet rollouts approve ${r.id}`);
+    // So is a profile write over the clusters it holds, instead of "resume or abort".
+    await writeFile(
+      join(dir, 'held.yaml'),
+      'apiVersion: fleet.karpenter.sh/v1alpha1\nkind: Profile\nmetadata:\n  name: held\nspec:\n  selector: env=prod\n  priority: 20\n  logLevel: info\n',
+    );
+    const applied = await kfleet(['apply', '-f', join(dir, 'held.yaml'), '--timeout', '5']);
+    expect(applied.stderr).toContain(`kfleet rollouts approve ${r.id}`);
+    expect(applied.code).toBe(7);
     await gql(`mutation($id: ID!) { abortRollout(id: $id) { state } }`, { id: r.id });
   });
   it('refuses a strategy whose gated first stage takes no cluster, rather than dropping the gate', async () => {
