@@ -465,4 +465,29 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     expect(rows.rowCount).toBe(0); // nothing half-written
     expect(observed('dev-a')).toBe(before);
   });
+  it('same-name creates at once: one wins, the others are told the name exists; a stored strategy that no longer validates leaves the list readable', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        api.admin<{ createRolloutStrategy: { name: string } }>(CREATE_STRATEGY, {
+          input: { name: 'raced', stages: [{ percent: 100 }] },
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.data?.createRolloutStrategy).length).toBe(1);
+    const errors = results.flatMap((r) => (r.errors ?? []) as GqlError[]);
+    expect(errors).toHaveLength(3);
+    for (const e of errors)
+      expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.name' });
+
+    // Written before a rule tightened, or by hand: the others still list.
+    await sql.query(
+      `UPDATE "RolloutStrategy" SET stages = '[{"percent": 500}]'::jsonb WHERE name = 'raced'`,
+    );
+    const { rolloutStrategies } = await gql<{ rolloutStrategies: { name: string }[] }>(
+      `{ rolloutStrategies { name } }`,
+    );
+    const names = rolloutStrategies.map((x) => x.name);
+    expect(names).toContain('soak');
+    expect(names).not.toContain('raced');
+  });
 });
