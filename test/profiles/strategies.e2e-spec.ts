@@ -278,12 +278,12 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     // Through the CLI, as an SRE keeps it in YAML.
     await writeFile(
       join(dir, 'soak.yaml'),
-      'stages:\n  - {count: 1, minHealthySeconds: 0, pauseSeconds: 2}\n  - {percent: 100, minHealthySeconds: 0}\nwaveTimeoutSeconds: 120\n',
+      'stages:\n  - {count: 1, minHealthySeconds: 0, pauseSeconds: 4}\n  - {percent: 100, minHealthySeconds: 0}\nwaveTimeoutSeconds: 120\n',
     );
     const created = await kfleet(['strategies', 'create', 'soak', '-f', join(dir, 'soak.yaml')]);
     expect(created.stderr).toBe('');
     const listed = await kfleet(['strategies', 'list']);
-    expect(listed.stdout).toMatch(/soak\s+1 \+2s, 100%/);
+    expect(listed.stdout).toMatch(/soak\s+1 \+4s, 100%/);
     const { updateProfile: u } = await gql<{ updateProfile: { rollout: RolloutView } }>(
       UPDATE_PROFILE,
       {
@@ -309,14 +309,20 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     // A worker restarted during the pause still resumes on time: nothing of it lives in memory.
     await worker.close();
     worker = await startWorker(workerEnv());
+    // The restart happened inside the pause, and the new worker took the persisted time as is.
+    expect(Date.now()).toBeLessThan(Date.parse(resumeAt));
+    expect((await rollout(u.rollout.id)).waves[0]!.resumeAt).toBe(resumeAt);
     const done = await waitRollout(
       u.rollout.id,
       (r) => r.state === 'COMPLETED',
       'COMPLETED after the pause',
     );
-    expect(new Date(done.waves[1]!.startedAt!).getTime()).toBeGreaterThanOrEqual(
-      new Date(resumeAt).getTime(),
-    );
+    expect(done.waves[0]!.resumeAt).toBe(resumeAt);
+    // Wave 1 starts on the persisted time: not before it, and within a few ticks after it (a
+    // worker that restarted the pause from its own start would begin it seconds later).
+    const lag = Date.parse(done.waves[1]!.startedAt!) - Date.parse(resumeAt);
+    expect(lag).toBeGreaterThanOrEqual(0);
+    expect(lag).toBeLessThan(2_000);
     expect(done.reason).toBeNull();
   });
 
