@@ -278,12 +278,12 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     // Through the CLI, as an SRE keeps it in YAML.
     await writeFile(
       join(dir, 'soak.yaml'),
-      'stages:\n  - {count: 1, minHealthySeconds: 0, pauseSeconds: 2}\n  - {percent: 100, minHealthySeconds: 0}\nwaveTimeoutSeconds: 120\n',
+      'stages:\n  - {count: 1, minHealthySeconds: 0, pauseSeconds: 4}\n  - {percent: 100, minHealthySeconds: 0}\nwaveTimeoutSeconds: 120\n',
     );
     const created = await kfleet(['strategies', 'create', 'soak', '-f', join(dir, 'soak.yaml')]);
     expect(created.stderr).toBe('');
     const listed = await kfleet(['strategies', 'list']);
-    expect(listed.stdout).toMatch(/soak\s+1 \+2s, 100%/);
+    expect(listed.stdout).toMatch(/soak\s+1 \+4s, 100%/);
     const { updateProfile: u } = await gql<{ updateProfile: { rollout: RolloutView } }>(
       UPDATE_PROFILE,
       {
@@ -309,14 +309,20 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     // A worker restarted during the pause still resumes on time: nothing of it lives in memory.
     await worker.close();
     worker = await startWorker(workerEnv());
+    // The restart happened inside the pause, and the new worker took the persisted time as is.
+    expect(Date.now()).toBeLessThan(Date.parse(resumeAt));
+    expect((await rollout(u.rollout.id)).waves[0]!.resumeAt).toBe(resumeAt);
     const done = await waitRollout(
       u.rollout.id,
       (r) => r.state === 'COMPLETED',
       'COMPLETED after the pause',
     );
-    expect(new Date(done.waves[1]!.startedAt!).getTime()).toBeGreaterThanOrEqual(
-      new Date(resumeAt).getTime(),
-    );
+    expect(done.waves[0]!.resumeAt).toBe(resumeAt);
+    // Wave 1 starts on the persisted time: not before it, and within a few ticks after it (a
+    // worker that restarted the pause from its own start would begin it seconds later).
+    const lag = Date.parse(done.waves[1]!.startedAt!) - Date.parse(resumeAt);
+    expect(lag).toBeGreaterThanOrEqual(0);
+    expect(lag).toBeLessThan(2_000);
     expect(done.reason).toBeNull();
   });
 
@@ -332,7 +338,8 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
         waveTimeoutSeconds: 120,
       },
     });
-    // prod-a (first by name) cannot launch nodes: its sidecar reports two NodeClaims Launched=False.
+    // prod-a (first by name) cannot launch nodes: its sidecar (one from before launch failure
+    // times, so every failure it sees counts) reports two NodeClaims Launched=False.
     sidecars.get('prod-a')!.metrics = { nodeClaimLaunchFailures: 2, oldestPendingPodSeconds: 0 };
     const later = Object.fromEntries(['prod-b', 'prod-c', 'prod-d'].map((n) => [n, observed(n)]));
     const { startRollout: r } = await gql<{ startRollout: RolloutView }>(START, {
@@ -360,15 +367,133 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
       strategyName: 'soak',
     });
     expect(both.extensions?.field).toBe('strategyName');
-    sidecars.get('dev-a')!.metrics = { oldestPendingPodSeconds: 900 };
+    // A pod unschedulable for an hour already: it counts only from the change being applied.
+    const since = new Date(Date.now() - 3600_000).toISOString();
+    sidecars.get('dev-a')!.metrics = { oldestPendingPodSince: since };
     const { startRollout: r } = await gql<{ startRollout: RolloutView }>(START, {
       selector: 'env=dev',
       change: { logLevel: 'debug' },
-      strategy: { waves: [{ percent: 100 }], minHealthySeconds: 1, maxPendingPodSeconds: 300 },
+      // Held longer than the bound, so the gate is judged before the (only) wave completes.
+      strategy: { waves: [{ percent: 100 }], minHealthySeconds: 10, maxPendingPodSeconds: 2 },
     });
     const failed = await waitRollout(r.id, (x) => x.state === 'FAILED', 'FAILED');
-    expect(failed.waves[0]!.clusters[0]!.reason).toMatch(
-      /^PodsPendingTooLong: .*900s, more than maxPendingPodSeconds 300/,
+    const reason = failed.waves[0]!.clusters[0]!.reason!;
+    expect(reason).toMatch(
+      /^PodsPendingTooLong: an unschedulable pod has been pending for \d+s since the change, more than maxPendingPodSeconds 2$/,
     );
+    const pendingSeconds = Number(/for (\d+)s/.exec(reason)![1]);
+    expect(pendingSeconds).toBeGreaterThanOrEqual(3);
+    expect(pendingSeconds).toBeLessThan(60);
+  });
+  it('a rollout failed during its approval wait runs that wave again on resume: fresh deadline, same gate', async () => {
+    await gql(CREATE_STRATEGY, {
+      input: {
+        name: 'gate-resume',
+        stages: [
+          { selector: 'canary=true', minHealthySeconds: 0, approval: true },
+          { percent: 100, minHealthySeconds: 0 },
+        ],
+        waveTimeoutSeconds: 120,
+      },
+    });
+    const { startRollout: r } = await gql<{ startRollout: RolloutView }>(START, {
+      selector: 'env=prod',
+      change: { featureGates: { SpotToSpotConsolidation: false } },
+      strategyName: 'gate-resume',
+    });
+    await waitRollout(r.id, (x) => x.state === 'WAITING_APPROVAL', 'the approval gate');
+    // The wait outlasts the wave's deadline (moved into the past rather than waited for).
+    await sql.query(
+      `UPDATE "RolloutWave" SET "deadlineAt" = now() - interval '1 hour' WHERE "rolloutId" = $1::uuid`,
+      [r.uid],
+    );
+    const canary = sidecars.get('prod-a')!;
+    canary.failFrom = 0;
+    const failed = await waitRollout(r.id, (x) => x.state === 'FAILED', 'FAILED during the wait');
+    expect(failed.waves[0]!.state).toBe('FAILED');
+    // Fixed, but still converging when resumed: judged against a fresh deadline, not the past one.
+    canary.failFrom = undefined;
+    canary.available = false;
+    await canary.report();
+    await gql(`mutation($id: ID!) { resumeRollout(id: $id) { state } }`, { id: r.id });
+    await new Promise((resolve) => setTimeout(resolve, 600)); // four ticks
+    const resumed = await rollout(r.id);
+    expect(resumed.state).toBe('RUNNING');
+    expect(resumed.waves[0]!.state).toBe('RUNNING');
+    expect(resumed.waves[0]!.clusters[0]).toMatchObject({
+      clusterName: 'prod-a',
+      state: 'APPLYING',
+      reason: null,
+    });
+    canary.available = true;
+    const again = await waitRollout(
+      r.id,
+      (x) => x.state === 'WAITING_APPROVAL',
+      'the same gate again',
+    );
+    expect(again.waitingStage).toBe(0);
+    expect(again.waves[1]!.clusters.every((c) => c.state === 'PENDING')).toBe(true);
+    // A script following it is told at once that someone must approve (exit 7), not left waiting.
+    const watched = await kfleet(['rollouts', 'watch', r.id]);
+    expect(watched.code).toBe(7);
+    expect(watched.stderr).toContain(`kfleet rollouts approve ${r.id}`);
+    // So is a profile write over the clusters it holds, instead of "resume or abort".
+    await writeFile(
+      join(dir, 'held.yaml'),
+      'apiVersion: fleet.karpenter.sh/v1alpha1\nkind: Profile\nmetadata:\n  name: held\nspec:\n  selector: env=prod\n  priority: 20\n  logLevel: info\n',
+    );
+    const applied = await kfleet(['apply', '-f', join(dir, 'held.yaml'), '--timeout', '5']);
+    expect(applied.stderr).toContain(`kfleet rollouts approve ${r.id}`);
+    expect(applied.code).toBe(7);
+    await gql(`mutation($id: ID!) { abortRollout(id: $id) { state } }`, { id: r.id });
+  });
+  it('refuses a strategy whose gated first stage takes no cluster, rather than dropping the gate', async () => {
+    await gql(CREATE_STRATEGY, {
+      input: {
+        name: 'canary-gated',
+        stages: [
+          { selector: 'canary=true', minHealthySeconds: 0, approval: true },
+          { percent: 100, minHealthySeconds: 0 },
+        ],
+      },
+    });
+    const before = observed('dev-a');
+    const err = await refused(START, {
+      selector: 'env=dev',
+      change: { logLevel: 'info' },
+      strategyName: 'canary-gated',
+    });
+    expect(err.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'strategyName' });
+    expect(err.message).toMatch(
+      /^strategyName: strategy canary-gated: stage 0 \(selector canary=true\) has an approval gate but takes none of the 1 clusters/,
+    );
+    const rows = await sql.query(`SELECT 1 FROM "Rollout" WHERE "strategyName" = 'canary-gated'`);
+    expect(rows.rowCount).toBe(0); // nothing half-written
+    expect(observed('dev-a')).toBe(before);
+  });
+  it('same-name creates at once: one wins, the others are told the name exists; a stored strategy that no longer validates leaves the list readable', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        api.admin<{ createRolloutStrategy: { name: string } }>(CREATE_STRATEGY, {
+          input: { name: 'raced', stages: [{ percent: 100 }] },
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.data?.createRolloutStrategy).length).toBe(1);
+    const errors = results.flatMap((r) => (r.errors ?? []) as GqlError[]);
+    expect(errors).toHaveLength(3);
+    for (const e of errors)
+      expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.name' });
+
+    // Written before a rule tightened, or by hand: the others still list.
+    await sql.query(
+      `UPDATE "RolloutStrategy" SET stages = '[{"percent": 500}]'::jsonb WHERE name = 'raced'`,
+    );
+    const { rolloutStrategies } = await gql<{ rolloutStrategies: { name: string }[] }>(
+      `{ rolloutStrategies { name } }`,
+    );
+    const names = rolloutStrategies.map((x) => x.name);
+    expect(names).toContain('soak');
+    expect(names).not.toContain('raced');
   });
 });

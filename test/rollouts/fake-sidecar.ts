@@ -20,6 +20,8 @@ export class FakeSidecar {
   observed = 0;
   failFrom: number | undefined;
   plansAnswered = 0;
+  /** False: reports Available=False, Progressing=True (still converging: health `waiting`). */
+  available = true;
   /** What every report says of the cluster's capacity (e.g. NodeClaim launch failures). */
   metrics: ClusterMetrics = {};
   /** Every reconcile order taken, in order (what the fleet told this cluster). */
@@ -70,11 +72,17 @@ export class FakeSidecar {
             condition('Degraded', 'True', 'NodePoolRejected'),
             condition('Progressing', 'False', 'AsExpected'),
           ]
-        : [
-            condition('Available', 'True', 'AsExpected'),
-            condition('Degraded', 'False', 'AsExpected'),
-            condition('Progressing', 'False', 'AsExpected'),
-          ],
+        : this.available
+          ? [
+              condition('Available', 'True', 'AsExpected'),
+              condition('Degraded', 'False', 'AsExpected'),
+              condition('Progressing', 'False', 'AsExpected'),
+            ]
+          : [
+              condition('Available', 'False', 'Reconciling'),
+              condition('Degraded', 'False', 'AsExpected'),
+              condition('Progressing', 'True', 'Reconciling'),
+            ],
       metrics: this.metrics,
       csrDecisions: [],
       reportedAt: at,

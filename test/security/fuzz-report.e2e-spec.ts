@@ -61,6 +61,8 @@ const metrics = fc.record(
     csrDenied: nat,
     csrDecisionsDropped: nat,
     nodeClaimLaunchFailures: nat,
+    nodeClaimLaunchFailureTimes: fc.array(iso, { maxLength: 64 }),
+    oldestPendingPodSince: iso,
     oldestPendingPodSeconds: nat,
   },
   { requiredKeys: [] },

@@ -150,15 +150,14 @@ describe('standalone AWS: a sidecar at rest', () => {
       ],
     });
     const before = nonWatch().length;
-    // The Pod's age grows from its creationTimestamp (set by the API server): a second later
-    // the report says so, from the cache alone.
+    // The Pod is dated by its creationTimestamp (set by the API server) and the failure by its
+    // condition's transition: times, not ages, so an unchanged cluster's report stays equal.
     let last: unknown;
     const report = await eventually(
       async () => {
         const s = await h.runtime.snapshot();
         last = s?.metrics;
-        return s?.metrics.nodeClaimLaunchFailures === 1 &&
-          (s.metrics.oldestPendingPodSeconds ?? 0) >= 1
+        return s?.metrics.nodeClaimLaunchFailures === 1 && s.metrics.oldestPendingPodSince
           ? s
           : undefined;
       },
@@ -171,6 +170,9 @@ describe('standalone AWS: a sidecar at rest', () => {
       throw new Error(`${err.message}; last metrics ${JSON.stringify(last)}`);
     });
     expect(report.metrics.nodeClaimsByState).toMatchObject({ Pending: 1 });
+    expect(report.metrics.nodeClaimLaunchFailureTimes).toEqual([new Date(at).toISOString()]);
+    expect(Date.parse(report.metrics.oldestPendingPodSince!)).toBeLessThanOrEqual(Date.now());
+    expect(report.metrics).not.toHaveProperty('oldestPendingPodSeconds');
     expect(
       nonWatch()
         .slice(before)

@@ -71,6 +71,11 @@ export function largestStatusReport(clusterId: string): StatusReport {
       csrDenied: big,
       csrDecisionsDropped: big,
       nodeClaimLaunchFailures: big,
+      nodeClaimLaunchFailureTimes: Array.from({ length: 64 }, (_, i) =>
+        new Date(Date.parse(at) - i * 1000).toISOString(),
+      ),
+      oldestPendingPodSince: at,
+      // Deprecated but still accepted from older sidecars: the largest report carries it too.
       oldestPendingPodSeconds: big,
     },
     csrDecisions,

@@ -9,6 +9,8 @@ export const EXIT = {
   failed: 5,
   /** `--wait` / `--timeout` ran out before the outcome. */
   timeout: 6,
+  /** What `--wait`, `watch` or `apply` waited on stopped at an approval gate: someone must approve. */
+  approvalNeeded: 7,
 } as const;
 
 /**
@@ -34,6 +36,13 @@ export class CliError extends Error {
 export const usageError = (message: string, field?: string): CliError =>
   new CliError(message, 'USAGE', field);
 
+/** A rollout held at its approval gate: what to run to let it go on. */
+export const approvalNeeded = (id: string, stage: number | null | undefined): CliError =>
+  new CliError(
+    `rollout/${id} is WAITING_APPROVAL${stage != null ? ` at stage ${stage}` : ''}: approve it with \`kfleet rollouts approve ${id}\` (or abort it)`,
+    'APPROVAL_NEEDED',
+  );
+
 export function exitCodeFor(code: string | undefined): number {
   switch (code ?? '') {
     case 'BAD_USER_INPUT':
@@ -50,13 +59,15 @@ export function exitCodeFor(code: string | undefined): number {
       return EXIT.failed;
     case 'TIMEOUT':
       return EXIT.timeout;
+    case 'APPROVAL_NEEDED':
+      return EXIT.approvalNeeded;
     default:
       return EXIT.other;
   }
 }
 
 /** Codes the CLI raises itself: the message says it all. */
-const LOCAL_CODES = new Set(['USAGE', 'WAIT_FAILED', 'TIMEOUT']);
+const LOCAL_CODES = new Set(['USAGE', 'WAIT_FAILED', 'TIMEOUT', 'APPROVAL_NEEDED']);
 
 /** `error: <message> (code: X, field: y)` — the code and field only when known. */
 export function formatError(err: CliError): string {

@@ -119,6 +119,7 @@ describe('errors', () => {
     expect(exitCodeFor('UNAUTHENTICATED')).toBe(4);
     expect(exitCodeFor('FORBIDDEN')).toBe(4);
     expect(exitCodeFor('CONFLICT')).toBe(1);
+    expect(exitCodeFor('APPROVAL_NEEDED')).toBe(7);
     expect(exitCodeFor(undefined)).toBe(1);
   });
 

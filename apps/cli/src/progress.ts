@@ -4,6 +4,8 @@ export interface RolloutProgressView {
   state: string;
   reason: string | null;
   currentWave: number;
+  /** WAITING_APPROVAL: the wave whose approval gate holds the rollout. */
+  waitingStage?: number | null;
   counts: {
     total: number;
     pending: number;

@@ -91,8 +91,21 @@ export const ClusterMetrics = z
      */
     nodeClaimLaunchFailures: z.number().int().nonnegative(),
     /**
-     * Age in whole seconds of the oldest Pending pod the scheduler marked Unschedulable (0 when
-     * none): capacity Karpenter did not provide. Read by maxPendingPodSeconds.
+     * When those launches failed (the Launched=False condition's lastTransitionTime, else the
+     * NodeClaim's creationTimestamp), newest first, at most 64: stable while nothing changes, so
+     * heartbeats still go, and the rollout gate counts only failures after the change was applied.
+     */
+    nodeClaimLaunchFailureTimes: z.array(z.iso.datetime({ offset: true })).max(64),
+    /**
+     * When the oldest Pending pod the scheduler marked Unschedulable was created (absent when
+     * none): capacity Karpenter did not provide. Read by maxPendingPodSeconds, counted from no
+     * earlier than the change being applied. A timestamp, not an age: the report stays equal (and
+     * goes as a heartbeat) while the same pod stays pending.
+     */
+    oldestPendingPodSince: z.iso.datetime({ offset: true }),
+    /**
+     * Deprecated (sidecars before oldestPendingPodSince sent it; still accepted and read): age in
+     * whole seconds of that pod when reported, 0 when none.
      */
     oldestPendingPodSeconds: z.number().int().nonnegative(),
   })

@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { karpenterGateViolation, planStages, StrategyDefinition } from './strategy.js';
+import {
+  karpenterGateViolation,
+  planStages,
+  StrategyDefinition,
+  UnheldApprovalGate,
+} from './strategy.js';
 
 const cluster = (name: string, labels: Record<string, string>) => ({
   id: `id-${name}`,
@@ -59,6 +64,25 @@ describe('planStages', () => {
     expect(waves[0]).toMatchObject({ approval: true, pauseSeconds: 10 });
   });
 
+  it('refuses an approval gate on a leading stage that takes nobody, naming the stage', () => {
+    const { stages } = StrategyDefinition.parse({
+      stages: [
+        { selector: 'region=mars', pauseSeconds: 10 },
+        { selector: 'tier=edge', approval: true },
+        { percent: 100 },
+      ],
+    });
+    expect(() => planStages(fleet, stages)).toThrow(UnheldApprovalGate);
+    expect(() => planStages(fleet, stages)).toThrow(
+      /^stage 1 \(selector tier=edge\) has an approval gate but takes none of the 6 clusters/,
+    );
+    // A leading timed pause alone has nothing to soak and goes quietly.
+    const paused = StrategyDefinition.parse({
+      stages: [{ selector: 'region=mars', pauseSeconds: 10 }, { percent: 100 }],
+    });
+    expect(names(planStages(fleet, paused.stages))).toHaveLength(1);
+  });
+
   it('ends with every cluster: what no stage took forms a last wave without gates', () => {
     const { stages } = StrategyDefinition.parse({
       stages: [{ selector: 'region=us', approval: true }],
@@ -115,27 +139,86 @@ describe('StrategyDefinition', () => {
 
 describe('karpenterGateViolation', () => {
   const gates = { maxNodeClaimLaunchFailures: 1, maxPendingPodSeconds: 300 };
+  const now = new Date('2026-12-02T12:00:00.000Z');
+  const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
+  const iso = (seconds: number) => ago(seconds).toISOString();
+  // The change reached the cluster ten minutes ago.
+  const clock = { now, appliedAt: ago(600), reportedAt: ago(5) };
 
   it('fails a cluster past a bound, naming the gate', () => {
-    expect(karpenterGateViolation({ nodeClaimLaunchFailures: 2 }, gates)).toMatch(
-      /^NodeClaimLaunchFailures: 2 NodeClaims failed to launch/,
+    expect(
+      karpenterGateViolation({ nodeClaimLaunchFailureTimes: [iso(10), iso(20)] }, gates, clock),
+    ).toMatch(/^NodeClaimLaunchFailures: 2 NodeClaims failed to launch/);
+    expect(karpenterGateViolation({ oldestPendingPodSince: iso(301) }, gates, clock)).toMatch(
+      /^PodsPendingTooLong: .*301s since the change, more than maxPendingPodSeconds 300/,
     );
-    expect(karpenterGateViolation({ oldestPendingPodSeconds: 301 }, gates)).toMatch(
-      /^PodsPendingTooLong: .*301s, more than maxPendingPodSeconds 300/,
+  });
+
+  it('counts only what happened since the change was applied', () => {
+    // Two launches failed an hour ago, one since: not more than 1.
+    expect(
+      karpenterGateViolation(
+        {
+          nodeClaimLaunchFailures: 3,
+          nodeClaimLaunchFailureTimes: [iso(10), iso(3600), iso(3601)],
+        },
+        gates,
+        clock,
+      ),
+    ).toBeUndefined();
+    // A pod stuck for a day counts from the change: 600s under it, more than 300.
+    expect(
+      karpenterGateViolation({ oldestPendingPodSince: iso(86_400) }, gates, {
+        ...clock,
+        appliedAt: ago(200),
+      }),
+    ).toBeUndefined();
+    expect(karpenterGateViolation({ oldestPendingPodSince: iso(86_400) }, gates, clock)).toMatch(
+      /pending for 600s since the change/,
     );
+    // A full list, all since the change: the total counts.
+    const full = Array.from({ length: 64 }, (_, i) => iso(i));
+    expect(
+      karpenterGateViolation(
+        { nodeClaimLaunchFailures: 90, nodeClaimLaunchFailureTimes: full },
+        { maxNodeClaimLaunchFailures: 70, maxPendingPodSeconds: null },
+        clock,
+      ),
+    ).toMatch(/^NodeClaimLaunchFailures: 90 /);
+  });
+
+  it('reads what an older sidecar reports: a count, and an age dated by its report', () => {
+    expect(karpenterGateViolation({ nodeClaimLaunchFailures: 2 }, gates, clock)).toMatch(
+      /^NodeClaimLaunchFailures: 2 /,
+    );
+    expect(karpenterGateViolation({ oldestPendingPodSeconds: 400 }, gates, clock)).toMatch(
+      /pending for 405s/,
+    );
+  });
+
+  it('one malformed metric blinds neither gate', () => {
+    const metrics = { nodeClaimLaunchFailures: -1, oldestPendingPodSince: iso(900) } as never;
+    expect(karpenterGateViolation(metrics, gates, clock)).toMatch(/^PodsPendingTooLong/);
+    const other = { nodeClaimLaunchFailures: 5, oldestPendingPodSince: 'yesterday' } as never;
+    expect(karpenterGateViolation(other, gates, clock)).toMatch(/^NodeClaimLaunchFailures: 5/);
   });
 
   it('passes at the bound, with the gates off, and without the metrics (an older sidecar)', () => {
     expect(
-      karpenterGateViolation({ nodeClaimLaunchFailures: 1, oldestPendingPodSeconds: 300 }, gates),
+      karpenterGateViolation(
+        { nodeClaimLaunchFailureTimes: [iso(1)], oldestPendingPodSince: iso(300) },
+        gates,
+        clock,
+      ),
     ).toBeUndefined();
     expect(
       karpenterGateViolation(
-        { nodeClaimLaunchFailures: 50, oldestPendingPodSeconds: 9000 },
+        { nodeClaimLaunchFailures: 50, oldestPendingPodSince: iso(9000) },
         { maxNodeClaimLaunchFailures: null, maxPendingPodSeconds: null },
+        clock,
       ),
     ).toBeUndefined();
-    expect(karpenterGateViolation({}, gates)).toBeUndefined();
-    expect(karpenterGateViolation(null, gates)).toBeUndefined();
+    expect(karpenterGateViolation({}, gates, clock)).toBeUndefined();
+    expect(karpenterGateViolation(null, gates, clock)).toBeUndefined();
   });
 });

@@ -161,10 +161,26 @@ export interface PlannedWave<T> {
  * Splits a rollout's clusters into waves by a strategy's stages. A selector stage takes the
  * clusters not taken yet that its selector matches; a percentage or count is cumulative over all
  * the rollout's clusters (rounded up) and takes the rest in name order. A stage that adds nobody is
- * dropped, its gates moving to the wave before it (they hold the stages after it; with no wave
- * before, nothing was changed yet and there is nothing to gate). The clusters no stage took form
- * a last wave, so a rollout always ends with every cluster it was started over.
+ * dropped, its gates moving to the wave before it (they hold the stages after it). With no wave
+ * before, a timed pause goes (nothing was changed yet, nothing to soak), but an approval gate
+ * cannot: dropping it would let the rollout reach every cluster with no checkpoint, so planning
+ * refuses with UnheldApprovalGate (docs/ROLLOUTS.md § Timed pauses and approval gates). The
+ * clusters no stage took form a last wave, so a rollout always ends with every cluster it was
+ * started over.
  */
+/** An approval gate on a stage that matches none of the clusters, with no earlier wave to hold it. */
+export class UnheldApprovalGate extends Error {
+  constructor(
+    readonly stage: number,
+    readonly stageSelector: string | null,
+    clusters: number,
+  ) {
+    super(
+      `stage ${stage}${stageSelector != null ? ` (selector ${stageSelector})` : ''} has an approval gate but takes none of the ${clusters} clusters, and no earlier stage takes any either: the rollout would reach every cluster with no checkpoint. Select clusters that stage matches, or use a strategy without that gate`,
+    );
+  }
+}
+
 export function planStages<T extends { id: string; name: string; labels: Record<string, string> }>(
   clusters: readonly T[],
   stages: readonly StrategyStage[],
@@ -174,7 +190,7 @@ export function planStages<T extends { id: string; name: string; labels: Record<
   );
   const waves: PlannedWave<T>[] = [];
   let done = 0;
-  for (const stage of stages) {
+  for (const [index, stage] of stages.entries()) {
     let taken: T[];
     if (stage.selector != null) {
       const requirements = parseLabelSelector(stage.selector);
@@ -188,6 +204,8 @@ export function planStages<T extends { id: string; name: string; labels: Record<
       if (before) {
         before.approval ||= stage.approval;
         before.pauseSeconds = Math.max(before.pauseSeconds, stage.pauseSeconds);
+      } else if (stage.approval && clusters.length) {
+        throw new UnheldApprovalGate(index, stage.selector ?? null, clusters.length);
       }
       continue;
     }
@@ -213,23 +231,72 @@ export function planStages<T extends { id: string; name: string; labels: Record<
   return waves;
 }
 
+/** When the change reached a cluster and when its metrics were reported: what the gates count from. */
+export interface GateClock {
+  now: Date;
+  /** When the rollout applied the change to the cluster; null: count everything reported. */
+  appliedAt: Date | null;
+  /** When the metrics were reported (dates a legacy `oldestPendingPodSeconds`). */
+  reportedAt: Date | null;
+}
+
+/** Each metric a gate reads, parsed on its own: one malformed metric does not blind the other gate. */
+const GateMetrics = {
+  nodeClaimLaunchFailures: z.number().int().nonnegative(),
+  nodeClaimLaunchFailureTimes: z.array(z.iso.datetime({ offset: true })).max(64),
+  oldestPendingPodSince: z.iso.datetime({ offset: true }),
+  oldestPendingPodSeconds: z.number().int().nonnegative(),
+};
+/** The contract's bound on nodeClaimLaunchFailureTimes. */
+const LAUNCH_FAILURE_TIMES = 64;
+
+function gateMetric<K extends keyof typeof GateMetrics>(
+  metrics: unknown,
+  key: K,
+): z.infer<(typeof GateMetrics)[K]> | undefined {
+  if (typeof metrics !== 'object' || metrics === null) return undefined;
+  const parsed = GateMetrics[key].safeParse((metrics as Record<string, unknown>)[key]);
+  return parsed.success ? (parsed.data as z.infer<(typeof GateMetrics)[K]>) : undefined;
+}
+
 /**
  * The Karpenter health gate a cluster's last metrics break, as a failure reason, or undefined.
  * Metrics a sidecar does not report (an older one) never fail a cluster: absence is not failure.
+ * Only what happened since the change was applied counts (docs/ROLLOUTS.md § Health gates that
+ * see Karpenter): launches that failed after `appliedAt`, and a pod's pending time from no
+ * earlier than `appliedAt` — a pod stuck since before the change is not the change's doing
+ * until it has stayed stuck that long under it.
  */
 export function karpenterGateViolation(
   metrics: ClusterMetrics | null | undefined,
   gates: KarpenterHealthGates,
+  clock: GateClock,
 ): string | undefined {
-  const launchFailures = metrics?.nodeClaimLaunchFailures;
-  if (
-    gates.maxNodeClaimLaunchFailures != null &&
-    launchFailures != null &&
-    launchFailures > gates.maxNodeClaimLaunchFailures
-  )
-    return `NodeClaimLaunchFailures: ${launchFailures} NodeClaims failed to launch (Launched=False), more than maxNodeClaimLaunchFailures ${gates.maxNodeClaimLaunchFailures}`;
-  const pending = metrics?.oldestPendingPodSeconds;
-  if (gates.maxPendingPodSeconds != null && pending != null && pending > gates.maxPendingPodSeconds)
-    return `PodsPendingTooLong: an unschedulable pod has been pending for ${pending}s, more than maxPendingPodSeconds ${gates.maxPendingPodSeconds}`;
+  const from = clock.appliedAt?.getTime() ?? Number.NEGATIVE_INFINITY;
+  if (gates.maxNodeClaimLaunchFailures != null) {
+    const times = gateMetric(metrics, 'nodeClaimLaunchFailureTimes');
+    const total = gateMetric(metrics, 'nodeClaimLaunchFailures');
+    let failures: number | undefined;
+    if (times) {
+      failures = times.filter((t) => Date.parse(t) >= from).length;
+      // A full list, all since the change: more may have failed since than it holds. The
+      // total then counts (erring towards stopping a cluster failing launches at that scale).
+      if (failures === LAUNCH_FAILURE_TIMES && total != null) failures = Math.max(failures, total);
+    } else failures = total; // a sidecar from before the times: every failure it sees counts
+    if (failures != null && failures > gates.maxNodeClaimLaunchFailures)
+      return `NodeClaimLaunchFailures: ${failures} NodeClaims failed to launch (Launched=False) since the change, more than maxNodeClaimLaunchFailures ${gates.maxNodeClaimLaunchFailures}`;
+  }
+  if (gates.maxPendingPodSeconds != null) {
+    const sinceText = gateMetric(metrics, 'oldestPendingPodSince');
+    const legacy = gateMetric(metrics, 'oldestPendingPodSeconds');
+    let since: number | undefined;
+    if (sinceText) since = Date.parse(sinceText);
+    else if (legacy && clock.reportedAt) since = clock.reportedAt.getTime() - legacy * 1000;
+    if (since !== undefined) {
+      const pending = Math.floor((clock.now.getTime() - Math.max(since, from)) / 1000);
+      if (pending > gates.maxPendingPodSeconds)
+        return `PodsPendingTooLong: an unschedulable pod has been pending for ${pending}s since the change, more than maxPendingPodSeconds ${gates.maxPendingPodSeconds}`;
+    }
+  }
   return undefined;
 }

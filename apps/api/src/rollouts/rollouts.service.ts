@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, type PrismaClient } from '@fleet/database';
-import { planStages } from '@fleet/desired-state';
+import { planStages, UnheldApprovalGate } from '@fleet/desired-state';
 import { AuditService } from '../audit/audit.service.js';
 import type { Principal } from '../auth/principal.js';
 import { labelSelectorSql, parseSelectorInput } from '../clusters/cluster-query.js';
@@ -303,10 +303,23 @@ export class RolloutsService {
         `cluster ${busy[0].name} is part of rollout ${toGlobalId('Rollout', busy[0].rolloutId)} (${busy[0].state}); complete or abort it first`,
       );
     }
-    const waves = planStages(
-      clusters.map((c) => ({ ...c, labels: c.labels ?? {} })),
-      strategy.stages,
-    );
+    const waves = (() => {
+      try {
+        return planStages(
+          clusters.map((c) => ({ ...c, labels: c.labels ?? {} })),
+          strategy.stages,
+        );
+      } catch (err) {
+        // Refused rather than started at a gate before wave 0: nothing is written, and the caller
+        // learns at once that the checkpoint they asked for has no clusters to stand on.
+        if (err instanceof UnheldApprovalGate)
+          throw userInputError(
+            'strategyName',
+            `strategy ${strategy.name ?? '(inline)'}: ${err.message}`,
+          );
+        throw err;
+      }
+    })();
     // The scope as the token states it, for the driver to re-check when each wave comes.
     const token = principal.scope
       ? await tx.apiToken.findUnique({
@@ -438,17 +451,46 @@ export class RolloutsService {
       [RolloutState.PAUSED, RolloutState.FAILED],
       async (tx, row) => {
         const now = new Date();
+        const deadlineAt = new Date(now.getTime() + row.waveTimeoutSeconds * 1000);
+        const failed = await tx.rolloutCluster.findMany({
+          where: { rolloutId: uid, state: 'FAILED' },
+          select: { wave: true },
+          distinct: ['wave'],
+        });
         await tx.rolloutCluster.updateMany({
           where: { rolloutId: uid, state: 'FAILED' },
           data: { state: 'APPLYING', reason: null, healthySince: null, finishedAt: null },
         });
+        // Every cluster watched again is judged against a fresh deadline: the one of its wave,
+        // which may be an earlier wave's (a cluster that failed after its wave had passed).
         await tx.rolloutWave.updateMany({
-          where: { rolloutId: uid, index: row.currentWave, state: { in: ['RUNNING', 'FAILED'] } },
-          data: {
-            state: 'RUNNING',
-            finishedAt: null,
-            deadlineAt: new Date(now.getTime() + row.waveTimeoutSeconds * 1000),
+          where: {
+            rolloutId: uid,
+            index: { in: failed.map((f) => f.wave).filter((w) => w < row.currentWave) },
           },
+          data: { deadlineAt },
+        });
+        // The current wave gets a fresh deadline whatever its state. One that failed (also during
+        // its timed pause or approval wait: the driver fails a SUCCEEDED wave too) runs again: it
+        // must become healthy once more, then soaks its full pause again and still stops at its
+        // approval gate unless that stage was approved. A wave merely paused while SUCCEEDED keeps
+        // its persisted resumeAt (docs/ROLLOUTS.md § Pause, resume, abort).
+        await tx.rolloutWave.updateMany({
+          where: { rolloutId: uid, index: row.currentWave, state: { not: 'PENDING' } },
+          data: { deadlineAt },
+        });
+        await tx.rolloutWave.updateMany({
+          where: {
+            rolloutId: uid,
+            index: row.currentWave,
+            // SUCCEEDED with failed clusters: a row failed before the driver failed such waves too.
+            state: {
+              in: failed.some((f) => f.wave === row.currentWave)
+                ? ['FAILED', 'SUCCEEDED']
+                : ['FAILED'],
+            },
+          },
+          data: { state: 'RUNNING', finishedAt: null, resumeAt: null },
         });
         // The rollout continues on the resumer's authority: the driver checks this token (and
         // this scope) before each change from now on.

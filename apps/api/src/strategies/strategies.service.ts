@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Prisma, type PrismaClient } from '@fleet/database';
 import { dns1123Label } from '@fleet/contracts';
 import { canonicalJson, StrategyDefinition } from '@fleet/desired-state';
@@ -32,9 +32,29 @@ export class StrategiesService {
     this.db = prisma.client;
   }
 
+  private readonly logger = new Logger(StrategiesService.name);
+
+  /**
+   * Every strategy that still reads as one. A stored row that no longer validates (written
+   * before a rule tightened, or by hand) is left out with a warning naming it and why, rather
+   * than failing the whole list; `rolloutStrategy(name)` and starting with it still refuse it.
+   */
   async list(): Promise<RolloutStrategyDefinition[]> {
     const rows = await this.db.rolloutStrategy.findMany({ orderBy: { name: 'asc' } });
-    return rows.map(toModel);
+    const listed: RolloutStrategyDefinition[] = [];
+    for (const row of rows) {
+      try {
+        listed.push(toModel(row));
+      } catch (err) {
+        this.logger.warn(
+          `rollout strategy ${row.name} no longer validates and is left out of rolloutStrategies: ${err instanceof Error ? err.message : String(err)}`.slice(
+            0,
+            2000,
+          ),
+        );
+      }
+    }
+    return listed;
   }
 
   async get(name: string): Promise<RolloutStrategyDefinition> {
@@ -51,22 +71,30 @@ export class StrategiesService {
     const name = parseInput(dns1123Label, input.name, 'input.name');
     const { name: _name, ...spec } = input;
     const def = parseInput(StrategyDefinition, spec, 'input');
-    const row = await this.db.$transaction(async (tx) => {
-      if (await tx.rolloutStrategy.findUnique({ where: { name } }))
-        throw userInputError('input.name', `a rollout strategy named "${name}" already exists`);
-      const created = await tx.rolloutStrategy.create({
-        data: { name, ...data(def), createdBy: principal.name },
+    const exists = () =>
+      userInputError('input.name', `a rollout strategy named "${name}" already exists`);
+    const row = await this.db
+      .$transaction(async (tx) => {
+        if (await tx.rolloutStrategy.findUnique({ where: { name } })) throw exists();
+        const created = await tx.rolloutStrategy.create({
+          data: { name, ...data(def), createdBy: principal.name },
+        });
+        await this.audit.record(
+          tx,
+          principal,
+          'createRolloutStrategy',
+          null,
+          null,
+          snapshot(created),
+        );
+        return created;
+      })
+      .catch((err: unknown) => {
+        // Two creates of one name at once: both pass the check, the unique index refuses the second.
+        if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
+          throw exists();
+        throw err;
       });
-      await this.audit.record(
-        tx,
-        principal,
-        'createRolloutStrategy',
-        null,
-        null,
-        snapshot(created),
-      );
-      return created;
-    });
     return toModel(row);
   }
 

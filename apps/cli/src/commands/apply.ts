@@ -6,7 +6,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Request } from '../client.js';
 import * as gql from '../documents.js';
-import { CliError, usageError } from '../errors.js';
+import { approvalNeeded, CliError, usageError } from '../errors.js';
 import {
   canonicalStrategy,
   exportPath,
@@ -133,7 +133,8 @@ async function manifestFiles(path: string): Promise<string[]> {
     .sort();
 }
 
-const ROLLOUT_BUSY = /is part of rollout (\S+) \((RUNNING|PENDING)\)/;
+// Every active state the API names in its overlap CONFLICT (rollouts.service.ts, ACTIVE).
+export const ROLLOUT_BUSY = /is part of rollout (\S+) \((RUNNING|WAITING_APPROVAL|PAUSED|FAILED)\)/;
 
 /**
  * `kfleet apply -f` and `kfleet export` (docs/GITOPS.md): the fleet's profiles and cluster
@@ -483,8 +484,11 @@ async function withRolloutWait(
       for (;;) {
         if (Date.now() > deadline)
           throw new CliError(`rollout ${id} still running after --timeout`, 'TIMEOUT');
-        const { rollout } = await request<{ rollout: { state: string } }>(gql.GET_ROLLOUT, { id });
+        const { rollout } = await request<{
+          rollout: { state: string; waitingStage?: number | null };
+        }>(gql.GET_ROLLOUT, { id });
         if (rollout.state === 'COMPLETED') break;
+        if (rollout.state === 'WAITING_APPROVAL') throw approvalNeeded(id, rollout.waitingStage);
         if (rollout.state !== 'RUNNING')
           throw new CliError(
             `rollout ${id} is ${rollout.state}; resume or abort it first`,

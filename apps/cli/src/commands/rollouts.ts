@@ -9,7 +9,7 @@ import {
   parseWaves,
 } from '../args.js';
 import * as gql from '../documents.js';
-import { CliError, usageError } from '../errors.js';
+import { approvalNeeded, CliError, usageError } from '../errors.js';
 import { age, print, table, type OutputFormat } from '../format.js';
 import { deadline, follow } from '../live.js';
 import { RolloutProgress, TERMINAL_ROLLOUT_STATES, type RolloutProgressView } from '../progress.js';
@@ -34,7 +34,8 @@ export function addRolloutsCommands(
 ): void {
   /**
    * Follows a rollout to its end, printing its progress on stdout. COMPLETED returns; FAILED or ABORTED is WAIT_FAILED
-   * (exit 5), and running out of --timeout is TIMEOUT (exit 6) — scripts branch on either.
+   * (exit 5), running out of --timeout is TIMEOUT (exit 6), and an approval gate reached is
+   * APPROVAL_NEEDED (exit 7, naming the approve command) — scripts branch on each.
    */
   const watchRollout = async (cmd: Command, id: string, timeout: string | undefined) => {
     const request = connect(cmd);
@@ -61,6 +62,8 @@ export function addRolloutsCommands(
         last = r;
         io.stdout(progress.update(r));
         if ((TERMINAL_ROLLOUT_STATES as readonly string[]).includes(r.state)) return r;
+        // Nothing moves until someone approves: waiting on would wait forever (or to --timeout).
+        if (r.state === 'WAITING_APPROVAL') return r;
       }
       throw new CliError(`rollout/${id}: the API closed the subscription`);
     })();
@@ -72,6 +75,7 @@ export function addRolloutsCommands(
       await changes.return(undefined);
       await client.dispose();
     }
+    if (end.state === 'WAITING_APPROVAL') throw approvalNeeded(end.id, end.waitingStage);
     if (end.state !== 'COMPLETED')
       throw new CliError(
         `rollout/${end.id} ${end.state}${end.reason ? `: ${end.reason}` : ''}`,

@@ -1,7 +1,13 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import type { ClusterClient } from '../kube/cluster-client.js';
 import type { ResourceWatch } from '../kube/resource-watch.js';
-import { collectMetrics, launchFailed, oldestUnschedulableSeconds } from './cluster-metrics.js';
+import { reportDigest } from '../report/status-reporter.js';
+import {
+  collectMetrics,
+  launchFailed,
+  launchFailureTimes,
+  oldestUnschedulableSince,
+} from './cluster-metrics.js';
 
 const now = new Date('2026-12-02T12:00:00Z');
 const pod = (name: string, createdSecondsAgo: number, scheduled: Record<string, string>) => ({
@@ -14,9 +20,14 @@ const pod = (name: string, createdSecondsAgo: number, scheduled: Record<string, 
   },
   status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', ...scheduled }] },
 });
-const claim = (name: string, launched?: 'True' | 'False' | 'Unknown') => ({
-  metadata: { name },
-  status: { conditions: launched ? [{ type: 'Launched', status: launched }] : [] },
+const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
+const claim = (name: string, launched?: 'True' | 'False' | 'Unknown', failedSecondsAgo = 60) => ({
+  metadata: { name, creationTimestamp: ago(3600) as unknown as Date },
+  status: {
+    conditions: launched
+      ? [{ type: 'Launched', status: launched, lastTransitionTime: ago(failedSecondsAgo) }]
+      : [],
+  },
 });
 /** A synced watch: collectMetrics then reads its cache and never the API server. */
 const cached = (items: unknown[]) =>
@@ -33,15 +44,56 @@ describe('Karpenter health metrics', () => {
     expect(launchFailed(claim('d'))).toBe(false);
   });
 
-  it('ages the oldest unschedulable pod only, in whole seconds', () => {
+  it('dates the oldest unschedulable pod only, as a time rather than an age', () => {
     const pods = [
-      pod('waiting-for-node', 95.7, { status: 'False', reason: 'Unschedulable' }),
+      pod('waiting-for-node', 95, { status: 'False', reason: 'Unschedulable' }),
       pod('older-but-scheduling-gated', 600, { status: 'False', reason: 'SchedulingGated' }),
       pod('young', 3, { status: 'False', reason: 'Unschedulable' }),
       pod('bound', 900, { status: 'True' }),
     ];
-    expect(oldestUnschedulableSeconds(pods, now)).toBe(95);
-    expect(oldestUnschedulableSeconds([], now)).toBe(0);
+    expect(oldestUnschedulableSince(pods)).toBe(ago(95));
+    expect(oldestUnschedulableSince([])).toBeUndefined();
+  });
+
+  it('lists when launches failed, newest first, bounded', () => {
+    const claims = [claim('a', 'False', 30), claim('b', 'True'), claim('c', 'False', 10)];
+    expect(launchFailureTimes(claims)).toEqual([ago(10), ago(30)]);
+    const many = Array.from({ length: 70 }, (_, i) => claim(`x${i}`, 'False', i));
+    expect(launchFailureTimes(many)).toHaveLength(64);
+    expect(launchFailureTimes(many)[0]).toBe(ago(0));
+  });
+
+  it('an unchanged cluster with a long-pending pod and failed launches reports equal digests', async () => {
+    const sources = {
+      nodes: cached([]),
+      nodePools: cached([]),
+      pendingPods: cached([pod('stuck', 7200, { status: 'False', reason: 'Unschedulable' })]),
+      nodeClaims: cached([claim('a', 'False', 3000)]),
+    };
+    const report = async (reportedAt: string) => ({
+      clusterId: '00000000-0000-4000-8000-000000000001',
+      observedGeneration: 3,
+      conditions: [],
+      metrics: await collectMetrics(noApiServer, sources, {
+        approved: 0,
+        ignored: 0,
+        denied: 0,
+        dropped: 0,
+      }),
+      csrDecisions: [],
+      reportedAt,
+    });
+    // Seven minutes apart on the clock: nothing in the report may move with it.
+    jest.useFakeTimers({ now, doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const first = await report(now.toISOString());
+      jest.setSystemTime(now.getTime() + 7 * 60_000);
+      const later = await report(new Date().toISOString());
+      expect(first.metrics.oldestPendingPodSince).toBe(ago(7200));
+      expect(reportDigest(later)).toBe(reportDigest(first));
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('reports both from the informer caches alongside the existing counts', async () => {
@@ -54,14 +106,15 @@ describe('Karpenter health metrics', () => {
         nodeClaims: cached([claim('a', 'False'), claim('b', 'False'), claim('c', 'True')]),
       },
       { approved: 0, ignored: 0, denied: 0, dropped: 0 },
-      now,
     );
     expect(metrics).toMatchObject({
       nodeClaims: 3,
       nodeClaimsByState: { Pending: 2, Launched: 1 },
       pendingPods: 1,
       nodeClaimLaunchFailures: 2,
-      oldestPendingPodSeconds: 120,
+      nodeClaimLaunchFailureTimes: [ago(60), ago(60)],
+      oldestPendingPodSince: ago(120),
     });
+    expect(metrics).not.toHaveProperty('oldestPendingPodSeconds');
   });
 });

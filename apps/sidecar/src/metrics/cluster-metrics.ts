@@ -10,7 +10,7 @@ const LIFECYCLE = ['Launched', 'Registered', 'Initialized', 'Ready'] as const;
 
 interface Conditioned extends KubernetesObject {
   status?: {
-    conditions?: { type?: string; status?: string; reason?: string }[];
+    conditions?: { type?: string; status?: string; reason?: string; lastTransitionTime?: string }[];
     capacity?: Record<string, string>;
   };
 }
@@ -41,22 +41,49 @@ export function launchFailed(claim: Conditioned): boolean {
   );
 }
 
+/** Milliseconds of a Kubernetes time: RFC 3339 over a watch, whatever client-node's types say. */
+const timeOf = (value: string | Date | undefined): number =>
+  value === undefined ? Number.NaN : new Date(value).getTime();
+
 /**
- * Age in whole seconds of the oldest pod the scheduler found no room for (PodScheduled=False,
- * Unschedulable): the capacity Karpenter should have brought. 0 when there is none.
+ * When the oldest pod the scheduler found no room for (PodScheduled=False, Unschedulable) was
+ * created, or undefined when there is none: the capacity Karpenter should have brought. A time,
+ * not an age, so that a report stays equal while nothing changes.
  */
-export function oldestUnschedulableSeconds(pods: readonly Conditioned[], now: Date): number {
-  let oldest = 0;
+export function oldestUnschedulableSince(pods: readonly Conditioned[]): string | undefined {
+  let oldest: number | undefined;
   for (const pod of pods) {
     const unschedulable = (pod.status?.conditions ?? []).some(
       (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
     );
-    const created = pod.metadata?.creationTimestamp;
-    if (!unschedulable || !created) continue;
-    const age = Math.floor((now.getTime() - new Date(created).getTime()) / 1000);
-    if (age > oldest) oldest = age;
+    const created = timeOf(pod.metadata?.creationTimestamp);
+    if (!unschedulable || Number.isNaN(created)) continue;
+    if (oldest === undefined || created < oldest) oldest = created;
   }
-  return oldest;
+  return oldest === undefined ? undefined : new Date(oldest).toISOString();
+}
+
+/** Most launch failure times a report carries (the contract's bound). */
+export const LAUNCH_FAILURE_TIMES = 64;
+
+/**
+ * When each failed launch failed (Launched=False since, else the NodeClaim's creation), newest
+ * first, at most LAUNCH_FAILURE_TIMES: the fleet counts those after a rollout changed the cluster.
+ */
+export function launchFailureTimes(claims: readonly Conditioned[]): string[] {
+  const times: number[] = [];
+  for (const claim of claims) {
+    const launched = (claim.status?.conditions ?? []).find(
+      (c) => c.type === 'Launched' && c.status === 'False',
+    );
+    if (!launched) continue;
+    const at = timeOf(launched.lastTransitionTime ?? claim.metadata?.creationTimestamp);
+    if (!Number.isNaN(at)) times.push(at);
+  }
+  return times
+    .sort((a, b) => b - a)
+    .slice(0, LAUNCH_FAILURE_TIMES)
+    .map((t) => new Date(t).toISOString());
 }
 
 /** A watch's cache once it has listed; a list of the same selection before that. */
@@ -88,7 +115,6 @@ export async function collectMetrics(
   cluster: ClusterClient,
   sources: MetricsSources,
   csr: { approved: number; ignored: number; denied: number; dropped: number },
-  now: Date = new Date(),
 ): Promise<ClusterMetrics> {
   const [nodes, nodePools, pendingPods, claims] = await Promise.all([
     cachedOrList(cluster, sources.nodes),
@@ -101,6 +127,7 @@ export async function collectMetrics(
     const state = nodeClaimState(claim);
     byState[state] = (byState[state] ?? 0) + 1;
   }
+  const since = oldestUnschedulableSince(pendingPods);
   const vcpus = nodes
     .filter((n) => n.metadata?.labels?.[NODEPOOL_LABEL] !== undefined)
     .reduce((sum, n) => sum + cpuCores(n.status?.capacity?.cpu), 0);
@@ -117,6 +144,7 @@ export async function collectMetrics(
     csrDecisionsDropped: csr.dropped,
     // From the same caches as the counts above: no request to the API server of its own.
     nodeClaimLaunchFailures: claims.filter(launchFailed).length,
-    oldestPendingPodSeconds: oldestUnschedulableSeconds(pendingPods, now),
+    nodeClaimLaunchFailureTimes: launchFailureTimes(claims),
+    ...(since ? { oldestPendingPodSince: since } : {}),
   };
 }

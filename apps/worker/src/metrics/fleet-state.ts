@@ -2,7 +2,15 @@ import type { FleetState } from '@fleet/observability';
 import type pg from 'pg';
 
 /** Every RolloutState (prisma/schema.prisma), so each has a series even at zero. */
-const ROLLOUT_STATES = ['RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'ABORTED'] as const;
+/** Every RolloutState, so each has its series (0 included): docs/OBSERVABILITY.md promises it. */
+export const ROLLOUT_STATES = [
+  'RUNNING',
+  'WAITING_APPROVAL',
+  'PAUSED',
+  'COMPLETED',
+  'FAILED',
+  'ABORTED',
+] as const;
 
 /**
  * The fleet's counts for the Prometheus gauges, in one round trip: a scrape every 30 s of 10,000

@@ -1,5 +1,5 @@
 import {
-  ClusterMetrics,
+  type ClusterMetrics,
   matchesLabelSelector,
   parseLabelSelector,
   type ReconcileRequest,
@@ -122,9 +122,15 @@ export class RolloutDriver {
             ),
         },
       });
+      // A wave that had succeeded (the rollout in its timed pause or waiting for approval) fails
+      // too: its clusters are what failed, and resumeRollout must run it again, not jump its gate.
       await tx.rolloutWave.updateMany({
-        where: { rolloutId: rollout.id, index: rollout.currentWave, state: 'RUNNING' },
-        data: { state: 'FAILED', finishedAt: now },
+        where: {
+          rolloutId: rollout.id,
+          index: rollout.currentWave,
+          state: { in: ['RUNNING', 'SUCCEEDED'] },
+        },
+        data: { state: 'FAILED', finishedAt: now, resumeAt: null },
       });
       out.changed = true;
       return;
@@ -273,8 +279,12 @@ export class RolloutDriver {
         (health === 'healthy' || health === 'waiting') &&
         status.observedGeneration >= (rc.generation ?? 0)
       ) {
-        const parsed = ClusterMetrics.safeParse(status.metrics);
-        const violation = karpenterGateViolation(parsed.success ? parsed.data : null, rollout);
+        // Each gate's metrics are read on their own: one malformed metric blinds neither gate.
+        const violation = karpenterGateViolation(status.metrics as ClusterMetrics, rollout, {
+          now,
+          appliedAt: rc.appliedAt,
+          reportedAt: status.lastReportAt,
+        });
         if (violation) {
           await update({
             state: 'FAILED',
