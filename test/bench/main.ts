@@ -16,6 +16,7 @@ import { benchLatency } from './latency.js';
 import { benchPlans } from './plans.js';
 import { benchResync, REDIS_CLUSTER_URL } from './resync.js';
 import { benchSidecar } from './sidecar.js';
+import { benchSoak } from './soak.js';
 import { median, percentile } from './stats.js';
 
 const only = new Set(
@@ -40,6 +41,7 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T | Error |
 }
 
 const benchStart = Date.now();
+// Not in the default set: 100,000 clusters for 10 minutes is a run of its own (BENCH_ONLY=soak).
 const resync = await step('resync', () => benchResync());
 const resyncCluster = await step('resync-cluster', () => benchResync(10_000, 3, REDIS_CLUSTER_URL));
 const ingest = await step('ingest', () => benchIngest());
@@ -60,6 +62,13 @@ const sidecar = await step('sidecar', () => benchSidecar());
 const consoleRun = await step('console', () => benchConsole());
 const plans = await step('plans', () =>
   benchPlans(Number(process.env.BENCH_PLAN_CLUSTERS ?? 1_000)),
+);
+
+const soak = await step('soak', () =>
+  benchSoak({
+    clusters: Number(process.env.BENCH_SOAK_CLUSTERS ?? 100_000),
+    seconds: Number(process.env.BENCH_SOAK_SECONDS ?? 600),
+  }),
 );
 
 const lines: string[] = [
@@ -117,6 +126,21 @@ else if (load) {
   lines.push(
     `| heartbeats that change nothing (the applied report's digest) over the same ${r.clusters} clusters, wrk ${r.connections} connections, ${r.seconds} s | ${f(hb.acceptedPerSecond)} heartbeats/s accepted (p99 ${f(hb.wrk.p99Ms, 1)} ms; ${hb.wrk.non2xx} answered 409: no applied digest for that cluster yet); liveness of ${hb.flushedClusters} clusters flushed to PostgreSQL | the bare server: ${f(bareRate)} requests/s | ${f(hb.acceptedPerSecond / bareRate, 3)} of bare | next to nothing |`,
     `| CPU over the heartbeats, in cores | API ${hbCores('api')}, worker ${hbCores('worker')}, PostgreSQL ${hbCores('postgres')}, Redis ${hbCores('redis')}, wrk ${f(hb.wrk.generatorCores, 2)} | | | |`,
+  );
+}
+if (soak instanceof Error) failed('heartbeat soak', soak);
+else if (soak) {
+  const r = soak;
+  const load = `load average ${f(r.loadAverage.start, 1)} → ${f(r.loadAverage.end, 1)}, ${f(r.loadAverage.min, 1)}–${f(r.loadAverage.max, 1)} over the run: not an idle machine`;
+  const cores = (name: string) => f(r.cpu[name]?.cores ?? 0, 2);
+  const last = r.samples.at(-1);
+  const maxOf = (pick: (s: (typeof r.samples)[number]) => number) =>
+    Math.max(...r.samples.map(pick));
+  lines.push(
+    `| heartbeat soak: ${r.clusters} clusters (own tokens) at the sidecar's default interval (${r.clusters - r.probes.consumers} driven by wrk, one request in 10 a full report), API and worker as processes, ${r.seconds} s (${load}) | ${f(r.acceptedPerSecond)} requests/s accepted of ${f(r.targetPerSecond)}/s target (${r.wrk.non2xx} refused, ${r.wrk.socketErrors} socket errors, p99 ${f(r.wrk.p99Ms, 1)} ms; wrk ${r.connections} connections, delay ${f(r.delayMs, 1)} ms) | | ${f(r.acceptedPerSecond / r.targetPerSecond, 3)} of target | N/30 per second held |`,
+    `| the same: backlog over the run (${r.samples.length} samples, every ~10 s) | report stream length slope ${f(r.slopes.streamLength, 1)}/min (max ${maxOf((s) => s.streamLength)}, last ${last?.streamLength ?? 0}), pending slope ${f(r.slopes.streamPending, 1)}/min (max ${maxOf((s) => s.streamPending)}); liveness flush lag max ${f(maxOf((s) => s.flushLagMs))} ms (slope ${f(r.slopes.flushLagMs, 1)} ms/min), heartbeats waiting for the flush max ${maxOf((s) => s.livenessWaiting)}; once the load stopped: stream ${r.drained.streamLength}, pending ${r.drained.streamPending} | | | no growing backlog |`,
+    `| the same: mutation → applied → visible in GraphQL meanwhile (${r.probes.consumers} real OrderConsumers, ${r.probes.count} mutations, one after another) | p50 ${f(r.probes.p50)} ms, p99 ${f(r.probes.p99)} ms (max ${f(r.probes.max)} ms) | | | p99 < 1 s |`,
+    `| the same: CPU over the soak, in cores (2 on this machine); set-up | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.wrk.generatorCores, 2)}, bench process (probes) ${cores('bench')}; seeding ${f(r.seedSeconds)} s, one full report per cluster applied in ${f(r.primeSeconds)} s | | | |`,
   );
 }
 if (connections instanceof Error) failed('Redis connections', connections);
