@@ -202,7 +202,15 @@ export async function benchSoak({
       'api',
     );
     running.push(apiProcess);
-    const workerProcess = node('dist/apps/worker/src/main.js', env, 'worker');
+    // The Stale sweep forgets a silent cluster's digest after 3 heartbeats (90 s). A sidecar
+    // answers the 409 that follows with a full report; wrk cannot (its Lua does not know which
+    // request a response answers), and priming 100,000 clusters one report each takes minutes,
+    // so the window is widened here (the sweep still runs every minute, on every cluster).
+    const workerProcess = node(
+      'dist/apps/worker/src/main.js',
+      { ...env, STALE_AFTER_HEARTBEATS: process.env.BENCH_SOAK_STALE_AFTER_HEARTBEATS ?? '60' },
+      'worker',
+    );
     running.push(workerProcess);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await eventually(
