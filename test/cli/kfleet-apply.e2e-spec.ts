@@ -53,6 +53,34 @@ spec:
   featureGates: { Drift: true, SpotToSpotConsolidation: true }
 `;
 const STRATEGY = ['--waves', '100%', '--min-healthy-seconds', '1'];
+/** Two stages: the env=dev clusters, then the rest; short gates so the rollout ends in seconds. */
+const CANARY = `${HEADER}
+kind: RolloutStrategy
+metadata: { name: dev-first }
+spec:
+  stages:
+    - { selector: env=dev, minHealthySeconds: 1 }
+    - { percent: 100, minHealthySeconds: 2 }
+  maxFailures: 1
+  waveTimeoutSeconds: 60
+`;
+const SPARE = `${HEADER}
+kind: RolloutStrategy
+metadata: { name: spare }
+spec:
+  stages: [{ count: 1 }, { percent: 100 }]
+`;
+/** Every cluster, through the strategy its annotation names (it wins over the apply's flags). */
+const STAGED = `${HEADER}
+kind: Profile
+metadata:
+  name: staged
+  annotations: { fleet.karpenter.sh/rollout-strategy: dev-first }
+spec:
+  selector: ""
+  priority: 30
+  driftPolicy: CORRECT
+`;
 
 /** Every file below `dir`, by relative path, with its text. */
 async function tree(dir: string): Promise<Record<string, string>> {
@@ -419,5 +447,203 @@ describe('kfleet apply -f / export (real API, worker, PostgreSQL, Redis; fake si
       { id: ids.get('dev-0') },
     );
     expect(e.cluster.effectiveState.overrides).toEqual(['logLevel']);
+  });
+
+  describe('kind: RolloutStrategy', () => {
+    let sfleet: string;
+    beforeAll(async () => {
+      await rolloutsDone();
+      sfleet = join(dir, 'sfleet');
+      await mkdir(join(sfleet, 'strategies'), { recursive: true });
+      await mkdir(join(sfleet, 'profiles'), { recursive: true });
+      await writeFile(join(sfleet, 'strategies', 'dev-first.yaml'), CANARY);
+      await writeFile(join(sfleet, 'strategies', 'spare.yaml'), SPARE);
+      await writeFile(join(sfleet, 'profiles', 'staged.yaml'), STAGED);
+    });
+
+    it('an invalid strategy document is named with its file, document and field; nothing applied', async () => {
+      const bad = join(dir, 'bad-strategy.yaml');
+      await writeFile(
+        bad,
+        `${SPARE}---\n${HEADER}\nkind: RolloutStrategy\nmetadata: { name: broken }\nspec:\n  stages: [{ percent: 50 }, { percent: 20 }]\n`,
+      );
+      const before = await snapshot();
+      const run = await kfleet(['apply', '-f', bad]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        `${bad}: document 2 (RolloutStrategy broken): spec.stages.1.percent: percentages must increase from stage to stage`,
+      );
+      expect(run.stdout).toBe('');
+      expect(await snapshot()).toEqual(before);
+      expect(
+        (await gql<{ rolloutStrategies: unknown[] }>(`{ rolloutStrategies { name } }`))
+          .rolloutStrategies,
+      ).toEqual([]);
+    });
+
+    it("a directory with a strategy and a profile naming it: the strategy is created first, the profile's rollout has its stages; a second apply changes nothing", async () => {
+      const run = await kfleet(['apply', '-f', sfleet, ...STRATEGY]);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('Plan: 3 to create, 0 to update, 0 to delete, 0 unchanged\n');
+      expect(run.stdout).toContain('+ rolloutstrategy/dev-first (create)\n');
+      expect(run.stdout).toContain('    + spec.waveTimeoutSeconds: 60\n');
+      expect(run.stdout).toMatch(
+        /rolloutstrategy\/dev-first created\nrolloutstrategy\/spare created\nprofile\/staged created; rollout\/(\S+) RUNNING, 3 clusters/,
+      );
+      const id = /profile\/staged created; rollout\/(\S+)/.exec(run.stdout)![1]!;
+      const { rollout } = await gql<{
+        rollout: {
+          strategy: { name: string | null; maxFailures: number };
+          waves: {
+            selector: string | null;
+            minHealthySeconds: number;
+            clusters: { clusterName: string }[];
+          }[];
+        };
+      }>(
+        `query($id: ID!) { rollout(id: $id) { strategy { name maxFailures }
+           waves { selector minHealthySeconds clusters { clusterName } } } }`,
+        { id },
+      );
+      expect(rollout.strategy).toEqual({ name: 'dev-first', maxFailures: 1 });
+      // prod-1 was relabelled env=dev above: the selector stage takes both env=dev clusters.
+      expect(
+        rollout.waves.map((w) => ({
+          selector: w.selector,
+          minHealthySeconds: w.minHealthySeconds,
+          clusters: w.clusters.map((c) => c.clusterName).sort(),
+        })),
+      ).toEqual([
+        { selector: 'env=dev', minHealthySeconds: 1, clusters: ['dev-0', 'prod-1'] },
+        { selector: null, minHealthySeconds: 2, clusters: ['prod-0'] },
+      ]);
+      await rolloutsDone();
+      const before = await snapshot();
+      const again = await kfleet(['apply', '-f', sfleet]);
+      expect(again.stdout).toBe(
+        'Plan: 0 to create, 0 to update, 0 to delete, 3 unchanged\nNo changes.\n',
+      );
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it('export -> apply -> export: identical files including the strategies, and the apply changes nothing', async () => {
+      const first = join(dir, 'sexport-1');
+      const second = join(dir, 'sexport-2');
+      expect((await kfleet(['export', '-o', first])).code).toBe(0);
+      const files = await tree(first);
+      expect(files['strategies/dev-first.yaml']).toBe(
+        `${HEADER}\nkind: RolloutStrategy\nmetadata:\n  name: dev-first\nspec:\n  stages:\n    - selector: env=dev\n      minHealthySeconds: 1\n      pauseSeconds: 0\n      approval: false\n    - percent: 100\n      minHealthySeconds: 2\n      pauseSeconds: 0\n      approval: false\n  maxFailures: 1\n  waveTimeoutSeconds: 60\n`,
+      );
+      expect(Object.keys(files).filter((f) => f.startsWith('strategies/'))).toEqual([
+        'strategies/dev-first.yaml',
+        'strategies/spare.yaml',
+      ]);
+      const before = await snapshot();
+      const apply = await kfleet(['apply', '-f', first, '--prune']);
+      expect(apply.stdout).toContain('No changes.');
+      expect(await snapshot()).toEqual(before);
+      expect((await kfleet(['export', '-o', second])).code).toBe(0);
+      expect(await tree(second)).toEqual(files);
+      // The stream starts with the strategies: apply writes them before the profiles naming them.
+      const stream = (await kfleet(['export'])).stdout;
+      expect(
+        stream.startsWith(
+          `---\n${files['strategies/dev-first.yaml']}---\n${files['strategies/spare.yaml']}---\n`,
+        ),
+      ).toBe(true);
+    });
+
+    it('an edited strategy is updated with its field diff; --prune deletes a removed one (ADMIN), audited', async () => {
+      await writeFile(
+        join(sfleet, 'strategies', 'dev-first.yaml'),
+        CANARY.replace('maxFailures: 1', 'maxFailures: 0'),
+      );
+      await unlink(join(sfleet, 'strategies', 'spare.yaml'));
+      // Only the strategies directory: --prune then touches no profile.
+      const run = await kfleet(['apply', '-f', join(sfleet, 'strategies'), '--prune']);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(
+        'Plan: 0 to create, 1 to update, 1 to delete, 0 unchanged\n' +
+          '~ rolloutstrategy/dev-first (update)\n    ~ spec.maxFailures: 1 -> 0\n' +
+          '- rolloutstrategy/spare (delete)\n    - spec.maxFailures: 0\n',
+      );
+      expect(run.stdout).toMatch(
+        /\n {4}- spec\.waveTimeoutSeconds: 1800\nrolloutstrategy\/dev-first updated\nrolloutstrategy\/spare deleted\n$/,
+      );
+      const { rolloutStrategies } = await gql<{
+        rolloutStrategies: { name: string; maxFailures: number }[];
+      }>(`{ rolloutStrategies { name maxFailures } }`);
+      expect(rolloutStrategies).toEqual([{ name: 'dev-first', maxFailures: 0 }]);
+      const audit = await sql.query<{ action: string }>(
+        `SELECT action FROM "AuditEvent" WHERE action LIKE '%RolloutStrategy' ORDER BY id`,
+      );
+      expect(audit.rows.map((r) => r.action)).toEqual([
+        'createRolloutStrategy',
+        'createRolloutStrategy',
+        'updateRolloutStrategy',
+        'deleteRolloutStrategy',
+      ]);
+      // A profile naming a strategy that does not exist is refused before anything is sent.
+      await writeFile(
+        join(sfleet, 'profiles', 'staged.yaml'),
+        STAGED.replace('dev-first', 'spare'),
+      );
+      const refused = await kfleet(['apply', '-f', join(sfleet, 'profiles')]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(
+        `${join(sfleet, 'profiles', 'staged.yaml')}: document 1 (Profile staged): metadata.annotations.fleet.karpenter.sh/rollout-strategy: no rollout strategy named spare in the fleet or the files`,
+      );
+    });
+
+    it('--strategy <name> is the strategy of profile writes whose document names none; checked before anything is written', async () => {
+      const plain = join(dir, 'plain.yaml');
+      await writeFile(
+        plain,
+        `${HEADER}\nkind: Profile\nmetadata: { name: plain }\nspec: { selector: "", priority: 40, logLevel: info }\n`,
+      );
+      const before = await snapshot();
+      const unknown = await kfleet(['apply', '-f', plain, '--strategy', 'nope']);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain(
+        '--strategy nope: no rollout strategy of that name in the fleet or the files',
+      );
+      expect(await snapshot()).toEqual(before);
+      const run = await kfleet(['apply', '-f', plain, '--strategy', 'dev-first']);
+      expect(run.stderr).toBe('');
+      const id = /profile\/plain created; rollout\/(\S+) RUNNING, 3 clusters/.exec(run.stdout)?.[1];
+      expect(id).toBeDefined();
+      const { rollout } = await gql<{
+        rollout: { strategy: { name: string | null }; waves: { selector: string | null }[] };
+      }>(`query($id: ID!) { rollout(id: $id) { strategy { name } waves { selector } } }`, { id });
+      expect(rollout).toEqual({
+        strategy: { name: 'dev-first' },
+        waves: [{ selector: 'env=dev' }, { selector: null }],
+      });
+      await rolloutsDone();
+    });
+
+    it('a token that may not write strategies is refused before anything is written', async () => {
+      const scoped = await api.createToken('OPERATOR', { labelSelector: 'env=prod' });
+      await writeFile(
+        join(sfleet, 'strategies', 'dev-first.yaml'),
+        CANARY.replace('maxFailures: 1', 'maxFailures: 3'),
+      );
+      const before = await snapshot();
+      const run = await runKfleetInProcess(['apply', '-f', join(sfleet, 'strategies')], {
+        ...env(),
+        KFLEET_TOKEN: scoped,
+      });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(
+        /may not write rollout strategies: that takes an unscoped OPERATOR or ADMIN token; nothing applied/,
+      );
+      expect(await snapshot()).toEqual(before);
+      const { rolloutStrategy } = await gql<{ rolloutStrategy: { maxFailures: number } }>(
+        `{ rolloutStrategy(name: "dev-first") { maxFailures } }`,
+      );
+      expect(rolloutStrategy.maxFailures).toBe(0);
+    });
   });
 });

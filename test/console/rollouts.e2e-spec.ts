@@ -83,6 +83,9 @@ describe('the web console: rollouts and administration', () => {
       ['prod-a', { env: 'prod' }],
       ['prod-b', { env: 'prod' }],
       ['prod-c', { env: 'prod' }],
+      // Two clusters of their own for the approval-gate rollout, clear of the prod rollouts.
+      ['stage-a', { env: 'stage' }],
+      ['stage-b', { env: 'stage' }],
     ] as const) {
       const res = await api.admin<{
         registerCluster: { reportToken: string; cluster: { uid: string } };
@@ -208,6 +211,127 @@ describe('the web console: rollouts and administration', () => {
       /cluster prod-[ac] is part of rollout \S+ \(RUNNING\); complete or abort it first/,
     );
     expect(new URL(page.url()).pathname).toBe('/rollouts/new');
+  });
+
+  it('holds a rollout at an approval gate: a VIEWER sees it wait, an OPERATOR approves in the browser', async () => {
+    // A canary with an approval gate, then the rest: healthy for 2 s, so RUNNING can be seen.
+    const strategy = await api.admin(
+      `mutation($input: CreateRolloutStrategyInput!) { createRolloutStrategy(input: $input) { name } }`,
+      {
+        input: {
+          name: 'gated-canary',
+          waveTimeoutSeconds: 600,
+          stages: [
+            { count: 1, minHealthySeconds: 0, approval: true },
+            { percent: 100, minHealthySeconds: 2 },
+          ],
+        },
+      },
+    );
+    expect(strategy.errors).toBeUndefined();
+    const started = await api.as(operatorToken)<{ startRollout: { id: string } }>(
+      `mutation { startRollout(selector: "env=stage", change: { logLevel: error }, strategyName: "gated-canary") { id } }`,
+    );
+    expect(started.errors).toBeUndefined();
+    const id = started.data!.startRollout.id;
+    type Gated = {
+      state: string;
+      waitingStage: number | null;
+      waves: { approvedBy: string | null; clusters: { clusterName: string; state: string }[] }[];
+    };
+    const gated = async () => {
+      const res = await api.admin<{ rollout: Gated }>(
+        `query($id: ID!) { rollout(id: $id) { state waitingStage waves { approvedBy clusters { clusterName state } } } }`,
+        { id },
+      );
+      return res.data!.rollout;
+    };
+    const waiting = () =>
+      eventually(
+        async () => {
+          const r = await gated();
+          return r.state === 'WAITING_APPROVAL' && r.waitingStage === 0 ? r : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: 'the rollout waiting at stage 0' },
+      );
+    await waiting();
+    const path = `/rollouts/${encodeURIComponent(id)}`;
+
+    // A VIEWER sees what waits, and nothing to press.
+    const viewer = await signIn(viewerToken);
+    // The strategy itself, read-only, from the menu: its stages and gates.
+    await viewer.getByRole('link', { name: 'Strategies' }).click();
+    const card = viewer.getByTestId('strategy-gated-canary');
+    await textMatches(card, /Wave timeout\s*600 s\s*Health gates\s*Degraded or Stale/);
+    await textMatches(
+      card.locator('table'),
+      /1\s*1 \(cumulative\)\s*0 s\s*—\s*required\s*2\s*100% \(cumulative\)\s*2 s\s*—\s*—/,
+    );
+    expect(await viewer.locator('[data-mutates]').count()).toBe(0);
+    await expectAccessible(viewer);
+    await screenshot(viewer, '12b-strategies');
+    await loaded(viewer, path);
+    await textMatches(
+      viewer.getByTestId('rollout-waiting-approval'),
+      /Waiting for approval before wave 2\s*Wave 1 \(stage 0 to the API and kfleet\) is healthy/,
+    );
+    await textMatches(viewer.getByTestId('rollout-state'), /^WAITING APPROVAL$/);
+    await textMatches(viewer.getByTestId('wave-0-gates'), /Approval gate: waiting/);
+    // The API's reason counts waves from 0: the alert says it instead, in the console's numbers.
+    expect(await viewer.getByTestId('rollout-reason').count()).toBe(0);
+    expect(await viewer.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    await expectAccessible(viewer);
+    await screenshot(viewer, '12c-rollout-waiting-approval');
+    expect(await viewer.locator('[data-mutates]').count()).toBe(0);
+    await loaded(viewer, '/rollouts?state=WAITING_APPROVAL');
+    await textMatches(
+      viewer.getByTestId(`rollout-row-${id}`),
+      /log level error\s*WAITING APPROVAL\s*before wave 2/,
+    );
+    expect(await viewer.getByTestId('rollout-total').textContent()).toBe('1 rollout');
+
+    const page = await signIn(operatorToken);
+    await loaded(page, path);
+    await page.evaluate('window.noReload = true');
+    await textMatches(page.getByTestId('rollout-waiting-approval'), /before wave 2/);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    const dialog = page.getByRole('dialog');
+    await textMatches(dialog, /Approve wave 2\?.*stage 0/);
+    await expectAccessible(page, '[role="dialog"]');
+    // Paused elsewhere while the dialog is open: the approval is refused, in the dialog.
+    const paused = await api.admin(`mutation($id: ID!) { pauseRollout(id: $id) { id } }`, { id });
+    expect(paused.errors).toBeUndefined();
+    await textMatches(page.getByTestId('rollout-state'), /^PAUSED$/);
+    await dialog.getByRole('button', { name: 'Approve' }).click();
+    await textMatches(
+      dialog.getByText('The API refused the change').locator('..'),
+      /stage 0 is not waiting for approval: the rollout is PAUSED/,
+    );
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await gated()).waves[0]!.approvedBy).toBeNull();
+
+    // Resumed, it stops at the same gate again; now the approval goes through.
+    const resumed = await api.admin(`mutation($id: ID!) { resumeRollout(id: $id) { id } }`, { id });
+    expect(resumed.errors).toBeUndefined();
+    await textMatches(page.getByTestId('rollout-state'), /^WAITING APPROVAL$/);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await dialog.getByRole('button', { name: 'Approve' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await textMatches(page.getByTestId('rollout-state'), /^RUNNING$/);
+    expect(await page.getByTestId('rollout-waiting-approval').count()).toBe(0);
+    await textMatches(page.getByTestId('wave-0-gates'), /approved by sre-operator/);
+    await screenshot(page, '12a-rollout-approved');
+    // The second wave goes on; the page follows it to the end without a reload.
+    await textMatches(page.getByTestId('rollout-state'), /^COMPLETED$/, 30_000);
+    expect(await page.evaluate<boolean | undefined>('window.noReload')).toBe(true);
+    const done = await gated();
+    expect(done.state).toBe('COMPLETED');
+    expect(done.waves.map((w) => w.approvedBy)).toEqual(['sre-operator', null]);
+    expect(done.waves.map((w) => w.clusters.map((c) => `${c.clusterName} ${c.state}`))).toEqual([
+      ['stage-a HEALTHY'],
+      ['stage-b HEALTHY'],
+    ]);
   });
 
   it('creates a token with role, scope and expiry, shows its secret once, and revokes it', async () => {

@@ -78,6 +78,7 @@ const ClusterPage = page(() => import('./pages/ClusterPage.js').then((m) => m.Cl
 const Rollouts = page(() => import('./pages/Rollouts.js').then((m) => m.Rollouts));
 const RolloutNew = page(() => import('./pages/RolloutNew.js').then((m) => m.RolloutNew));
 const RolloutPage = page(() => import('./pages/RolloutPage.js').then((m) => m.RolloutPage));
+const Strategies = page(() => import('./pages/Strategies.js').then((m) => m.Strategies));
 const Profiles = page(() => import('./pages/Profiles.js').then((m) => m.Profiles));
 const ProfilePage = page(() => import('./pages/ProfilePage.js').then((m) => m.ProfilePage));
 const Administration = page(() =>
@@ -92,6 +93,7 @@ function pageFor(path: string): { preload: () => Promise<unknown> } | undefined 
   if (path === '/rollouts') return Rollouts;
   if (path === '/rollouts/new') return RolloutNew;
   if (/^\/rollouts\/[^/]+$/.test(path)) return RolloutPage;
+  if (path === '/strategies') return Strategies;
   if (path === '/profiles') return Profiles;
   if (/^\/profiles\/[^/]+$/.test(path)) return ProfilePage;
   if (path === '/administration') return Administration;
@@ -295,6 +297,11 @@ function Shell() {
                 Rollouts
               </Link>
             </NavItem>
+            <NavItem isActive={path === '/strategies'}>
+              <Link to="/strategies" aria-current={path === '/strategies' ? 'page' : undefined}>
+                Strategies
+              </Link>
+            </NavItem>
             <NavItem isActive={path.startsWith('/profiles')}>
               <Link to="/profiles" aria-current={path === '/profiles' ? 'page' : undefined}>
                 Profiles
@@ -322,6 +329,7 @@ function Shell() {
   else if (path === '/rollouts') content = <Rollouts />;
   else if (path === '/rollouts/new') content = <RolloutNew />;
   else if (rolloutMatch) content = <RolloutPage id={decodeURIComponent(rolloutMatch[1]!)} />;
+  else if (path === '/strategies') content = <Strategies />;
   else if (path === '/profiles') content = <Profiles />;
   else if (profileMatch) content = <ProfilePage name={decodeURIComponent(profileMatch[1]!)} />;
   else if (path === '/administration') content = <Administration />;

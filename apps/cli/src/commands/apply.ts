@@ -8,6 +8,7 @@ import type { Request } from '../client.js';
 import * as gql from '../documents.js';
 import { CliError, usageError } from '../errors.js';
 import {
+  canonicalStrategy,
   exportPath,
   formatManifestError,
   parseManifests,
@@ -19,6 +20,7 @@ import {
   type FleetObject,
   type LiveCluster,
   type LiveProfile,
+  type LiveStrategy,
   type ManifestError,
 } from '../manifests/manifests.js';
 import {
@@ -42,10 +44,16 @@ interface ClusterNode {
   karpenter: { generation: number };
 }
 
-/** The fleet as the token sees it: its profiles (deleting ones included) and clusters. */
+/**
+ * The fleet as the token sees it: its profiles (deleting ones included), clusters and named
+ * rollout strategies (fleet-wide configuration any token reads).
+ */
 async function readFleet(
   request: Request,
-): Promise<{ profiles: LiveProfile[]; clusters: LiveCluster[] }> {
+): Promise<{ profiles: LiveProfile[]; clusters: LiveCluster[]; strategies: LiveStrategy[] }> {
+  const { rolloutStrategies } = await request<{
+    rolloutStrategies: ({ name: string } & Record<string, unknown>)[];
+  }>(gql.LIST_STRATEGIES);
   const { profiles } = await request<{
     profiles: {
       name: string;
@@ -82,6 +90,10 @@ async function readFleet(
       deleting: p.deleting,
     })),
     clusters,
+    strategies: rolloutStrategies.map(({ name, ...definition }) => ({
+      name,
+      spec: canonicalStrategy(definition),
+    })),
   };
 }
 
@@ -115,7 +127,7 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
     program
       .command('apply')
       .description(
-        'apply profiles and cluster overrides declared in YAML: checked first, a plan shown, then written',
+        'apply rollout strategies, profiles and cluster overrides declared in YAML: checked first, a plan shown, then written',
       )
       .requiredOption(
         '-f, --filename <path>',
@@ -125,7 +137,7 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
       .option('--dry-run', 'check and print the plan; write nothing')
       .option(
         '--prune',
-        'also delete profiles and clear cluster overrides the files no longer hold (only kinds the files contain)',
+        'also delete strategies and profiles and clear cluster overrides the files no longer hold (only kinds the files contain)',
       )
       .option(
         '--timeout <seconds>',
@@ -178,6 +190,7 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
       );
       if (errors.length) throw refuse();
       const plan = computePlan(objects, fleet, Boolean(opts.prune));
+      checkDefaultStrategy(strategy.strategyName, plan, fleet.strategies);
       io.stdout(formatPlan(plan));
       if (!planChanges(plan)) {
         io.stdout('No changes.\n');
@@ -190,11 +203,18 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
       const timeoutMs = Number(opts.timeout) * 1000;
       if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
         throw usageError('--timeout must be a number of seconds', '--timeout');
-      // Profile deletions first (they may free a name or settle a conflict), then updates and
-      // creations, then cluster overrides.
+      // Strategy writes come first (a profile write may name a strategy they create or change)
+      // and their deletions last (a profile deleted here may still go through a pruned one).
+      await mayWriteStrategies(request, plan);
+      // Then profile deletions (they may free a name or settle a conflict), updates, creations,
+      // then cluster overrides.
       const rank = (i: PlanItem) =>
-        (i.kind === 'Profile' ? 0 : 3) +
-        (i.action === 'delete' ? 0 : i.action === 'update' ? 1 : 2);
+        i.kind === 'RolloutStrategy'
+          ? i.action === 'delete'
+            ? 9
+            : 0
+          : (i.kind === 'Profile' ? 1 : 4) +
+            (i.action === 'delete' ? 0 : i.action === 'update' ? 1 : 2);
       for (const item of plan
         .filter((i) => i.action !== 'unchanged')
         .sort((a, b) => rank(a) - rank(b))) {
@@ -221,12 +241,13 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
   program
     .command('export')
     .description(
-      "write the fleet's profiles and cluster overrides as the YAML kfleet apply reads (what your token sees)",
+      "write the fleet's rollout strategies, profiles and cluster overrides as the YAML kfleet apply reads (what your token sees)",
     )
     .option('-o, --output <dir|->', 'a directory (one file per object), or - for one stream', '-')
     .action(async (opts: { output: string }, cmd: Command) => {
       const fleet = await readFleet(connect(cmd));
       const objects = sortObjects<FleetObject>([
+        ...fleet.strategies.map((st) => ({ kind: 'RolloutStrategy' as const, ...st })),
         ...fleet.profiles
           .filter((p) => !p.deleting)
           .map((p) => ({ kind: 'Profile' as const, ...p })),
@@ -234,15 +255,17 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
           .filter((c) => Object.keys(c.overrides).length)
           .map((c) => ({ kind: 'ClusterOverrides' as const, name: c.name, spec: c.overrides })),
       ]).map((o): FleetObject =>
-        o.kind === 'Profile'
-          ? {
-              kind: 'Profile',
-              name: o.name,
-              selector: o.selector,
-              priority: o.priority,
-              spec: o.spec,
-            }
-          : o,
+        o.kind === 'RolloutStrategy'
+          ? { kind: 'RolloutStrategy', name: o.name, spec: o.spec }
+          : o.kind === 'Profile'
+            ? {
+                kind: 'Profile',
+                name: o.name,
+                selector: o.selector,
+                priority: o.priority,
+                spec: o.spec,
+              }
+            : o,
       );
       if (opts.output === '-') {
         io.stdout(renderStream(objects));
@@ -252,6 +275,56 @@ export function addApplyCommands(program: Command, { io, connect }: CommandConte
         await io.writeFile(join(opts.output, exportPath(o)), renderDocument(o));
       io.stderr(`${objects.length} objects written to ${opts.output}\n`);
     });
+}
+
+/**
+ * `--strategy <name>`, the strategy of every profile write whose document names none, must exist
+ * while those writes run: in the fleet or the files, and not pruned by this apply. Checked before
+ * anything is written, as the documents are.
+ */
+function checkDefaultStrategy(
+  name: string | undefined,
+  plan: readonly PlanItem[],
+  live: readonly LiveStrategy[],
+): void {
+  const usedBy = plan.filter(
+    (i) =>
+      i.kind === 'Profile' &&
+      i.action !== 'unchanged' &&
+      (i.action === 'delete' || !i.object?.strategyName),
+  );
+  if (name === undefined || !usedBy.length) return;
+  const item = plan.find((i) => i.kind === 'RolloutStrategy' && i.name === name);
+  if (item?.action === 'delete')
+    throw usageError(
+      `--strategy ${name}: --prune deletes that rollout strategy (no document declares it)`,
+      '--strategy',
+    );
+  if (!item && !live.some((s) => s.name === name))
+    throw usageError(
+      `--strategy ${name}: no rollout strategy of that name in the fleet or the files (kfleet strategies list)`,
+      '--strategy',
+    );
+}
+
+/**
+ * Strategies are fleet-wide: writing one takes an unscoped OPERATOR or ADMIN token, deleting one
+ * an unscoped ADMIN token (docs/ROLLOUTS.md). The API checks again; asking here first means a token
+ * that may not is refused before the profiles of the same apply are written, not after.
+ */
+async function mayWriteStrategies(request: Request, plan: readonly PlanItem[]): Promise<void> {
+  const writes = plan.filter((i) => i.kind === 'RolloutStrategy' && i.action !== 'unchanged');
+  if (!writes.length) return;
+  const { viewer } = await request<{ viewer: { name: string; role: string; scoped: boolean } }>(
+    gql.VIEWER,
+  );
+  const deletes = writes.some((i) => i.action === 'delete');
+  const allowed = deletes ? viewer.role === 'ADMIN' : viewer.role !== 'VIEWER';
+  if (viewer.scoped || !allowed)
+    throw new CliError(
+      `token ${viewer.name} (${viewer.role}${viewer.scoped ? ', scoped' : ''}) may not ${deletes ? 'delete' : 'write'} rollout strategies: that takes an unscoped ${deletes ? 'ADMIN' : 'OPERATOR or ADMIN'} token; nothing applied`,
+      'FORBIDDEN',
+    );
 }
 
 async function applyItem(
@@ -265,6 +338,35 @@ async function applyItem(
     p.rollout
       ? `; rollout/${p.rollout.id} ${p.rollout.state}, ${p.rollout.counts.total} clusters`
       : '; no cluster affected';
+  if (item.kind === 'RolloutStrategy') {
+    // As for profiles: a strategy changed since the plan is not overwritten unseen.
+    if (item.live) {
+      const { rolloutStrategy } = await request<{ rolloutStrategy: Record<string, unknown> }>(
+        gql.GET_STRATEGY,
+        { name: item.name },
+      );
+      const { name: _name, ...now } = rolloutStrategy;
+      if (!sameValue(canonicalStrategy(now), item.live.spec))
+        throw new CliError(
+          `rollout strategy ${item.name} changed since the plan; run apply again to see the new plan`,
+          'CONFLICT',
+        );
+    }
+    if (item.action === 'delete') {
+      await request(gql.DELETE_STRATEGY, { name: item.name });
+      out(`rolloutstrategy/${item.name} deleted\n`);
+      return;
+    }
+    const definition = item.object!.spec;
+    if (item.action === 'create') {
+      await request(gql.CREATE_STRATEGY, { input: { name: item.name, ...definition } });
+      out(`rolloutstrategy/${item.name} created\n`);
+      return;
+    }
+    await request(gql.UPDATE_STRATEGY, { name: item.name, input: definition });
+    out(`rolloutstrategy/${item.name} updated\n`);
+    return;
+  }
   if (item.kind === 'Profile') {
     // As for overrides below: a profile changed since the plan is not overwritten unseen.
     if (item.live) {
@@ -287,10 +389,12 @@ async function applyItem(
       return;
     }
     const o = item.object!;
+    // The document's own strategy (its annotation) wins over the apply's flags.
+    const rollout = o.strategyName ? { strategyName: o.strategyName } : strategy;
     if (item.action === 'create') {
       const { createProfile } = await request<{ createProfile: Payload }>(gql.CREATE_PROFILE, {
         input: { name: o.name, selector: o.selector, priority: o.priority, spec: o.spec },
-        ...strategy,
+        ...rollout,
       });
       out(`profile/${o.name} created${rolloutText(createProfile)}\n`);
       return;
@@ -298,7 +402,7 @@ async function applyItem(
     const { updateProfile } = await request<{ updateProfile: Payload }>(gql.UPDATE_PROFILE, {
       name: o.name,
       input: { selector: o.selector, priority: o.priority, spec: o.spec },
-      ...strategy,
+      ...rollout,
     });
     out(`profile/${o.name} updated${rolloutText(updateProfile)}\n`);
     return;

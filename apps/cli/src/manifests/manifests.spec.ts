@@ -2,11 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import { KARPENTER_CRD_DIRECTORY } from '@fleet/crd-schema';
 import { KarpenterSpecValidator } from '@fleet/desired-state';
 import {
+  canonicalStrategy,
   formatManifestError,
   parseManifests,
   renderStream,
   validateObjects,
   type LiveCluster,
+  type LiveStrategy,
 } from './manifests.js';
 import { computePlan, diffValues, formatPlan, planChanges } from './plan.js';
 
@@ -87,7 +89,7 @@ spec: { selector: "env in ()", priority: 1 }
       expect.stringMatching(/^profiles\/prod\.yaml: document 2 \(Profile prod\): spec\.priority: /),
       expect.stringMatching(/^profiles\/prod\.yaml: document 2 \(Profile prod\): spec: .*logLevl/),
       expect.stringMatching(
-        /^profiles\/prod\.yaml: document 3: kind: must be one of Profile, ClusterOverrides/,
+        /^profiles\/prod\.yaml: document 3: kind: must be one of RolloutStrategy, Profile, ClusterOverrides$/,
       ),
       expect.stringMatching(/^profiles\/prod\.yaml: document 4 \(Profile sel\): spec\.selector: /),
     ]);
@@ -120,6 +122,7 @@ spec: {}
     const errors = validateObjects(objects, validator, {
       clusters: [cluster('prod-0')],
       profiles: [],
+      strategies: [],
       prune: false,
     }).map(formatManifestError);
     expect(errors).toEqual([
@@ -148,6 +151,7 @@ spec: {}
         { name: 'old', selector: 'env=dev', priority: 1, spec: {}, deleting: false },
       ],
       clusters: [cluster('prod-0', { logLevel: 'debug' }), cluster('prod-1', { enabled: true })],
+      strategies: [],
     };
     const plan = computePlan(objects, fleet, false);
     expect(plan.map((i) => [i.kind, i.name, i.action])).toEqual([
@@ -171,11 +175,13 @@ spec: {}
   it('a second apply of what the fleet holds plans no change', () => {
     const { objects } = parseManifests('f.yaml', FILES);
     const prod = objects[0]!;
+    if (prod.kind !== 'Profile') throw new Error('FILES starts with a Profile');
     const fleet = {
       profiles: [
         { name: 'prod', selector: 'env=prod', priority: 10, spec: prod.spec, deleting: false },
       ],
       clusters: [cluster('prod-0', { logLevel: 'debug' })],
+      strategies: [],
     };
     expect(planChanges(computePlan(objects, fleet, true))).toBe(false);
   });
@@ -187,7 +193,11 @@ spec: {}
     expect(errors).toEqual([]);
     expect(
       planChanges(
-        computePlan(objects, { profiles: [], clusters: [cluster('prod-0', stored)] }, true),
+        computePlan(
+          objects,
+          { profiles: [], clusters: [cluster('prod-0', stored)], strategies: [] },
+          true,
+        ),
       ),
     ).toBe(false);
   });
@@ -212,5 +222,185 @@ spec: {}
     const again = parseManifests('export.yaml', text);
     expect(again.errors).toEqual([]);
     expect(renderStream(again.objects)).toBe(text);
+  });
+
+  describe('RolloutStrategy', () => {
+    const CANARY = `apiVersion: fleet.karpenter.sh/v1alpha1
+kind: RolloutStrategy
+metadata: { name: canary }
+spec:
+  stages:
+    - { selector: canary=true, approval: true }
+    - { percent: 100, minHealthySeconds: 5 }
+  waveTimeoutSeconds: 600
+---
+apiVersion: fleet.karpenter.sh/v1alpha1
+kind: Profile
+metadata:
+  name: prod
+  annotations: { fleet.karpenter.sh/rollout-strategy: canary, team: platform }
+spec: { selector: env=prod, priority: 10, logLevel: debug }
+`;
+    const noProfiles = { clusters: [cluster('prod-0')], profiles: [], prune: false };
+
+    it('reads a strategy with the API defaults filled in, and the profile annotation naming it', () => {
+      const { objects, errors } = parseManifests('s.yaml', CANARY);
+      expect(errors).toEqual([]);
+      expect(objects[0]).toEqual({
+        kind: 'RolloutStrategy',
+        name: 'canary',
+        spec: {
+          stages: [
+            { selector: 'canary=true', minHealthySeconds: 60, pauseSeconds: 0, approval: true },
+            { percent: 100, minHealthySeconds: 5, pauseSeconds: 0, approval: false },
+          ],
+          maxFailures: 0,
+          waveTimeoutSeconds: 600,
+          maxNodeClaimLaunchFailures: null,
+          maxPendingPodSeconds: null,
+        },
+        origin: { file: 's.yaml', index: 1 },
+      });
+      expect(objects[1]).toMatchObject({ kind: 'Profile', strategyName: 'canary' });
+      // The annotation is not part of what the profile holds.
+      expect(objects[1]!.spec).toEqual({ logLevel: 'debug' });
+      expect(validateObjects(objects, validator, { ...noProfiles, strategies: [] })).toEqual([]);
+    });
+
+    it('refuses what the API refuses, naming file, document and field', () => {
+      const bad = (spec: string) =>
+        parseManifests(
+          'bad.yaml',
+          `apiVersion: fleet.karpenter.sh/v1alpha1\nkind: RolloutStrategy\nmetadata: { name: s }\nspec: ${spec}\n`,
+        ).errors.map(formatManifestError);
+      expect(bad('{ stages: [{ percent: 50 }, { percent: 40 }] }')).toEqual([
+        'bad.yaml: document 1 (RolloutStrategy s): spec.stages.1.percent: percentages must increase from stage to stage',
+      ]);
+      expect(bad('{ stages: [{ percent: 50, count: 2 }] }')).toEqual([
+        'bad.yaml: document 1 (RolloutStrategy s): spec.stages.0.count: give exactly one of selector, percent or count',
+      ]);
+      expect(
+        bad('{ stages: [{ percent: 100, minHealthySeconds: 900 }], waveTimeoutSeconds: 600 }'),
+      ).toEqual([
+        "bad.yaml: document 1 (RolloutStrategy s): spec.waveTimeoutSeconds: must exceed every stage's minHealthySeconds (900), or that stage could never succeed",
+      ]);
+      expect(bad('{ stages: [{ percent: 100 }], maxFailure: 1 }')).toEqual([
+        expect.stringMatching(
+          /^bad\.yaml: document 1 \(RolloutStrategy s\): spec\.maxFailure: unknown field/,
+        ),
+      ]);
+      expect(bad('{ stages: [] }')).toEqual([
+        'bad.yaml: document 1 (RolloutStrategy s): spec.stages: must name at least one stage',
+      ]);
+    });
+
+    it('a profile names a strategy the files or the fleet hold; not one --prune deletes', () => {
+      const { objects } = parseManifests('s.yaml', CANARY);
+      const profileOnly = objects.slice(1);
+      const live: LiveStrategy[] = [{ name: 'canary', spec: canonicalStrategy(objects[0]!.spec) }];
+      expect(
+        validateObjects(profileOnly, validator, { ...noProfiles, strategies: [] }).map(
+          formatManifestError,
+        ),
+      ).toEqual([
+        's.yaml: document 2 (Profile prod): metadata.annotations.fleet.karpenter.sh/rollout-strategy: no rollout strategy named canary in the fleet or the files',
+      ]);
+      expect(validateObjects(profileOnly, validator, { ...noProfiles, strategies: live })).toEqual(
+        [],
+      );
+      // With a strategy document of another name and --prune, canary would be deleted.
+      const other = parseManifests(
+        'o.yaml',
+        'apiVersion: fleet.karpenter.sh/v1alpha1\nkind: RolloutStrategy\nmetadata: { name: other }\nspec: { stages: [{ percent: 100 }] }\n',
+      ).objects;
+      expect(
+        validateObjects([...other, ...profileOnly], validator, {
+          ...noProfiles,
+          prune: true,
+          strategies: live,
+        }).map(formatManifestError),
+      ).toEqual([expect.stringContaining('rollout strategy canary would be deleted by --prune')]);
+      expect(
+        parseManifests(
+          'a.yaml',
+          'apiVersion: fleet.karpenter.sh/v1alpha1\nkind: Profile\nmetadata: { name: p, annotations: { fleet.karpenter.sh/strategy: x } }\nspec: { selector: "", priority: 1 }\n',
+        ).errors.map(formatManifestError),
+      ).toEqual([
+        'a.yaml: document 1 (Profile p): metadata.annotations.fleet.karpenter.sh/strategy: unknown fleet annotation; the one read is fleet.karpenter.sh/rollout-strategy',
+      ]);
+    });
+
+    it('plans create, update (field diff), unchanged and delete, and renders back to itself', () => {
+      const { objects } = parseManifests('s.yaml', CANARY);
+      const strategy = objects[0]!;
+      const fleet = {
+        profiles: [],
+        clusters: [],
+        strategies: [] as LiveStrategy[],
+      };
+      expect(computePlan(objects.slice(0, 1), fleet, false)[0]).toMatchObject({
+        action: 'create',
+      });
+      // As the API returns it: nulls in the stages, every field given.
+      const stored = canonicalStrategy({
+        stages: [
+          {
+            selector: 'canary=true',
+            percent: null,
+            count: null,
+            minHealthySeconds: 60,
+            pauseSeconds: 0,
+            approval: true,
+          },
+          {
+            selector: null,
+            percent: 100,
+            count: null,
+            minHealthySeconds: 5,
+            pauseSeconds: 0,
+            approval: false,
+          },
+        ],
+        maxFailures: 0,
+        waveTimeoutSeconds: 600,
+        maxNodeClaimLaunchFailures: null,
+        maxPendingPodSeconds: null,
+      });
+      const same = computePlan(
+        objects.slice(0, 1),
+        {
+          ...fleet,
+          strategies: [
+            { name: 'canary', spec: stored },
+            { name: 'old', spec: stored },
+          ],
+        },
+        true,
+      );
+      expect(same.map((i) => [i.name, i.action])).toEqual([
+        ['canary', 'unchanged'],
+        ['old', 'delete'],
+      ]);
+      const changed = computePlan(
+        objects.slice(0, 1),
+        {
+          ...fleet,
+          strategies: [{ name: 'canary', spec: { ...stored, maxFailures: 2 } }],
+        },
+        false,
+      );
+      expect(formatPlan(changed)).toBe(
+        'Plan: 0 to create, 1 to update, 0 to delete, 0 unchanged\n~ rolloutstrategy/canary (update)\n    ~ spec.maxFailures: 2 -> 0\n',
+      );
+      const text = renderStream([strategy]);
+      expect(text).toBe(
+        '---\napiVersion: fleet.karpenter.sh/v1alpha1\nkind: RolloutStrategy\nmetadata:\n  name: canary\nspec:\n  stages:\n    - selector: canary=true\n      minHealthySeconds: 60\n      pauseSeconds: 0\n      approval: true\n    - percent: 100\n      minHealthySeconds: 5\n      pauseSeconds: 0\n      approval: false\n  maxFailures: 0\n  waveTimeoutSeconds: 600\n',
+      );
+      expect(renderStream(parseManifests('e.yaml', text).objects)).toBe(text);
+      // Strategies come first in a stream, as they are applied first.
+      expect(renderStream([...objects].reverse()).indexOf('kind: RolloutStrategy')).toBeLessThan(
+        renderStream([...objects].reverse()).indexOf('kind: Profile'),
+      );
+    });
   });
 });

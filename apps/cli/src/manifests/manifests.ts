@@ -8,6 +8,7 @@ import {
 import {
   PROFILE_SETTINGS,
   ProfileSpec,
+  StrategyDefinition,
   canonicalJson,
   profileConflict,
   unsupportedChange,
@@ -25,7 +26,7 @@ import { z } from 'zod';
 
 export const API_VERSION = 'fleet.karpenter.sh/v1alpha1';
 /** The kinds this version reads, in the order export writes them and apply applies them. */
-export const KINDS = ['Profile', 'ClusterOverrides'] as const;
+export const KINDS = ['RolloutStrategy', 'Profile', 'ClusterOverrides'] as const;
 export type Kind = (typeof KINDS)[number];
 
 /** Where a document came from: its file and its 1-based position in it. */
@@ -34,12 +35,29 @@ export interface Origin {
   index: number;
 }
 
+/**
+ * The annotation of a Profile document naming the rollout strategy its writes go through. An
+ * annotation, not a spec field: it says how the change reaches the clusters, not what the
+ * clusters run, so it is not stored with the profile, changes no plan and export cannot write it.
+ */
+export const STRATEGY_ANNOTATION = 'fleet.karpenter.sh/rollout-strategy';
+
 export interface ProfileObject {
   kind: 'Profile';
   name: string;
   selector: string;
   priority: number;
   spec: ProfileSpec;
+  /** The named strategy of its rollout (STRATEGY_ANNOTATION); else the apply's flags. */
+  strategyName?: string;
+  origin?: Origin;
+}
+
+/** A named rollout strategy as the API stores it: every default filled in, no nulls in stages. */
+export interface RolloutStrategyObject {
+  kind: 'RolloutStrategy';
+  name: string;
+  spec: StrategyDefinition;
   origin?: Origin;
 }
 
@@ -51,7 +69,7 @@ export interface ClusterOverridesObject {
   origin?: Origin;
 }
 
-export type FleetObject = ProfileObject | ClusterOverridesObject;
+export type FleetObject = RolloutStrategyObject | ProfileObject | ClusterOverridesObject;
 
 /** One problem of one document, printed as `file: document N (Kind name): field: reason`. */
 export interface ManifestError {
@@ -68,6 +86,33 @@ export function formatManifestError(e: ManifestError): string {
 }
 
 const Metadata = z.object({ name: dns1123Label }).strict();
+/** Annotations are free-form, as in Kubernetes, but a fleet.karpenter.sh/ key must be one we read. */
+const ProfileMetadata = z
+  .object({
+    name: dns1123Label,
+    annotations: z
+      .record(z.string(), z.string())
+      .superRefine((annotations, ctx) => {
+        for (const [key, value] of Object.entries(annotations)) {
+          if (key === STRATEGY_ANNOTATION) {
+            const name = dns1123Label.safeParse(value);
+            if (!name.success)
+              ctx.addIssue({
+                code: 'custom',
+                path: [key],
+                message: `must name a rollout strategy: ${name.error.issues[0]!.message}`,
+              });
+          } else if (key.startsWith('fleet.karpenter.sh/'))
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `unknown fleet annotation; the one read is ${STRATEGY_ANNOTATION}`,
+            });
+        }
+      })
+      .optional(),
+  })
+  .strict();
 const Header = z.object({
   apiVersion: z.literal(API_VERSION),
   kind: z.enum(KINDS),
@@ -83,7 +128,7 @@ const ProfileDocument = z
   .object({
     apiVersion: z.literal(API_VERSION),
     kind: z.literal('Profile'),
-    metadata: Metadata,
+    metadata: ProfileMetadata,
     spec: ProfileDocumentSpec,
   })
   .strict();
@@ -93,6 +138,62 @@ const ClusterOverridesDocument = z
     kind: z.literal('ClusterOverrides'),
     metadata: Metadata,
     spec: ProfileSpec,
+  })
+  .strict();
+
+/** A strategy's fields, in the order export writes them. */
+const STRATEGY_FIELDS = [
+  'stages',
+  'maxFailures',
+  'waveTimeoutSeconds',
+  'maxNodeClaimLaunchFailures',
+  'maxPendingPodSeconds',
+] as const;
+
+/**
+ * A definition as the API returns it (stages carry null for the share they do not use) or as a
+ * document gives it (defaults left out), in one form: parsed by the API's schema, which fills the
+ * defaults, and rebuilt in a fixed key order. The plan compares, and export prints, this form.
+ */
+export function canonicalStrategy(definition: unknown): StrategyDefinition {
+  const d = StrategyDefinition.parse(definition);
+  return {
+    stages: d.stages.map((s) => ({
+      ...(s.selector != null ? { selector: s.selector } : {}),
+      ...(s.percent != null ? { percent: s.percent } : {}),
+      ...(s.count != null ? { count: s.count } : {}),
+      minHealthySeconds: s.minHealthySeconds,
+      pauseSeconds: s.pauseSeconds,
+      approval: s.approval,
+    })),
+    maxFailures: d.maxFailures,
+    waveTimeoutSeconds: d.waveTimeoutSeconds,
+    maxNodeClaimLaunchFailures: d.maxNodeClaimLaunchFailures,
+    maxPendingPodSeconds: d.maxPendingPodSeconds,
+  };
+}
+
+/**
+ * The API's own definition schema (stages, maxFailures, waveTimeoutSeconds, the Karpenter gates),
+ * strict at the top as at every stage, so a misspelt field is refused rather than dropped.
+ */
+const RolloutStrategyDocument = z
+  .object({
+    apiVersion: z.literal(API_VERSION),
+    kind: z.literal('RolloutStrategy'),
+    metadata: Metadata,
+    spec: z
+      .record(z.string(), z.unknown())
+      .superRefine((spec, ctx) => {
+        for (const key of Object.keys(spec))
+          if (!STRATEGY_FIELDS.includes(key as (typeof STRATEGY_FIELDS)[number]))
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `unknown field; a strategy has ${STRATEGY_FIELDS.join(', ')}`,
+            });
+      })
+      .pipe(StrategyDefinition),
   })
   .strict();
 
@@ -130,7 +231,7 @@ export function parseManifests(
         field: issuePath(issue.path) || '',
         reason:
           issue.path[0] === 'kind'
-            ? `must be one of ${KINDS.join(', ')} (RolloutStrategy documents are not read yet)`
+            ? `must be one of ${KINDS.join(', ')}`
             : issue.path[0] === 'apiVersion'
               ? `must be ${API_VERSION}`
               : issue.message,
@@ -139,9 +240,11 @@ export function parseManifests(
     }
     const kind = header.data.kind;
     const parsed =
-      kind === 'Profile'
-        ? ProfileDocument.safeParse(value)
-        : ClusterOverridesDocument.safeParse(value);
+      kind === 'RolloutStrategy'
+        ? RolloutStrategyDocument.safeParse(value)
+        : kind === 'Profile'
+          ? ProfileDocument.safeParse(value)
+          : ClusterOverridesDocument.safeParse(value);
     if (!parsed.success) {
       for (const issue of parsed.error.issues)
         errors.push({
@@ -153,8 +256,16 @@ export function parseManifests(
         });
       continue;
     }
-    if (parsed.data.kind === 'Profile') {
+    if (parsed.data.kind === 'RolloutStrategy') {
+      objects.push({
+        kind: 'RolloutStrategy',
+        name: parsed.data.metadata.name,
+        spec: canonicalStrategy(parsed.data.spec),
+        origin,
+      });
+    } else if (parsed.data.kind === 'Profile') {
       const { selector, priority, ...spec } = parsed.data.spec;
+      const strategyName = parsed.data.metadata.annotations?.[STRATEGY_ANNOTATION];
       const selectorError = checkSelector(selector);
       if (selectorError) {
         errors.push({
@@ -172,6 +283,7 @@ export function parseManifests(
         selector,
         priority,
         spec,
+        ...(strategyName ? { strategyName } : {}),
         origin,
       });
     } else
@@ -208,6 +320,11 @@ export interface LiveCluster {
   generation: number;
 }
 
+export interface LiveStrategy {
+  name: string;
+  spec: StrategyDefinition;
+}
+
 export interface LiveProfile {
   name: string;
   selector: string;
@@ -235,7 +352,12 @@ const errorOf = (o: FleetObject, field: string, reason: string): ManifestError =
 export function validateObjects(
   objects: readonly FleetObject[],
   validator: KarpenterSpecValidator,
-  fleet: { clusters: readonly LiveCluster[]; profiles: readonly LiveProfile[]; prune: boolean },
+  fleet: {
+    clusters: readonly LiveCluster[];
+    profiles: readonly LiveProfile[];
+    strategies: readonly LiveStrategy[];
+    prune: boolean;
+  },
 ): ManifestError[] {
   const errors: ManifestError[] = [];
   const seen = new Map<string, FleetObject>();
@@ -253,6 +375,8 @@ export function validateObjects(
       continue;
     }
     seen.set(key, o);
+    // A strategy's rules are all its own document's (checked when parsed).
+    if (o.kind === 'RolloutStrategy') continue;
     for (const [name, pool] of Object.entries(o.spec.nodePools ?? {})) {
       const v = validator.validateNodePool(name, pool)[0];
       if (v)
@@ -302,6 +426,24 @@ export function validateObjects(
       }
     }
   }
+  // A profile's strategy must exist once the strategies are written, and go on existing until the
+  // profiles are: strategies are created before profiles and pruned after them.
+  const strategies = new Set(
+    objects.filter((o) => o.kind === 'RolloutStrategy').map((o) => o.name),
+  );
+  const strategiesPruned = fleet.prune && strategies.size > 0;
+  for (const s of fleet.strategies) if (!strategiesPruned) strategies.add(s.name);
+  for (const o of objects)
+    if (o.kind === 'Profile' && o.strategyName && !strategies.has(o.strategyName))
+      errors.push(
+        errorOf(
+          o,
+          `metadata.annotations.${STRATEGY_ANNOTATION}`,
+          fleet.strategies.some((s) => s.name === o.strategyName)
+            ? `rollout strategy ${o.strategyName} would be deleted by --prune (no document declares it)`
+            : `no rollout strategy named ${o.strategyName} in the fleet or the files`,
+        ),
+      );
   // Conflicts among the profiles as they will stand: the files' ones, and the live ones the files
   // do not name (unless --prune deletes them).
   const declared = objects.filter((o): o is ProfileObject => o.kind === 'Profile');
@@ -349,10 +491,21 @@ function orderedSpec(spec: ProfileSpec): Record<string, unknown> {
 
 /** The document of one object, keys in a fixed order. */
 export function toDocument(o: FleetObject): Record<string, unknown> {
+  if (o.kind === 'RolloutStrategy') {
+    // Off gates (null) are left out, as a hand-written document would: they read back as off.
+    const spec: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(canonicalStrategy(o.spec))) if (v !== null) spec[k] = v;
+    return { apiVersion: API_VERSION, kind: o.kind, metadata: { name: o.name }, spec };
+  }
   return {
     apiVersion: API_VERSION,
     kind: o.kind,
-    metadata: { name: o.name },
+    metadata: {
+      name: o.name,
+      ...(o.kind === 'Profile' && o.strategyName
+        ? { annotations: { [STRATEGY_ANNOTATION]: o.strategyName } }
+        : {}),
+    },
     spec:
       o.kind === 'Profile'
         ? { selector: o.selector, priority: o.priority, ...orderedSpec(o.spec) }
@@ -381,7 +534,7 @@ export const renderStream = (objects: readonly FleetObject[]): string =>
 
 /** Where `kfleet export -o <dir>` puts an object, relative to the directory. */
 export const exportPath = (o: FleetObject): string =>
-  `${o.kind === 'Profile' ? 'profiles' : 'clusters'}/${o.name}.yaml`;
+  `${o.kind === 'RolloutStrategy' ? 'strategies' : o.kind === 'Profile' ? 'profiles' : 'clusters'}/${o.name}.yaml`;
 
 /** Equal as the API would store them (key order aside). */
 export const sameValue = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);

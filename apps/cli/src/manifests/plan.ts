@@ -1,4 +1,4 @@
-import { canonicalJson, type ProfileSpec } from '@fleet/desired-state';
+import { canonicalJson, type ProfileSpec, type StrategyDefinition } from '@fleet/desired-state';
 import {
   KINDS,
   sortObjects,
@@ -7,7 +7,9 @@ import {
   type Kind,
   type LiveCluster,
   type LiveProfile,
+  type LiveStrategy,
   type ProfileObject,
+  type RolloutStrategyObject,
 } from './manifests.js';
 
 /**
@@ -27,6 +29,15 @@ export interface FieldChange {
 }
 
 export type PlanItem =
+  | {
+      kind: 'RolloutStrategy';
+      name: string;
+      action: Action;
+      changes: FieldChange[];
+      object?: RolloutStrategyObject;
+      /** The strategy as the plan saw it (update, delete). */
+      live?: LiveStrategy;
+    }
   | {
       kind: 'Profile';
       name: string;
@@ -74,6 +85,10 @@ export const profileView = (p: { selector: string; priority: number; spec: Profi
   ...p.spec,
 });
 
+/** A strategy's definition without its off gates (null), as export writes it. */
+export const strategyView = (spec: StrategyDefinition): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== null));
+
 /**
  * The plan. `prune` deletes, for each kind the documents hold at least one of, the objects of
  * that kind the token sees that no document names: profiles (deleted through their rollout) and
@@ -82,14 +97,34 @@ export const profileView = (p: { selector: string; priority: number; spec: Profi
  */
 export function computePlan(
   objects: readonly FleetObject[],
-  fleet: { profiles: readonly LiveProfile[]; clusters: readonly LiveCluster[] },
+  fleet: {
+    profiles: readonly LiveProfile[];
+    clusters: readonly LiveCluster[];
+    strategies: readonly LiveStrategy[];
+  },
   prune: boolean,
 ): PlanItem[] {
   const items: PlanItem[] = [];
   const live = new Map(fleet.profiles.filter((p) => !p.deleting).map((p) => [p.name, p]));
   const clusters = new Map(fleet.clusters.map((c) => [c.name, c]));
+  const strategies = new Map(fleet.strategies.map((s) => [s.name, s]));
   for (const o of sortObjects(objects)) {
-    if (o.kind === 'Profile') {
+    if (o.kind === 'RolloutStrategy') {
+      const before = strategies.get(o.name);
+      const changes = diffValues(
+        before ? strategyView(before.spec) : {},
+        strategyView(o.spec),
+        'spec',
+      );
+      items.push({
+        kind: 'RolloutStrategy',
+        name: o.name,
+        action: !before ? 'create' : changes.length ? 'update' : 'unchanged',
+        changes,
+        object: o,
+        ...(before ? { live: before } : {}),
+      });
+    } else if (o.kind === 'Profile') {
       const before = live.get(o.name);
       if (!before) {
         items.push({
@@ -127,6 +162,16 @@ export function computePlan(
   if (prune) {
     const kinds = new Set<Kind>(objects.map((o) => o.kind));
     const named = new Set(objects.map((o) => `${o.kind}/${o.name}`));
+    if (kinds.has('RolloutStrategy'))
+      for (const st of [...strategies.values()].sort((a, b) => (a.name < b.name ? -1 : 1)))
+        if (!named.has(`RolloutStrategy/${st.name}`))
+          items.push({
+            kind: 'RolloutStrategy',
+            name: st.name,
+            action: 'delete',
+            changes: diffValues(strategyView(st.spec), {}, 'spec'),
+            live: st,
+          });
     if (kinds.has('Profile'))
       for (const p of [...live.values()].sort((a, b) => (a.name < b.name ? -1 : 1)))
         if (!named.has(`Profile/${p.name}`))
@@ -167,15 +212,17 @@ export function formatPlan(items: readonly PlanItem[]): string {
   for (const item of [...items].sort((a, b) => order(a) - order(b))) {
     if (item.action === 'unchanged') continue;
     const what =
-      item.action === 'delete'
-        ? item.kind === 'Profile'
-          ? 'delete, through its rollout'
-          : 'clear every override'
-        : item.action === 'create' && item.kind === 'Profile'
-          ? 'create, through its rollout'
-          : item.kind === 'Profile'
-            ? 'update, through its rollout'
-            : 'update';
+      item.kind === 'RolloutStrategy'
+        ? item.action
+        : item.action === 'delete'
+          ? item.kind === 'Profile'
+            ? 'delete, through its rollout'
+            : 'clear every override'
+          : item.action === 'create' && item.kind === 'Profile'
+            ? 'create, through its rollout'
+            : item.kind === 'Profile'
+              ? 'update, through its rollout'
+              : 'update';
     lines.push(`${SIGN[item.action]} ${item.kind.toLowerCase()}/${item.name} (${what})`);
     for (const c of item.changes)
       lines.push(

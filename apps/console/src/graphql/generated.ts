@@ -1004,6 +1004,7 @@ export type RolloutSummaryFragment = {
   createdBy: string;
   finishedAt: string | null;
   currentWave: number;
+  waitingStage: number | null;
   counts: {
     total: number;
     pending: number;
@@ -1025,7 +1026,9 @@ export type RolloutDetailFragment = {
   createdBy: string;
   finishedAt: string | null;
   currentWave: number;
+  waitingStage: number | null;
   strategy: {
+    name: string | null;
     waves: unknown;
     minHealthySeconds: number;
     maxFailures: number;
@@ -1037,6 +1040,12 @@ export type RolloutDetailFragment = {
     startedAt: string | null;
     finishedAt: string | null;
     deadlineAt: string | null;
+    minHealthySeconds: number;
+    approval: boolean;
+    approvedBy: string | null;
+    approvedAt: string | null;
+    pauseSeconds: number;
+    resumeAt: string | null;
     counts: { total: number; healthy: number; failed: number };
     clusters: Array<{
       clusterId: string;
@@ -1077,6 +1086,7 @@ export type RolloutsQuery = {
       createdBy: string;
       finishedAt: string | null;
       currentWave: number;
+      waitingStage: number | null;
       counts: {
         total: number;
         pending: number;
@@ -1105,7 +1115,9 @@ export type RolloutQuery = {
     createdBy: string;
     finishedAt: string | null;
     currentWave: number;
+    waitingStage: number | null;
     strategy: {
+      name: string | null;
       waves: unknown;
       minHealthySeconds: number;
       maxFailures: number;
@@ -1117,6 +1129,12 @@ export type RolloutQuery = {
       startedAt: string | null;
       finishedAt: string | null;
       deadlineAt: string | null;
+      minHealthySeconds: number;
+      approval: boolean;
+      approvedBy: string | null;
+      approvedAt: string | null;
+      pauseSeconds: number;
+      resumeAt: string | null;
       counts: { total: number; healthy: number; failed: number };
       clusters: Array<{
         clusterId: string;
@@ -1154,7 +1172,9 @@ export type RolloutChangedSubscription = {
     createdBy: string;
     finishedAt: string | null;
     currentWave: number;
+    waitingStage: number | null;
     strategy: {
+      name: string | null;
       waves: unknown;
       minHealthySeconds: number;
       maxFailures: number;
@@ -1166,6 +1186,12 @@ export type RolloutChangedSubscription = {
       startedAt: string | null;
       finishedAt: string | null;
       deadlineAt: string | null;
+      minHealthySeconds: number;
+      approval: boolean;
+      approvedBy: string | null;
+      approvedAt: string | null;
+      pauseSeconds: number;
+      resumeAt: string | null;
       counts: { total: number; healthy: number; failed: number };
       clusters: Array<{
         clusterId: string;
@@ -1215,7 +1241,9 @@ export type StartRolloutMutation = {
     createdBy: string;
     finishedAt: string | null;
     currentWave: number;
+    waitingStage: number | null;
     strategy: {
+      name: string | null;
       waves: unknown;
       minHealthySeconds: number;
       maxFailures: number;
@@ -1227,6 +1255,12 @@ export type StartRolloutMutation = {
       startedAt: string | null;
       finishedAt: string | null;
       deadlineAt: string | null;
+      minHealthySeconds: number;
+      approval: boolean;
+      approvedBy: string | null;
+      approvedAt: string | null;
+      pauseSeconds: number;
+      resumeAt: string | null;
       counts: { total: number; healthy: number; failed: number };
       clusters: Array<{
         clusterId: string;
@@ -1264,7 +1298,9 @@ export type PauseRolloutMutation = {
     createdBy: string;
     finishedAt: string | null;
     currentWave: number;
+    waitingStage: number | null;
     strategy: {
+      name: string | null;
       waves: unknown;
       minHealthySeconds: number;
       maxFailures: number;
@@ -1276,6 +1312,12 @@ export type PauseRolloutMutation = {
       startedAt: string | null;
       finishedAt: string | null;
       deadlineAt: string | null;
+      minHealthySeconds: number;
+      approval: boolean;
+      approvedBy: string | null;
+      approvedAt: string | null;
+      pauseSeconds: number;
+      resumeAt: string | null;
       counts: { total: number; healthy: number; failed: number };
       clusters: Array<{
         clusterId: string;
@@ -1313,7 +1355,9 @@ export type ResumeRolloutMutation = {
     createdBy: string;
     finishedAt: string | null;
     currentWave: number;
+    waitingStage: number | null;
     strategy: {
+      name: string | null;
       waves: unknown;
       minHealthySeconds: number;
       maxFailures: number;
@@ -1325,6 +1369,12 @@ export type ResumeRolloutMutation = {
       startedAt: string | null;
       finishedAt: string | null;
       deadlineAt: string | null;
+      minHealthySeconds: number;
+      approval: boolean;
+      approvedBy: string | null;
+      approvedAt: string | null;
+      pauseSeconds: number;
+      resumeAt: string | null;
       counts: { total: number; healthy: number; failed: number };
       clusters: Array<{
         clusterId: string;
@@ -1363,7 +1413,9 @@ export type AbortRolloutMutation = {
     createdBy: string;
     finishedAt: string | null;
     currentWave: number;
+    waitingStage: number | null;
     strategy: {
+      name: string | null;
       waves: unknown;
       minHealthySeconds: number;
       maxFailures: number;
@@ -1375,6 +1427,12 @@ export type AbortRolloutMutation = {
       startedAt: string | null;
       finishedAt: string | null;
       deadlineAt: string | null;
+      minHealthySeconds: number;
+      approval: boolean;
+      approvedBy: string | null;
+      approvedAt: string | null;
+      pauseSeconds: number;
+      resumeAt: string | null;
       counts: { total: number; healthy: number; failed: number };
       clusters: Array<{
         clusterId: string;
@@ -1394,6 +1452,86 @@ export type AbortRolloutMutation = {
       skipped: number;
     };
   };
+};
+
+export type ApproveRolloutStageMutationVariables = Exact<{
+  id: string | number;
+  stage: number;
+}>;
+
+export type ApproveRolloutStageMutation = {
+  approveRolloutStage: {
+    updatedAt: string;
+    id: string;
+    state: RolloutState;
+    reason: string | null;
+    selector: string;
+    change: unknown;
+    createdAt: string;
+    createdBy: string;
+    finishedAt: string | null;
+    currentWave: number;
+    waitingStage: number | null;
+    strategy: {
+      name: string | null;
+      waves: unknown;
+      minHealthySeconds: number;
+      maxFailures: number;
+      waveTimeoutSeconds: number;
+    };
+    waves: Array<{
+      index: number;
+      state: RolloutWaveState;
+      startedAt: string | null;
+      finishedAt: string | null;
+      deadlineAt: string | null;
+      minHealthySeconds: number;
+      approval: boolean;
+      approvedBy: string | null;
+      approvedAt: string | null;
+      pauseSeconds: number;
+      resumeAt: string | null;
+      counts: { total: number; healthy: number; failed: number };
+      clusters: Array<{
+        clusterId: string;
+        clusterName: string;
+        state: RolloutClusterState;
+        generation: number | null;
+        reason: string | null;
+        appliedAt: string | null;
+      }>;
+    }>;
+    counts: {
+      total: number;
+      pending: number;
+      applying: number;
+      healthy: number;
+      failed: number;
+      skipped: number;
+    };
+  };
+};
+
+export type RolloutStrategiesQueryVariables = Exact<{ [key: string]: never }>;
+
+export type RolloutStrategiesQuery = {
+  rolloutStrategies: Array<{
+    name: string;
+    maxFailures: number;
+    waveTimeoutSeconds: number;
+    maxPendingPodSeconds: number | null;
+    maxNodeClaimLaunchFailures: number | null;
+    updatedAt: string;
+    createdBy: string;
+    stages: Array<{
+      selector: string | null;
+      percent: number | null;
+      count: number | null;
+      minHealthySeconds: number;
+      pauseSeconds: number;
+      approval: boolean;
+    }>;
+  }>;
 };
 
 export type ApiTokenFieldsFragment = {
@@ -1827,6 +1965,7 @@ export type ProfileQuery = {
       createdBy: string;
       finishedAt: string | null;
       currentWave: number;
+      waitingStage: number | null;
       counts: {
         total: number;
         pending: number;
@@ -2148,6 +2287,7 @@ export const RolloutSummaryFragmentDoc = new TypedDocumentString(
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -2166,6 +2306,7 @@ export const RolloutDetailFragmentDoc = new TypedDocumentString(
   ...RolloutSummary
   updatedAt
   strategy {
+    name
     waves
     minHealthySeconds
     maxFailures
@@ -2177,6 +2318,12 @@ export const RolloutDetailFragmentDoc = new TypedDocumentString(
     startedAt
     finishedAt
     deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
     counts {
       total
       healthy
@@ -2202,6 +2349,7 @@ export const RolloutDetailFragmentDoc = new TypedDocumentString(
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3263,6 +3411,7 @@ export const RolloutsDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3288,6 +3437,7 @@ export const RolloutDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3301,6 +3451,7 @@ fragment RolloutDetail on Rollout {
   ...RolloutSummary
   updatedAt
   strategy {
+    name
     waves
     minHealthySeconds
     maxFailures
@@ -3312,6 +3463,12 @@ fragment RolloutDetail on Rollout {
     startedAt
     finishedAt
     deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
     counts {
       total
       healthy
@@ -3343,6 +3500,7 @@ export const RolloutChangedDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3356,6 +3514,7 @@ fragment RolloutDetail on Rollout {
   ...RolloutSummary
   updatedAt
   strategy {
+    name
     waves
     minHealthySeconds
     maxFailures
@@ -3367,6 +3526,12 @@ fragment RolloutDetail on Rollout {
     startedAt
     finishedAt
     deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
     counts {
       total
       healthy
@@ -3417,6 +3582,7 @@ export const StartRolloutDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3430,6 +3596,7 @@ fragment RolloutDetail on Rollout {
   ...RolloutSummary
   updatedAt
   strategy {
+    name
     waves
     minHealthySeconds
     maxFailures
@@ -3441,6 +3608,12 @@ fragment RolloutDetail on Rollout {
     startedAt
     finishedAt
     deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
     counts {
       total
       healthy
@@ -3472,6 +3645,7 @@ export const PauseRolloutDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3485,6 +3659,7 @@ fragment RolloutDetail on Rollout {
   ...RolloutSummary
   updatedAt
   strategy {
+    name
     waves
     minHealthySeconds
     maxFailures
@@ -3496,6 +3671,12 @@ fragment RolloutDetail on Rollout {
     startedAt
     finishedAt
     deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
     counts {
       total
       healthy
@@ -3527,6 +3708,7 @@ export const ResumeRolloutDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3540,6 +3722,7 @@ fragment RolloutDetail on Rollout {
   ...RolloutSummary
   updatedAt
   strategy {
+    name
     waves
     minHealthySeconds
     maxFailures
@@ -3551,6 +3734,12 @@ fragment RolloutDetail on Rollout {
     startedAt
     finishedAt
     deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
     counts {
       total
       healthy
@@ -3582,6 +3771,7 @@ export const AbortRolloutDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending
@@ -3595,6 +3785,7 @@ fragment RolloutDetail on Rollout {
   ...RolloutSummary
   updatedAt
   strategy {
+    name
     waves
     minHealthySeconds
     maxFailures
@@ -3606,6 +3797,12 @@ fragment RolloutDetail on Rollout {
     startedAt
     finishedAt
     deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
     counts {
       total
       healthy
@@ -3621,6 +3818,93 @@ fragment RolloutDetail on Rollout {
     }
   }
 }`) as unknown as TypedDocumentString<AbortRolloutMutation, AbortRolloutMutationVariables>;
+export const ApproveRolloutStageDocument = new TypedDocumentString(`
+    mutation ApproveRolloutStage($id: ID!, $stage: Int!) {
+  approveRolloutStage(rolloutId: $id, stage: $stage) {
+    ...RolloutDetail
+  }
+}
+    fragment RolloutSummary on Rollout {
+  id
+  state
+  reason
+  selector
+  change
+  createdAt
+  createdBy
+  finishedAt
+  currentWave
+  waitingStage
+  counts {
+    total
+    pending
+    applying
+    healthy
+    failed
+    skipped
+  }
+}
+fragment RolloutDetail on Rollout {
+  ...RolloutSummary
+  updatedAt
+  strategy {
+    name
+    waves
+    minHealthySeconds
+    maxFailures
+    waveTimeoutSeconds
+  }
+  waves {
+    index
+    state
+    startedAt
+    finishedAt
+    deadlineAt
+    minHealthySeconds
+    approval
+    approvedBy
+    approvedAt
+    pauseSeconds
+    resumeAt
+    counts {
+      total
+      healthy
+      failed
+    }
+    clusters {
+      clusterId
+      clusterName
+      state
+      generation
+      reason
+      appliedAt
+    }
+  }
+}`) as unknown as TypedDocumentString<
+  ApproveRolloutStageMutation,
+  ApproveRolloutStageMutationVariables
+>;
+export const RolloutStrategiesDocument = new TypedDocumentString(`
+    query RolloutStrategies {
+  rolloutStrategies {
+    name
+    maxFailures
+    waveTimeoutSeconds
+    maxPendingPodSeconds
+    maxNodeClaimLaunchFailures
+    updatedAt
+    createdBy
+    stages {
+      selector
+      percent
+      count
+      minHealthySeconds
+      pauseSeconds
+      approval
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<RolloutStrategiesQuery, RolloutStrategiesQueryVariables>;
 export const ApiTokensDocument = new TypedDocumentString(`
     query ApiTokens {
   apiTokens {
@@ -4073,6 +4357,7 @@ export const ProfileDocument = new TypedDocumentString(`
   createdBy
   finishedAt
   currentWave
+  waitingStage
   counts {
     total
     pending

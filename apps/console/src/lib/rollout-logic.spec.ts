@@ -4,13 +4,14 @@ import {
   DEFAULT_WAVE_STEPS,
   EMPTY_CHANGE,
   describeChange,
+  formatStage,
   formatWaveSteps,
   parseWaveSteps,
   rolloutChange,
   splitIntoWaves,
   waveSizes,
 } from './rollout-plan.js';
-import { rolloutActions } from './rollout-state.js';
+import { rolloutActions, rolloutStateText, waitingForApproval } from './rollout-state.js';
 import { formatRolloutPicks, parseRolloutPicks } from './url-state.js';
 
 describe('the rollout preview plan', () => {
@@ -31,6 +32,14 @@ describe('the rollout preview plan', () => {
   it('reads and writes the steps as an SRE types them', () => {
     expect(parseWaveSteps(' 1, 10%,50 %, 100%')).toEqual({ steps: DEFAULT_WAVE_STEPS });
     expect(formatWaveSteps(DEFAULT_WAVE_STEPS)).toBe('1, 10%, 50%, 100%');
+    // A named strategy's stages, as the API copies them into the rollout (unused keys null).
+    expect(
+      [
+        { selector: 'canary=true', percent: null, count: null },
+        { selector: null, percent: 50, count: null },
+        { selector: null, percent: null, count: 3 },
+      ].map(formatStage),
+    ).toEqual(['selector canary=true', '50%', '3']);
     expect(parseWaveSteps('1, ten')).toEqual({
       error: '"ten" is neither a count (5) nor a percentage (10%)',
     });
@@ -63,11 +72,25 @@ describe('the rollout change', () => {
   });
 
   it('offers only the transitions the API allows', () => {
-    expect(rolloutActions('RUNNING')).toEqual({ pause: true, resume: false, abort: true });
-    expect(rolloutActions('PAUSED')).toEqual({ pause: false, resume: true, abort: true });
-    expect(rolloutActions('FAILED')).toEqual({ pause: false, resume: true, abort: true });
-    expect(rolloutActions('COMPLETED')).toEqual({ pause: false, resume: false, abort: false });
-    expect(rolloutActions('ABORTED')).toEqual({ pause: false, resume: false, abort: false });
+    const none = { pause: false, resume: false, abort: false, approve: false };
+    expect(rolloutActions('RUNNING')).toEqual({ ...none, pause: true, abort: true });
+    expect(rolloutActions('WAITING_APPROVAL')).toEqual({
+      pause: true,
+      resume: false,
+      abort: true,
+      approve: true,
+    });
+    expect(rolloutActions('PAUSED')).toEqual({ ...none, resume: true, abort: true });
+    expect(rolloutActions('FAILED')).toEqual({ ...none, resume: true, abort: true });
+    expect(rolloutActions('COMPLETED')).toEqual(none);
+    expect(rolloutActions('ABORTED')).toEqual(none);
+  });
+
+  it('names the wave an approval gate holds back, counting waves from 1', () => {
+    // waitingStage 0: wave 1 succeeded, wave 2 waits.
+    expect(waitingForApproval(0)).toBe('Waiting for approval before wave 2');
+    expect(rolloutStateText('WAITING_APPROVAL')).toBe('WAITING APPROVAL');
+    expect(rolloutStateText('RUNNING')).toBe('RUNNING');
   });
 });
 

@@ -62,8 +62,23 @@ export function parseWaveSteps(text: string): { steps: WaveStep[] } | { error: s
   return { steps };
 }
 
+/**
+ * One step or named-strategy stage as an SRE reads it: a count, a percentage, or the selector a
+ * stage takes its clusters by. A stage copied from a named strategy carries all three keys, the
+ * unused ones null, so this looks at values rather than keys.
+ */
+export function formatStage(step: {
+  selector?: string | null;
+  percent?: number | null;
+  count?: number | null;
+}): string {
+  if (step.selector != null) return step.selector ? `selector ${step.selector}` : 'the rest';
+  if (step.percent != null) return `${step.percent}%`;
+  return String(step.count ?? '?');
+}
+
 export const formatWaveSteps = (steps: readonly WaveStep[]): string =>
-  steps.map((s) => ('percent' in s ? `${s.percent}%` : String(s.count))).join(', ');
+  steps.map(formatStage).join(', ');
 
 /** What the rollout form offers; each field left at "no change" is left out of the change. */
 export interface RolloutChangeForm {

@@ -19,6 +19,7 @@ import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { useState } from 'react';
 import {
   AbortRolloutDocument,
+  ApproveRolloutStageDocument,
   PauseRolloutDocument,
   ResumeRolloutDocument,
   RolloutChangedDocument,
@@ -34,9 +35,14 @@ import { useMutation, useQuery, useSubscription } from '../lib/hooks.js';
 import { Link } from '../lib/router.js';
 import { useSession } from '../lib/session-context.js';
 import { describeChange, formatWaveSteps, type WaveStep } from '../lib/rollout-plan.js';
-import { rolloutActions } from '../lib/rollout-state.js';
+import { rolloutActions, waitingForApproval } from '../lib/rollout-state.js';
 
-type Dialog = 'pause' | 'resume' | 'abort' | null;
+/**
+ * The open confirmation. Approve keeps the stage it was opened for: if the rollout moves on while
+ * the dialog is open (paused elsewhere, say), the API is asked about that stage and its refusal is
+ * shown, rather than approving whatever waits by then.
+ */
+type Dialog = 'pause' | 'resume' | 'abort' | { approve: number } | null;
 
 const when = (at: string | null) => (at ? new Date(at).toLocaleString() : '—');
 
@@ -53,6 +59,7 @@ export function RolloutPage({ id }: { id: string }) {
   const pause = useMutation(PauseRolloutDocument);
   const resume = useMutation(ResumeRolloutDocument);
   const abort = useMutation(AbortRolloutDocument);
+  const approve = useMutation(ApproveRolloutStageDocument);
   const rollout = query.data?.rollout;
 
   if (query.error && !rollout) {
@@ -77,6 +84,7 @@ export function RolloutPage({ id }: { id: string }) {
     pause.reset();
     resume.reset();
     abort.reset();
+    approve.reset();
   };
   const done = (r: RolloutDetailFragment | undefined) => {
     if (!r) return;
@@ -84,6 +92,10 @@ export function RolloutPage({ id }: { id: string }) {
     setDialog(null);
   };
   const steps = (rollout.strategy.waves ?? []) as WaveStep[];
+  const waiting =
+    rollout.state === 'WAITING_APPROVAL' && rollout.waitingStage != null
+      ? { stage: rollout.waitingStage }
+      : null;
   return (
     <>
       <PageSection>
@@ -97,7 +109,9 @@ export function RolloutPage({ id }: { id: string }) {
           <Title headingLevel="h1">Rollout: {describeChange(rollout.change)}</Title>
           <RolloutStateLabel state={rollout.state} />
         </Flex>
-        {rollout.reason ? (
+        {/* While waiting, the alert below says it with the console's wave numbers (from 1); the
+            API's reason counts from 0, as approveRolloutStage's stage does. */}
+        {rollout.reason && !waiting ? (
           <Alert
             variant={rollout.state === 'FAILED' ? 'danger' : 'info'}
             isInline
@@ -107,9 +121,31 @@ export function RolloutPage({ id }: { id: string }) {
             data-testid="rollout-reason"
           />
         ) : null}
+        {waiting ? (
+          <Alert
+            variant="warning"
+            isInline
+            title={waitingForApproval(waiting.stage)}
+            className="fleet-gap"
+            data-testid="rollout-waiting-approval"
+          >
+            Wave {waiting.stage + 1} (stage {waiting.stage} to the API and kfleet) is healthy and
+            has an approval gate. Health is still judged, but no further cluster is changed until an
+            OPERATOR (or ADMIN) approves.
+          </Alert>
+        ) : null}
         <LiveUpdatesAlert error={liveError} />
-        {canMutate && (actions.pause || actions.resume || actions.abort) ? (
+        {canMutate && (actions.pause || actions.resume || actions.abort || actions.approve) ? (
           <Flex className="fleet-gap">
+            {actions.approve && waiting ? (
+              <Button
+                variant="primary"
+                data-mutates
+                onClick={() => setDialog({ approve: waiting.stage })}
+              >
+                Approve
+              </Button>
+            ) : null}
             {actions.pause ? (
               <Button variant="secondary" data-mutates onClick={() => setDialog('pause')}>
                 Pause rollout
@@ -147,8 +183,14 @@ export function RolloutPage({ id }: { id: string }) {
                 {when(rollout.createdAt)} by {rollout.createdBy}
               </Term>
               <Term term="Finished">{when(rollout.finishedAt)}</Term>
+              {rollout.strategy.name ? <Term term="Strategy">{rollout.strategy.name}</Term> : null}
               <Term term="Waves">{formatWaveSteps(steps)}</Term>
-              <Term term="Healthy for">{rollout.strategy.minHealthySeconds} s per cluster</Term>
+              <Term term="Healthy for">
+                {/* A named strategy's stages each carry their own; an inline one has one. */}
+                {rollout.strategy.name
+                  ? `${rollout.waves.map((w) => `${w.minHealthySeconds} s`).join(', ')} per cluster, by wave`
+                  : `${rollout.strategy.minHealthySeconds} s per cluster`}
+              </Term>
               <Term term="Failures tolerated">{rollout.strategy.maxFailures}</Term>
               <Term term="Wave timeout">{rollout.strategy.waveTimeoutSeconds} s</Term>
             </DescriptionList>
@@ -162,6 +204,27 @@ export function RolloutPage({ id }: { id: string }) {
                 ? ' (current)'
                 : ''}
             </CardTitle>
+            {wave.approval || wave.pauseSeconds ? (
+              <CardBody data-testid={`wave-${wave.index}-gates`}>
+                {wave.pauseSeconds ? (
+                  <div>
+                    Pause {wave.pauseSeconds} s once healthy
+                    {wave.resumeAt ? `, until ${when(wave.resumeAt)}` : ''}.
+                  </div>
+                ) : null}
+                {wave.approval ? (
+                  <div>
+                    Approval gate:{' '}
+                    {wave.approvedBy
+                      ? `approved by ${wave.approvedBy} at ${when(wave.approvedAt)}`
+                      : rollout.waitingStage === wave.index
+                        ? 'waiting'
+                        : 'not reached'}
+                    .
+                  </div>
+                ) : null}
+              </CardBody>
+            ) : null}
             <CardBody>
               <Table aria-label={`Wave ${wave.index + 1} clusters`} variant="compact">
                 <Thead>
@@ -225,6 +288,26 @@ export function RolloutPage({ id }: { id: string }) {
           Waves advance again on your token&apos;s authority (and scope). Failed clusters are
           watched again, not re-applied, and the current wave gets a fresh deadline of{' '}
           {rollout.strategy.waveTimeoutSeconds} s.
+        </ConfirmModal>
+      ) : null}
+      {typeof dialog === 'object' && dialog ? (
+        <ConfirmModal
+          id="approve-stage"
+          title={`Approve wave ${dialog.approve + 2}?`}
+          confirm="Approve"
+          pending={approve.pending}
+          error={approve.error}
+          onClose={close}
+          onConfirm={() =>
+            void approve
+              .run({ id, stage: dialog.approve })
+              .then((r) => done(r?.approveRolloutStage))
+          }
+        >
+          Wave {dialog.approve + 1} is healthy. Approving its gate (stage {dialog.approve} in the
+          API and kfleet) starts wave {dialog.approve + 2}: its clusters are changed on the
+          authority of the rollout&apos;s starter, {rollout.createdBy}. Your approval is recorded
+          and audited.
         </ConfirmModal>
       ) : null}
       {dialog === 'abort' ? (

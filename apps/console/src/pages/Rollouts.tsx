@@ -26,7 +26,7 @@ import { useQuery, useSubscription } from '../lib/hooks.js';
 import { Link, useRouter } from '../lib/router.js';
 import { useSession } from '../lib/session-context.js';
 import { describeChange } from '../lib/rollout-plan.js';
-import { isActive } from '../lib/rollout-state.js';
+import { isActive, rolloutStateText } from '../lib/rollout-state.js';
 
 const PAGE_SIZE = 25;
 const STATES: RolloutState[] = [
@@ -81,7 +81,7 @@ export function Rollouts() {
               >
                 <FormSelectOption value="" label="Any state" />
                 {STATES.map((s) => (
-                  <FormSelectOption key={s} value={s} label={s} />
+                  <FormSelectOption key={s} value={s} label={rolloutStateText(s)} />
                 ))}
               </FormSelect>
             </ToolbarItem>
@@ -170,6 +170,11 @@ function RolloutRow({
       </Td>
       <Td dataLabel="State">
         <RolloutStateLabel state={r.state} />
+        {r.state === 'WAITING_APPROVAL' && r.waitingStage != null ? (
+          <div className="fleet-muted" data-testid="rollout-waiting-stage">
+            <small>before wave {r.waitingStage + 2}</small>
+          </div>
+        ) : null}
       </Td>
       <Td dataLabel="Selector">{r.selector || 'none'}</Td>
       <Td dataLabel="Progress">
