@@ -16,6 +16,7 @@ import { benchLatency } from './latency.js';
 import { benchPlans } from './plans.js';
 import { benchResync, REDIS_CLUSTER_URL } from './resync.js';
 import { benchSidecar } from './sidecar.js';
+import { benchSoak } from './soak.js';
 import { median, percentile } from './stats.js';
 
 const only = new Set(
@@ -40,6 +41,7 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T | Error |
 }
 
 const benchStart = Date.now();
+// Not in the default set: 100,000 clusters for 10 minutes is a run of its own (BENCH_ONLY=soak).
 const resync = await step('resync', () => benchResync());
 const resyncCluster = await step('resync-cluster', () => benchResync(10_000, 3, REDIS_CLUSTER_URL));
 const ingest = await step('ingest', () => benchIngest());
@@ -60,6 +62,13 @@ const sidecar = await step('sidecar', () => benchSidecar());
 const consoleRun = await step('console', () => benchConsole());
 const plans = await step('plans', () =>
   benchPlans(Number(process.env.BENCH_PLAN_CLUSTERS ?? 1_000)),
+);
+
+const soak = await step('soak', () =>
+  benchSoak({
+    clusters: Number(process.env.BENCH_SOAK_CLUSTERS ?? 100_000),
+    seconds: Number(process.env.BENCH_SOAK_SECONDS ?? 600),
+  }),
 );
 
 const lines: string[] = [
@@ -117,6 +126,21 @@ else if (load) {
   lines.push(
     `| heartbeats that change nothing (the applied report's digest) over the same ${r.clusters} clusters, wrk ${r.connections} connections, ${r.seconds} s | ${f(hb.acceptedPerSecond)} heartbeats/s accepted (p99 ${f(hb.wrk.p99Ms, 1)} ms; ${hb.wrk.non2xx} answered 409: no applied digest for that cluster yet); liveness of ${hb.flushedClusters} clusters flushed to PostgreSQL | the bare server: ${f(bareRate)} requests/s | ${f(hb.acceptedPerSecond / bareRate, 3)} of bare | next to nothing |`,
     `| CPU over the heartbeats, in cores | API ${hbCores('api')}, worker ${hbCores('worker')}, PostgreSQL ${hbCores('postgres')}, Redis ${hbCores('redis')}, wrk ${f(hb.wrk.generatorCores, 2)} | | | |`,
+  );
+}
+if (soak instanceof Error) failed('heartbeat soak', soak);
+else if (soak) {
+  const r = soak;
+  const load = `load average ${f(r.loadAverage.start, 1)} → ${f(r.loadAverage.end, 1)}, ${f(r.loadAverage.min, 1)}–${f(r.loadAverage.max, 1)} over the run: not an idle machine`;
+  const cores = (name: string) => f(r.cpu[name]?.cores ?? 0, 2);
+  const last = r.samples.at(-1);
+  const maxOf = (pick: (s: (typeof r.samples)[number]) => number) =>
+    Math.max(...r.samples.map(pick));
+  lines.push(
+    `| heartbeat soak: ${r.clusters} clusters (own tokens) at the sidecar's default interval (${r.clusters - r.probes.consumers} driven by wrk, one request in 10 a full report), API and worker as processes, ${r.seconds} s (${load}) | ${f(r.acceptedPerSecond)} requests/s accepted of ${f(r.targetPerSecond)}/s target (${r.wrk.non2xx} refused, ${r.wrk.socketErrors} socket errors, p99 ${f(r.wrk.p99Ms, 1)} ms; wrk ${r.connections} connections, delay ${f(r.delayMs, 1)} ms) | | ${f(r.acceptedPerSecond / r.targetPerSecond, 3)} of target | N/30 per second held |`,
+    `| the same: backlog over the run (${r.samples.length} samples, every ~10 s) | report stream length slope ${f(r.slopes.streamLength, 1)}/min (max ${maxOf((s) => s.streamLength)}, last ${last?.streamLength ?? 0}), pending slope ${f(r.slopes.streamPending, 1)}/min (max ${maxOf((s) => s.streamPending)}); liveness flush lag max ${f(maxOf((s) => s.flushLagMs))} ms (slope ${f(r.slopes.flushLagMs, 1)} ms/min), heartbeats waiting for the flush max ${maxOf((s) => s.livenessWaiting)}; once the load stopped: stream ${r.drained.streamLength}, pending ${r.drained.streamPending} | | | no growing backlog |`,
+    `| the same: mutation → applied → visible in GraphQL meanwhile (${r.probes.consumers} real OrderConsumers, ${r.probes.count} mutations, one after another) | p50 ${f(r.probes.p50)} ms, p99 ${f(r.probes.p99)} ms (max ${f(r.probes.max)} ms) | | | p99 < 1 s |`,
+    `| the same: CPU over the soak, in cores (2 on this machine); set-up | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.wrk.generatorCores, 2)}, bench process (probes) ${cores('bench')}; seeding ${f(r.seedSeconds)} s, one full report per cluster applied in ${f(r.primeSeconds)} s | | | |`,
   );
 }
 if (connections instanceof Error) failed('Redis connections', connections);
@@ -198,6 +222,9 @@ lines.push(
 );
 lines.push(
   "* **Web console** (`test/bench/console.ts`): 10,000 clusters seeded as for the ingest bench (each with its own report token); the API (serving the built console) and the worker as processes of their own; Debian's Chromium through playwright-core, signed in as an OPERATOR (the token in the tab's sessionStorage, as the console keeps it). First page: `/clusters` in a fresh browser context each run (nothing cached: the shell, the page's chunk, the viewer and Clusters queries), one warm-up, then 10 runs (`BENCH_CONSOLE_RUNS`); the time is the page's own `performance.now()` when a MutationObserver first sees a clusters row (all 25 render together). Returning SRE: in each run's context, the same page navigated to again (the HTTP cache warm: hashed assets immutable, `index.html` revalidated). Each load's phases (HTML, the shell's assets, DOMContentLoaded, the viewer and Clusters queries, the page's chunk, long tasks, bytes transferred) come from the page's own Navigation and Resource Timing and are printed as medians; `BENCH_CONSOLE_TRACE=1` prints every load's timeline and `BENCH_CONSOLE_CDP_TRACE=<file>` writes a Chromium performance trace of the first measured visit. Baseline: the Clusters request the page sent, replayed from Node with fetch 30 times. Live update: 20 reports (after 2 warm-ups), 200 ms apart, each flipping a visible cluster's Degraded condition, POSTed to `/v1/clusters/:id/status` with its own token as its sidecar would; timed from the POST to a MutationObserver on the table seeing that row's text change (both clocks are the machine's `Date.now()`). Baseline: the same report's event at a bare graphql-ws subscriber in Node. Initial JavaScript: `test/console/bundle-size.ts` on `dist/apps/console` (what `index.html` loads before the first paint, gzipped at zlib's default level), against `apps/console/budget.json`.",
+);
+lines.push(
+  "* **Heartbeat soak** (`test/bench/soak.ts`, `BENCH_ONLY=soak`, not in the default set): `BENCH_SOAK_CLUSTERS` clusters (100,000) seeded with a report token each; the API and the worker as processes of their own; every cluster but the probes' sends one full report first (64 in flight from the bench process, timed until every digest is applied), as a starting sidecar does, so each has an applied digest. Then wrk (one thread, its own process) drives N/30 requests/s (the sidecar's `HEARTBEAT_SECONDS` of 30) for `BENCH_SOAK_SECONDS` (600), round-robin so each cluster is visited once per 30 s with its own token: nine in ten heartbeats naming the applied digest, one in ten a full report (the sidecar's at-rest full report every 5 minutes). The pace is wrk's Lua `delay()` hook: connections × 1000 / delay ≈ the target, corrected once a second against the target count (wrk's Lua has only a seconds clock; while behind it sends without delay). Every 10 s: the accepted rate (the API's own counters on `/metrics`), the report stream's XLEN and XPENDING of the `ingest` group, the clusters waiting in the two liveness hashes, and the liveness flush lag (now minus the latest `lastReportAt` in PostgreSQL); slopes are least-squares fits over those samples, per minute. Meanwhile 20 clusters run the sidecar's real `OrderConsumer` (instant apply, reports over HTTP with their own tokens; wrk leaves those clusters alone so its full reports never race theirs) and the bench times `setKarpenter` → `status.observedGeneration` visible in GraphQL (polled every 10 ms), one mutation after another with 0.5 s between. CPU as for the wrk rows (the bench process, which hosts the probes, metered too); the machine's load average sampled with each sample.",
 );
 lines.push(
   "* **Plans** (`test/bench/plans.ts`): 1,000 clusters seeded (own report tokens, label `bench=plans`); API and worker in the bench process; every cluster runs the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`) with an instant plan (one CHANGED Deployment) whose answer is POSTed to `/v1/clusters/:id/plans/:planId` with the cluster's own token. Each run: `planChange(labelSelector: \"bench=plans\")` until every entry is PLANNED (PostgreSQL polled every 10 ms). Baseline, alternated with the runs: the same 1,000 plan orders (as the worker built them) put on the same queues with BullMQ and the same 1,000 answers POSTed, which the endpoint authenticates, parses and refuses (409: no PENDING entry) — the transport without the plan logic. CPU is the bench process's (`process.cpuUsage`), which hosts all of it; the load average is printed because other work shares the machine.",
