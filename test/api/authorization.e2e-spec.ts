@@ -33,6 +33,8 @@ const POLICY: Record<string, Role> = {
   migrationPlan: 'VIEWER',
   profiles: 'VIEWER',
   profile: 'VIEWER',
+  rolloutStrategies: 'VIEWER',
+  rolloutStrategy: 'VIEWER',
   // mutations
   registerCluster: 'ADMIN',
   deregisterCluster: 'ADMIN',
@@ -60,6 +62,13 @@ const POLICY: Record<string, Role> = {
   updateProfile: 'OPERATOR',
   deleteProfile: 'OPERATOR',
   resetClusterOverride: 'OPERATOR',
+  resetClusterOverrides: 'OPERATOR',
+  setClusterOverrides: 'OPERATOR',
+  approveRolloutStage: 'OPERATOR',
+  // Strategies are fleet-wide: OPERATOR to write (unscoped, as these tokens are), ADMIN to delete.
+  createRolloutStrategy: 'OPERATOR',
+  updateRolloutStrategy: 'OPERATOR',
+  deleteRolloutStrategy: 'ADMIN',
   // subscriptions
   clusterChanged: 'VIEWER',
   fleetSummaryChanged: 'VIEWER',

@@ -176,12 +176,14 @@ export class DesiredStateChanges {
         select: { overrides: true },
       });
       if (canonicalJson(current ?? {}) === canonicalJson(next))
-        throw userInputError(
-          'overrides',
-          action === 'resetClusterOverrides'
-            ? 'the cluster overrides nothing'
-            : 'changes nothing: the cluster already has exactly these overrides',
-        );
+        // resetClusterOverrides has no overrides argument: its error names the cluster it was
+        // given, so a caller sees which of its arguments the refusal is about.
+        throw action === 'resetClusterOverrides'
+          ? userInputError('clusterId', 'the cluster overrides nothing')
+          : userInputError(
+              'overrides',
+              'changes nothing: the cluster already has exactly these overrides',
+            );
       const cluster = await tx.cluster.findUniqueOrThrow({
         where: { id: uid },
         select: { platform: true, topology: true, managementCluster: true },
