@@ -117,24 +117,30 @@ export const KarpenterHealthGates = z.object({
 });
 export type KarpenterHealthGates = z.infer<typeof KarpenterHealthGates>;
 
+/** Failed clusters a rollout tolerates before it stops: a strategy's and an inline rollout's. */
+export const MaxFailures = z
+  .number()
+  .int()
+  .min(0, 'must be 0–100000')
+  .max(100_000, 'must be 0–100000')
+  .nullish()
+  .transform((v) => v ?? 0);
+
+/** How long a wave may take: a strategy's and an inline rollout's. */
+export const WaveTimeoutSeconds = z
+  .number()
+  .int()
+  .min(1, 'must be 1–604800')
+  .max(604_800, 'must be 1–604800')
+  .nullish()
+  .transform((v) => v ?? 1800);
+
 /** Everything of a strategy but its name: what a rollout copies at start. */
 export const StrategyDefinition = z
   .object({
     stages: StrategyStages,
-    maxFailures: z
-      .number()
-      .int()
-      .min(0, 'must be 0–100000')
-      .max(100_000, 'must be 0–100000')
-      .nullish()
-      .transform((v) => v ?? 0),
-    waveTimeoutSeconds: z
-      .number()
-      .int()
-      .min(1, 'must be 1–604800')
-      .max(604_800, 'must be 1–604800')
-      .nullish()
-      .transform((v) => v ?? 1800),
+    maxFailures: MaxFailures,
+    waveTimeoutSeconds: WaveTimeoutSeconds,
   })
   .extend(KarpenterHealthGates.shape)
   .superRefine((s, ctx) => {

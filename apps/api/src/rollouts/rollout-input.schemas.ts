@@ -6,7 +6,13 @@ import {
   KarpenterVersion,
   LogLevel,
 } from '@fleet/contracts';
-import { DEFAULT_WAVE_STEPS, KarpenterHealthGates, WaveSteps } from '@fleet/desired-state';
+import {
+  DEFAULT_WAVE_STEPS,
+  KarpenterHealthGates,
+  MaxFailures,
+  WaveSteps,
+  WaveTimeoutSeconds,
+} from '@fleet/desired-state';
 import { z } from 'zod';
 
 /** What startRollout may change: the subset of DesiredStateChange a fleet-wide change makes sense for. */
@@ -60,20 +66,8 @@ export const RolloutStrategySchema = z
       .max(86_400, 'must be 0–86400')
       .nullish()
       .transform((v) => v ?? 60),
-    maxFailures: z
-      .number()
-      .int()
-      .min(0, 'must be 0–100000')
-      .max(100_000, 'must be 0–100000')
-      .nullish()
-      .transform((v) => v ?? 0),
-    waveTimeoutSeconds: z
-      .number()
-      .int()
-      .min(1, 'must be 1–604800')
-      .max(604_800, 'must be 1–604800')
-      .nullish()
-      .transform((v) => v ?? 1800),
+    maxFailures: MaxFailures,
+    waveTimeoutSeconds: WaveTimeoutSeconds,
   })
   .extend(KarpenterHealthGates.shape)
   .superRefine((s, ctx) => {
