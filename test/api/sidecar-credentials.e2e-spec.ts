@@ -4,6 +4,7 @@ import { createPrismaClient, type PrismaClient } from '@fleet/database';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
+import { hashToken } from '../../apps/api/src/clusters/cluster-access.js';
 import { SidecarAclSync } from '../../apps/worker/src/credentials/acl-sync.js';
 import { startApi, type RunningApi } from './start-api.js';
 
@@ -164,5 +165,38 @@ describe('per-cluster sidecar credentials', () => {
     await expect(redisAs(b.redisUrl).ping()).rejects.toThrow(/WRONGPASS/);
     await new SidecarAclSync(prisma, admin, prefix).sync();
     expect(await redisAs(b.redisUrl).ping()).toBe('PONG');
+  });
+
+  it('trusts cached report credentials until a gap in the events subscription drops them all', async () => {
+    expect(await report(b.cluster.uid, b.reportToken)).toBe(202);
+    // A rotation committed by another replica whose credentials-changed publish Redis refused:
+    // this replica cannot know, and keeps trusting the cached token (for at most its lifetime).
+    const replacement = `rotated-${Date.now()}`;
+    await prisma.cluster.update({
+      where: { id: b.cluster.uid },
+      data: {
+        reportTokenHash: hashToken(replacement),
+        previousReportTokenHash: null,
+        previousCredentialsExpireAt: null,
+      },
+    });
+    expect(await report(b.cluster.uid, b.reportToken)).toBe(202);
+    // Its events subscription drops (as in a Redis restart or a network blip): whatever was
+    // published meanwhile is lost, so once it is back every cached credential is read again.
+    const admin = redisAs('redis://127.0.0.1:6379');
+    const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+    const subscriber = clients
+      .split('\n')
+      .find((line) => line.includes(` name=fleet-api-events:${prefix}`));
+    expect(subscriber).toBeDefined();
+    await admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber!)![1]!);
+    const deadline = Date.now() + 10_000;
+    let status = await report(b.cluster.uid, b.reportToken);
+    while (status !== 401 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = await report(b.cluster.uid, b.reportToken);
+    }
+    expect(status).toBe(401);
+    expect(await report(b.cluster.uid, replacement)).toBe(202);
   });
 });

@@ -53,6 +53,12 @@ export const ApiConfigSchema = z.object({
    * changes; this only stops a runaway or leaked report token from flooding the ingest queue.
    */
   REPORTS_PER_CLUSTER_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /**
+   * How long a replica trusts a cluster's report credentials from memory. Rotations and
+   * deregistrations drop them at once (`credentials-changed`, and all of them after a gap in the
+   * subscription); this bounds only a publish that Redis refused (docs/SECURITY.md).
+   */
+  REPORT_CREDENTIALS_CACHE_SECONDS: z.coerce.number().int().min(1).max(3600).default(600),
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
   MAX_QUERY_COST: z.coerce.number().int().min(1).default(50_000),

@@ -16,14 +16,6 @@ interface ReportCredentials {
   desired: { generation: number } | null;
 }
 
-/**
- * How long a cluster's report credentials are trusted from memory. A sidecar reports every 30 s,
- * so a shorter cache would be a database read per report at fleet scale (issue 19); a rotation or
- * deregistration drops the entry on every replica at once (`credentials-changed`), and this bounds
- * how long a lost event could keep an ended token working.
- */
-const CREDENTIALS_CACHE_MS = 60_000;
-
 const matches = (presented: Buffer, hash: string | null) =>
   hash !== null && timingSafeEqual(presented, Buffer.from(hash, 'hex'));
 
@@ -54,6 +46,23 @@ export class ReportGate implements OnModuleInit {
       this.credentials.delete(event.clusterId);
       this.invalidations++;
     });
+    // Events published while this replica was not subscribed are lost: what they would have
+    // dropped cannot be known, so everything is read again.
+    this.events.onGap(() => {
+      this.credentials.clear();
+      this.invalidations++;
+    });
+  }
+
+  /**
+   * How long a cluster's report credentials are trusted from memory. Every sidecar reports every
+   * 30 s; at 100,000 clusters a 60 s cache was 1,667 credential reads a second, the API's largest
+   * cost (issue 19). A rotation or deregistration drops the entry on every replica at once
+   * (`credentials-changed`) and a gap in the subscription drops them all, so this only bounds how
+   * long a lost publish could keep an ended token working.
+   */
+  private get cacheMs(): number {
+    return this.config.REPORT_CREDENTIALS_CACHE_SECONDS * 1000;
   }
 
   /**
@@ -158,7 +167,7 @@ export class ReportGate implements OnModuleInit {
     const cached = this.credentials.get(clusterId);
     if (cached && cached.until > Date.now() && accepts(cached.row)) return;
     // A known cluster's credentials are read again once they are due (a rotation takes effect
-    // within CREDENTIALS_CACHE_MS whoever shares the address); any other look-up only within
+    // within REPORT_CREDENTIALS_CACHE_SECONDS whoever shares the address); any other look-up only within
     // the address's budget of refusals, so bogus tokens and cluster ids cannot turn into
     // unbounded database look-ups.
     const due = cached !== undefined && cached.until <= Date.now();
@@ -185,7 +194,7 @@ export class ReportGate implements OnModuleInit {
     }
     if (this.credentials.size > 1_000_000) this.credentials.clear();
     if (this.invalidations === invalidationsBefore)
-      this.credentials.set(clusterId, { row, until: Date.now() + CREDENTIALS_CACHE_MS });
+      this.credentials.set(clusterId, { row, until: Date.now() + this.cacheMs });
     if (!accepts(row)) {
       this.unauthenticated.refused(address);
       throw unauthorized();
