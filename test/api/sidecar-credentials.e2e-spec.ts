@@ -68,7 +68,13 @@ describe('per-cluster sidecar credentials', () => {
   afterAll(async () => {
     await Promise.all(open.map((redis) => redis.quit().catch(() => redis.disconnect())));
     const admin = new Redis();
-    await admin.call('ACL', 'DELUSER', `sidecar.${a.cluster.uid}`, `sidecar.${b.cluster.uid}`);
+    await admin.call(
+      'ACL',
+      'DELUSER',
+      `sidecar.${a.cluster.uid}`,
+      `sidecar.${b.cluster.uid}`,
+      `fleet-acl-synced.${prefix}`,
+    );
     admin.disconnect();
     await prisma.$disconnect();
     await api.app.close();
@@ -165,6 +171,37 @@ describe('per-cluster sidecar credentials', () => {
     await expect(redisAs(b.redisUrl).ping()).rejects.toThrow(/WRONGPASS/);
     await new SidecarAclSync(prisma, admin, prefix).sync();
     expect(await redisAs(b.redisUrl).ping()).toBe('PONG');
+  });
+
+  it('writes only the users changed since the last pass, and all of them once Redis lost its users', async () => {
+    const admin = redisAs('redis://127.0.0.1:6379');
+    const sync = new SidecarAclSync(prisma, admin, prefix, { clockSlackMs: 0 });
+    const canLogIn = (url: string) =>
+      redisAs(url)
+        .ping()
+        .then(
+          () => true,
+          () => false,
+        );
+    // A worker's first pass writes every user and leaves the marker on the node.
+    expect(await sync.reconcile()).toEqual({ users: 2, expired: 0, full: true });
+    expect(await sync.reconcile()).toEqual({ users: 0, expired: 0, full: false });
+    // A registration or rotation whose own ACL write failed after its commit: the cluster row
+    // changed, so the next pass writes that user (and only it).
+    await admin.call('ACL', 'DELUSER', `sidecar.${b.cluster.uid}`);
+    await prisma.cluster.update({
+      where: { id: b.cluster.uid },
+      data: { labels: { touched: 'yes' } },
+    });
+    expect(await sync.reconcile()).toEqual({ users: 1, expired: 0, full: false });
+    expect(await canLogIn(b.redisUrl)).toBe(true);
+    // Redis lost its ACL users (restarted empty, ACL reset): the marker is gone with them, and
+    // the next pass writes every user, changed or not.
+    expect(await sync.reconcile()).toEqual({ users: 0, expired: 0, full: false });
+    await admin.call('ACL', 'DELUSER', `sidecar.${b.cluster.uid}`, `fleet-acl-synced.${prefix}`);
+    expect(await canLogIn(b.redisUrl)).toBe(false);
+    expect(await sync.reconcile()).toEqual({ users: 2, expired: 0, full: true });
+    expect(await canLogIn(b.redisUrl)).toBe(true);
   });
 
   it('trusts cached report credentials until a gap in the events subscription drops them all', async () => {

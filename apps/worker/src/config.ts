@@ -20,8 +20,13 @@ export const WorkerConfigSchema = z.object({
   /** /healthz, /readyz and /metrics are served only when a port is given (deployments do). */
   OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   OPS_HOST: z.string().default('127.0.0.1'),
-  /** How often sidecar Redis users are recreated from PostgreSQL and rotations expire. */
+  /**
+   * How often rotations expire and sidecar Redis users changed since the last pass are written
+   * again (all of them when Redis lost its ACL users).
+   */
   ACL_SYNC_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** How often every sidecar Redis user is rewritten from PostgreSQL whatever happened. */
+  ACL_FULL_SYNC_SECONDS: z.coerce.number().int().min(1).default(3600),
   RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(20),
   /** How often running rollouts advance (a BullMQ job scheduler; see docs/ROLLOUTS.md). */
   ROLLOUT_TICK_MS: z.coerce.number().int().min(100).max(60_000).default(1000),

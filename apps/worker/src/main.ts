@@ -186,6 +186,7 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
     workerConnection: connection(),
     prefix: config.QUEUE_PREFIX,
     everyMs: config.ACL_SYNC_SECONDS * 1000,
+    fullEveryMs: config.ACL_FULL_SYNC_SECONDS * 1000,
     log,
   });
   const dispatchSeconds = fleetMetrics.dispatchSeconds(registry);
