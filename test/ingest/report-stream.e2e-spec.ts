@@ -8,11 +8,13 @@ import {
 } from '@fleet/contracts';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
 import { reportDigest, StatusReporter } from '../../apps/sidecar/src/report/status-reporter.js';
 import { startWorker } from '../../apps/worker/src/main.js';
 import {
+  flushLiveness,
   forgetDigests,
   readDigestFences,
   recordDigests,
@@ -452,4 +454,28 @@ describe('report stream and heartbeats', () => {
     )) as unknown[][];
     expect(live.length).toBeGreaterThan(0);
   });
+
+  it('flushes and forgets a backlog of 200,000 clusters in bounded pieces, and catches up', async () => {
+    // Keys of their own: the test's worker must not flush this backlog meanwhile.
+    const backlog = `${prefix}-backlog`;
+    const ids = Array.from({ length: 200_000 }, () => randomUUID());
+    const heardAt = Date.now();
+    for (let start = 0; start < ids.length; start += 10_000) {
+      const fields = ids.slice(start, start + 10_000).flatMap((id) => [id, String(heardAt)]);
+      await redis.hset(ingestKey(backlog, 'liveness'), ...fields);
+    }
+    // One of them is a registered cluster: its liveness reaches PostgreSQL with the rest.
+    await redis.hset(ingestKey(backlog, 'liveness'), clusters[0]!.uid, String(heardAt));
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    try {
+      expect(await flushLiveness(redis, pool, backlog)).toBe(200_001);
+    } finally {
+      await pool.end();
+    }
+    expect(await redis.hlen(ingestKey(backlog, 'liveness-flushing'))).toBe(0);
+    expect((await status(clusters[0]!)).lastReportAt?.getTime()).toBe(heardAt);
+    await forgetDigests(redis, backlog, ids);
+    expect(await redis.hlen(ingestKey(backlog, 'digest-fences'))).toBe(200_000);
+    await redis.del(ingestKey(backlog, 'digest-fences'));
+  }, 60_000);
 });

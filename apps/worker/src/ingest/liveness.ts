@@ -27,10 +27,20 @@ end
 return n`;
 
 /**
+ * Clusters per statement and per script when flushing liveness or forgetting digests. A backlog
+ * (a worker that was away while 100,000 clusters heartbeat) must not become one statement and one
+ * script call for all of it: the script's arguments overflowed the JavaScript call stack beyond
+ * ~120,000, so the flush failed after its commit every second, forever; and one huge script
+ * stalls every other Redis client while it runs.
+ */
+export const LIVENESS_CHUNK = 5_000;
+
+/**
  * Heartbeats that change nothing only refresh liveness in Redis (the API's `heartbeat` script);
- * this writes it to PostgreSQL in one statement for all clusters: `lastReportAt` moves forward
- * to the heartbeat's reception time (fleet clock), never back. Run every second by the worker and
- * right before each staleness sweep, so Stale reads the liveness of every accepted heartbeat.
+ * this writes it to PostgreSQL, `LIVENESS_CHUNK` clusters a statement: `lastReportAt` moves
+ * forward to the heartbeat's reception time (fleet clock), never back. Run every second by the
+ * worker and right before each staleness sweep, so Stale reads the liveness of every accepted
+ * heartbeat.
  *
  * What a worker took stays in `liveness-flushing` until PostgreSQL committed it, so a worker
  * dying mid-flush loses nothing: the next flush (any worker) writes it again (idempotent).
@@ -40,16 +50,26 @@ export async function flushLiveness(
   redis: RedisClient,
   pool: pg.Pool,
   prefix: string,
+  chunk = LIVENESS_CHUNK,
 ): Promise<number> {
   const live = ingestKey(prefix, 'liveness');
   const flushing = ingestKey(prefix, 'liveness-flushing');
   const taken = (await redis.eval(TAKE_LUA, 2, live, flushing)) as string[];
-  if (!taken.length) return 0;
+  for (let start = 0; start < taken.length; start += 2 * chunk) {
+    const pairs = taken.slice(start, start + 2 * chunk);
+    await writeLiveness(pool, pairs);
+    await redis.eval(DONE_LUA, 1, flushing, ...pairs);
+  }
+  return taken.length / 2;
+}
+
+/** One transaction: `pairs` is cluster id, reception time (ms) after one another. */
+async function writeLiveness(pool: pg.Pool, pairs: string[]): Promise<void> {
   const ids: string[] = [];
   const times: string[] = [];
-  for (let i = 0; i < taken.length; i += 2) {
-    ids.push(taken[i]!);
-    times.push(new Date(Number(taken[i + 1])).toISOString());
+  for (let i = 0; i < pairs.length; i += 2) {
+    ids.push(pairs[i]!);
+    times.push(new Date(Number(pairs[i + 1])).toISOString());
   }
   const client = await pool.connect();
   let broken = false;
@@ -72,8 +92,6 @@ export async function flushLiveness(
   } finally {
     client.release(broken);
   }
-  await redis.eval(DONE_LUA, 1, flushing, ...taken);
-  return ids.length;
 }
 
 /** Forgets each cluster's digest and moves its fence (keys: digests, digest-fences). */
@@ -126,14 +144,15 @@ export async function forgetDigests(
   prefix: string,
   clusterIds: readonly string[],
 ): Promise<void> {
-  if (!clusterIds.length) return;
-  await redis.eval(
-    FORGET_LUA,
-    2,
-    ingestKey(prefix, 'digests'),
-    ingestKey(prefix, 'digest-fences'),
-    ...clusterIds,
-  );
+  for (let start = 0; start < clusterIds.length; start += LIVENESS_CHUNK) {
+    await redis.eval(
+      FORGET_LUA,
+      2,
+      ingestKey(prefix, 'digests'),
+      ingestKey(prefix, 'digest-fences'),
+      ...clusterIds.slice(start, start + LIVENESS_CHUNK),
+    );
+  }
 }
 
 /** The fences of `clusterIds`, read before their reports' transaction begins. */
