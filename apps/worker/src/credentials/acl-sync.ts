@@ -5,14 +5,14 @@ import {
   sidecarAclSetUser,
   type RedisClient,
 } from '@fleet/contracts';
-import type { PrismaClient } from '@fleet/database';
+import type { Prisma, PrismaClient } from '@fleet/database';
 import { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 
 export const CREDENTIALS_QUEUE = SIDECAR_CREDENTIALS_QUEUE;
 
 /** How long a page of ACL SETUSERs waits before the next, so other clients' commands get in. */
-const FULL_SYNC_PAUSE_MS = 10;
+const PAGE_PAUSE_MS = 10;
 
 /**
  * Keeps Redis's sidecar users in line with PostgreSQL: ends rotation grace periods and
@@ -67,35 +67,20 @@ export class SidecarAclSync {
     const since = new Date((this.lastPass ?? 0) - this.clockSlackMs);
     const passStarted = now.getTime();
     const ended = await this.endGracePeriods(now);
-    const changed = await this.db.cluster.findMany({
-      where: { OR: [{ updatedAt: { gte: since } }, { id: { in: ended } }] },
-      select: { id: true, redisPasswordHash: true, previousRedisPasswordHash: true },
+    // A fleet registered in bulk changes many rows at once: paged like a full pass.
+    const users = await this.writePaged({
+      OR: [{ updatedAt: { gte: since } }, { id: { in: ended } }],
     });
-    await this.writeUsers(changed);
     await this.cutEnded(ended);
     this.lastPass = passStarted;
-    return { users: changed.length, expired: ended.length, full: false };
+    return { users, expired: ended.length, full: false };
   }
 
   /** Every user, page by page; then the marker on every node. */
   async sync(now = new Date()): Promise<{ users: number; expired: number }> {
     const passStarted = now.getTime();
     const ended = await this.endGracePeriods(now);
-    let users = 0;
-    let cursor: string | undefined;
-    for (;;) {
-      const clusters = await this.db.cluster.findMany({
-        select: { id: true, redisPasswordHash: true, previousRedisPasswordHash: true },
-        orderBy: { id: 'asc' },
-        take: 1000,
-        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
-      });
-      if (clusters.length === 0) break;
-      await this.writeUsers(clusters);
-      users += clusters.length;
-      cursor = clusters.at(-1)!.id;
-      await new Promise((resolve) => setTimeout(resolve, FULL_SYNC_PAUSE_MS));
-    }
+    const users = await this.writePaged({});
     await this.cutEnded(ended);
     await onEveryRedisNode(this.redis, (node) =>
       node.call('ACL', 'SETUSER', this.marker, 'reset', 'off'),
@@ -103,6 +88,26 @@ export class SidecarAclSync {
     this.lastFull = passStarted;
     this.lastPass = passStarted;
     return { users, expired: ended.length };
+  }
+
+  /** The users of the clusters `where` selects, 1,000 a page, pausing between pages. */
+  private async writePaged(where: Prisma.ClusterWhereInput): Promise<number> {
+    let users = 0;
+    let cursor: string | undefined;
+    for (;;) {
+      const clusters = await this.db.cluster.findMany({
+        where,
+        select: { id: true, redisPasswordHash: true, previousRedisPasswordHash: true },
+        orderBy: { id: 'asc' },
+        take: 1000,
+        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+      });
+      if (clusters.length === 0) return users;
+      await this.writeUsers(clusters);
+      users += clusters.length;
+      cursor = clusters.at(-1)!.id;
+      await new Promise((resolve) => setTimeout(resolve, PAGE_PAUSE_MS));
+    }
   }
 
   private async markerMissing(): Promise<boolean> {
