@@ -12,7 +12,14 @@ import pg from 'pg';
 import { createTestDatabase, testQueuePrefix } from '../support/database.js';
 import { eventually, freePort, spawnProcess } from '../support/processes.js';
 import { benchReportToken, seedClusters } from './fleet-seed.js';
-import { meterCpu, pidsNamed, runWrk, WRK_DONE, type WrkResult } from './load-generator.js';
+import {
+  meterCpu,
+  pidsNamed,
+  runWrk,
+  WRK_DONE,
+  type CpuUse,
+  type WrkResult,
+} from './load-generator.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/11';
 
@@ -28,14 +35,14 @@ export interface IngestLoadResult {
   committed: number;
   committedPerSecond: number;
   /** CPU of each process over the loaded run, in cores (1 = one core busy all along). */
-  cpu: Record<string, { seconds: number; cores: number }>;
+  cpu: CpuUse;
   /** Heartbeats that change nothing, over every cluster, after the reports were drained. */
   heartbeats: {
     wrk: WrkResult;
     acceptedPerSecond: number;
     /** Clusters whose lastReportAt the liveness flush moved past the heartbeats' start. */
     flushedClusters: number;
-    cpu: Record<string, { seconds: number; cores: number }>;
+    cpu: CpuUse;
   };
   /** The machine's 1-minute load average at the start and at the end (other work shares it). */
   loadAverage: [number, number];

@@ -34,27 +34,82 @@ export function pidsNamed(comm: string): number[] {
   return pids;
 }
 
-/** CPU meters started now: `stop()` gives each one's CPU seconds and share of one core since. */
+/** CPU seconds the whole machine has spent busy (not idle, not waiting for I/O), from /proc/stat. */
+function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
+  return (
+    ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) /
+    CLOCK_TICKS_PER_SECOND
+  );
+}
+
+export type CpuUse = Record<string, { seconds: number; cores: number }>;
+
+/**
+ * CPU meters started now: `stop()` gives each one's CPU seconds and share of one core since, and
+ * `machine`, everything the machine's cores did meanwhile (other processes and the kernel too).
+ * The process sets are sampled every second, so a process that starts during the run (a new
+ * PostgreSQL backend) counts from its start, and one that ends counts up to its last sample.
+ */
 export function meterCpu(processes: Record<string, () => number[]>) {
   const started = performance.now();
-  const at = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-  const pidsAtStart = Object.fromEntries(
-    Object.entries(processes).map(([name, pids]) => [name, pids()]),
-  );
-  const before = Object.fromEntries(
-    Object.entries(pidsAtStart).map(([name, pids]) => [name, at(pids)]),
-  );
+  const machineBefore = machineBusySeconds();
+  const seen = new Map<string, Map<number, { first: number; last: number }>>();
+  const sample = (initial: boolean) => {
+    for (const [name, pids] of Object.entries(processes)) {
+      const group = seen.get(name) ?? new Map<number, { first: number; last: number }>();
+      seen.set(name, group);
+      for (const pid of pids()) {
+        const now = cpuSeconds(pid);
+        if (now === 0) continue;
+        const known = group.get(pid);
+        if (known) known.last = now;
+        else group.set(pid, { first: initial ? now : 0, last: now });
+      }
+    }
+  };
+  sample(true);
+  const timer = setInterval(() => sample(false), 1000);
+  timer.unref();
   return {
-    stop(): Record<string, { seconds: number; cores: number }> {
+    stop(): CpuUse {
+      clearInterval(timer);
+      sample(false);
       const wall = (performance.now() - started) / 1000;
-      return Object.fromEntries(
-        Object.entries(pidsAtStart).map(([name, pids]) => {
-          const seconds = at(pids) - (before[name] ?? 0);
-          return [name, { seconds, cores: seconds / wall }];
-        }),
-      );
+      const use: CpuUse = {};
+      for (const [name, group] of seen) {
+        let seconds = 0;
+        for (const { first, last } of group.values()) seconds += last - first;
+        use[name] = { seconds, cores: seconds / wall };
+      }
+      const machine = machineBusySeconds() - machineBefore;
+      use.machine = { seconds: machine, cores: machine / wall };
+      return use;
     },
   };
+}
+
+/**
+ * Which resource bounded a run, from its CPU use: the machine's cores when nearly all were busy
+ * (naming the largest users), else one process's single core (Node runs JavaScript on one
+ * thread), else none: the run was bound by latency, not by a saturated CPU.
+ */
+export function cpuLimit(use: CpuUse, cores: number): string {
+  const processes = Object.entries(use)
+    .filter(([name]) => name !== 'machine')
+    .sort(([, a], [, b]) => b.cores - a.cores);
+  const top = processes
+    .slice(0, 3)
+    .map(([name, { cores: c }]) => `${name} ${c.toFixed(2)}`)
+    .join(', ');
+  const busy = use.machine?.cores ?? 0;
+  if (busy >= 0.9 * cores)
+    return `the machine's CPU (${busy.toFixed(2)} of ${cores} cores busy; most: ${top})`;
+  const [name, single] = processes[0] ?? [];
+  if (name && single && single.cores >= 0.9)
+    return `the ${name} process (${single.cores.toFixed(2)} cores: its one JavaScript thread)`;
+  return `no CPU saturated (${busy.toFixed(2)} of ${cores} cores busy; most: ${top}): latency-bound`;
 }
 
 export interface WrkResult {

@@ -12,6 +12,7 @@ import { benchGraphqlReads } from './graphql-reads.js';
 import { benchHistory } from './history.js';
 import { benchIngest } from './ingest.js';
 import { benchIngestLoad } from './ingest-load.js';
+import { cpuLimit } from './load-generator.js';
 import { benchLatency } from './latency.js';
 import { benchPlans } from './plans.js';
 import { benchResync, REDIS_CLUSTER_URL } from './resync.js';
@@ -119,13 +120,13 @@ else if (load) {
     `| bare Node HTTP server answering 202, wrk ${r.connections} connections, ${r.seconds} s | ${f(bareRate)} requests/s (p99 ${f(r.bare.p99Ms, 1)} ms) | | | generator: wrk ${f(r.bare.generatorCores, 2)} cores |`,
     `| report ingest from ${r.clusters} distinct clusters (own tokens), API and worker as processes, wrk ${r.connections} connections, ${r.seconds} s: accepted | ${f(r.acceptedPerSecond)} reports/s (p99 ${f(r.api.p99Ms, 1)} ms, ${r.api.non2xx} refused, ${r.api.socketErrors} socket errors) | the bare server: ${f(bareRate)} requests/s | ${f(r.acceptedPerSecond / bareRate, 3)} of bare | ≥ 10,000 reports/s |`,
     `| the same: committed to PostgreSQL (health samples) | ${f(r.committedPerSecond)} reports/s (${r.committed} of ${r.api.requests - r.api.non2xx} accepted) | | | ≥ 10,000 reports/s, none lost |`,
-    `| CPU over that run, in cores (2 on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)} (machine load average ${r.loadAverage.map((l) => f(l, 1)).join(' → ')}) | | | the generator is not the limit |`,
+    `| CPU over that run, in cores (${cpus().length} on this machine) | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.api.generatorCores, 2)}; the machine ${cores('machine')} busy (load average ${r.loadAverage.map((l) => f(l, 1)).join(' → ')}); **limit: ${cpuLimit(r.cpu, cpus().length)}** | | | the generator is not the limit |`,
   );
   const hb = r.heartbeats;
   const hbCores = (name: string) => f(hb.cpu[name]?.cores ?? 0, 2);
   lines.push(
     `| heartbeats that change nothing (the applied report's digest) over the same ${r.clusters} clusters, wrk ${r.connections} connections, ${r.seconds} s | ${f(hb.acceptedPerSecond)} heartbeats/s accepted (p99 ${f(hb.wrk.p99Ms, 1)} ms; ${hb.wrk.non2xx} answered 409: no applied digest for that cluster yet); liveness of ${hb.flushedClusters} clusters flushed to PostgreSQL | the bare server: ${f(bareRate)} requests/s | ${f(hb.acceptedPerSecond / bareRate, 3)} of bare | next to nothing |`,
-    `| CPU over the heartbeats, in cores | API ${hbCores('api')}, worker ${hbCores('worker')}, PostgreSQL ${hbCores('postgres')}, Redis ${hbCores('redis')}, wrk ${f(hb.wrk.generatorCores, 2)} | | | |`,
+    `| CPU over the heartbeats, in cores | API ${hbCores('api')}, worker ${hbCores('worker')}, PostgreSQL ${hbCores('postgres')}, Redis ${hbCores('redis')}, wrk ${f(hb.wrk.generatorCores, 2)}; the machine ${hbCores('machine')} busy; **limit: ${cpuLimit(hb.cpu, cpus().length)}** | | | |`,
   );
 }
 if (soak instanceof Error) failed('heartbeat soak', soak);
@@ -140,7 +141,7 @@ else if (soak) {
     `| heartbeat soak: ${r.clusters} clusters (own tokens) at the sidecar's default interval (${r.clusters - r.probes.consumers} driven by wrk, one request in 10 a full report), API and worker as processes, ${r.seconds} s (${load}) | ${f(r.acceptedPerSecond)} requests/s accepted of ${f(r.targetPerSecond)}/s target (${r.wrk.non2xx} refused, ${r.wrk.socketErrors} socket errors, p99 ${f(r.wrk.p99Ms, 1)} ms; wrk ${r.connections} connections, delay ${f(r.delayMs, 1)} ms) | | ${f(r.acceptedPerSecond / r.targetPerSecond, 3)} of target | N/30 per second held |`,
     `| the same: backlog over the run (${r.samples.length} samples, every ~10 s) | report stream length slope ${f(r.slopes.streamLength, 1)}/min (max ${maxOf((s) => s.streamLength)}, last ${last?.streamLength ?? 0}), pending slope ${f(r.slopes.streamPending, 1)}/min (max ${maxOf((s) => s.streamPending)}); liveness flush lag max ${f(maxOf((s) => s.flushLagMs))} ms (slope ${f(r.slopes.flushLagMs, 1)} ms/min), heartbeats waiting for the flush max ${maxOf((s) => s.livenessWaiting)}; once the load stopped: stream ${r.drained.streamLength}, pending ${r.drained.streamPending} | | | no growing backlog |`,
     `| the same: mutation → applied → visible in GraphQL meanwhile (${r.probes.consumers} real OrderConsumers, ${r.probes.count} mutations, one after another) | p50 ${f(r.probes.p50)} ms, p99 ${f(r.probes.p99)} ms (max ${f(r.probes.max)} ms) | | | p99 < 1 s |`,
-    `| the same: CPU over the soak, in cores (2 on this machine); set-up | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.wrk.generatorCores, 2)}, bench process (probes) ${cores('bench')}; seeding ${f(r.seedSeconds)} s, one full report per cluster applied in ${f(r.primeSeconds)} s | | | |`,
+    `| the same: CPU over the soak, in cores (${cpus().length} on this machine); set-up | API ${cores('api')}, worker ${cores('worker')}, PostgreSQL ${cores('postgres')}, Redis ${cores('redis')}, wrk ${f(r.wrk.generatorCores, 2)}, bench process (probes) ${cores('bench')}; the machine ${cores('machine')} busy; **limit: ${cpuLimit(r.cpu, cpus().length)}**; seeding ${f(r.seedSeconds)} s, one full report per cluster applied in ${f(r.primeSeconds)} s | | | |`,
   );
 }
 if (connections instanceof Error) failed('Redis connections', connections);

@@ -25,7 +25,14 @@ import { createTestDatabase, testQueuePrefix } from '../support/database.js';
 import { graphqlClient } from '../support/graphql-client.js';
 import { eventually, freePort, spawnProcess } from '../support/processes.js';
 import { benchReportToken, seedClusters } from './fleet-seed.js';
-import { meterCpu, pidsNamed, runWrk, WRK_DONE, type WrkResult } from './load-generator.js';
+import {
+  meterCpu,
+  pidsNamed,
+  runWrk,
+  WRK_DONE,
+  type CpuUse,
+  type WrkResult,
+} from './load-generator.js';
 import { percentile } from './stats.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/12';
@@ -67,7 +74,7 @@ export interface SoakResult {
   /** Least-squares slopes over the samples, per minute. */
   slopes: { streamLength: number; streamPending: number; flushLagMs: number };
   probes: { consumers: number; count: number; p50: number; p99: number; max: number };
-  cpu: Record<string, { seconds: number; cores: number }>;
+  cpu: CpuUse;
   loadAverage: { start: number; end: number; min: number; max: number };
 }
 
