@@ -1226,6 +1226,7 @@ export type StartRolloutMutationVariables = Exact<{
   selector: string;
   change: RolloutChangeInput;
   strategy?: RolloutStrategyInput | null | undefined;
+  strategyName?: string | null | undefined;
   clusterIds?: Array<string | number> | string | number | null | undefined;
 }>;
 
@@ -3562,11 +3563,12 @@ export const RolloutPreviewDocument = new TypedDocumentString(`
 }
     `) as unknown as TypedDocumentString<RolloutPreviewQuery, RolloutPreviewQueryVariables>;
 export const StartRolloutDocument = new TypedDocumentString(`
-    mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput, $clusterIds: [ID!]) {
+    mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput, $strategyName: String, $clusterIds: [ID!]) {
   startRollout(
     selector: $selector
     change: $change
     strategy: $strategy
+    strategyName: $strategyName
     clusterIds: $clusterIds
   ) {
     ...RolloutDetail

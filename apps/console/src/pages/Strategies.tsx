@@ -3,23 +3,21 @@ import {
   Card,
   CardBody,
   CardTitle,
-  DescriptionList,
   EmptyState,
   EmptyStateBody,
   PageSection,
   Skeleton,
   Title,
 } from '@patternfly/react-core';
-import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { RolloutStrategiesDocument } from '../graphql/generated.js';
 import { describeRefusal } from '../graphql/client.js';
-import { Term } from '../components/Term.js';
+import { StrategySummary } from '../components/StrategySummary.js';
 import { useQuery } from '../lib/hooks.js';
-import { formatStage } from '../lib/rollout-plan.js';
 
 /**
  * Named rollout strategies, read-only: kfleet and the API write them (fleet-wide configuration,
- * docs/ROLLOUTS.md); here an SRE sees what a rollout or profile naming one will do.
+ * docs/ROLLOUTS.md); here an SRE sees what a rollout or profile naming one will do. The rollout
+ * form offers them by name.
  */
 export function Strategies() {
   const query = useQuery(RolloutStrategiesDocument, {});
@@ -51,54 +49,7 @@ export function Strategies() {
           <Card key={s.name} className="fleet-gap" data-testid={`strategy-${s.name}`}>
             <CardTitle component="h2">{s.name}</CardTitle>
             <CardBody>
-              <DescriptionList isCompact isHorizontal>
-                <Term term="Failures tolerated">{s.maxFailures}</Term>
-                <Term term="Wave timeout">{s.waveTimeoutSeconds} s</Term>
-                <Term term="Health gates">
-                  {[
-                    'Degraded or Stale',
-                    s.maxPendingPodSeconds != null
-                      ? `unschedulable pod pending over ${s.maxPendingPodSeconds} s`
-                      : null,
-                    s.maxNodeClaimLaunchFailures != null
-                      ? `over ${s.maxNodeClaimLaunchFailures} NodeClaim launch failures`
-                      : null,
-                  ]
-                    .filter(Boolean)
-                    .join('; ')}
-                </Term>
-                <Term term="Updated">
-                  {new Date(s.updatedAt).toLocaleString()} (created by {s.createdBy})
-                </Term>
-              </DescriptionList>
-              <Table aria-label={`Stages of ${s.name}`} variant="compact" className="fleet-gap">
-                <Thead>
-                  <Tr>
-                    <Th modifier="wrap">Stage</Th>
-                    <Th modifier="wrap">Clusters</Th>
-                    <Th modifier="wrap">Healthy for</Th>
-                    <Th modifier="wrap">Pause after</Th>
-                    <Th modifier="wrap">Approval</Th>
-                  </Tr>
-                </Thead>
-                <Tbody>
-                  {s.stages.map((stage, i) => (
-                    <Tr key={i}>
-                      <Td dataLabel="Stage">{i + 1}</Td>
-                      <Td dataLabel="Clusters">
-                        {stage.selector != null
-                          ? formatStage(stage)
-                          : `${formatStage(stage)} (cumulative)`}
-                      </Td>
-                      <Td dataLabel="Healthy for">{stage.minHealthySeconds} s</Td>
-                      <Td dataLabel="Pause after">
-                        {stage.pauseSeconds ? `${stage.pauseSeconds} s` : '—'}
-                      </Td>
-                      <Td dataLabel="Approval">{stage.approval ? 'required' : '—'}</Td>
-                    </Tr>
-                  ))}
-                </Tbody>
-              </Table>
+              <StrategySummary strategy={s} />
             </CardBody>
           </Card>
         ))}
