@@ -239,7 +239,7 @@ export function RolloutNew() {
                 <FieldError id="rollout-change-error" message={fieldErrors.change} />
               </FormSection>
               <FormSection title="Strategy" titleElement="h2">
-                <FormGroup label="Strategy" fieldId="rollout-strategy">
+                <FormGroup label="Rollout strategy" fieldId="rollout-strategy">
                   <FormSelect
                     id="rollout-strategy"
                     value={strategyName}
