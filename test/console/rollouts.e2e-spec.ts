@@ -334,7 +334,7 @@ describe('the web console: rollouts and administration', () => {
     ]);
   });
 
-  it('starts a rollout with a named strategy chosen in the form, its gates previewed; a refused name is shown at the field', async () => {
+  it('starts a rollout with a named strategy chosen in the form, its gates previewed; a refused name is shown at the field; an ADMIN deletes the strategy', async () => {
     // A strategy deleted after the form loaded it: the API's refusal names strategyName.
     const retired = await api.admin(
       `mutation { createRolloutStrategy(input: { name: "retired", stages: [{ percent: 100 }] }) { name } }`,
@@ -391,6 +391,28 @@ describe('the web console: rollouts and administration', () => {
     // Clear of the tests that follow.
     const aborted = await api.admin(`mutation($id: ID!) { abortRollout(id: $id) { id } }`, { id });
     expect(aborted.errors).toBeUndefined();
+
+    // An OPERATOR is offered no delete (the API would refuse it); an ADMIN deletes the strategy
+    // from the Strategies page, and the rollout keeps its copy.
+    await loaded(page, '/strategies');
+    await page.getByTestId('strategy-gated-canary').waitFor();
+    expect(await page.getByRole('button', { name: /^Delete/ }).count()).toBe(0);
+    const admin = await signIn(adminToken);
+    await loaded(admin, '/strategies');
+    await admin.getByRole('button', { name: 'Delete gated-canary' }).click();
+    const dialog = admin.getByRole('dialog');
+    await textMatches(dialog, /Delete gated-canary\?.*keep the\s*copy/);
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await admin.getByTestId('strategy-gated-canary').waitFor({ state: 'detached' });
+    const after = await api.admin<{
+      rolloutStrategies: { name: string }[];
+      rollout: { strategy: { name: string } };
+    }>(`query($id: ID!) { rolloutStrategies { name } rollout(id: $id) { strategy { name } } }`, {
+      id,
+    });
+    expect(after.data?.rolloutStrategies).toEqual([]);
+    expect(after.data?.rollout.strategy.name).toBe('gated-canary');
   });
 
   it('creates a token with role, scope and expiry, shows its secret once, and revokes it', async () => {

@@ -2107,6 +2107,12 @@ export type ResetClusterOverrideMutation = {
   };
 };
 
+export type DeleteRolloutStrategyMutationVariables = Exact<{
+  name: string;
+}>;
+
+export type DeleteRolloutStrategyMutation = { deleteRolloutStrategy: { name: string } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -4542,4 +4548,14 @@ fragment EffectiveStateFields on Cluster {
 }`) as unknown as TypedDocumentString<
   ResetClusterOverrideMutation,
   ResetClusterOverrideMutationVariables
+>;
+export const DeleteRolloutStrategyDocument = new TypedDocumentString(`
+    mutation DeleteRolloutStrategy($name: String!) {
+  deleteRolloutStrategy(name: $name) {
+    name
+  }
+}
+    `) as unknown as TypedDocumentString<
+  DeleteRolloutStrategyMutation,
+  DeleteRolloutStrategyMutationVariables
 >;
