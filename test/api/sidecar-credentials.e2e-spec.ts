@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { sidecarQueueName } from '@fleet/contracts';
+import { fleetEventsChannel, sidecarQueueName } from '@fleet/contracts';
 import { createPrismaClient, type PrismaClient } from '@fleet/database';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestDatabase, testQueuePrefix, type TestDatabase } from '@fleet/testing';
 import { hashToken } from '../../apps/api/src/clusters/cluster-access.js';
+import { FleetEventsService } from '../../apps/api/src/events/fleet-events.service.js';
 import { SidecarAclSync } from '../../apps/worker/src/credentials/acl-sync.js';
 import { startApi, type RunningApi } from './start-api.js';
 
@@ -54,6 +55,7 @@ describe('per-cluster sidecar credentials', () => {
       DATABASE_URL: db.url,
       QUEUE_PREFIX: prefix,
       CREDENTIAL_GRACE_SECONDS: '2',
+      EVENTS_CHECK_SECONDS: '0.2',
     });
     prisma = createPrismaClient(db.url);
     const register = async (name: string) => {
@@ -235,5 +237,39 @@ describe('per-cluster sidecar credentials', () => {
     }
     expect(status).toBe(401);
     expect(await report(b.cluster.uid, replacement)).toBe(202);
+  });
+
+  it('drops cached report credentials while its events subscription has gone quiet without a reconnect', async () => {
+    const token = `quiet-${Date.now()}`;
+    await prisma.cluster.update({
+      where: { id: b.cluster.uid },
+      data: { reportTokenHash: hashToken(token) },
+    });
+    expect(await report(b.cluster.uid, token)).toBe(202);
+    // Another lost rotation: the cached token is still trusted.
+    await prisma.cluster.update({
+      where: { id: b.cluster.uid },
+      data: { reportTokenHash: hashToken(`${token}-next`) },
+    });
+    expect(await report(b.cluster.uid, token)).toBe(202);
+    // The subscription stops delivering while its connection stays up (a half-open connection,
+    // a Redis Cluster moving its subscriber): nothing reconnects, only the replica's own checks
+    // stop coming back. Reached into the service because no Redis command unsubscribes another
+    // client.
+    const events: unknown = api.app.get(FleetEventsService);
+    const { subscriber } = events as { subscriber: Redis };
+    await subscriber.unsubscribe(fleetEventsChannel(prefix));
+    try {
+      const deadline = Date.now() + 10_000;
+      let status = await report(b.cluster.uid, token);
+      while (status !== 401 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = await report(b.cluster.uid, token);
+      }
+      expect(status).toBe(401);
+      expect(await report(b.cluster.uid, `${token}-next`)).toBe(202);
+    } finally {
+      await subscriber.subscribe(fleetEventsChannel(prefix));
+    }
   });
 });

@@ -59,6 +59,11 @@ export const ApiConfigSchema = z.object({
    * subscription); this bounds only a publish that Redis refused (docs/SECURITY.md).
    */
   REPORT_CREDENTIALS_CACHE_SECONDS: z.coerce.number().int().min(1).max(3600).default(600),
+  /**
+   * How often a replica checks that its events subscription still delivers (a message to
+   * itself); one missing for 2.5 intervals counts as a gap (caches kept by events are dropped).
+   */
+  EVENTS_CHECK_SECONDS: z.coerce.number().min(0.1).max(300).default(10),
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
   MAX_QUERY_COST: z.coerce.number().int().min(1).default(50_000),

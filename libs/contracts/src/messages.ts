@@ -327,6 +327,8 @@ export const FleetEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('rollout-changed'), rolloutId: z.uuid() }),
   /** A cluster's report token changed or ended (rotation, deregistration): drop cached ones. */
   z.object({ type: z.literal('credentials-changed'), clusterId: z.uuid() }),
+  /** An API replica's probe of its own subscription: it expects its own back (`replica`). */
+  z.object({ type: z.literal('subscription-check'), replica: z.string().max(64) }),
 ]);
 export type FleetEvent = z.infer<typeof FleetEvent>;
 export const fleetEventsChannel = (prefix: string): string => `${prefix}:fleet-events`;

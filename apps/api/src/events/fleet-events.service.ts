@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import {
   fleetEventsChannel,
   FleetEvent,
@@ -19,9 +20,16 @@ export class FleetEventsService implements OnModuleInit, OnModuleDestroy {
   private readonly publisher: RedisClient;
   private readonly channel: string;
   private readonly gapListeners: (() => void)[] = [];
+  /** This replica's own subscription checks come back carrying this. */
+  private readonly replica = randomUUID();
+  private readonly checkEveryMs: number;
+  private lastCheckHeard = Date.now();
+  private gapSuspected = false;
+  private checkTimer: NodeJS.Timeout | undefined;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
     this.channel = fleetEventsChannel(config.QUEUE_PREFIX);
+    this.checkEveryMs = config.EVENTS_CHECK_SECONDS * 1000;
     // Named, so CLIENT LIST tells an operator which connection carries the fleet's events.
     this.subscriber = createRedisClient(config.REDIS_URL, {
       maxRetriesPerRequest: null,
@@ -33,7 +41,12 @@ export class FleetEventsService implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     this.subscriber.on('message', (_channel: string, message: string) => {
       const parsed = FleetEvent.safeParse(JSON.parse(message));
-      if (parsed.success) void this.local.publish(parsed.data.type, parsed.data);
+      if (!parsed.success) return;
+      if (parsed.data.type === 'subscription-check') {
+        if (parsed.data.replica === this.replica) this.checkHeard();
+        return;
+      }
+      void this.local.publish(parsed.data.type, parsed.data);
     });
     // Pub/sub is at-most-once: whatever was published while the subscription was down is gone.
     // ioredis subscribes again on reconnect, right after 'ready'; this SUBSCRIBE is answered after
@@ -41,13 +54,41 @@ export class FleetEventsService implements OnModuleInit, OnModuleDestroy {
     let subscribed = false;
     this.subscriber.on('ready', () => {
       if (!subscribed) return;
-      const gapEnded = () => {
-        for (const listener of this.gapListeners) listener();
-      };
-      this.subscriber.subscribe(this.channel).then(gapEnded, gapEnded);
+      const ended = () => this.gapEnded();
+      this.subscriber.subscribe(this.channel).then(ended, ended);
     });
     await this.subscriber.subscribe(this.channel);
     subscribed = true;
+    // A subscription can also go quiet without a reconnect: a half-open connection, or a Redis
+    // Cluster moving its subscriber to another node. Each replica publishes a check to itself;
+    // while its own checks do not come back, events may be lost, so the listeners are told at
+    // every check until they do, and once more when they do.
+    this.lastCheckHeard = Date.now();
+    this.checkTimer = setInterval(() => {
+      if (Date.now() - this.lastCheckHeard > 2.5 * this.checkEveryMs) {
+        this.gapSuspected = true;
+        this.gapEnded();
+      }
+      this.publisher
+        .publish(
+          this.channel,
+          JSON.stringify({ type: 'subscription-check', replica: this.replica }),
+        )
+        .catch(() => undefined);
+    }, this.checkEveryMs);
+    this.checkTimer.unref();
+  }
+
+  private checkHeard(): void {
+    this.lastCheckHeard = Date.now();
+    if (this.gapSuspected) {
+      this.gapSuspected = false;
+      this.gapEnded();
+    }
+  }
+
+  private gapEnded(): void {
+    for (const listener of this.gapListeners) listener();
   }
 
   /**
@@ -63,10 +104,14 @@ export class FleetEventsService implements OnModuleInit, OnModuleDestroy {
    * right) and the caller learns it failed.
    */
   async publish(event: FleetEvent): Promise<void> {
+    // Dropping a cached credential twice is harmless, and this replica must not wait for Redis
+    // (a publish to a Redis that is away is queued, not refused) to stop trusting an ended token.
+    const idempotent = event.type === 'credentials-changed';
+    if (idempotent) void this.local.publish(event.type, event);
     try {
       await this.publisher.publish(this.channel, JSON.stringify(event));
     } catch (err) {
-      void this.local.publish(event.type, event);
+      if (!idempotent) void this.local.publish(event.type, event);
       throw err;
     }
   }
@@ -76,6 +121,7 @@ export class FleetEventsService implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    clearInterval(this.checkTimer);
     this.subscriber.disconnect();
     this.publisher.disconnect();
   }

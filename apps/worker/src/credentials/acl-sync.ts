@@ -11,6 +11,19 @@ import type { Logger } from 'pino';
 
 export const CREDENTIALS_QUEUE = SIDECAR_CREDENTIALS_QUEUE;
 
+const credentialColumns = {
+  id: true,
+  redisPasswordHash: true,
+  previousRedisPasswordHash: true,
+  previousCredentialsExpireAt: true,
+} as const;
+type CredentialRow = {
+  id: string;
+  redisPasswordHash: string;
+  previousRedisPasswordHash: string | null;
+  previousCredentialsExpireAt: Date | null;
+};
+
 /** How long a page of ACL SETUSERs waits before the next, so other clients' commands get in. */
 const PAGE_PAUSE_MS = 10;
 
@@ -66,46 +79,46 @@ export class SidecarAclSync {
     if (fullDue) return { ...(await this.sync(now)), full: true };
     const since = new Date((this.lastPass ?? 0) - this.clockSlackMs);
     const passStarted = now.getTime();
-    const ended = await this.endGracePeriods(now);
+    const expired = await this.endGracePeriods(now);
     // A fleet registered in bulk changes many rows at once: paged like a full pass.
-    const users = await this.writePaged({
-      OR: [{ updatedAt: { gte: since } }, { id: { in: ended } }],
-    });
-    await this.cutEnded(ended);
+    const users = await this.writePaged({ updatedAt: { gte: since } }, now);
     this.lastPass = passStarted;
-    return { users, expired: ended.length, full: false };
+    return { users, expired, full: false };
   }
 
-  /** Every user, page by page; then the marker on every node. */
+  /** Every user, page by page. */
   async sync(now = new Date()): Promise<{ users: number; expired: number }> {
     const passStarted = now.getTime();
-    const ended = await this.endGracePeriods(now);
-    const users = await this.writePaged({});
-    await this.cutEnded(ended);
+    // The marker first: a Redis that loses its users during the pass loses the marker with them,
+    // so the next pass is a full one again.
     await onEveryRedisNode(this.redis, (node) =>
       node.call('ACL', 'SETUSER', this.marker, 'reset', 'off'),
     );
+    const expired = await this.endGracePeriods(now);
+    const users = await this.writePaged({}, now);
     this.lastFull = passStarted;
     this.lastPass = passStarted;
-    return { users, expired: ended.length };
+    return { users, expired };
   }
 
-  /** The users of the clusters `where` selects, 1,000 a page, pausing between pages. */
-  private async writePaged(where: Prisma.ClusterWhereInput): Promise<number> {
+  /**
+   * The users of the clusters `where` selects, 1,000 a page (keyset on id, so a cluster deleted
+   * meanwhile ends no page early), pausing between pages.
+   */
+  private async writePaged(where: Prisma.ClusterWhereInput, now: Date): Promise<number> {
     let users = 0;
-    let cursor: string | undefined;
+    let after: string | undefined;
     for (;;) {
       const clusters = await this.db.cluster.findMany({
-        where,
-        select: { id: true, redisPasswordHash: true, previousRedisPasswordHash: true },
+        where: after ? { AND: [where, { id: { gt: after } }] } : where,
+        select: credentialColumns,
         orderBy: { id: 'asc' },
         take: 1000,
-        ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
       });
       if (clusters.length === 0) return users;
-      await this.writeUsers(clusters);
+      await this.writeUsers(clusters, now);
       users += clusters.length;
-      cursor = clusters.at(-1)!.id;
+      after = clusters.at(-1)!.id;
       await new Promise((resolve) => setTimeout(resolve, PAGE_PAUSE_MS));
     }
   }
@@ -117,13 +130,19 @@ export class SidecarAclSync {
     return found.some((user) => user === null);
   }
 
-  /** The clusters whose previous credentials ended by `now`, forgotten in PostgreSQL. */
-  private async endGracePeriods(now: Date): Promise<string[]> {
+  /**
+   * Rotations whose grace period ended by `now`: the user accepts only the current password, the
+   * connections opened with the old one are cut, and only then is it forgotten in PostgreSQL, so
+   * a pass that fails on the way repeats all of it. Returns how many ended.
+   */
+  private async endGracePeriods(now: Date): Promise<number> {
     const ended = await this.db.cluster.findMany({
       where: { previousCredentialsExpireAt: { lte: now } },
-      select: { id: true },
+      select: credentialColumns,
     });
-    if (ended.length === 0) return [];
+    if (ended.length === 0) return 0;
+    await this.writeUsers(ended, now);
+    for (const { id } of ended) await killSidecarConnections(this.redis, id);
     await this.db.cluster.updateMany({
       where: { id: { in: ended.map((c) => c.id) }, previousCredentialsExpireAt: { lte: now } },
       data: {
@@ -132,18 +151,22 @@ export class SidecarAclSync {
         previousCredentialsExpireAt: null,
       },
     });
-    return ended.map((c) => c.id);
+    return ended.length;
   }
 
-  private async writeUsers(
-    clusters: { id: string; redisPasswordHash: string; previousRedisPasswordHash: string | null }[],
-  ): Promise<void> {
+  /** A previous password is written only while its grace period lasts. */
+  private async writeUsers(clusters: CredentialRow[], now: Date): Promise<void> {
     if (clusters.length === 0) return;
     const commands = clusters.map((c) =>
       sidecarAclSetUser(
         this.prefix,
         c.id,
-        [c.redisPasswordHash, c.previousRedisPasswordHash].filter((h): h is string => Boolean(h)),
+        [
+          c.redisPasswordHash,
+          (c.previousCredentialsExpireAt?.getTime() ?? 0) > now.getTime()
+            ? c.previousRedisPasswordHash
+            : null,
+        ].filter((h): h is string => Boolean(h)),
       ),
     );
     // ACL users live per node: one pipeline of the page's SETUSERs to every node of a cluster.
@@ -154,14 +177,6 @@ export class SidecarAclSync {
       const failed = replies.find(([err]) => err);
       if (failed) throw failed[0]!;
     });
-  }
-
-  /**
-   * The users now accept only the current password: cut connections opened with the old one
-   * (every connection of the user; the sidecar reconnects with its current password).
-   */
-  private async cutEnded(ended: string[]): Promise<void> {
-    for (const id of ended) await killSidecarConnections(this.redis, id);
   }
 }
 
