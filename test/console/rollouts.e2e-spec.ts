@@ -334,6 +334,87 @@ describe('the web console: rollouts and administration', () => {
     ]);
   });
 
+  it('starts a rollout with a named strategy chosen in the form, its gates previewed; a refused name is shown at the field; an ADMIN deletes the strategy', async () => {
+    // A strategy deleted after the form loaded it: the API's refusal names strategyName.
+    const retired = await api.admin(
+      `mutation { createRolloutStrategy(input: { name: "retired", stages: [{ percent: 100 }] }) { name } }`,
+    );
+    expect(retired.errors).toBeUndefined();
+    const page = await signIn(operatorToken);
+    await loaded(page, '/rollouts/new');
+    await page.getByLabel('Label selector').fill('env=stage');
+    await page.getByLabel('Log level').selectOption('info');
+    await page.getByLabel('Rollout strategy').selectOption('retired');
+    await textMatches(page.getByTestId('rollout-preview-total'), /^2 clusters in 1 wave\./);
+    const deleted = await api.admin(`mutation { deleteRolloutStrategy(name: "retired") { name } }`);
+    expect(deleted.errors).toBeUndefined();
+    await page.getByRole('button', { name: 'Start rollout' }).click();
+    await textMatches(
+      page.getByTestId('rollout-strategy-error'),
+      /no rollout strategy named "retired"/,
+    );
+    expect(new URL(page.url()).pathname).toBe('/rollouts/new');
+
+    // The approval-gated canary of the test before (its rollout is done): what it does, before
+    // starting, and the waves it forms with their gates.
+    await loaded(page, '/rollouts/new');
+    await page.getByLabel('Label selector').fill('env=stage');
+    await page.getByLabel('Log level').selectOption('info');
+    await page.getByLabel('Rollout strategy').selectOption('gated-canary');
+    // The inline fields give way to the chosen strategy's own.
+    expect(await page.getByLabel('Waves (cumulative)').count()).toBe(0);
+    const summary = page.getByTestId('rollout-named-strategy');
+    await textMatches(summary, /Failures tolerated\s*0\s*Wave timeout\s*600 s/);
+    await textMatches(
+      summary.locator('table'),
+      /1\s*1 \(cumulative\)\s*0 s\s*—\s*required\s*2\s*100% \(cumulative\)\s*2 s/,
+    );
+    await textMatches(page.getByTestId('rollout-preview-total'), /^2 clusters in 2 waves/);
+    await textMatches(
+      page.getByTestId('rollout-preview-waves'),
+      /Wave 1: 1 cluster\s*stage-a\s*healthy for 0 s, then an approval gate\s*Wave 2: 1 cluster\s*stage-b\s*healthy for 2 s/,
+    );
+    await expectAccessible(page);
+    await screenshot(page, '12d-rollout-new-named-strategy');
+    await page.getByRole('button', { name: 'Start rollout' }).click();
+
+    await page.getByRole('heading', { name: 'Rollout: log level info' }).waitFor();
+    const id = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
+    await textMatches(page.getByTestId('wave-0'), /Wave 1:.*stage-a/);
+    await textMatches(page.getByTestId('wave-1'), /Wave 2:.*stage-b\s*PENDING/);
+    await textMatches(page.getByTestId('rollout-state'), /^WAITING APPROVAL$/, 30_000);
+    const res = await api.admin<{
+      rollout: { strategy: { name: string }; waves: { approval: boolean }[] };
+    }>(`query($id: ID!) { rollout(id: $id) { strategy { name } waves { approval } } }`, { id });
+    expect(res.data?.rollout.strategy.name).toBe('gated-canary');
+    expect(res.data?.rollout.waves.map((w) => w.approval)).toEqual([true, false]);
+    // Clear of the tests that follow.
+    const aborted = await api.admin(`mutation($id: ID!) { abortRollout(id: $id) { id } }`, { id });
+    expect(aborted.errors).toBeUndefined();
+
+    // An OPERATOR is offered no delete (the API would refuse it); an ADMIN deletes the strategy
+    // from the Strategies page, and the rollout keeps its copy.
+    await loaded(page, '/strategies');
+    await page.getByTestId('strategy-gated-canary').waitFor();
+    expect(await page.getByRole('button', { name: /^Delete/ }).count()).toBe(0);
+    const admin = await signIn(adminToken);
+    await loaded(admin, '/strategies');
+    await admin.getByRole('button', { name: 'Delete gated-canary' }).click();
+    const dialog = admin.getByRole('dialog');
+    await textMatches(dialog, /Delete gated-canary\?.*keep the\s*copy/);
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await admin.getByTestId('strategy-gated-canary').waitFor({ state: 'detached' });
+    const after = await api.admin<{
+      rolloutStrategies: { name: string }[];
+      rollout: { strategy: { name: string } };
+    }>(`query($id: ID!) { rolloutStrategies { name } rollout(id: $id) { strategy { name } } }`, {
+      id,
+    });
+    expect(after.data?.rolloutStrategies).toEqual([]);
+    expect(after.data?.rollout.strategy.name).toBe('gated-canary');
+  });
+
   it('creates a token with role, scope and expiry, shows its secret once, and revokes it', async () => {
     const page = await signIn(adminToken);
     await page.getByRole('link', { name: 'Administration' }).click();

@@ -1226,6 +1226,7 @@ export type StartRolloutMutationVariables = Exact<{
   selector: string;
   change: RolloutChangeInput;
   strategy?: RolloutStrategyInput | null | undefined;
+  strategyName?: string | null | undefined;
   clusterIds?: Array<string | number> | string | number | null | undefined;
 }>;
 
@@ -2105,6 +2106,12 @@ export type ResetClusterOverrideMutation = {
     };
   };
 };
+
+export type DeleteRolloutStrategyMutationVariables = Exact<{
+  name: string;
+}>;
+
+export type DeleteRolloutStrategyMutation = { deleteRolloutStrategy: { name: string } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -3562,11 +3569,12 @@ export const RolloutPreviewDocument = new TypedDocumentString(`
 }
     `) as unknown as TypedDocumentString<RolloutPreviewQuery, RolloutPreviewQueryVariables>;
 export const StartRolloutDocument = new TypedDocumentString(`
-    mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput, $clusterIds: [ID!]) {
+    mutation StartRollout($selector: String!, $change: RolloutChangeInput!, $strategy: RolloutStrategyInput, $strategyName: String, $clusterIds: [ID!]) {
   startRollout(
     selector: $selector
     change: $change
     strategy: $strategy
+    strategyName: $strategyName
     clusterIds: $clusterIds
   ) {
     ...RolloutDetail
@@ -4540,4 +4548,14 @@ fragment EffectiveStateFields on Cluster {
 }`) as unknown as TypedDocumentString<
   ResetClusterOverrideMutation,
   ResetClusterOverrideMutationVariables
+>;
+export const DeleteRolloutStrategyDocument = new TypedDocumentString(`
+    mutation DeleteRolloutStrategy($name: String!) {
+  deleteRolloutStrategy(name: $name) {
+    name
+  }
+}
+    `) as unknown as TypedDocumentString<
+  DeleteRolloutStrategyMutation,
+  DeleteRolloutStrategyMutationVariables
 >;

@@ -6,13 +6,62 @@ import {
   describeChange,
   formatStage,
   formatWaveSteps,
+  healthGates,
   parseWaveSteps,
+  planNamedStages,
   rolloutChange,
   splitIntoWaves,
   waveSizes,
 } from './rollout-plan.js';
 import { rolloutActions, rolloutStateText, waitingForApproval } from './rollout-state.js';
 import { formatRolloutPicks, parseRolloutPicks } from './url-state.js';
+
+describe("a named strategy's preview", () => {
+  const stage = (s: object) => ({ minHealthySeconds: 60, pauseSeconds: 0, approval: false, ...s });
+
+  it('gives each wave its stage gates, and the rest a last wave with the first stage health time', () => {
+    expect(
+      planNamedStages(10, [
+        stage({ count: 1, minHealthySeconds: 0, approval: true, selector: null, percent: null }),
+        stage({ percent: 50, pauseSeconds: 30, selector: null, count: null }),
+      ]),
+    ).toEqual([
+      { size: 1, minHealthySeconds: 0, pauseSeconds: 0, approval: true },
+      { size: 4, minHealthySeconds: 60, pauseSeconds: 30, approval: false },
+      { size: 5, minHealthySeconds: 0, pauseSeconds: 0, approval: false },
+    ]);
+  });
+
+  it('moves the pause and gate of a stage that adds nobody to the wave before it', () => {
+    // 10 % of 3 clusters is the canary already: its approval holds after the canary.
+    expect(
+      planNamedStages(3, [
+        stage({ count: 1, pauseSeconds: 5 }),
+        stage({ percent: 10, pauseSeconds: 60, approval: true }),
+        stage({ percent: 100, minHealthySeconds: 120 }),
+      ]),
+    ).toEqual([
+      { size: 1, minHealthySeconds: 60, pauseSeconds: 60, approval: true },
+      { size: 2, minHealthySeconds: 120, pauseSeconds: 0, approval: false },
+    ]);
+    expect(planNamedStages(0, [stage({ count: 1 })])).toEqual([]);
+  });
+
+  it('leaves a selector stage to the API: its clusters are chosen by label at start', () => {
+    expect(planNamedStages(5, [stage({ selector: 'canary=true' }), stage({ percent: 100 })])).toBe(
+      null,
+    );
+  });
+
+  it('names the health gates it sets beside Degraded or Stale', () => {
+    expect(healthGates({ maxPendingPodSeconds: null, maxNodeClaimLaunchFailures: null })).toBe(
+      'Degraded or Stale',
+    );
+    expect(healthGates({ maxPendingPodSeconds: 900, maxNodeClaimLaunchFailures: 0 })).toBe(
+      'Degraded or Stale; unschedulable pod pending over 900 s; over 0 NodeClaim launch failures',
+    );
+  });
+});
 
 describe('the rollout preview plan', () => {
   it('plans the documented example: 6 clusters → waves of 1, 2, 3 (10 % adds nobody)', () => {

@@ -77,6 +77,84 @@ export function formatStage(step: {
   return String(step.count ?? '?');
 }
 
+/** A named strategy's health gates in a line; Degraded or Stale always fails a cluster. */
+export function healthGates(s: {
+  maxPendingPodSeconds?: number | null;
+  maxNodeClaimLaunchFailures?: number | null;
+}): string {
+  return [
+    'Degraded or Stale',
+    s.maxPendingPodSeconds != null
+      ? `unschedulable pod pending over ${s.maxPendingPodSeconds} s`
+      : null,
+    s.maxNodeClaimLaunchFailures != null
+      ? `over ${s.maxNodeClaimLaunchFailures} NodeClaim launch failures`
+      : null,
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+/** A stage of a named strategy as rolloutStrategies returns it (unused keys null). */
+export interface NamedStage {
+  selector?: string | null;
+  percent?: number | null;
+  count?: number | null;
+  minHealthySeconds: number;
+  pauseSeconds: number;
+  approval: boolean;
+}
+
+/** One wave a named strategy would form: its size and the gates it carries from its stage. */
+export interface NamedWave {
+  size: number;
+  /** The last wave of clusters no stage took holds the rollout's, which is the first stage's. */
+  minHealthySeconds: number;
+  pauseSeconds: number;
+  approval: boolean;
+}
+
+/**
+ * The waves a named strategy forms over `total` clusters, as planStages in
+ * libs/desired-state/src/strategy.ts does at start (test/console/wave-plan-parity.spec.ts checks
+ * it): a stage that adds nobody is dropped, its pause and gate moving to the wave before it, and
+ * clusters no stage took form a last wave. Null when a stage takes clusters by selector: which
+ * clusters match it is decided on their labels at start, and the preview does not load labels.
+ */
+export function planNamedStages(total: number, stages: readonly NamedStage[]): NamedWave[] | null {
+  if (stages.some((stage) => stage.selector != null)) return null;
+  const waves: NamedWave[] = [];
+  let done = 0;
+  for (const stage of stages) {
+    const raw =
+      stage.percent != null ? Math.ceil((stage.percent * total) / 100) : (stage.count ?? 0);
+    const target = Math.min(total, Math.max(1, raw));
+    if (target <= done) {
+      const before = waves.at(-1);
+      if (before) {
+        before.approval ||= stage.approval;
+        before.pauseSeconds = Math.max(before.pauseSeconds, stage.pauseSeconds);
+      }
+      continue;
+    }
+    waves.push({
+      size: target - done,
+      minHealthySeconds: stage.minHealthySeconds,
+      pauseSeconds: stage.pauseSeconds,
+      approval: stage.approval,
+    });
+    done = target;
+  }
+  if (done < total)
+    waves.push({
+      size: total - done,
+      minHealthySeconds: stages[0]?.minHealthySeconds ?? 60,
+      pauseSeconds: 0,
+      approval: false,
+    });
+  return waves;
+}
+
 export const formatWaveSteps = (steps: readonly WaveStep[]): string =>
   steps.map(formatStage).join(', ');
 

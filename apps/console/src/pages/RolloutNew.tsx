@@ -24,11 +24,13 @@ import {
 import { useEffect, useMemo, useState } from 'react';
 import {
   RolloutPreviewDocument,
+  RolloutStrategiesDocument,
   StartRolloutDocument,
   type RolloutStrategyInput,
 } from '../graphql/generated.js';
 import { describeRefusal } from '../graphql/client.js';
 import { FieldError } from '../components/FieldError.js';
+import { StrategySummary } from '../components/StrategySummary.js';
 import { useMutation, useQuery } from '../lib/hooks.js';
 import { Link, useRouter } from '../lib/router.js';
 import {
@@ -36,9 +38,11 @@ import {
   EMPTY_CHANGE,
   formatWaveSteps,
   parseWaveSteps,
+  planNamedStages,
   rolloutChange,
   splitIntoWaves,
   waveSizes,
+  type NamedWave,
   type RolloutChangeForm,
 } from '../lib/rollout-plan.js';
 import { parseRolloutPicks } from '../lib/url-state.js';
@@ -61,7 +65,13 @@ export function RolloutNew() {
   const [minHealthy, setMinHealthy] = useState('60');
   const [maxFailures, setMaxFailures] = useState('0');
   const [waveTimeout, setWaveTimeout] = useState('1800');
+  // '' is the inline strategy below; otherwise the name of one of rolloutStrategies.
+  const [strategyName, setStrategyName] = useState('');
   const start = useMutation(StartRolloutDocument);
+  const strategies = useQuery(RolloutStrategiesDocument, {});
+  const named = strategyName
+    ? strategies.data?.rolloutStrategies.find((s) => s.name === strategyName)
+    : undefined;
 
   // The preview follows the selector as typed, once typing pauses.
   useEffect(() => {
@@ -85,7 +95,14 @@ export function RolloutNew() {
           names: preview.data.clusters.nodes.map((c) => c.name),
         }
       : null;
-  const sizes = matched && 'steps' in steps ? waveSizes(matched.total, steps.steps) : [];
+  // A named strategy's stages carry their own gates; null when a selector stage decides at start.
+  const namedWaves: NamedWave[] | null =
+    matched && named ? planNamedStages(matched.total, named.stages) : null;
+  const sizes = named
+    ? (namedWaves?.map((w) => w.size) ?? [])
+    : matched && 'steps' in steps
+      ? waveSizes(matched.total, steps.steps)
+      : [];
   const waves = matched ? splitIntoWaves(matched.names, sizes) : [];
 
   const changeInput = rolloutChange(change);
@@ -95,6 +112,7 @@ export function RolloutNew() {
   const fieldErrors = {
     selector: errorAt('selector') ?? errorAt('clusterIds'),
     change: errorAt('change'),
+    strategyName: errorAt('strategyName'),
     waves: 'error' in steps ? steps.error : errorAt('strategy.waves'),
     minHealthySeconds: errorAt('strategy.minHealthySeconds'),
     maxFailures: errorAt('strategy.maxFailures'),
@@ -106,17 +124,22 @@ export function RolloutNew() {
       : undefined;
 
   const submit = async () => {
-    if (!('steps' in steps)) return;
-    const strategy: RolloutStrategyInput = {
-      waves: steps.steps,
-      minHealthySeconds: Number(minHealthy),
-      maxFailures: Number(maxFailures),
-      waveTimeoutSeconds: Number(waveTimeout),
-    };
+    if (!strategyName && !('steps' in steps)) return;
+    // The API takes one or the other: both at once is refused on strategyName.
+    const strategy: { strategy: RolloutStrategyInput } | { strategyName: string } = strategyName
+      ? { strategyName }
+      : {
+          strategy: {
+            waves: 'steps' in steps ? steps.steps : [],
+            minHealthySeconds: Number(minHealthy),
+            maxFailures: Number(maxFailures),
+            waveTimeoutSeconds: Number(waveTimeout),
+          },
+        };
     const result = await start.run({
       selector: selector.trim(),
       change: changeInput,
-      strategy,
+      ...strategy,
       ...(picked.length ? { clusterIds: picked.map((c) => c.id) } : {}),
     });
     if (result) navigate(`/rollouts/${encodeURIComponent(result.startRollout.id)}`);
@@ -216,56 +239,90 @@ export function RolloutNew() {
                 <FieldError id="rollout-change-error" message={fieldErrors.change} />
               </FormSection>
               <FormSection title="Strategy" titleElement="h2">
-                <FormGroup label="Waves (cumulative)" fieldId="rollout-waves">
-                  <TextInput
-                    id="rollout-waves"
-                    value={wavesText}
-                    validated={fieldErrors.waves ? 'error' : 'default'}
-                    aria-describedby="rollout-waves-error"
-                    onChange={(_e, v) => setWavesText(v)}
-                  />
-                  <FieldError id="rollout-waves-error" message={fieldErrors.waves} />
+                <FormGroup label="Rollout strategy" fieldId="rollout-strategy">
+                  <FormSelect
+                    id="rollout-strategy"
+                    value={strategyName}
+                    validated={fieldErrors.strategyName ? 'error' : 'default'}
+                    aria-describedby="rollout-strategy-error"
+                    onChange={(_e, v) => setStrategyName(v)}
+                  >
+                    <FormSelectOption value="" label="Inline: the waves and limits below" />
+                    {strategies.data?.rolloutStrategies.map((s) => (
+                      <FormSelectOption key={s.name} value={s.name} label={`Named: ${s.name}`} />
+                    ))}
+                  </FormSelect>
+                  <FieldError id="rollout-strategy-error" message={fieldErrors.strategyName} />
+                  {strategies.error ? (
+                    <FieldError
+                      id="rollout-strategies-error"
+                      message={`named strategies could not be loaded: ${describeRefusal(strategies.error)}`}
+                    />
+                  ) : null}
                 </FormGroup>
-                <FormGroup
-                  label="Healthy for (seconds) before a cluster counts"
-                  fieldId="rollout-min-healthy"
-                >
-                  <TextInput
-                    id="rollout-min-healthy"
-                    type="number"
-                    value={minHealthy}
-                    validated={fieldErrors.minHealthySeconds ? 'error' : 'default'}
-                    onChange={(_e, v) => setMinHealthy(v)}
-                  />
-                  <FieldError
-                    id="rollout-min-healthy-error"
-                    message={fieldErrors.minHealthySeconds}
-                  />
-                </FormGroup>
-                <FormGroup label="Failed clusters tolerated" fieldId="rollout-max-failures">
-                  <TextInput
-                    id="rollout-max-failures"
-                    type="number"
-                    value={maxFailures}
-                    validated={fieldErrors.maxFailures ? 'error' : 'default'}
-                    onChange={(_e, v) => setMaxFailures(v)}
-                  />
-                  <FieldError id="rollout-max-failures-error" message={fieldErrors.maxFailures} />
-                </FormGroup>
-                <FormGroup label="Wave timeout (seconds)" fieldId="rollout-wave-timeout">
-                  <TextInput
-                    id="rollout-wave-timeout"
-                    type="number"
-                    value={waveTimeout}
-                    validated={fieldErrors.waveTimeoutSeconds ? 'error' : 'default'}
-                    onChange={(_e, v) => setWaveTimeout(v)}
-                  />
-                  <FieldError
-                    id="rollout-wave-timeout-error"
-                    message={fieldErrors.waveTimeoutSeconds}
-                  />
-                </FormGroup>
+                {named ? (
+                  <div data-testid="rollout-named-strategy">
+                    <StrategySummary strategy={named} />
+                    <Content component="small">
+                      Its stages are copied into the rollout at start: editing the strategy later
+                      changes no rollout already started.
+                    </Content>
+                  </div>
+                ) : null}
               </FormSection>
+              {!strategyName ? (
+                <FormSection title="Inline strategy" titleElement="h3">
+                  <FormGroup label="Waves (cumulative)" fieldId="rollout-waves">
+                    <TextInput
+                      id="rollout-waves"
+                      value={wavesText}
+                      validated={fieldErrors.waves ? 'error' : 'default'}
+                      aria-describedby="rollout-waves-error"
+                      onChange={(_e, v) => setWavesText(v)}
+                    />
+                    <FieldError id="rollout-waves-error" message={fieldErrors.waves} />
+                  </FormGroup>
+                  <FormGroup
+                    label="Healthy for (seconds) before a cluster counts"
+                    fieldId="rollout-min-healthy"
+                  >
+                    <TextInput
+                      id="rollout-min-healthy"
+                      type="number"
+                      value={minHealthy}
+                      validated={fieldErrors.minHealthySeconds ? 'error' : 'default'}
+                      onChange={(_e, v) => setMinHealthy(v)}
+                    />
+                    <FieldError
+                      id="rollout-min-healthy-error"
+                      message={fieldErrors.minHealthySeconds}
+                    />
+                  </FormGroup>
+                  <FormGroup label="Failed clusters tolerated" fieldId="rollout-max-failures">
+                    <TextInput
+                      id="rollout-max-failures"
+                      type="number"
+                      value={maxFailures}
+                      validated={fieldErrors.maxFailures ? 'error' : 'default'}
+                      onChange={(_e, v) => setMaxFailures(v)}
+                    />
+                    <FieldError id="rollout-max-failures-error" message={fieldErrors.maxFailures} />
+                  </FormGroup>
+                  <FormGroup label="Wave timeout (seconds)" fieldId="rollout-wave-timeout">
+                    <TextInput
+                      id="rollout-wave-timeout"
+                      type="number"
+                      value={waveTimeout}
+                      validated={fieldErrors.waveTimeoutSeconds ? 'error' : 'default'}
+                      onChange={(_e, v) => setWaveTimeout(v)}
+                    />
+                    <FieldError
+                      id="rollout-wave-timeout-error"
+                      message={fieldErrors.waveTimeoutSeconds}
+                    />
+                  </FormGroup>
+                </FormSection>
+              ) : null}
               {otherError ? (
                 <Alert variant="danger" isInline title="The API refused the rollout">
                   {describeRefusal(otherError)}
@@ -280,7 +337,8 @@ export function RolloutNew() {
                   isDisabled={
                     start.pending ||
                     Object.keys(changeInput).length === 0 ||
-                    !('steps' in steps) ||
+                    (!strategyName && !('steps' in steps)) ||
+                    (!!strategyName && !named) ||
                     !matched?.total
                   }
                 >
@@ -321,12 +379,28 @@ export function RolloutNew() {
                           {names.length < (sizes[i] ?? 0)
                             ? `${names.length ? ', ' : ''}and ${(sizes[i] ?? 0) - names.length} more`
                             : ''}
+                          {namedWaves?.[i] ? (
+                            <div data-testid={`rollout-preview-wave-${i}-gates`}>
+                              <Content component="small">
+                                {describeNamedWave(namedWaves[i])}
+                              </Content>
+                            </div>
+                          ) : null}
                         </Content>
                       ))}
                     </Content>
+                    {named && !namedWaves ? (
+                      <Content component="p" data-testid="rollout-preview-selector-stages">
+                        {named.name} takes clusters by label selector: which of these each stage
+                        takes is decided on their labels at start, and the waves are on the
+                        rollout&apos;s page then.
+                      </Content>
+                    ) : null}
                     <Content component="small">
                       Clusters are taken by name. Each wave starts once every cluster of the one
-                      before reports the change healthy for the time above; more failures than
+                      before reports the change healthy for the time{' '}
+                      {named ? 'its stage sets' : 'above'}
+                      {named ? ', then after its pause and approval' : ''}; more failures than
                       tolerated stop the rollout.
                     </Content>
                   </>
@@ -338,4 +412,15 @@ export function RolloutNew() {
       </PageSection>
     </>
   );
+}
+
+/** A named strategy's wave in the preview: how long its clusters stay healthy, then its gates. */
+function describeNamedWave(wave: NamedWave): string {
+  return [
+    `healthy for ${wave.minHealthySeconds} s`,
+    wave.pauseSeconds ? `then a ${wave.pauseSeconds} s pause` : null,
+    wave.approval ? 'then an approval gate' : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
 }

@@ -1,29 +1,37 @@
 import {
   Alert,
+  Button,
   Card,
+  CardHeader,
   CardBody,
   CardTitle,
-  DescriptionList,
   EmptyState,
   EmptyStateBody,
   PageSection,
   Skeleton,
   Title,
 } from '@patternfly/react-core';
-import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { RolloutStrategiesDocument } from '../graphql/generated.js';
+import { useState } from 'react';
+import { DeleteRolloutStrategyDocument, RolloutStrategiesDocument } from '../graphql/generated.js';
 import { describeRefusal } from '../graphql/client.js';
-import { Term } from '../components/Term.js';
-import { useQuery } from '../lib/hooks.js';
-import { formatStage } from '../lib/rollout-plan.js';
+import { ConfirmModal } from '../components/ConfirmModal.js';
+import { StrategySummary } from '../components/StrategySummary.js';
+import { useMutation, useQuery } from '../lib/hooks.js';
+import { useSession } from '../lib/session-context.js';
 
 /**
- * Named rollout strategies, read-only: kfleet and the API write them (fleet-wide configuration,
- * docs/ROLLOUTS.md); here an SRE sees what a rollout or profile naming one will do.
+ * Named rollout strategies: kfleet and the API create and update them (fleet-wide configuration,
+ * docs/ROLLOUTS.md); here an SRE sees what a rollout or profile naming one will do, and an ADMIN
+ * with an unscoped token may delete one. The rollout form offers them by name.
  */
 export function Strategies() {
   const query = useQuery(RolloutStrategiesDocument, {});
   const strategies = query.data?.rolloutStrategies;
+  const { viewer } = useSession();
+  // The API deletes for ADMIN with an unscoped token only: nobody else is offered the button.
+  const canDelete = viewer.role === 'ADMIN' && !viewer.scoped;
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const remove = useMutation(DeleteRolloutStrategyDocument);
   return (
     <>
       <PageSection>
@@ -49,60 +57,54 @@ export function Strategies() {
         ) : null}
         {strategies?.map((s) => (
           <Card key={s.name} className="fleet-gap" data-testid={`strategy-${s.name}`}>
-            <CardTitle component="h2">{s.name}</CardTitle>
+            <CardHeader
+              actions={
+                canDelete
+                  ? {
+                      actions: (
+                        <Button
+                          variant="secondary"
+                          isDanger
+                          data-mutates
+                          aria-label={`Delete ${s.name}`}
+                          onClick={() => setDeleting(s.name)}
+                        >
+                          Delete
+                        </Button>
+                      ),
+                    }
+                  : undefined
+              }
+            >
+              <CardTitle component="h2">{s.name}</CardTitle>
+            </CardHeader>
             <CardBody>
-              <DescriptionList isCompact isHorizontal>
-                <Term term="Failures tolerated">{s.maxFailures}</Term>
-                <Term term="Wave timeout">{s.waveTimeoutSeconds} s</Term>
-                <Term term="Health gates">
-                  {[
-                    'Degraded or Stale',
-                    s.maxPendingPodSeconds != null
-                      ? `unschedulable pod pending over ${s.maxPendingPodSeconds} s`
-                      : null,
-                    s.maxNodeClaimLaunchFailures != null
-                      ? `over ${s.maxNodeClaimLaunchFailures} NodeClaim launch failures`
-                      : null,
-                  ]
-                    .filter(Boolean)
-                    .join('; ')}
-                </Term>
-                <Term term="Updated">
-                  {new Date(s.updatedAt).toLocaleString()} (created by {s.createdBy})
-                </Term>
-              </DescriptionList>
-              <Table aria-label={`Stages of ${s.name}`} variant="compact" className="fleet-gap">
-                <Thead>
-                  <Tr>
-                    <Th modifier="wrap">Stage</Th>
-                    <Th modifier="wrap">Clusters</Th>
-                    <Th modifier="wrap">Healthy for</Th>
-                    <Th modifier="wrap">Pause after</Th>
-                    <Th modifier="wrap">Approval</Th>
-                  </Tr>
-                </Thead>
-                <Tbody>
-                  {s.stages.map((stage, i) => (
-                    <Tr key={i}>
-                      <Td dataLabel="Stage">{i + 1}</Td>
-                      <Td dataLabel="Clusters">
-                        {stage.selector != null
-                          ? formatStage(stage)
-                          : `${formatStage(stage)} (cumulative)`}
-                      </Td>
-                      <Td dataLabel="Healthy for">{stage.minHealthySeconds} s</Td>
-                      <Td dataLabel="Pause after">
-                        {stage.pauseSeconds ? `${stage.pauseSeconds} s` : '—'}
-                      </Td>
-                      <Td dataLabel="Approval">{stage.approval ? 'required' : '—'}</Td>
-                    </Tr>
-                  ))}
-                </Tbody>
-              </Table>
+              <StrategySummary strategy={s} />
             </CardBody>
           </Card>
         ))}
       </PageSection>
+      {deleting ? (
+        <ConfirmModal
+          id="delete-strategy"
+          title={`Delete ${deleting}?`}
+          confirm="Delete"
+          danger
+          pending={remove.pending}
+          error={remove.error}
+          onClose={() => setDeleting(null)}
+          onConfirm={() =>
+            void remove.run({ name: deleting }).then((r) => {
+              if (!r) return;
+              setDeleting(null);
+              query.refetch();
+            })
+          }
+        >
+          Rollouts and profiles can no longer name it. Rollouts already started from it keep the
+          copy they took at start.
+        </ConfirmModal>
+      ) : null}
     </>
   );
 }
