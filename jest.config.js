@@ -19,6 +19,7 @@ const shared = {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^@fleet/contracts$': '<rootDir>/libs/contracts/src/index.ts',
+    '^@fleet/contracts/release$': '<rootDir>/libs/contracts/src/release.ts',
     '^@fleet/cloud-provider$': '<rootDir>/libs/cloud-provider/src/index.ts',
     '^@fleet/discovery$': '<rootDir>/libs/discovery/src/index.ts',
     '^@fleet/database$': '<rootDir>/libs/database/src/index.ts',

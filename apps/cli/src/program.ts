@@ -1,5 +1,7 @@
 import { Command, CommanderError } from 'commander';
-import { FLEET_RELEASE } from '@fleet/contracts';
+// The release alone, not the @fleet/contracts barrel: that loads ioredis and zod, which kfleet's
+// start-up would pay on every command (docs/PERFORMANCE.md, kfleet start-up).
+import { FLEET_RELEASE } from '@fleet/contracts/release';
 import { CliError, EXIT, formatError } from './errors.js';
 import { addApplyCommands } from './commands/apply.js';
 import { addAuthCommands } from './commands/auth.js';

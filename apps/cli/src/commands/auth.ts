@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { contextNameFor, findContext, upsertContext } from '../config.js';
 import * as gql from '../documents.js';
 import { CliError, usageError } from '../errors.js';
 import { print, table } from '../format.js';
@@ -56,6 +55,7 @@ export function addAuthCommands(
       // Verified before anything is written: a typo never becomes the current context.
       const { viewer } = await request<{ viewer: ViewerInfo }>(gql.VIEWER);
       const { path, config } = await loadConfig(io);
+      const { contextNameFor, upsertContext } = await import('../config.js');
       // --context names the context written (default: the server's host:port).
       const name = globals.context ?? contextNameFor(server);
       await saveConfig(io, path, upsertContext(config, { name, server, token, user: viewer.name }));
@@ -196,7 +196,7 @@ export function addAuthCommands(
     .argument('<name>', 'context name (see config get-contexts)')
     .action(async (name: string) => {
       const { path, config: file } = await loadConfig(io);
-      findContext(file, name);
+      (await import('../config.js')).findContext(file, name);
       await saveConfig(io, path, { ...file, 'current-context': name });
       io.stdout(`Switched to context "${name}".\n`);
     });
@@ -217,7 +217,7 @@ export function addAuthCommands(
     .argument('<name>', 'context name')
     .action(async (name: string) => {
       const { path, config: file } = await loadConfig(io);
-      findContext(file, name);
+      (await import('../config.js')).findContext(file, name);
       const next = { ...file, contexts: file.contexts.filter((c) => c.name !== name) };
       if (next['current-context'] === name) delete next['current-context'];
       await saveConfig(io, path, next);

@@ -2,14 +2,9 @@ import { Command, Option } from 'commander';
 import type { Client } from 'graphql-ws';
 import { isClusterId } from '../args.js';
 import { graphqlRequest, type Request } from '../client.js';
-import {
-  configPath,
-  parseConfig,
-  resolveConnection,
-  serializeConfig,
-  type Connection,
-  type KfleetConfig,
-} from '../config.js';
+// Types only: config.ts brings zod and yaml, imported when a command reads or writes the config
+// file, not at start-up (docs/PERFORMANCE.md, kfleet start-up).
+import type { Connection, KfleetConfig } from '../config.js';
 import * as gql from '../documents.js';
 import { CliError } from '../errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../format.js';
@@ -40,6 +35,7 @@ export interface GlobalOptions {
 
 /** The config file's contents; an absent file is an empty config. */
 export async function loadConfig(io: Io): Promise<{ path: string; config: KfleetConfig }> {
+  const { configPath, parseConfig } = await import('../config.js');
   // Without HOME (a bare CI job) there is no config to read; writing one needs KFLEET_CONFIG.
   const path = configPath(io.env);
   if (!path) return { path: '', config: parseConfig('', '') };
@@ -56,6 +52,7 @@ export async function loadConfig(io: Io): Promise<{ path: string; config: Kfleet
 
 export async function saveConfig(io: Io, path: string, config: KfleetConfig): Promise<void> {
   if (!path) throw new CliError('no place for the config file: set KFLEET_CONFIG or HOME', 'USAGE');
+  const { serializeConfig } = await import('../config.js');
   await io.writeFile(path, serializeConfig(config));
 }
 
@@ -171,6 +168,7 @@ export function commandContext(io: Io): CommandContext {
   const connection = async (cmd: Command): Promise<Connection> => {
     const globals = cmd.optsWithGlobals<GlobalOptions>();
     const { config } = await loadConfig(io);
+    const { resolveConnection } = await import('../config.js');
     return resolveConnection(
       {
         flags: {

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { FLEET_RELEASE } from '@fleet/contracts';
+// The release alone, not the @fleet/contracts barrel: that loads ioredis and zod, which kfleet's
+// start-up would pay on every command (docs/PERFORMANCE.md, kfleet start-up).
+import { FLEET_RELEASE } from '@fleet/contracts/release';
 import { CliError } from '../errors.js';
 import { print, table, type OutputFormat } from '../format.js';
 import type { CommandContext } from './context.js';
