@@ -107,7 +107,7 @@ export function cpuLimit(use: CpuUse, cores: number): string {
   if (busy >= 0.9 * cores)
     return `the machine's CPU (${busy.toFixed(2)} of ${cores} cores busy; most: ${top})`;
   const [name, single] = processes[0] ?? [];
-  if (name && single && single.cores >= 0.9)
+  if (name && single && single.cores >= 0.8)
     return `the ${name} process (${single.cores.toFixed(2)} cores: its one JavaScript thread)`;
   return `no CPU saturated (${busy.toFixed(2)} of ${cores} cores busy; most: ${top}): latency-bound`;
 }
