@@ -28,6 +28,9 @@ export async function ensureHealthPartition(pool: pg.Pool, day: Date): Promise<b
       return false;
     }
     await client.query(`CREATE TABLE "${name}" (LIKE "HealthSample" INCLUDING DEFAULTS)`);
+    // Ingest must not add that day's samples to the default partition between the move below
+    // and ATTACH (which takes this lock itself, but only then): ATTACH would refuse them.
+    await client.query(`LOCK TABLE "HealthSample_default" IN ACCESS EXCLUSIVE MODE`);
     await client.query(
       `WITH moved AS (DELETE FROM "HealthSample_default" WHERE "observedAt" >= $1 AND "observedAt" < $2 RETURNING *)
        INSERT INTO "${name}" SELECT * FROM moved`,
