@@ -26,6 +26,7 @@ import { ReportStreamConsumer } from './ingest/report-stream.js';
 import { flushLiveness, recordDigests } from './ingest/liveness.js';
 import { ChangeEvents } from './ingest/change-events.js';
 import { DeadLetters } from './dead-letters/dead-letters.js';
+import { ensureHealthPartition } from './maintenance/health-history.js';
 import { startMaintenance } from './maintenance/maintenance.js';
 import { startAclSync } from './credentials/acl-sync.js';
 import { startRolloutTicker } from './rollouts/rollout-ticker.js';
@@ -48,6 +49,14 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   const planner = new PlanDispatcher(db, sidecarQueues, log, operandDefault(config));
   // Batched ingest speaks SQL directly: a few set-based statements per batch, one transaction.
   const pool = createPgPool(config.DATABASE_URL, log);
+  // The health partitions of today and the days around it before any report is consumed: one
+  // created while batches insert into the default partition fails them (each batch then falls
+  // back to one report at a time). The maintenance run at start-up below finds them made.
+  for (let d = -1; d <= config.HISTORY_PARTITIONS_AHEAD_DAYS; d++) {
+    await ensureHealthPartition(pool, new Date(Date.now() + d * 86_400_000)).catch((err: unknown) =>
+      log.error({ err: String(err) }, 'health partitions not made at start-up'),
+    );
+  }
   const ingester = new StatusIngester(pool, log, {
     maxBatch: config.INGEST_BATCH_SIZE,
     flushMs: config.INGEST_FLUSH_MS,
