@@ -235,7 +235,8 @@ describe('the web console: plans and the migration plan', () => {
       { id: clusterId },
     );
     expect(moved.errors).toBeUndefined();
-    const before = await state();
+    // Settled first: the sidecar applying generation 5 would otherwise flip inSync under the check.
+    const before = await inSyncAt(5);
     await dialog.getByRole('button', { name: 'Apply this plan' }).click();
     const alert = await textMatches(dialog.locator('.pf-v6-c-alert'), /refused/);
     expect(alert).toContain(

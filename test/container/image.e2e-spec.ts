@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 import {
-  buildStage,
+  buildStages,
   createTestDatabase,
   deployWorkloads,
   eventually,
@@ -142,15 +142,15 @@ describe('the images deploy/ runs', () => {
     // The arbitrary UID must reach the image's files, as every user can in a real image.
     chmodSync(scratch, 0o755);
     const started = Date.now();
-    imageRoot = buildStage(containerfile, 'api', {
+    const roots = buildStages(containerfile, ['api', 'worker', 'sidecar'], {
       context: ROOT,
       scratch,
       log: (line) => (buildLog += `${line}\n`),
+      onStep: (step, ms) => (buildLog += `[${(ms / 1000).toFixed(1)} s] ${step}\n`),
     });
-    // worker and sidecar are built on the same runtime stage: one file system.
-    expect(buildStage(containerfile, 'sidecar', { context: ROOT, scratch, log: () => {} })).toBe(
-      imageRoot,
-    );
+    imageRoot = roots.api!;
+    // The three are built on the same runtime stage: one file system.
+    expect(roots).toEqual({ api: imageRoot, worker: imageRoot, sidecar: imageRoot });
     buildLog += `built in ${Date.now() - started} ms\n`;
 
     [database, cluster] = await Promise.all([
@@ -186,6 +186,9 @@ describe('the images deploy/ runs', () => {
   }, 900_000);
 
   afterAll(async () => {
+    // Kept for reading after a slow or failed run: each step's output and duration.
+    mkdirSync(join(ROOT, 'test-artifacts', 'container'), { recursive: true });
+    writeFileSync(join(ROOT, 'test-artifacts', 'container', 'build.log'), buildLog);
     await Promise.all(running.map((p) => p.stop()));
     await Promise.all([database?.drop(), cluster?.stop()]);
     if (scratch) rmSync(scratch, { recursive: true, force: true });

@@ -148,6 +148,25 @@ export interface BuildOptions {
   scratch: string;
   /** Written to with each RUN's output. */
   log: (line: string) => void;
+  /** Told each instruction and how long it took, so a slow build says where its time went. */
+  onStep?: (step: string, ms: number) => void;
+}
+
+function describeInstruction(i: Instruction): string {
+  switch (i.op) {
+    case 'WORKDIR':
+      return `WORKDIR ${i.path}`;
+    case 'COPY':
+      return `COPY ${i.from ? `--from=${i.from} ` : ''}${i.sources.join(' ')} ${i.destination}`;
+    case 'RUN':
+      return `RUN ${i.command}`;
+    case 'USER':
+      return `USER ${i.user}`;
+    case 'ENV':
+      return `ENV ${i.name}=${i.value}`;
+    case 'CMD':
+      return `CMD ${JSON.stringify(i.argv)}`;
+  }
 }
 
 /** Reads .containerignore: one glob per line, relative to the context. */
@@ -181,10 +200,15 @@ function copyInto(source: string, target: string, keep?: (path: string) => boole
 }
 
 /**
- * Carries out the stages needed for `target` and returns the folder holding its file system.
- * Stages built on another stage share that stage's folder (they only add metadata here).
+ * Carries out the stages the targets need, each stage once, and returns the folder holding each
+ * target's file system. Stages built on another stage share that stage's folder (they only add
+ * metadata here).
  */
-export function buildStage(file: Containerfile, target: string, options: BuildOptions): string {
+export function buildStages(
+  file: Containerfile,
+  targets: string[],
+  options: BuildOptions,
+): Record<string, string> {
   const roots = new Map<string, string>();
   const ignored = ignorePatterns(options.context);
   const inContext = (path: string) => {
@@ -208,6 +232,13 @@ export function buildStage(file: Containerfile, target: string, options: BuildOp
     };
     const inRoot = (path: string, fsRoot = root) => join(fsRoot, posix.resolve(workdir, path));
     for (const i of stage.instructions) {
+      const stepStarted = Date.now();
+      runInstruction(i);
+      options.onStep?.(`[${name}] ${describeInstruction(i)}`, Date.now() - stepStarted);
+    }
+    return root;
+
+    function runInstruction(i: Instruction): void {
       switch (i.op) {
         case 'WORKDIR':
           workdir = posix.resolve(workdir, i.path);
@@ -246,7 +277,6 @@ export function buildStage(file: Containerfile, target: string, options: BuildOp
           break;
       }
     }
-    return root;
   };
-  return build(target);
+  return Object.fromEntries(targets.map((target) => [target, build(target)]));
 }

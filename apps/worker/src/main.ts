@@ -26,7 +26,7 @@ import { ReportStreamConsumer } from './ingest/report-stream.js';
 import { flushLiveness, recordDigests } from './ingest/liveness.js';
 import { ChangeEvents } from './ingest/change-events.js';
 import { DeadLetters } from './dead-letters/dead-letters.js';
-import { ensureHealthPartition } from './maintenance/health-history.js';
+import { ensureHealthPartitions } from './maintenance/health-history.js';
 import { startMaintenance } from './maintenance/maintenance.js';
 import { startAclSync } from './credentials/acl-sync.js';
 import { startRolloutTicker } from './rollouts/rollout-ticker.js';
@@ -52,11 +52,9 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
   // The health partitions of today and the days around it before any report is consumed: one
   // created while batches insert into the default partition fails them (each batch then falls
   // back to one report at a time). The maintenance run at start-up below finds them made.
-  for (let d = -1; d <= config.HISTORY_PARTITIONS_AHEAD_DAYS; d++) {
-    await ensureHealthPartition(pool, new Date(Date.now() + d * 86_400_000)).catch((err: unknown) =>
-      log.error({ err: String(err) }, 'health partitions not made at start-up'),
-    );
-  }
+  await ensureHealthPartitions(pool, 1, config.HISTORY_PARTITIONS_AHEAD_DAYS).catch(
+    (err: unknown) => log.error({ err: String(err) }, 'health partitions not made at start-up'),
+  );
   const ingester = new StatusIngester(pool, log, {
     maxBatch: config.INGEST_BATCH_SIZE,
     flushMs: config.INGEST_FLUSH_MS,

@@ -54,6 +54,20 @@ export async function ensureHealthPartition(pool: pg.Pool, day: Date): Promise<b
   }
 }
 
+/** Ensures the daily partitions from `daysBack` days ago to `daysAhead` days ahead; how many it made. */
+export async function ensureHealthPartitions(
+  pool: pg.Pool,
+  daysBack: number,
+  daysAhead: number,
+  now = Date.now(),
+): Promise<number> {
+  let created = 0;
+  for (let d = -daysBack; d <= daysAhead; d++) {
+    if (await ensureHealthPartition(pool, utcDay(now + d * DAY_MS))) created++;
+  }
+  return created;
+}
+
 export interface HistoryOptions {
   rawRetentionDays: number;
   rollupRetentionDays: number;
@@ -76,10 +90,12 @@ export async function maintainHealthHistory(
   options: HistoryOptions,
   now = Date.now(),
 ): Promise<HistoryResult> {
-  let created = 0;
-  for (let d = -options.rawRetentionDays; d <= options.partitionsAheadDays; d++) {
-    if (await ensureHealthPartition(pool, utcDay(now + d * DAY_MS))) created++;
-  }
+  const created = await ensureHealthPartitions(
+    pool,
+    options.rawRetentionDays,
+    options.partitionsAheadDays,
+    now,
+  );
 
   const rolledUp = await rollUpHealth(pool, options.rawRetentionDays, now);
 
