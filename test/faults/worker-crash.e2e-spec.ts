@@ -87,7 +87,8 @@ describe('worker killed with SIGKILL', () => {
         );
         return row && row.n > 0 ? row.n : undefined;
       },
-      { intervalMs: 5, what: 'the first dispatched order' },
+      // The bound covers the worker's start-up, which a loaded machine (CI) stretches.
+      { intervalMs: 5, timeoutMs: 60_000, what: 'the first dispatched order' },
     );
     first.child.kill('SIGKILL');
     await first.stop();
