@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Cluster_updatedAt_idx" ON "Cluster"("updatedAt");
+
