@@ -61,8 +61,18 @@ export async function resyncPendingOrders(
     const pairs = JSON.stringify(
       orders.map((o) => ({ clusterId: o.clusterId, generation: o.generation })),
     );
-    await pool.query(
-      `WITH pending AS (
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      // The clusters' status rows first, in id order, as the report batch writer takes them:
+      // both then touch the runs only while holding those, and cannot deadlock on the runs.
+      await client.query(
+        `SELECT 1 FROM "ClusterStatus" WHERE "clusterId" = ANY($1::uuid[]) ORDER BY "clusterId" FOR UPDATE`,
+        [orders.map((o) => o.clusterId)],
+      );
+      await client.query(
+        `WITH pending AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS x("clusterId" uuid, generation int)
        ), superseded AS (
          UPDATE "ReconcileRun" r SET state = 'SUPERSEDED', "finishedAt" = now()
@@ -74,8 +84,16 @@ export async function resyncPendingOrders(
        ON CONFLICT ("clusterId", generation) DO UPDATE
           SET state = 'DISPATCHED', "dispatchedAt" = COALESCE("ReconcileRun"."dispatchedAt", now())
         WHERE "ReconcileRun".state = 'QUEUED'`,
-      [pairs],
-    );
+        [pairs],
+      );
+      await client.query('COMMIT');
+    } catch (err) {
+      broken = true;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release(broken);
+    }
     if (rows.length < pageSize) break;
   }
   return { pending, pages };
