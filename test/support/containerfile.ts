@@ -4,7 +4,17 @@
 // Only the instruction forms the project's Containerfile uses are understood; anything else is an
 // error, so the file cannot drift into something this reading silently gets wrong.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, join, matchesGlob, posix, relative } from 'node:path';
 
 export type Instruction =
@@ -150,6 +160,43 @@ export interface BuildOptions {
   log: (line: string) => void;
   /** Told each instruction and how long it took, so a slow build says where its time went. */
   onStep?: (step: string, ms: number) => void;
+  /**
+   * A layer cache, as a container builder keeps one: a RUN whose command `runs` matches, reached
+   * by instructions that copied only files (no directory, no other stage), is keyed by everything
+   * before it (the base, each instruction, the copied files' bytes and modes, Node's and npm's
+   * versions) and its resulting file system is kept in `dir`, one layer at a time. The same key
+   * restores it instead of running the command again.
+   */
+  layerCache?: { dir: string; runs: RegExp };
+}
+
+/** The cache key of the file system after `instructions` so far, or undefined when untracked. */
+type LayerKey = string | undefined;
+
+const extendKey = (key: LayerKey, ...parts: (string | Buffer)[]): LayerKey => {
+  if (key === undefined) return undefined;
+  const hash = createHash('sha256').update(key);
+  for (const part of parts) hash.update(part).update('\0');
+  return hash.digest('hex');
+};
+
+/** Restores a cached layer into `root`, or runs `produce` there and keeps its result. */
+function throughLayerCache(dir: string, key: string, root: string, produce: () => void): boolean {
+  const layer = join(dir, key);
+  if (existsSync(layer)) {
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true });
+    execFileSync('cp', ['-a', `${layer}/.`, root]);
+    return true;
+  }
+  produce();
+  mkdirSync(dir, { recursive: true });
+  // One layer kept: the lock file changes, the old install is only disk.
+  for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+  const partial = `${layer}.partial-${process.pid}`;
+  execFileSync('cp', ['-a', root, partial]);
+  renameSync(partial, layer);
+  return false;
 }
 
 function describeInstruction(i: Instruction): string {
@@ -211,6 +258,9 @@ export function buildStages(
 ): Record<string, string> {
   const roots = new Map<string, string>();
   const ignored = ignorePatterns(options.context);
+  const toolVersions = options.layerCache
+    ? `${process.version} ${process.arch} npm ${execFileSync('npm', ['--version'], { encoding: 'utf8' }).trim()}`
+    : '';
   const inContext = (path: string) => {
     const rel = relative(options.context, path);
     return !ignored.some((p) => matchesGlob(rel, p) || matchesGlob(basename(rel), p));
@@ -225,6 +275,11 @@ export function buildStages(
     mkdirSync(root, { recursive: true });
     roots.set(name, root);
     let workdir = '/';
+    // Only a stage on an external image is tracked: one on another stage starts from its files.
+    let key: LayerKey =
+      options.layerCache && root === join(options.scratch, name)
+        ? extendKey('', toolVersions, `FROM ${stage.base}`)
+        : undefined;
     // PATH and HOME as a builder image has them (npm keeps its cache under HOME).
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -234,6 +289,7 @@ export function buildStages(
     for (const i of stage.instructions) {
       const stepStarted = Date.now();
       runInstruction(i);
+      key = extendKey(key, describeInstruction(i));
       options.onStep?.(`[${name}] ${describeInstruction(i)}`, Date.now() - stepStarted);
     }
     return root;
@@ -252,6 +308,11 @@ export function buildStages(
           const intoDirectory = i.sources.length > 1 || i.destination.endsWith('/');
           for (const source of i.sources) {
             const from = i.from ? join(fromRoot, source) : join(options.context, source);
+            const stat = statSync(from);
+            key =
+              i.from || stat.isDirectory()
+                ? undefined
+                : extendKey(key, source, String(stat.mode), readFileSync(from));
             const to =
               intoDirectory && !statSync(from).isDirectory()
                 ? join(inRoot(i.destination), basename(from))
@@ -261,15 +322,27 @@ export function buildStages(
           break;
         }
         case 'RUN': {
-          options.log(`[${name}] RUN ${i.command}`);
-          const output = execFileSync('sh', ['-c', i.command], {
-            cwd: inRoot('.'),
-            env,
-            encoding: 'utf8',
-            stdio: ['ignore', 'pipe', 'pipe'],
-            maxBuffer: 64 * 1024 * 1024,
-          });
-          options.log(output);
+          const run = () =>
+            options.log(
+              execFileSync('sh', ['-c', i.command], {
+                cwd: inRoot('.'),
+                env: { ...env },
+                encoding: 'utf8',
+                stdio: ['ignore', 'pipe', 'pipe'],
+                maxBuffer: 64 * 1024 * 1024,
+              }),
+            );
+          const cache = options.layerCache;
+          const layerKey = extendKey(key, JSON.stringify(env), `RUN ${i.command}`);
+          if (cache && layerKey && cache.runs.test(i.command)) {
+            options.log(`[${name}] RUN ${i.command} (layer ${layerKey.slice(0, 12)})`);
+            if (throughLayerCache(cache.dir, layerKey, root, run))
+              options.log(`[${name}] layer ${layerKey.slice(0, 12)} restored from ${cache.dir}`);
+          } else {
+            options.log(`[${name}] RUN ${i.command}`);
+            run();
+          }
+          key = layerKey;
           break;
         }
         case 'USER':
