@@ -206,6 +206,23 @@ describe('per-cluster sidecar credentials', () => {
     expect(await canLogIn(b.redisUrl)).toBe(true);
   });
 
+  it("leaves no marker behind a full pass that failed part-way, so every replica's next pass is full", async () => {
+    const admin = redisAs('redis://127.0.0.1:6379');
+    const marker = `fleet-acl-synced.${prefix}`;
+    const replica = new SidecarAclSync(prisma, admin, prefix, { clockSlackMs: 0 });
+    expect((await replica.reconcile()).full).toBe(true);
+    // Redis restarts empty; another replica starts the full pass, writes the marker and then
+    // loses PostgreSQL before its pages.
+    await admin.call('ACL', 'DELUSER', `sidecar.${b.cluster.uid}`, marker);
+    const unreachable = createPrismaClient('postgresql://127.0.0.1:1/unreachable');
+    await expect(new SidecarAclSync(unreachable, admin, prefix).reconcile()).rejects.toThrow();
+    await unreachable.$disconnect();
+    expect(await admin.call('ACL', 'GETUSER', marker)).toBeNull();
+    // The replica that passed fully a moment ago would otherwise write only the changed users.
+    expect(await replica.reconcile()).toEqual({ users: 2, expired: 0, full: true });
+    expect(await redisAs(b.redisUrl).ping()).toBe('PONG');
+  });
+
   it('trusts cached report credentials until a gap in the events subscription drops them all', async () => {
     expect(await report(b.cluster.uid, b.reportToken)).toBe(202);
     // A rotation committed by another replica whose credentials-changed publish Redis refused:

@@ -94,8 +94,20 @@ export class SidecarAclSync {
     await onEveryRedisNode(this.redis, (node) =>
       node.call('ACL', 'SETUSER', this.marker, 'reset', 'off'),
     );
-    const expired = await this.endGracePeriods(now);
-    const users = await this.writePaged({}, now);
+    let expired: number;
+    let users: number;
+    try {
+      expired = await this.endGracePeriods(now);
+      users = await this.writePaged({}, now);
+    } catch (err) {
+      // The marker now says "synced" while later pages were never written: every replica's next
+      // pass must be a full one again, not only this one's.
+      this.lastFull = undefined;
+      await onEveryRedisNode(this.redis, (node) => node.call('ACL', 'DELUSER', this.marker)).catch(
+        () => undefined,
+      );
+      throw err;
+    }
     this.lastFull = passStarted;
     this.lastPass = passStarted;
     return { users, expired };
