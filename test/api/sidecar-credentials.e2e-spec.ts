@@ -145,6 +145,27 @@ describe('per-cluster sidecar credentials', () => {
     await expect(redisAs(issued.redisUrl).ping()).rejects.toThrow(/WRONGPASS|NOAUTH|invalid/i);
   });
 
+  it('refuses a deregistered cluster whose plan reports spelled its id in upper case', async () => {
+    const res = await api.admin<{ registerCluster: Issued }>(REGISTER, { name: 'cluster-d' });
+    const issued = res.data!.registerCluster;
+    const upper = issued.cluster.uid.toUpperCase();
+    const planReport = () =>
+      fetch(`${api.url}/v1/clusters/${upper}/plans/0b6e5f1c-64a1-4b8e-9a0e-3c2f4d5e6a7b`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${issued.reportToken}`,
+        },
+        body: '{}',
+      }).then((r) => r.status);
+    // Authenticated (and the credentials cached), then refused for its empty body.
+    expect(await planReport()).toBe(400);
+    await api.admin(`mutation($id: ID!) { deregisterCluster(clusterId: $id) { id } }`, {
+      id: issued.cluster.id,
+    });
+    expect(await planReport()).toBe(401);
+  });
+
   it('rotates without downtime: old and new both work during the grace period, then only the new', async () => {
     const rotated = await api.admin<{
       rotateClusterCredentials: Issued & { previousValidUntil: string };

@@ -93,7 +93,7 @@ export class ReportGate implements OnModuleInit {
   /** Per cluster: a leaked or runaway report token cannot flood the fleet. */
   async limit(clusterId: string): Promise<void> {
     const wait = await this.rateLimiter
-      .hit(`report:${clusterId}`, this.config.REPORTS_PER_CLUSTER_PER_MINUTE)
+      .hit(`report:${clusterId.toLowerCase()}`, this.config.REPORTS_PER_CLUSTER_PER_MINUTE)
       .catch((err: unknown) => {
         if (!(err instanceof RateLimiterUnavailable)) throw err;
         // A report is a write onto Redis itself: the sidecar keeps it and sends it again.
@@ -122,7 +122,7 @@ export class ReportGate implements OnModuleInit {
    * generation is read again before refusing, since a change may have just bumped it.
    */
   async refuseUnknownGeneration(clusterId: string, observed: number): Promise<void> {
-    const cached = this.credentials.get(clusterId);
+    const cached = this.credentials.get(clusterId.toLowerCase());
     if (observed <= (cached?.row.desired?.generation ?? 0)) return;
     const desired = await this.prisma.client.desiredState.findUnique({
       where: { clusterId },
@@ -142,10 +142,13 @@ export class ReportGate implements OnModuleInit {
 
   /** The cluster's own report token (or its previous one during a rotation's grace). */
   async authenticate(
-    clusterId: string,
+    pathClusterId: string,
     authorization: string | undefined,
     address: string,
   ): Promise<void> {
+    // PostgreSQL's spelling is the cache's one key, the key credentials-changed deletes: an id
+    // sent in upper case must not keep a revoked token cached under a key nothing invalidates.
+    const clusterId = pathClusterId.toLowerCase();
     const token = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
     const unauthorized = () =>
       new HttpException(
