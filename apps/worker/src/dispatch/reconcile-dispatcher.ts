@@ -52,6 +52,7 @@ export class ReconcileDispatcher {
     await this.sidecarQueues.push(order, { force: request.force ?? false });
     // Only an open run becomes DISPATCHED: a report may have made it APPLIED since we looked.
     await this.db.$transaction([
+      lockClusterStatus(this.db, cluster.id),
       this.db.reconcileRun.updateMany({
         where: {
           clusterId: cluster.id,
@@ -84,6 +85,7 @@ export class ReconcileDispatcher {
     const message = `the sidecar speaks order contract ${speaks}; this order needs contract ${needs}: upgrade the sidecar`;
     const at = new Date();
     await this.db.$transaction(async (tx) => {
+      await lockClusterStatus(tx, clusterId);
       await tx.reconcileRun.updateMany({
         where: {
           clusterId,
@@ -133,4 +135,13 @@ export class ReconcileDispatcher {
       },
     });
   }
+}
+
+/**
+ * Every writer of a cluster's runs holds its status row first (the report batch writer, the
+ * resync and the staleness sweep take them in id order): touching the runs in different orders
+ * without it deadlocks.
+ */
+function lockClusterStatus(db: Pick<PrismaClient, '$queryRaw'>, clusterId: string) {
+  return db.$queryRaw`SELECT 1 FROM "ClusterStatus" WHERE "clusterId" = ${clusterId}::uuid FOR UPDATE`;
 }
