@@ -191,9 +191,11 @@ export class ClusterRegistration {
         return this.queries.toModel(row);
       })
       .then(async (cluster) => {
-        await deleteSidecarAcl(this.queues.connection, uid).catch(() => undefined);
+        // The replicas' cached report credentials go first, and every step is bounded: a Redis
+        // that hangs must not hold the mutation nor the invalidation back.
         await afterCommit('deregisterCluster', uid, [
           () => this.events.publish({ type: 'credentials-changed', clusterId: uid }),
+          () => deleteSidecarAcl(this.queues.connection, uid),
           () => this.queues.forgetClusterIngestState(uid),
         ]);
         return cluster;
