@@ -180,22 +180,47 @@ const extendKey = (key: LayerKey, ...parts: (string | Buffer)[]): LayerKey => {
   return hash.digest('hex');
 };
 
+const LAYER_NAME = /^[0-9a-f]{64}(?:\.(?:partial|trash)-\d+)?$/;
+
 /** Restores a cached layer into `root`, or runs `produce` there and keeps its result. */
 function throughLayerCache(dir: string, key: string, root: string, produce: () => void): boolean {
   const layer = join(dir, key);
   if (existsSync(layer)) {
     rmSync(root, { recursive: true, force: true });
     mkdirSync(root, { recursive: true });
-    execFileSync('cp', ['-a', `${layer}/.`, root]);
-    return true;
+    try {
+      execFileSync('cp', ['-a', `${layer}/.`, root]);
+      return true;
+    } catch {
+      // Another build replaced the layer while this one copied it: build it here instead.
+      rmSync(root, { recursive: true, force: true });
+      mkdirSync(root, { recursive: true });
+    }
   }
   produce();
   mkdirSync(dir, { recursive: true });
-  // One layer kept: the lock file changes, the old install is only disk.
-  for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+  // One layer kept: the lock file changes, the old install is only disk. Only the cache's own
+  // entries are removed, each renamed first so a removal cut short never leaves a partial layer
+  // under a valid key.
+  for (const entry of readdirSync(dir)) {
+    if (!LAYER_NAME.test(entry) || entry === key) continue;
+    const trash = join(dir, `${entry.slice(0, 64)}.trash-${process.pid}`);
+    try {
+      renameSync(join(dir, entry), trash);
+    } catch {
+      continue;
+    }
+    rmSync(trash, { recursive: true, force: true });
+  }
   const partial = `${layer}.partial-${process.pid}`;
   execFileSync('cp', ['-a', root, partial]);
-  renameSync(partial, layer);
+  try {
+    renameSync(partial, layer);
+  } catch (err) {
+    // Another build stored the same key first: its layer is as good as this one.
+    rmSync(partial, { recursive: true, force: true });
+    if (!existsSync(layer)) throw err;
+  }
   return false;
 }
 
