@@ -144,5 +144,5 @@ describe('PostgreSQL connections cut during ingest', () => {
     );
     expect(latest[0]?.n).toBe(clusters.length);
     expect(worker.child.exitCode).toBeNull();
-  });
+  }, 120_000);
 });
