@@ -404,6 +404,12 @@ describe('the web console', () => {
     await textMatches(page.getByTestId('drift-policy'), /CORRECT/);
     // An SRE edits the NodePool the fleet manages, through the real client, as kubectl would.
     const sre = ClusterClient.fromKubeconfigFile(cluster.kubeconfigPath);
+    // The NodePool the test before saved is on the cluster once the sidecar reports that
+    // generation applied, later on a loaded machine (CI).
+    await eventually(async () => ((await clusterState()).inSync ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'prod-east in sync with the NodePool general',
+    });
     await sre.mergePatch(
       {
         apiVersion: 'karpenter.sh/v1',
@@ -435,7 +441,7 @@ describe('the web console', () => {
     expect(new URL(page.url()).searchParams.get('drifted')).toBe('true');
     await page.getByLabel('Drifted only').uncheck();
     await textMatches(page.getByTestId('cluster-total'), /^2 clusters$/);
-  });
+  }, 120_000);
 
   it('shows the API refusal of a change that lost a race (CONFLICT), changing nothing', async () => {
     const page = await newPage();
