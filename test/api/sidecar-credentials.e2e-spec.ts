@@ -37,8 +37,8 @@ describe('per-cluster sidecar credentials', () => {
     open.push(redis);
     return redis;
   };
-  const report = (uid: string, token: string, observedGeneration = 1) =>
-    fetch(`${api.url}/v1/clusters/${uid}/status`, {
+  const report = (uid: string, token: string, observedGeneration = 1, apiUrl = api.url) =>
+    fetch(`${apiUrl}/v1/clusters/${uid}/status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({
@@ -245,36 +245,50 @@ describe('per-cluster sidecar credentials', () => {
   });
 
   it('trusts cached report credentials until a gap in the events subscription drops them all', async () => {
-    expect(await report(b.cluster.uid, b.reportToken)).toBe(202);
-    // A rotation committed by another replica whose credentials-changed publish Redis refused:
-    // this replica cannot know, and keeps trusting the cached token (for at most its lifetime).
-    const replacement = `rotated-${Date.now()}`;
-    await prisma.cluster.update({
-      where: { id: b.cluster.uid },
-      data: {
-        reportTokenHash: hashToken(replacement),
-        previousReportTokenHash: null,
-        previousCredentialsExpireAt: null,
-      },
+    // A replica of its own whose subscription checks are 300 s apart, so nothing but the
+    // reconnect can drop its cache within this test.
+    const replica = await startApi({
+      DATABASE_URL: db.url,
+      QUEUE_PREFIX: prefix,
+      EVENTS_CHECK_SECONDS: '300',
     });
-    expect(await report(b.cluster.uid, b.reportToken)).toBe(202);
-    // Its events subscription drops (as in a Redis restart or a network blip): whatever was
-    // published meanwhile is lost, so once it is back every cached credential is read again.
-    const admin = redisAs('redis://127.0.0.1:6379');
-    const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
-    const subscriber = clients
-      .split('\n')
-      .find((line) => line.includes(` name=fleet-api-events:${prefix}`));
-    expect(subscriber).toBeDefined();
-    await admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber!)![1]!);
-    const deadline = Date.now() + 10_000;
-    let status = await report(b.cluster.uid, b.reportToken);
-    while (status !== 401 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      status = await report(b.cluster.uid, b.reportToken);
+    const reportTo = (token: string) => report(b.cluster.uid, token, 1, replica.url);
+    try {
+      expect(await reportTo(b.reportToken)).toBe(202);
+      // A rotation committed by another replica whose credentials-changed publish Redis refused:
+      // this replica cannot know, and keeps trusting the cached token (for at most its lifetime).
+      const replacement = `rotated-${Date.now()}`;
+      await prisma.cluster.update({
+        where: { id: b.cluster.uid },
+        data: {
+          reportTokenHash: hashToken(replacement),
+          previousReportTokenHash: null,
+          previousCredentialsExpireAt: null,
+        },
+      });
+      expect(await reportTo(b.reportToken)).toBe(202);
+      // Its events subscription drops (as in a Redis restart or a network blip): whatever was
+      // published meanwhile is lost, so once it is back every cached credential is read again.
+      // Both replicas' subscribers carry the same name; cutting both is harmless.
+      const admin = redisAs('redis://127.0.0.1:6379');
+      const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+      const subscribers = clients
+        .split('\n')
+        .filter((line) => line.includes(` name=fleet-api-events:${prefix}`));
+      expect(subscribers.length).toBeGreaterThanOrEqual(2);
+      for (const line of subscribers)
+        await admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(line)![1]!);
+      const deadline = Date.now() + 10_000;
+      let status = await reportTo(b.reportToken);
+      while (status !== 401 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = await reportTo(b.reportToken);
+      }
+      expect(status).toBe(401);
+      expect(await reportTo(replacement)).toBe(202);
+    } finally {
+      await replica.app.close();
     }
-    expect(status).toBe(401);
-    expect(await report(b.cluster.uid, replacement)).toBe(202);
   });
 
   it('drops cached report credentials while its events subscription has gone quiet without a reconnect', async () => {
