@@ -16,6 +16,7 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, dirname, join, matchesGlob, posix, relative } from 'node:path';
+import { homedir } from 'node:os';
 
 export type Instruction =
   | { op: 'WORKDIR'; path: string }
@@ -283,8 +284,19 @@ export function buildStages(
 ): Record<string, string> {
   const roots = new Map<string, string>();
   const ignored = ignorePatterns(options.context);
+  // What else a RUN reads from the builder: the tools' versions, npm's settings (the .npmrc
+  // files: registry, scripts; not the npm_config_* variables, which name this checkout's path)
+  // and the C library that native packages are built or chosen against (Prisma's engine).
   const toolVersions = options.layerCache
-    ? `${process.version} ${process.arch} npm ${execFileSync('npm', ['--version'], { encoding: 'utf8' }).trim()}`
+    ? [
+        process.version,
+        process.arch,
+        execFileSync('npm', ['--version'], { encoding: 'utf8' }).trim(),
+        ...[join(homedir(), '.npmrc'), join(options.context, '.npmrc')].map((path) =>
+          existsSync(path) ? readFileSync(path, 'utf8') : '',
+        ),
+        execFileSync('ldd', ['--version'], { encoding: 'utf8' }).split('\n')[0] ?? '',
+      ].join('\n')
     : '';
   const inContext = (path: string) => {
     const rel = relative(options.context, path);
