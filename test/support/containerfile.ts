@@ -317,9 +317,11 @@ export function buildStages(
       options.layerCache && root === join(options.scratch, name)
         ? extendKey('', toolVersions, `FROM ${stage.base}`)
         : undefined;
-    // PATH and HOME as a builder image has them (npm keeps its cache under HOME).
+    // PATH and HOME as a builder image has them (npm keeps its cache under HOME): not the
+    // caller's PATH, which `npm test` prefixes with this checkout's node_modules/.bin, so neither
+    // a RUN nor the layer cache's key depends on where the checkout is.
     const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      PATH: `${dirname(process.execPath)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
       HOME: process.env.HOME ?? '/root',
     };
     const inRoot = (path: string, fsRoot = root) => join(fsRoot, posix.resolve(workdir, path));
