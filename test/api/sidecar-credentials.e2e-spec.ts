@@ -55,7 +55,6 @@ describe('per-cluster sidecar credentials', () => {
       DATABASE_URL: db.url,
       QUEUE_PREFIX: prefix,
       CREDENTIAL_GRACE_SECONDS: '2',
-      EVENTS_CHECK_SECONDS: '0.2',
     });
     prisma = createPrismaClient(db.url);
     const register = async (name: string) => {
@@ -292,36 +291,44 @@ describe('per-cluster sidecar credentials', () => {
   });
 
   it('drops cached report credentials while its events subscription has gone quiet without a reconnect', async () => {
-    const token = `quiet-${Date.now()}`;
-    await prisma.cluster.update({
-      where: { id: b.cluster.uid },
-      data: { reportTokenHash: hashToken(token) },
+    // A replica of its own checking every 2 s (quiet after 5 s): short enough for the test, long
+    // enough that a loaded machine's stall does not drop the cache before the subscription stops.
+    const replica = await startApi({
+      DATABASE_URL: db.url,
+      QUEUE_PREFIX: prefix,
+      EVENTS_CHECK_SECONDS: '2',
     });
-    expect(await report(b.cluster.uid, token)).toBe(202);
-    // Another lost rotation: the cached token is still trusted.
-    await prisma.cluster.update({
-      where: { id: b.cluster.uid },
-      data: { reportTokenHash: hashToken(`${token}-next`) },
-    });
-    expect(await report(b.cluster.uid, token)).toBe(202);
-    // The subscription stops delivering while its connection stays up (a half-open connection,
-    // a Redis Cluster moving its subscriber): nothing reconnects, only the replica's own checks
-    // stop coming back. Reached into the service because no Redis command unsubscribes another
-    // client.
-    const events: unknown = api.app.get(FleetEventsService);
+    const reportTo = (token: string) => report(b.cluster.uid, token, 1, replica.url);
+    const events: unknown = replica.app.get(FleetEventsService);
     const { subscriber } = events as { subscriber: Redis };
-    await subscriber.unsubscribe(fleetEventsChannel(prefix));
     try {
-      const deadline = Date.now() + 10_000;
-      let status = await report(b.cluster.uid, token);
+      const token = `quiet-${Date.now()}`;
+      await prisma.cluster.update({
+        where: { id: b.cluster.uid },
+        data: { reportTokenHash: hashToken(token) },
+      });
+      expect(await reportTo(token)).toBe(202);
+      // Another lost rotation: the cached token is still trusted.
+      await prisma.cluster.update({
+        where: { id: b.cluster.uid },
+        data: { reportTokenHash: hashToken(`${token}-next`) },
+      });
+      expect(await reportTo(token)).toBe(202);
+      // The subscription stops delivering while its connection stays up (a half-open
+      // connection, a Redis Cluster moving its subscriber): nothing reconnects, only the
+      // replica's own checks stop coming back. Reached into the service because no Redis command
+      // unsubscribes another client.
+      await subscriber.unsubscribe(fleetEventsChannel(prefix));
+      const deadline = Date.now() + 20_000;
+      let status = await reportTo(token);
       while (status !== 401 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = await report(b.cluster.uid, token);
+        await new Promise((r) => setTimeout(r, 100));
+        status = await reportTo(token);
       }
       expect(status).toBe(401);
-      expect(await report(b.cluster.uid, `${token}-next`)).toBe(202);
+      expect(await reportTo(`${token}-next`)).toBe(202);
     } finally {
-      await subscriber.subscribe(fleetEventsChannel(prefix));
+      await replica.app.close();
     }
   });
 });
