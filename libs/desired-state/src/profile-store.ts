@@ -211,12 +211,22 @@ export async function syncProfileBinding(
   profileId: string,
   revision: number,
 ): Promise<boolean> {
-  const [cluster, profile, rev, bound] = await Promise.all([
-    tx.cluster.findUniqueOrThrow({ where: { id: clusterId }, select: { labels: true } }),
-    tx.profile.findUnique({ where: { id: profileId }, select: { deletedAt: true } }),
-    tx.profileRevision.findUnique({ where: { profileId_revision: { profileId, revision } } }),
-    tx.clusterProfile.findUnique({ where: { clusterId_profileId: { clusterId, profileId } } }),
-  ]);
+  // One after another: a transaction is one connection, and pg refuses overlapping queries on a
+  // client (deprecated now, an error in pg 9).
+  const cluster = await tx.cluster.findUniqueOrThrow({
+    where: { id: clusterId },
+    select: { labels: true },
+  });
+  const profile = await tx.profile.findUnique({
+    where: { id: profileId },
+    select: { deletedAt: true },
+  });
+  const rev = await tx.profileRevision.findUnique({
+    where: { profileId_revision: { profileId, revision } },
+  });
+  const bound = await tx.clusterProfile.findUnique({
+    where: { clusterId_profileId: { clusterId, profileId } },
+  });
   const labels = (cluster.labels ?? {}) as Record<string, string>;
   const matches =
     !!profile &&
