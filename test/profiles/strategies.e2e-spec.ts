@@ -415,6 +415,19 @@ describe('named rollout strategies: stages, approval gates, timed pauses, Karpen
     canary.failFrom = undefined;
     canary.available = false;
     await canary.report();
+    // Ingested before the resume (the stream lags on a loaded machine), so the driver judges
+    // this report and not the failed one.
+    await eventually(
+      async () => {
+        const { rows } = await sql.query<{ degraded: boolean }>(
+          `SELECT conditions @> '[{"type": "Degraded", "status": "True"}]' AS degraded
+             FROM "ClusterStatus" WHERE "clusterId" = $1::uuid`,
+          [canary.uid],
+        );
+        return rows[0] && !rows[0].degraded ? true : undefined;
+      },
+      { timeoutMs: 30_000, what: "prod-a's fixed report ingested" },
+    );
     await gql(`mutation($id: ID!) { resumeRollout(id: $id) { state } }`, { id: r.id });
     await new Promise((resolve) => setTimeout(resolve, 600)); // four ticks
     const resumed = await rollout(r.id);
