@@ -67,6 +67,8 @@ export default tseslint.config(
         URL: 'readonly',
         performance: 'readonly',
         setTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
       },
     },
   },

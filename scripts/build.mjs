@@ -15,13 +15,15 @@ execFileSync(bin('tsc-alias'), ['-p', 'tsconfig.build.json', '--resolve-full-pat
   stdio: 'inherit',
 });
 // Non-TypeScript assets read at run time, found by the compiled code beside itself: the upstream
-// CRDs, the CRDs the CloudProviders write, the fixtures the demo and benchmarks seed, and the
+// CRDs, the CRDs the CloudProviders write, the fixtures the demo and benchmarks seed, the pinned
+// upstream releases (the emulated API server reports Kubernetes'), and the
 // sidecar's RBAC manifest, which emulated clusters grant it.
 for (const dir of [
   'deploy',
   'libs/crd-schema/upstream',
   'libs/cloud-provider/src/aws/crds',
   'test/fixtures',
+  'test/upstream/versions.json',
 ]) {
   rmSync(join(root, 'dist', dir), { recursive: true, force: true });
   mkdirSync(dirname(join(root, 'dist', dir)), { recursive: true });

@@ -9,6 +9,8 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { ensureUpstreamBinaries } from './upstream-binaries.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const log = (msg) => console.log(`[setup] ${msg}`);
@@ -53,7 +55,13 @@ async function waitForPort(host, port, what, seconds = 30) {
 }
 let aptUpdated = false;
 function aptInstall(...pkgs) {
-  if (!isRoot) throw new Error(`${pkgs.join(', ')} missing and not root: install it yourself`);
+  if (!isRoot) {
+    throw new Error(
+      `Debian package${pkgs.length > 1 ? 's' : ''} ${pkgs.join(', ')} not installed, and the set-up ` +
+        `installs packages only when it runs as root: run \`sudo apt-get install -y ${pkgs.join(' ')}\` ` +
+        `(or the set-up as root), then the command again`,
+    );
+  }
   if (!aptUpdated) {
     run('apt-get', ['update', '-qq']);
     aptUpdated = true;
@@ -88,7 +96,10 @@ async function ensurePostgres() {
     log('installing PostgreSQL');
     aptInstall('postgresql');
   }
-  const version = readdirSync('/etc/postgresql').sort().at(-1);
+  // The newest installed major version (numerically: 9.6 < 15 < 16).
+  const version = readdirSync('/etc/postgresql')
+    .sort((a, b) => Number.parseFloat(a) - Number.parseFloat(b))
+    .at(-1);
   // A fresh Debian cluster asks for passwords over TCP; local development and CI use trust.
   const hba = `/etc/postgresql/${version}/main/pg_hba.conf`;
   run('sh', [
@@ -292,18 +303,54 @@ function generateClient() {
   });
 }
 
+/**
+ * The pinned upstream binaries (test/upstream) each command needs; the set-up builds only those.
+ * `npm run setup` with no purpose prepares for the test suite.
+ */
+const UPSTREAM_BINARIES_FOR = {
+  test: ['kubectl'],
+  demo: [],
+  bench: [],
+};
+
+/** Runs one set-up step and prints how long it took (CI's log shows where a cold run went). */
+async function step(name, fn) {
+  const started = Date.now();
+  await fn();
+  const seconds = (Date.now() - started) / 1000;
+  log(`${name}: ${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`);
+}
+
 async function main() {
-  ensureDependencies();
-  await ensurePostgres();
-  await ensureRedis();
-  await ensureRedisCluster();
-  ensureChromium();
-  ensurePromtool();
-  ensureWrk();
-  generateClient();
-  const mainDb = new URL(DATABASE_URL).pathname.slice(1);
-  await migrate(await ensureDatabase(DATABASE_URL, mainDb));
-  await migrate(await ensureDatabase(DATABASE_URL, TEMPLATE_DB));
+  const purpose = process.argv[2] ?? 'test';
+  if (!(purpose in UPSTREAM_BINARIES_FOR)) {
+    throw new Error(
+      `usage: node scripts/setup.mjs [${Object.keys(UPSTREAM_BINARIES_FOR).join('|')}] (got ${purpose})`,
+    );
+  }
+  const started = Date.now();
+  await step('npm dependencies', ensureDependencies);
+  await step('PostgreSQL', ensurePostgres);
+  await step('Redis', ensureRedis);
+  await step('Redis Cluster', ensureRedisCluster);
+  await step('Chromium, promtool, wrk', () => {
+    ensureChromium();
+    ensurePromtool();
+    ensureWrk();
+  });
+  await step('Prisma client', generateClient);
+  await step('databases and migrations', async () => {
+    const mainDb = new URL(DATABASE_URL).pathname.slice(1);
+    await migrate(await ensureDatabase(DATABASE_URL, mainDb));
+    await migrate(await ensureDatabase(DATABASE_URL, TEMPLATE_DB));
+  });
+  const binaries = UPSTREAM_BINARIES_FOR[purpose];
+  if (binaries.length > 0) {
+    await step(`upstream binaries (${binaries.join(', ')})`, () =>
+      ensureUpstreamBinaries(binaries, log),
+    );
+  }
+  log(`ready for ${purpose} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
 main().catch((err) => {

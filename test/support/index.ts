@@ -23,3 +23,4 @@ export * from './capi-aws-workload.js';
 export * from './hcp-aws-hosted.js';
 export * from './oidc-issuer.js';
 export * from './redis-keys.js';
+export * from './upstream-binaries.js';

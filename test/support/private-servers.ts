@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,38 @@ import { Redis } from 'ioredis';
 // own ports, so the shared PostgreSQL and Redis every other suite uses are never touched.
 
 const run = promisify(execFile);
-const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const SHARED_DATABASE_URL =
+  process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet';
+
+let pgBin: Promise<string> | undefined;
+/**
+ * The directory of the PostgreSQL programs (initdb, pg_ctl, pg_dump) of the same major version as
+ * the shared server the set-up started, which the private servers copy their schema from: Debian
+ * keeps each major version under /usr/lib/postgresql/<major>/bin. PG_BIN names another.
+ */
+export function postgresBinDir(): Promise<string> {
+  pgBin ??= (async () => {
+    if (process.env.PG_BIN) return process.env.PG_BIN;
+    const client = new pg.Client({ connectionString: SHARED_DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ server_version_num: string }>(
+        'SHOW server_version_num',
+      );
+      const major = Math.floor(Number(rows[0]!.server_version_num) / 10_000);
+      const dir = `/usr/lib/postgresql/${major}/bin`;
+      if (!existsSync(join(dir, 'initdb'))) {
+        throw new Error(
+          `the shared PostgreSQL is version ${major}, but ${dir} has no initdb: set PG_BIN to its programs' directory`,
+        );
+      }
+      return dir;
+    } finally {
+      await client.end();
+    }
+  })();
+  return pgBin;
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -157,13 +188,11 @@ async function copyTemplate(
   databaseUrl: (name: string) => string,
   database: string,
 ): Promise<void> {
-  const shared = new URL(
-    process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/karpenter_fleet',
-  );
+  const shared = new URL(SHARED_DATABASE_URL);
   shared.pathname = `/${process.env.FLEET_TEST_TEMPLATE_DB ?? 'karpenter_fleet_template'}`;
   // The migrated schema (and migration history) of the shared template, copied, not re-migrated.
   const { stdout: dump } = await run(
-    join(PG_BIN, 'pg_dump'),
+    join(await postgresBinDir(), 'pg_dump'),
     ['--no-owner', '--no-acl', '--inserts', shared.toString()],
     {
       maxBuffer: 64 * 1024 * 1024,
@@ -212,10 +241,11 @@ export async function startPrivatePostgres(database = 'karpenter_fleet'): Promis
     const { stdout: gid } = await run('id', ['-g', 'postgres']);
     chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
   }
+  const binDir = await postgresBinDir();
   const as = async (bin: string, args: string[]) =>
     asRoot
-      ? run('runuser', ['-u', 'postgres', '--', join(PG_BIN, bin), ...args])
-      : run(join(PG_BIN, bin), args);
+      ? run('runuser', ['-u', 'postgres', '--', join(binDir, bin), ...args])
+      : run(join(binDir, bin), args);
   await as('initdb', ['-D', data, '-A', 'trust', '-U', pgUser, '--no-sync', '-E', 'UTF8']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off`;
   const pgCtl = (action: string, ...extra: string[]) =>

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 
 import { parseAllDocuments } from 'yaml';
 
+import { upstreamReleases } from '../upstream-binaries.js';
+
 import type { CelCompileFailure } from '@fleet/crd-schema';
 import {
   alreadyExists,
@@ -84,7 +86,7 @@ export interface KubeApiServerEmulatorOptions {
   bookmarkIntervalMs?: number;
   /** create default, kube-system, kube-public, kube-node-lease (default true) */
   defaultNamespaces?: boolean;
-  /** reported by /version */
+  /** reported by /version; by default the pinned Kubernetes release (test/upstream/versions.json) */
   gitVersion?: string;
   /**
    * create the ClusterRoles and bindings kube-apiserver bootstraps (cluster-admin for
@@ -256,7 +258,8 @@ export class KubeApiServerEmulator {
       watchHistorySize: options.watchHistorySize ?? 1000,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       defaultNamespaces: options.defaultNamespaces ?? true,
-      gitVersion: options.gitVersion ?? 'v1.32.0',
+      // OpenShift 4.21's Kubernetes, the release test/upstream pins (and builds kubectl from).
+      gitVersion: options.gitVersion ?? upstreamReleases().kubernetes!.version!,
     };
     for (const d of builtinDefs()) this.register([d]);
     if (this.opts.defaultNamespaces)

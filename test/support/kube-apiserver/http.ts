@@ -199,7 +199,7 @@ export async function handleHttp(
       const m = /^v(\d+)\.(\d+)/.exec(em.gitVersion);
       sendJson(res, 200, {
         major: m?.[1] ?? '1',
-        minor: m?.[2] ?? '32',
+        minor: m?.[2] ?? '34',
         gitVersion: em.gitVersion,
         gitCommit: '0000000000000000000000000000000000000000',
         gitTreeState: 'clean',

@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 
 import { fixtureCrdFiles } from '../fixtures.js';
+import { upstreamBinary, upstreamReleases } from '../upstream-binaries.js';
 import { KubeApiServerEmulator, type KubeObject } from './index.js';
 
-// The real kubectl (v1.32 on these machines) as the client: where it and the emulator disagree,
-// the emulator is wrong. kubectl runs as a child process (asynchronously: the emulator answers
+// The real kubectl, pinned in test/upstream/versions.json and built from its module by the set-up,
+// as the client: where it and the emulator disagree, the emulator is wrong. kubectl runs as a child process (asynchronously: the emulator answers
 // from this process's event loop).
 interface Run {
   code: number;
@@ -40,6 +41,7 @@ const until = async (check: () => boolean, what: string): Promise<void> => {
 };
 
 describe('kubectl against the emulator', () => {
+  const kubectlPath = upstreamBinary('kubectl');
   const em = new KubeApiServerEmulator();
   const dir = mkdtempSync(join(tmpdir(), 'emulator-kubectl-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -48,7 +50,7 @@ describe('kubectl against the emulator', () => {
     let resolve!: (r: Run) => void;
     const done = new Promise<Run>((r) => (resolve = r));
     const child = execFile(
-      'kubectl',
+      kubectlPath,
       [`--kubeconfig=${config}`, `--cache-dir=${join(dir, 'cache')}`, ...args],
       { timeout: 20_000, env: { PATH: process.env.PATH ?? '', HOME: dir } },
       (err, stdout, stderr) =>
@@ -78,6 +80,20 @@ describe('kubectl against the emulator', () => {
   afterAll(async () => {
     await em.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is the kubectl pinned in test/upstream/versions.json, built from its module', async () => {
+    const r = await kubectl(['version', '--client', '-o', 'json']);
+    expect(r.code).toBe(0);
+    const { clientVersion } = JSON.parse(r.stdout) as {
+      clientVersion: { gitVersion: string; major: string; minor: string; goVersion: string };
+    };
+    const pinned = upstreamReleases().kubernetes!.version!;
+    expect(clientVersion).toMatchObject({
+      gitVersion: pinned,
+      major: pinned.split('.')[0]!.slice(1),
+      minor: pinned.split('.')[1],
+    });
   });
 
   it('connects over TLS, verifying the CA from the kubeconfig, and sends its token', async () => {
@@ -262,7 +278,8 @@ describe('kubectl against the emulator', () => {
       'json',
     );
     const r = await deleting;
-    expect(r.stdout).toBe('configmap "held" deleted\n');
+    // kubectl 1.34 names the namespace it deleted from.
+    expect(r.stdout).toBe('configmap "held" deleted from default namespace\n');
     expect(r.code).toBe(0);
     expect(em.get('v1', 'ConfigMap', 'held', 'default')).toBeUndefined();
   });
