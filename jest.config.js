@@ -54,6 +54,14 @@ export default {
           testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
           slowTestThreshold: 30,
         },
+        // Real etcd, kube-apiserver, kube-controller-manager and kube-scheduler (test/upstream),
+        // started by each suite (test/real-kubernetes/README.md).
+        {
+          ...shared,
+          displayName: 'real-kubernetes',
+          testMatch: ['<rootDir>/test/**/*.real-spec.ts'],
+          slowTestThreshold: 60,
+        },
       ],
   // Every test and hook is bounded (suites that build or start processes raise it for their own
   // beforeAll, never unbounded), so a stuck suite fails instead of hanging.

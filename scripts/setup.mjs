@@ -308,7 +308,7 @@ function generateClient() {
  * `npm run setup` with no purpose prepares for the test suite.
  */
 const UPSTREAM_BINARIES_FOR = {
-  test: ['kubectl'],
+  test: ['kubectl', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
   demo: [],
   bench: [],
 };

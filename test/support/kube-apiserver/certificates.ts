@@ -33,9 +33,11 @@ const EXT = {
 const extension = (id: string, critical: boolean, value: Buffer): Buffer =>
   critical ? seq(oid(id), bool(true), octets(value)) : seq(oid(id), octets(value));
 
-const name = (commonName: string, organization?: string): Buffer =>
+const name = (commonName: string, organizations: string | readonly string[] = []): Buffer =>
   seq(
-    ...(organization ? [set(seq(oid('2.5.4.10'), utf8(organization)))] : []),
+    ...(typeof organizations === 'string' ? [organizations] : organizations).map((o) =>
+      set(seq(oid('2.5.4.10'), utf8(o))),
+    ),
     set(seq(oid('2.5.4.3'), utf8(commonName))),
   );
 
@@ -151,7 +153,44 @@ export class CertificateAuthority {
     };
   }
 
+  /**
+   * A client certificate as kube-apiserver's x509 authenticator reads it: the common name is the
+   * user, each organization a group (`system:masters`, `system:nodes`).
+   */
+  issueClient(commonName: string, organizations: readonly string[] = []): Issued {
+    const keys = ecKeys();
+    const certPem = issue({
+      subject: name(commonName, organizations),
+      issuer: this.subject,
+      publicKey: keys.publicKey,
+      signer: this.keys.privateKey,
+      days: 365,
+      extensions: [
+        extension(EXT.basicConstraints, true, seq()),
+        // digitalSignature, keyEncipherment
+        extension(EXT.keyUsage, true, bits(Buffer.from([0xa0]), 5)),
+        extension(EXT.extKeyUsage, false, seq(oid('1.3.6.1.5.5.7.3.2'))),
+        extension(
+          EXT.authorityKeyIdentifier,
+          false,
+          seq(tlv(0x80, keyIdentifier(this.keys.publicKey))),
+        ),
+      ],
+    });
+    return {
+      certPem,
+      keyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      publicKey: keys.publicKey,
+      privateKey: keys.privateKey,
+    };
+  }
+
   get publicKey(): KeyObject {
     return this.keys.publicKey;
+  }
+
+  /** The CA's own key (PKCS #8), for a real kube-controller-manager's CSR signer. */
+  get keyPem(): string {
+    return this.keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   }
 }

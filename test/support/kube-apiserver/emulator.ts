@@ -1137,12 +1137,13 @@ export class KubeApiServerEmulator {
       opts.force === true,
     );
     if (result.conflicts.length) {
+      // As apimachinery's managedfields conflict printer: an Update manager is named with the
+      // version it wrote through, an Apply manager by name alone.
+      const who = (c: (typeof result.conflicts)[number]) =>
+        c.operation === 'Update' ? `"${c.manager}" using ${c.apiVersion}` : `"${c.manager}"`;
       const byMgr = new Map<string, string[]>();
       for (const c of result.conflicts)
-        byMgr.set(`"${c.manager}" using ${c.apiVersion}`, [
-          ...(byMgr.get(`"${c.manager}" using ${c.apiVersion}`) ?? []),
-          displayPath(c.path),
-        ]);
+        byMgr.set(who(c), [...(byMgr.get(who(c)) ?? []), displayPath(c.path)]);
       const parts: string[] = [];
       for (const [m, paths] of byMgr)
         parts.push(
@@ -1158,7 +1159,7 @@ export class KubeApiServerEmulator {
         {
           causes: result.conflicts.map((c) => ({
             reason: 'FieldManagerConflict',
-            message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+            message: `conflict with ${who(c)}`,
             field: displayPath(c.path),
           })),
         },

@@ -371,6 +371,7 @@ export function updateOwnership(
 
 export interface ApplyConflict {
   manager: string;
+  operation: 'Apply' | 'Update';
   apiVersion: string;
   path: string;
 }
@@ -404,7 +405,12 @@ export function apply(
       const lv = valueAt(base, p);
       const av = valueAt(applied, p);
       if (!lv.found || !deepEqual(lv.value, av.value))
-        conflicts.push({ manager: m.manager, apiVersion: m.apiVersion, path: p });
+        conflicts.push({
+          manager: m.manager,
+          operation: m.operation,
+          apiVersion: m.apiVersion,
+          path: p,
+        });
     }
   }
   if (conflicts.length && !force) return { object: base, managers, conflicts: conflicts };

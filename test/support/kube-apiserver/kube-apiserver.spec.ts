@@ -533,13 +533,11 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
       ),
     );
     expect(conflict).toMatchObject({ code: 409, reason: 'Conflict' });
-    expect(conflict.message).toBe(
-      'Apply failed with 1 conflict: conflict with "alice" using v1: .data.a',
-    );
+    expect(conflict.message).toBe('Apply failed with 1 conflict: conflict with "alice": .data.a');
     expect(conflict.details?.causes).toEqual([
       {
         reason: 'FieldManagerConflict',
-        message: 'conflict with "alice" using v1',
+        message: 'conflict with "alice"',
         field: '.data.a',
       },
     ]);

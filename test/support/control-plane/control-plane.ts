@@ -1,0 +1,508 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { parseAllDocuments, stringify } from 'yaml';
+
+import { CertificateAuthority } from '../kube-apiserver/certificates.js';
+import type { KubeObject } from '../kube-apiserver/index.js';
+import { freePort, spawnProcess, type RunningProcess } from '../processes.js';
+import { upstreamBinary } from '../upstream-binaries.js';
+
+// A real Kubernetes control plane for the tests: etcd, kube-apiserver, kube-controller-manager and
+// kube-scheduler, the binaries pinned in test/upstream/versions.json and built by the set-up.
+// Configured as OpenShift runs what upstream has of it: TLS with the cluster's own CA, the Node
+// and RBAC authorizers, service-account tokens (TokenRequest), the admission plugins
+// NodeRestriction, OwnerReferencesPermissionEnforcement and ValidatingAdmissionPolicy, and the
+// controllers the fleet relies on (garbage collector, namespace, CSR signing of approved CSRs,
+// service-account tokens). Ports come from the OS; nothing outside a temporary directory is
+// written, so several run side by side (a management and a guest cluster).
+
+export interface ControlPlaneOptions {
+  /** Names the processes in failure output, e.g. `management` or `guest`. */
+  name?: string;
+  /** kube-controller-manager and kube-scheduler too (default true). */
+  controllers?: boolean;
+  /** Each start is bounded (default 90 s: a loaded 2-core machine starts kube-apiserver in ~10 s). */
+  startTimeoutMs?: number;
+}
+
+/** The controllers started: what the fleet's scenarios need of kube-controller-manager. */
+const CONTROLLERS = [
+  'garbage-collector-controller',
+  'namespace-controller',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
+  // Signs approved CSRs; approving is the product's job (OpenShift runs no auto-approver for
+  // kubelet CSRs of new machines), so the approving controller stays off.
+  'certificatesigningrequest-signing-controller',
+  'certificatesigningrequest-cleaner-controller',
+  'deployment-controller',
+  'replicaset-controller',
+];
+
+export interface ClientCredentials {
+  certPem: string;
+  keyPem: string;
+}
+
+export class RealControlPlane {
+  readonly ca = new CertificateAuthority(`kube-ca@${Math.floor(Date.now() / 1000)}`);
+  readonly admin: ClientCredentials;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'fleet-control-plane-'));
+  private readonly name: string;
+  private readonly startTimeoutMs: number;
+  private etcd?: RunningProcess;
+  private apiServer?: RunningProcess;
+  private controllerManager?: RunningProcess;
+  private scheduler?: RunningProcess;
+  private readonly discovery = new Map<
+    string,
+    { name: string; kind: string; namespaced: boolean }[]
+  >();
+  private etcdPort = 0;
+  private etcdPeerPort = 0;
+  private apiServerPort = 0;
+
+  private constructor(private readonly options: ControlPlaneOptions) {
+    this.name = options.name ?? 'cluster';
+    this.startTimeoutMs = options.startTimeoutMs ?? 90_000;
+    this.admin = this.ca.issueClient('kubernetes-admin', ['system:masters']);
+  }
+
+  /** Starts the whole control plane; on failure everything started is stopped again. */
+  static async start(options: ControlPlaneOptions = {}): Promise<RealControlPlane> {
+    const plane = new RealControlPlane(options);
+    try {
+      await plane.boot();
+    } catch (err) {
+      const output = plane.output();
+      await plane.stop();
+      throw new Error(
+        `${plane.name}: control plane did not start: ${err instanceof Error ? err.message : String(err)}\n${output}`,
+        { cause: err },
+      );
+    }
+    return plane;
+  }
+
+  get url(): string {
+    return `https://127.0.0.1:${this.apiServerPort}`;
+  }
+
+  /** A kubeconfig for these credentials (the admin's, a node's, a user's), or a bearer token. */
+  kubeconfigYaml(
+    credentials: ClientCredentials | { token: string } = this.admin,
+    user = 'admin',
+  ): string {
+    return stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: this.name,
+          cluster: {
+            server: this.url,
+            'certificate-authority-data': Buffer.from(this.ca.certPem).toString('base64'),
+          },
+        },
+      ],
+      users: [
+        {
+          name: user,
+          user:
+            'token' in credentials
+              ? { token: credentials.token }
+              : {
+                  'client-certificate-data': Buffer.from(credentials.certPem).toString('base64'),
+                  'client-key-data': Buffer.from(credentials.keyPem).toString('base64'),
+                },
+        },
+      ],
+      contexts: [{ name: this.name, context: { cluster: this.name, user } }],
+      'current-context': this.name,
+    });
+  }
+
+  /** Writes a kubeconfig file into the control plane's directory and returns its path. */
+  writeKubeconfig(
+    credentials: ClientCredentials | { token: string } = this.admin,
+    user = 'admin',
+  ): string {
+    const path = join(this.dir, `kubeconfig-${user.replace(/[^a-z0-9-]/gi, '_')}`);
+    writeFileSync(path, this.kubeconfigYaml(credentials, user), { mode: 0o600 });
+    return path;
+  }
+
+  /** A request with the admin's certificate (system:masters); the status and parsed body. */
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<{ status: number; body: string; json: KubeObject }> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        `${this.url}${path}`,
+        {
+          method,
+          ca: this.ca.certPem,
+          cert: this.admin.certPem,
+          key: this.admin.keyPem,
+          timeout: 10_000,
+          headers: payload
+            ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
+            : {},
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            let json: KubeObject = {};
+            try {
+              json = JSON.parse(text) as KubeObject;
+            } catch {
+              // /readyz and friends answer text
+            }
+            resolve({ status: res.statusCode ?? 0, body: text, json });
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  /** A GET with the admin's certificate; the status and body. */
+  async adminGet(path: string): Promise<{ status: number; body: string }> {
+    return this.request('GET', path);
+  }
+
+  /**
+   * The REST path of an object (or of its collection, without `name`), from discovery, as
+   * clients find it: the resource whose kind matches, not a subresource.
+   */
+  async resourcePath(
+    apiVersion: string,
+    kind: string,
+    name?: string,
+    namespace?: string,
+  ): Promise<string> {
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    let resources = this.discovery.get(base);
+    if (!resources) {
+      const { status, json } = await this.request('GET', base);
+      if (status !== 200) throw new Error(`discovery of ${base}: ${status}`);
+      resources = (json as { resources: { name: string; kind: string; namespaced: boolean }[] })
+        .resources;
+      this.discovery.set(base, resources);
+    }
+    const resource = resources.find((r) => r.kind === kind && !r.name.includes('/'));
+    if (!resource) throw new Error(`${apiVersion} serves no ${kind}`);
+    const scope = resource.namespaced ? `/namespaces/${namespace ?? 'default'}` : '';
+    return `${base}${scope}/${resource.name}${name ? `/${name}` : ''}`;
+  }
+
+  /** The object, or undefined when the server answers 404. */
+  async get(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<KubeObject | undefined> {
+    const { status, json, body } = await this.request(
+      'GET',
+      await this.resourcePath(apiVersion, kind, name, namespace),
+    );
+    if (status === 404) return undefined;
+    if (status !== 200) throw new Error(`GET ${kind} ${name}: ${status} ${body}`);
+    return json;
+  }
+
+  /** Creates each object (as kubectl create would), failing on any refusal. */
+  async create(...objects: KubeObject[]): Promise<void> {
+    for (const object of objects) {
+      const path = await this.resourcePath(
+        object.apiVersion!,
+        object.kind!,
+        undefined,
+        object.metadata?.namespace,
+      );
+      const { status, body } = await this.request('POST', path, object);
+      if (status !== 201)
+        throw new Error(`create ${object.kind} ${object.metadata?.name}: ${status} ${body}`);
+    }
+  }
+
+  /** A patch of the object or of its status (`subresource: 'status'`). */
+  async patch(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: 'merge' | 'json' = 'merge',
+    subresource?: 'status',
+  ): Promise<KubeObject> {
+    const path = await this.resourcePath(apiVersion, kind, name, namespace);
+    const { status, json, body } = await this.request(
+      'PATCH',
+      subresource ? `${path}/${subresource}` : path,
+      patch,
+      type === 'merge' ? 'application/merge-patch+json' : 'application/json-patch+json',
+    );
+    if (status !== 200) throw new Error(`patch ${kind} ${name}: ${status} ${body}`);
+    return json;
+  }
+
+  /**
+   * Installs CRD files (every document of each) and waits until each is Established, as an
+   * operator's install would.
+   */
+  async installCrds(files: readonly string[]): Promise<void> {
+    const crds = files.flatMap((file) =>
+      parseAllDocuments(readFileSync(file, 'utf8'))
+        .map((doc) => doc.toJS() as KubeObject | null)
+        .filter((crd): crd is KubeObject => crd?.kind === 'CustomResourceDefinition'),
+    );
+    const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    for (const crd of crds) {
+      const { status, body } = await this.request('POST', path, crd);
+      if (status !== 201 && status !== 409) {
+        throw new Error(`CRD ${crd.metadata?.name}: ${status} ${body}`);
+      }
+    }
+    for (const crd of crds) {
+      await this.until(`CRD ${crd.metadata?.name} Established`, async () => {
+        const { json } = await this.request('GET', `${path}/${crd.metadata!.name!}`);
+        const conditions = (json.status as { conditions?: { type: string; status: string }[] })
+          ?.conditions;
+        return !!conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      });
+    }
+    this.discovery.clear();
+  }
+
+  /** kube-apiserver stopped and started again on the same port and etcd (its state kept). */
+  async restartApiServer(): Promise<void> {
+    await this.apiServer?.stop();
+    await this.startApiServer();
+  }
+
+  /** etcd's current revision, from its JSON gateway. */
+  async etcdRevision(): Promise<number> {
+    const response = await this.etcdCall('/v3/kv/range', {
+      key: Buffer.from('/registry/').toString('base64'),
+      range_end: Buffer.from('/registry0').toString('base64'),
+      count_only: true,
+    });
+    return Number((response as { header: { revision: string } }).header.revision);
+  }
+
+  /**
+   * Compacts etcd at its current revision: every resourceVersion older than now is gone, so a
+   * watch resumed from one gets 410 Gone, as after a real compaction.
+   */
+  async compactEtcd(): Promise<number> {
+    const revision = await this.etcdRevision();
+    await this.etcdCall('/v3/kv/compaction', { revision: String(revision), physical: true });
+    return revision;
+  }
+
+  /** Everything the processes printed, for failure messages. */
+  output(): string {
+    return [this.etcd, this.apiServer, this.controllerManager, this.scheduler]
+      .map((p) => p?.output().slice(-20_000) ?? '')
+      .join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.scheduler?.stop(), this.controllerManager?.stop()]);
+    await this.apiServer?.stop();
+    await this.etcd?.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private file(name: string, content: string): string {
+    const path = join(this.dir, name);
+    writeFileSync(path, content, { mode: 0o600 });
+    return path;
+  }
+
+  private async boot(): Promise<void> {
+    const serviceAccountKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    this.file('ca.crt', this.ca.certPem);
+    this.file('ca.key', this.ca.keyPem);
+    this.file(
+      'sa.key',
+      serviceAccountKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    );
+    this.file(
+      'sa.pub',
+      serviceAccountKeys.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    );
+    const serving = this.ca.issueServing([
+      '127.0.0.1',
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      '10.0.0.1',
+    ]);
+    this.file('apiserver.crt', serving.certPem);
+    this.file('apiserver.key', serving.keyPem);
+    [this.etcdPort, this.etcdPeerPort, this.apiServerPort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
+    await this.startEtcd();
+    await this.startApiServer();
+    if (this.options.controllers !== false) {
+      await Promise.all([this.startControllerManager(), this.startScheduler()]);
+    }
+  }
+
+  private spawn(binary: string, args: string[]): RunningProcess {
+    const started = spawnProcess({
+      command: upstreamBinary(binary),
+      args,
+      // Nothing inherited: no proxy settings, no KUBECONFIG.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: this.dir },
+      name: `${this.name} ${binary}`,
+    });
+    return started;
+  }
+
+  private async startEtcd(): Promise<void> {
+    mkdirSync(join(this.dir, 'etcd'), { mode: 0o700 });
+    const client = `http://127.0.0.1:${this.etcdPort}`;
+    const peer = `http://127.0.0.1:${this.etcdPeerPort}`;
+    this.etcd = this.spawn('etcd', [
+      '--name=default',
+      `--data-dir=${join(this.dir, 'etcd')}`,
+      `--listen-client-urls=${client}`,
+      `--advertise-client-urls=${client}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=default=${peer}`,
+      // Tests keep nothing across a crash of the machine; fsync only slows them.
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ]);
+    await this.until('etcd', async () => {
+      await this.etcdRevision();
+      return true;
+    });
+  }
+
+  private async startApiServer(): Promise<void> {
+    this.apiServer = this.spawn('kube-apiserver', [
+      `--etcd-servers=http://127.0.0.1:${this.etcdPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${this.apiServerPort}`,
+      `--tls-cert-file=${join(this.dir, 'apiserver.crt')}`,
+      `--tls-private-key-file=${join(this.dir, 'apiserver.key')}`,
+      `--client-ca-file=${join(this.dir, 'ca.crt')}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      `--service-account-key-file=${join(this.dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(this.dir, 'sa.key')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=Node,RBAC',
+      // On top of the defaults (which include ValidatingAdmissionPolicy), what OpenShift enables
+      // that upstream has.
+      '--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement',
+      '--allow-privileged=true',
+      '--profiling=false',
+      '--v=0',
+    ]);
+    await this.until('kube-apiserver', async () => {
+      const { status } = await this.adminGet('/readyz');
+      return status === 200;
+    });
+  }
+
+  private async startControllerManager(): Promise<void> {
+    const identity = this.ca.issueClient('system:kube-controller-manager');
+    const kubeconfig = this.writeKubeconfig(identity, 'kube-controller-manager');
+    this.controllerManager = this.spawn('kube-controller-manager', [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${await freePort()}`,
+      `--cert-dir=${join(this.dir, 'kube-controller-manager')}`,
+      '--leader-elect=false',
+      '--use-service-account-credentials=true',
+      `--controllers=${CONTROLLERS.join(',')}`,
+      `--service-account-private-key-file=${join(this.dir, 'sa.key')}`,
+      `--root-ca-file=${join(this.dir, 'ca.crt')}`,
+      `--cluster-signing-cert-file=${join(this.dir, 'ca.crt')}`,
+      `--cluster-signing-key-file=${join(this.dir, 'ca.key')}`,
+      '--v=0',
+    ]);
+    // Ready once the token controller has given the default namespace's ServiceAccount life:
+    // the service-account controller creates `default` there.
+    await this.until('kube-controller-manager', async () => {
+      const { status } = await this.adminGet('/api/v1/namespaces/default/serviceaccounts/default');
+      return status === 200;
+    });
+  }
+
+  private async startScheduler(): Promise<void> {
+    const identity = this.ca.issueClient('system:kube-scheduler');
+    const kubeconfig = this.writeKubeconfig(identity, 'kube-scheduler');
+    this.scheduler = this.spawn('kube-scheduler', [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${await freePort()}`,
+      `--cert-dir=${join(this.dir, 'kube-scheduler')}`,
+      '--leader-elect=false',
+      '--v=0',
+    ]);
+  }
+
+  private async until(what: string, ready: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + this.startTimeoutMs;
+    let last: unknown;
+    const processes = [this.etcd, this.apiServer, this.controllerManager, this.scheduler];
+    for (;;) {
+      const exited = processes.find(
+        (p) => p && (p.child.exitCode !== null || p.child.signalCode !== null),
+      );
+      if (exited) throw new Error(`${what}: a process exited while starting`);
+      try {
+        if (await ready()) return;
+      } catch (err) {
+        last = err;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${what} not ready after ${this.startTimeoutMs} ms${last instanceof Error ? `: ${last.message}` : ''}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async etcdCall(path: string, body: object): Promise<unknown> {
+    const response = await fetch(`http://127.0.0.1:${this.etcdPort}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`etcd ${path}: ${response.status} ${text}`);
+    return JSON.parse(text) as unknown;
+  }
+}
