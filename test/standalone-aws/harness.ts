@@ -68,9 +68,45 @@ export async function startHarness(
     timeouts?: { apiServerSeconds: number; ec2RequestSeconds: number };
   } = {},
 ): Promise<Harness> {
+  const cluster = await startEmulatedCluster();
+  const sidecar = await startSidecarRuntime(cluster, options);
+  return {
+    cluster,
+    ...sidecar,
+    async stop() {
+      await sidecar.stop();
+      await cluster.stop();
+    },
+  };
+}
+
+/** What the sidecar's runtime needs of a cluster, emulated or real. */
+export interface SidecarTarget {
+  /** the sidecar's kubeconfig: its service account's token */
+  kubeconfigPath: string;
+  /** the environment a sidecar process would have (KUBECONFIG, the EC2 endpoint, credentials) */
+  sidecarEnv: Record<string, string>;
+  ec2: {
+    region: string;
+    url: string;
+    credentials: { accessKeyId: string; secretAccessKey: string };
+  };
+}
+
+/**
+ * The sidecar's runtime in this process against a cluster: real client-node (HTTPS) and EC2 SDK
+ * (HTTP), so every watch, apply and approval crosses the wire. Stopping it leaves the cluster.
+ */
+export async function startSidecarRuntime(
+  cluster: SidecarTarget,
+  options: {
+    approvalsPerMinute?: number;
+    requeueMs?: number;
+    timeouts?: { apiServerSeconds: number; ec2RequestSeconds: number };
+  } = {},
+): Promise<Omit<Harness, 'cluster'>> {
   const registration = findDriver('AWS', 'STANDALONE');
   if (!registration) throw new Error('no AWS/STANDALONE driver registered');
-  const cluster = await startEmulatedCluster();
   // As the sidecar's service account: exactly the RBAC deploy/sidecar/standalone grants.
   const apiServers = apiServersFor(registration.targets, {
     KUBECONFIG: cluster.kubeconfigPath,
@@ -111,7 +147,6 @@ export async function startHarness(
   runtime.start();
   let generation = 0;
   return {
-    cluster,
     runtime,
     ec2Client,
     order: (spec = {}) => ({
@@ -125,7 +160,6 @@ export async function startHarness(
     async stop() {
       await runtime.stop();
       ec2Client.destroy();
-      await cluster.stop();
     },
   };
 }

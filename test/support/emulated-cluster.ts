@@ -10,7 +10,7 @@ import { MachineConfigOperatorEmulator } from './machine-config-operator.js';
 import { recordRbacUsage, type RbacUsage } from './rbac-usage.js';
 
 /** Namespaces a real OpenShift cluster has before anyone installs Karpenter. */
-const OPENSHIFT_NAMESPACES = [
+export const OPENSHIFT_NAMESPACES = [
   'openshift-machine-api',
   'openshift-cloud-credential-operator',
   'openshift-config',

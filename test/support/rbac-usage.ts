@@ -82,7 +82,8 @@ function uses(a: Attributes, p: Permission): boolean {
     return false;
   if (p.name !== undefined && a.name !== p.name) return false;
   if (p.namespace !== undefined) return a.namespace === p.namespace;
-  return p.name !== undefined || a.namespace === undefined;
+  // Namespace `*`: a check kube-apiserver makes for every namespace at once (a policy's paramKind).
+  return p.name !== undefined || a.namespace === undefined || a.namespace === '*';
 }
 
 export interface RbacUsage {

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,8 @@ export interface ControlPlaneOptions {
   name?: string;
   /** kube-controller-manager and kube-scheduler too (default true). */
   controllers?: boolean;
+  /** An audit log of every request (Metadata level), read by `auditedRequests`. */
+  audit?: boolean;
   /** Each start is bounded (default 90 s: a loaded 2-core machine starts kube-apiserver in ~10 s). */
   startTimeoutMs?: number;
 }
@@ -42,7 +44,20 @@ const CONTROLLERS = [
   'certificatesigningrequest-cleaner-controller',
   'deployment-controller',
   'replicaset-controller',
+  // Lifts the not-ready taint the API server puts on a new Node once it is Ready, and watches
+  // the kubelets' leases (test/support/control-plane/kubelets.ts renews them).
+  'node-lifecycle-controller',
 ];
+
+/** What the audit log says of one request (the fields tests read). */
+export interface AuditEvent {
+  stage: string;
+  verb: string;
+  requestURI: string;
+  user: { username: string; groups?: string[] };
+  responseStatus?: { code: number; message?: string };
+  objectRef?: { resource?: string; namespace?: string; name?: string; apiGroup?: string };
+}
 
 export interface ClientCredentials {
   certPem: string;
@@ -143,20 +158,25 @@ export class RealControlPlane {
     path: string,
     body?: unknown,
     contentType = 'application/json',
+    /** a bearer token to send instead of the admin's certificate */
+    token?: string,
   ): Promise<{ status: number; body: string; json: KubeObject }> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    const credentials = token ? {} : { cert: this.admin.certPem, key: this.admin.keyPem };
     return new Promise((resolve, reject) => {
       const req = request(
         `${this.url}${path}`,
         {
           method,
           ca: this.ca.certPem,
-          cert: this.admin.certPem,
-          key: this.admin.keyPem,
+          ...credentials,
           timeout: 10_000,
-          headers: payload
-            ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
-            : {},
+          headers: {
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...(payload
+              ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
+              : {}),
+          },
         },
         (res) => {
           let text = '';
@@ -240,6 +260,82 @@ export class RealControlPlane {
     }
   }
 
+  /**
+   * Objects as a cluster already holds them (a fixture cluster's): namespaces first, each missing
+   * namespace created, and each object's status written through its status subresource after
+   * the create, as the controllers that own it would have.
+   */
+  async seed(objects: readonly KubeObject[]): Promise<void> {
+    const rank = (o: KubeObject) =>
+      o.kind === 'CustomResourceDefinition' ? 0 : o.kind === 'Namespace' ? 1 : 2;
+    const namespaces = new Set<string>();
+    for (const object of [...objects].sort((a, b) => rank(a) - rank(b))) {
+      if (object.kind === 'CustomResourceDefinition') {
+        await this.installCrdObjects([object]);
+        continue;
+      }
+      const namespace = object.metadata?.namespace;
+      if (namespace && !namespaces.has(namespace)) {
+        namespaces.add(namespace);
+        if (!(await this.get('v1', 'Namespace', namespace))) {
+          await this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+        }
+      }
+      if (
+        object.kind === 'Namespace' &&
+        (await this.get('v1', 'Namespace', object.metadata!.name!))
+      ) {
+        continue;
+      }
+      await this.create(object);
+      if (object.status !== undefined && object.kind !== 'Namespace') {
+        await this.patch(
+          object.apiVersion!,
+          object.kind!,
+          object.metadata!.name!,
+          namespace,
+          { status: object.status },
+          'merge',
+          'status',
+        ).catch((err: unknown) => {
+          // A kind without a status subresource stored its status with the create.
+          if (!(err instanceof Error && err.message.includes(': 404 '))) throw err;
+        });
+      }
+    }
+  }
+
+  /** A service account's token from TokenRequest, as a projected volume would hold it. */
+  async serviceAccountToken(namespace: string, name: string, seconds = 3600): Promise<string> {
+    const { status, json, body } = await this.request(
+      'POST',
+      `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: seconds },
+      },
+    );
+    if (status !== 201) throw new Error(`TokenRequest for ${namespace}/${name}: ${status} ${body}`);
+    return (json.status as { token: string }).token;
+  }
+
+  /**
+   * The requests the API server refused `user` (403) or failed for it, from its audit log: a
+   * test that expects none proves the user's RBAC covers everything it did.
+   */
+  auditedRequests(user: string): AuditEvent[] {
+    if (!this.options.audit) throw new Error('start the control plane with audit: true');
+    const file = join(this.dir, 'audit.log');
+    if (!existsSync(file)) return [];
+    const text = readFileSync(file, 'utf8');
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as AuditEvent)
+      .filter((event) => event.user.username === user);
+  }
+
   /** A patch of the object or of its status (`subresource: 'status'`). */
   async patch(
     apiVersion: string,
@@ -249,6 +345,8 @@ export class RealControlPlane {
     patch: unknown,
     type: 'merge' | 'json' = 'merge',
     subresource?: 'status',
+    /** as this bearer token's identity rather than the admin */
+    token?: string,
   ): Promise<KubeObject> {
     const path = await this.resourcePath(apiVersion, kind, name, namespace);
     const { status, json, body } = await this.request(
@@ -256,6 +354,7 @@ export class RealControlPlane {
       subresource ? `${path}/${subresource}` : path,
       patch,
       type === 'merge' ? 'application/merge-patch+json' : 'application/json-patch+json',
+      token,
     );
     if (status !== 200) throw new Error(`patch ${kind} ${name}: ${status} ${body}`);
     return json;
@@ -266,11 +365,16 @@ export class RealControlPlane {
    * operator's install would.
    */
   async installCrds(files: readonly string[]): Promise<void> {
-    const crds = files.flatMap((file) =>
-      parseAllDocuments(readFileSync(file, 'utf8'))
-        .map((doc) => doc.toJS() as KubeObject | null)
-        .filter((crd): crd is KubeObject => crd?.kind === 'CustomResourceDefinition'),
+    await this.installCrdObjects(
+      files.flatMap((file) =>
+        parseAllDocuments(readFileSync(file, 'utf8'))
+          .map((doc) => doc.toJS() as KubeObject | null)
+          .filter((crd): crd is KubeObject => crd?.kind === 'CustomResourceDefinition'),
+      ),
     );
+  }
+
+  private async installCrdObjects(crds: readonly KubeObject[]): Promise<void> {
     const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
     for (const crd of crds) {
       const { status, body } = await this.request('POST', path, crd);
@@ -421,6 +525,16 @@ export class RealControlPlane {
       '--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement',
       '--allow-privileged=true',
       '--profiling=false',
+      ...(this.options.audit
+        ? [
+            `--audit-policy-file=${this.file(
+              'audit-policy.yaml',
+              'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n',
+            )}`,
+            `--audit-log-path=${join(this.dir, 'audit.log')}`,
+            '--audit-log-mode=blocking',
+          ]
+        : []),
       '--v=0',
     ]);
     await this.until('kube-apiserver', async () => {

@@ -1274,6 +1274,51 @@ export class KubeApiServerEmulator {
   }
 
   /**
+   * kube-apiserver's authorization of a ValidatingAdmissionPolicy's author
+   * (pkg/registry/admissionregistration/validatingadmissionpolicy/authz.go): whoever creates a
+   * policy with a paramKind, or changes its paramKind, must be allowed to `get` every object of
+   * that kind, in every namespace (namespace and name `*`: only a cluster-wide rule without
+   * resourceNames allows it).
+   */
+  private checkParamKindAccess(
+    old: KubeObject | undefined,
+    next: KubeObject,
+    user: EmulatorUser,
+  ): StatusCause[] {
+    const paramKind =
+      isObject(next.spec) && isObject(next.spec.paramKind) ? next.spec.paramKind : undefined;
+    if (!paramKind) return [];
+    const before = old && isObject(old.spec) ? old.spec.paramKind : undefined;
+    if (old && deepEqual(before, paramKind)) return [];
+    const apiVersion = str(paramKind.apiVersion);
+    const kind = str(paramKind.kind);
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+    let resource = '*';
+    try {
+      resource = this.defForKind(apiVersion, kind).plural;
+    } catch {
+      // an unknown kind: upstream then asks for every resource of the group
+    }
+    const allowed = this.authorizer.authorize({
+      user,
+      verb: 'get',
+      resourceRequest: true,
+      apiGroup: group ?? '',
+      apiVersion: version ?? '',
+      resource,
+      namespace: '*',
+      name: '*',
+    }).allowed;
+    if (allowed) return [];
+    return [
+      cause.forbidden(
+        'spec.paramKind',
+        `user &{${user.username}  [${user.groups.join(' ')}] map[]} must have "get" permission on all objects of the referenced paramKind (kind=${kind}, apiVersion=${apiVersion})`,
+      ),
+    ];
+  }
+
+  /**
    * The CertificateApproval admission plugin: updating /approval needs `approve` on the signer
    * (`signers`, named by signerName or by its domain `example.com/*`).
    */
@@ -1340,6 +1385,8 @@ export class KubeApiServerEmulator {
     }
     if (def.schema) causes.push(...def.schema.validate(next, old ? { old } : {}));
     if (def.validate) causes.push(...def.validate(next, old));
+    if (opts.user && def.kind === 'ValidatingAdmissionPolicy' && !how.subresource)
+      causes.push(...this.checkParamKindAccess(old, next, opts.user));
     if (causes.length) throw invalid(def.kind, def.group, name, causes);
     warnings.push(
       ...this.admit(
