@@ -35,8 +35,14 @@ export function readUpstreamVersions() {
  * clear (-modcacherw).
  */
 export function goEnvironment() {
+  // Go's own install location last on PATH: a shell that never sourced a profile still finds the
+  // Go the machine carries, and a Go earlier on PATH still wins.
+  const path = [process.env.PATH, existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin' : '']
+    .filter(Boolean)
+    .join(':');
   return {
     ...process.env,
+    PATH: path,
     GOTOOLCHAIN: 'local',
     CGO_ENABLED: '0',
     GOWORK: 'off',
