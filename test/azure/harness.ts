@@ -59,11 +59,30 @@ export const GENERAL_NODEPOOL = {
 export async function startAzureHarness(
   options: { objects?: Record<string, unknown>[]; requeueMs?: number } = {},
 ): Promise<AzureHarness> {
-  const registration = findDriver('AZURE', 'STANDALONE');
-  if (!registration) throw new Error('no AZURE/STANDALONE driver registered');
   const cluster = await startEmulatedAzureCluster({
     objects: options.objects ?? azureMarketplaceFixtureObjects(),
   });
+  const sidecar = await startAzureSidecarRuntime(cluster, options);
+  return {
+    cluster,
+    ...sidecar,
+    async stop() {
+      await sidecar.stop();
+      await cluster.stop();
+    },
+  };
+}
+
+/**
+ * The sidecar's runtime in this process against an Azure cluster, emulated or real (its
+ * kubeconfig and the environment a sidecar process would have). Stopping it leaves the cluster.
+ */
+export async function startAzureSidecarRuntime(
+  cluster: { kubeconfigPath: string; sidecarEnv: Record<string, string> },
+  options: { requeueMs?: number } = {},
+): Promise<Omit<AzureHarness, 'cluster'>> {
+  const registration = findDriver('AZURE', 'STANDALONE');
+  if (!registration) throw new Error('no AZURE/STANDALONE driver registered');
   const apiServers = apiServersFor(registration.targets, { KUBECONFIG: cluster.kubeconfigPath });
   const driver = registration.create({
     reader: (target) =>
@@ -90,7 +109,6 @@ export async function startAzureHarness(
   runtime.start();
   let generation = 0;
   return {
-    cluster,
     runtime,
     order: (spec = {}) => ({
       contractVersion: CONTRACT_VERSION,
@@ -103,7 +121,6 @@ export async function startAzureHarness(
     async stop() {
       await runtime.stop();
       driver.close();
-      await cluster.stop();
     },
   };
 }

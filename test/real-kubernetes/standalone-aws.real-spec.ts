@@ -6,8 +6,12 @@ import {
   SIDECAR_USER,
   startRealOpenShiftAwsCluster,
   type RealOpenShiftAwsCluster,
-} from '../support/control-plane/openshift-aws-cluster.js';
-import type { KubeObject } from '../support/kube-apiserver/index.js';
+} from '../support/control-plane/openshift-cluster.js';
+import {
+  conditionOf,
+  deploymentAvailable,
+  refusedRequests,
+} from '../support/control-plane/scenario.js';
 import { eventually } from '../support/processes.js';
 import { GENERAL_NODEPOOL, startSidecarRuntime, type Harness } from '../standalone-aws/harness.js';
 
@@ -20,39 +24,13 @@ const CA = ['autoscaling.openshift.io/v1', 'ClusterAutoscaler'] as const;
 const MA = ['autoscaling.openshift.io/v1beta1', 'MachineAutoscaler'] as const;
 const NODECLASS = 'karpenter.k8s.aws/v1';
 
-type Condition = { type: string; status: string; reason: string; message: string };
-const condition = (result: { conditions: Condition[] } | undefined, type: string) =>
-  result?.conditions.find((c) => c.type === type);
-
 describe('standalone AWS on a real control plane: Karpenter on, the Cluster Autoscaler off', () => {
   let cluster: RealOpenShiftAwsCluster;
   let sidecar: Omit<Harness, 'cluster'>;
   let kubelets: SimulatedKubelets;
   const get = (apiVersion: string, kind: string, name: string, namespace?: string) =>
     cluster.plane.get(apiVersion, kind, name, namespace);
-  /** What the API server's authorizers refused the sidecar (403), from its audit log. */
-  const refused = () =>
-    cluster.plane
-      .auditedRequests(SIDECAR_USER)
-      .filter((e) => e.stage === 'ResponseComplete' && e.responseStatus?.code === 403)
-      .map(
-        (e) =>
-          `${e.verb} ${e.requestURI}: ${e.responseStatus?.code} ${e.responseStatus?.message ?? ''}`,
-      );
-
-  /** The operand's Deployments, ReplicaSets, pods and events, for a failure message. */
-  const operandState = async () => {
-    const out: string[] = [];
-    for (const path of [
-      `/apis/apps/v1/namespaces/${OPERAND_NAMESPACE}/deployments`,
-      `/apis/apps/v1/namespaces/${OPERAND_NAMESPACE}/replicasets`,
-      `/api/v1/namespaces/${OPERAND_NAMESPACE}/pods`,
-      `/api/v1/namespaces/${OPERAND_NAMESPACE}/events`,
-    ]) {
-      out.push(`${path}: ${(await cluster.plane.request('GET', path)).body.slice(0, 5000)}`);
-    }
-    return out.join('\n');
-  };
+  const refused = () => refusedRequests(cluster.plane, SIDECAR_USER);
 
   beforeAll(async () => {
     cluster = await startRealOpenShiftAwsCluster();
@@ -75,7 +53,7 @@ describe('standalone AWS on a real control plane: Karpenter on, the Cluster Auto
         clusterAutoscalerMode: 'DISABLE',
       }),
     );
-    expect(condition(result, 'ClusterAutoscalerDisabled')).toMatchObject({
+    expect(conditionOf(result, 'ClusterAutoscalerDisabled')).toMatchObject({
       status: 'False',
       reason: 'WaitingForKarpenter',
     });
@@ -96,19 +74,7 @@ describe('standalone AWS on a real control plane: Karpenter on, the Cluster Auto
   });
 
   it("the real Deployment controller makes the operand Available once the node's kubelet runs its pods", async () => {
-    await eventually(
-      async () => {
-        const deployment = await get('apps/v1', 'Deployment', OPERAND_NAME, OPERAND_NAMESPACE);
-        const conditions = (deployment?.status as { conditions?: Condition[] } | undefined)
-          ?.conditions;
-        return conditions?.some((c) => c.type === 'Available' && c.status === 'True')
-          ? true
-          : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 250, what: 'the operand Deployment to be Available' },
-    ).catch(async (err: Error) => {
-      throw new Error(`${err.message}\n${await operandState()}`, { cause: err });
-    });
+    await deploymentAvailable(cluster.plane, OPERAND_NAMESPACE, OPERAND_NAME);
   });
 
   it('removes the Cluster Autoscaler once the NodeClass is Ready, keeping a copy; nothing was refused', async () => {
@@ -116,7 +82,7 @@ describe('standalone AWS on a real control plane: Karpenter on, the Cluster Auto
     // operand's RBAC, which the sidecar granted, must allow it). Real Karpenter does this in the
     // issue that runs karpenter-provider-aws here.
     const karpenterToken = await cluster.plane.serviceAccountToken(OPERAND_NAMESPACE, OPERAND_NAME);
-    const live = (await get(NODECLASS, 'EC2NodeClass', 'default')) as KubeObject;
+    const live = (await get(NODECLASS, 'EC2NodeClass', 'default'))!;
     const t = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const spec = live.spec as { amiSelectorTerms?: { id?: string }[]; instanceProfile?: string };
     await cluster.plane.patch(
@@ -175,7 +141,7 @@ describe('standalone AWS on a real control plane: Karpenter on, the Cluster Auto
       await get('v1', 'ConfigMap', 'karpenter-fleet-cluster-autoscaler-backup', 'openshift-config'),
     ).toBeDefined();
     const last = sidecar.runtime.lastResult()?.result;
-    expect(condition(last, 'ClusterAutoscalerDisabled')).toMatchObject({
+    expect(conditionOf(last, 'ClusterAutoscalerDisabled')).toMatchObject({
       status: 'True',
       reason: 'DisabledByFleet',
     });

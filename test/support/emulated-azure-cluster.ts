@@ -17,7 +17,7 @@ const OPENSHIFT_NAMESPACES = [
 ];
 
 /** The sidecar's own service principal in the fixture's arm-world.json. */
-const SIDECAR_CLIENT = {
+export const SIDECAR_CLIENT = {
   clientId: '7a1c3e5f-9b2d-4f6a-8c0e-2d4f6a8c0e1b',
   clientSecret: 'made-up-sidecar-client-secret',
 };

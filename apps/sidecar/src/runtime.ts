@@ -51,6 +51,7 @@ import { ConditionSet } from './reconcile/conditions.js';
 import type { SidecarIdentity } from './reconcile/operand-access.js';
 import { PeriodicCheck } from './reconcile/periodic-check.js';
 import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
+import { RETRIED_FAILURES, retryDelayMs } from './reconcile/outcome.js';
 import { OwnedObjects } from './reconcile/owned-objects.js';
 import { PlanPhase, type PlanResult } from './plan/plan-phase.js';
 
@@ -146,6 +147,8 @@ export class SidecarRuntime {
   private last?: { generation: number; result: ReconcileResult };
   private chain: Promise<unknown> = Promise.resolve();
   private requeueTimer?: NodeJS.Timeout;
+  /** Reconciles in a row that ended in a failure worth retrying (RETRIED_FAILURES). */
+  private consecutiveFailures = 0;
   private requeueDebounce?: NodeJS.Timeout;
   private readonly extra = new ConditionSet();
   private readonly renderInputContent = new Map<string, string>();
@@ -540,7 +543,10 @@ export class SidecarRuntime {
     const run = this.chain.then(async () => {
       const result = await this.reconciler.reconcile(order);
       this.last = { generation: order.generation, result };
-      this.scheduleRequeue(order, result.requeue);
+      const degraded = result.conditions.find((c) => c.type === 'Degraded');
+      const retry = degraded?.status === 'True' && RETRIED_FAILURES.has(degraded.reason);
+      this.consecutiveFailures = retry ? this.consecutiveFailures + 1 : 0;
+      this.scheduleRequeue(order, result.requeue || retry);
       return result;
     });
     this.chain = run.catch(() => undefined);
@@ -551,7 +557,11 @@ export class SidecarRuntime {
     clearTimeout(this.requeueTimer);
     this.requeueTimer = undefined;
     if (!requeue || this.order !== order) return;
-    this.requeueTimer = setTimeout(() => void this.recheck(), this.options.requeueMs ?? 5_000);
+    const requeueMs = this.options.requeueMs ?? 5_000;
+    this.requeueTimer = setTimeout(
+      () => void this.recheck(),
+      this.consecutiveFailures ? retryDelayMs(requeueMs, this.consecutiveFailures) : requeueMs,
+    );
   }
 
   private async recheck(): Promise<void> {

@@ -56,7 +56,13 @@ export interface AuditEvent {
   requestURI: string;
   user: { username: string; groups?: string[] };
   responseStatus?: { code: number; message?: string };
-  objectRef?: { resource?: string; namespace?: string; name?: string; apiGroup?: string };
+  objectRef?: {
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+    apiGroup?: string;
+  };
 }
 
 export interface ClientCredentials {

@@ -38,6 +38,7 @@ import { DriftDetector } from '../drift/drift-detector.js';
 import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
+import { RETRIED_FAILURES, retryDelayMs } from '../reconcile/outcome.js';
 import type { StatusSnapshot } from '../runtime.js';
 import { ConvergedMode } from './converged-mode.js';
 import { CsrApprover, type CsrObject, type NodeClaimObject } from '../csr/csr-approver.js';
@@ -98,6 +99,8 @@ export class HostedRuntime {
   private counts: ClusterMetrics = {};
   private chain: Promise<unknown> = Promise.resolve();
   private requeueTimer?: NodeJS.Timeout;
+  /** Reconciles in a row that ended in a failure worth retrying (RETRIED_FAILURES). */
+  private consecutiveFailures = 0;
   private debounce?: NodeJS.Timeout;
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
@@ -293,7 +296,10 @@ export class HostedRuntime {
       this.previous = conditions.list();
       const result = { ...outcome, conditions: this.previous };
       this.last = { generation: order.generation, result };
-      this.schedule(order, result.requeue);
+      const degraded = result.conditions.find((c) => c.type === 'Degraded');
+      const retry = degraded?.status === 'True' && RETRIED_FAILURES.has(degraded.reason);
+      this.consecutiveFailures = retry ? this.consecutiveFailures + 1 : 0;
+      this.schedule(order, result.requeue || retry);
       return result;
     });
     this.chain = run.catch(() => undefined);
@@ -304,7 +310,11 @@ export class HostedRuntime {
     clearTimeout(this.requeueTimer);
     this.requeueTimer = undefined;
     if (!requeue || this.order !== order) return;
-    this.requeueTimer = setTimeout(() => void this.recheck(), this.options.requeueMs ?? 2_000);
+    const requeueMs = this.options.requeueMs ?? 2_000;
+    this.requeueTimer = setTimeout(
+      () => void this.recheck(),
+      this.consecutiveFailures ? retryDelayMs(requeueMs, this.consecutiveFailures) : requeueMs,
+    );
   }
 
   private async recheck(): Promise<void> {

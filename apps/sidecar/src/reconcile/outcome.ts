@@ -37,3 +37,24 @@ export function degraded(
   conditions.set('Available', 'False', reason, message);
   return { applied, pruned: 0, requeue: false };
 }
+
+/**
+ * Degraded reasons that can heal by themselves (the API server restarting or throttling, a cloud
+ * API blip, a webhook briefly down): the runtime reconciles the order again with backoff, as a
+ * controller requeues on error. The others (the cluster's or the order's content refused) wait
+ * for the cluster or the order to change.
+ */
+export const RETRIED_FAILURES: ReadonlySet<string> = new Set([
+  'KubernetesLookupFailed',
+  'CloudLookupFailed',
+  'ApplyFailed',
+  'PruneFailed',
+  'DisableFailed',
+  'ClusterAutoscalerFailed',
+  'ClusterFinalizerFailed',
+]);
+
+/** The first retry after `requeueMs`, then doubling up to five minutes. */
+export function retryDelayMs(requeueMs: number, consecutiveFailures: number): number {
+  return Math.min(requeueMs * 2 ** Math.max(0, consecutiveFailures - 1), 300_000);
+}
