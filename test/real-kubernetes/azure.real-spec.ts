@@ -13,7 +13,6 @@ import {
   deploymentAvailable,
   refusedRequests,
 } from '../support/control-plane/scenario.js';
-import type { KubeObject } from '../support/kube-apiserver/index.js';
 import {
   azureMarketplaceFixtureObjects,
   withClusterAutoscaler,
@@ -39,7 +38,7 @@ describe('Azure on a real control plane: Karpenter on, the Cluster Autoscaler of
 
   beforeAll(async () => {
     cluster = await startRealOpenShiftAzureCluster(
-      withClusterAutoscaler(azureMarketplaceFixtureObjects()) as KubeObject[],
+      withClusterAutoscaler(azureMarketplaceFixtureObjects()),
     );
     kubelets = new SimulatedKubelets(cluster.plane);
     await kubelets.register('master-0');
