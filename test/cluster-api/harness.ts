@@ -101,13 +101,10 @@ export async function startCapiHarness(
     };
   } = {},
 ): Promise<CapiHarness> {
-  const registration = findDriver('CAPI', 'STANDALONE');
-  if (!registration) throw new Error('no CAPI/STANDALONE driver registered');
   const pair = options.openshift
     ? await startEmulatedOpenShiftClusterApi()
     : await startEmulatedCapiCluster();
   options.beforeStart?.(pair);
-  const location = options.openshift ? OPENSHIFT_CLUSTER_API : CAPI_CLUSTER;
   let kubeconfigs = {
     workload: pair.workloadKubeconfigPath,
     management: pair.managementKubeconfigPath,
@@ -151,12 +148,54 @@ export async function startCapiHarness(
       sidecar = { workload: w.access, management: m.access };
     }
   }
+  const sidecarRuntime = await startCapiSidecarRuntime(
+    {
+      kubeconfigs,
+      cloudEnv: pair.env,
+      location: options.openshift ? OPENSHIFT_CLUSTER_API : CAPI_CLUSTER,
+      openshift: options.openshift === true,
+    },
+    options,
+  );
+  return {
+    pair,
+    ...(sidecar ? { sidecar } : {}),
+    ...sidecarRuntime,
+    async stop() {
+      await sidecarRuntime.stop();
+      sidecar?.workload.access.stop();
+      sidecar?.management.access.stop();
+      await pair.stop();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The sidecar's runtime in this process for a Cluster API workload cluster, emulated or real: its
+ * own API server is the workload's (`kubeconfigs.workload`), the management cluster's is
+ * MANAGEMENT_KUBECONFIG (none on OpenShift's own Cluster API, where both are one server).
+ * Stopping it leaves the clusters.
+ */
+export async function startCapiSidecarRuntime(
+  cluster: {
+    kubeconfigs: { workload: string; management: string };
+    /** the cloud's endpoint and credentials (AWS_*) */
+    cloudEnv: Record<string, string>;
+    location: { name: string; namespace: string };
+    openshift: boolean;
+  },
+  options: { requeueMs?: number; credentialRenewalMs?: number } = {},
+): Promise<Omit<CapiHarness, 'pair' | 'sidecar'>> {
+  const registration = findDriver('CAPI', 'STANDALONE');
+  if (!registration) throw new Error('no CAPI/STANDALONE driver registered');
+  const { kubeconfigs, location } = cluster;
   // OpenShift's own Cluster API: no MANAGEMENT_KUBECONFIG, and the namespace is the default.
   const env: Record<string, string> = {
-    ...pair.env,
+    ...cluster.cloudEnv,
     KUBECONFIG: kubeconfigs.workload,
     CLUSTER_API_CLUSTER_NAME: location.name,
-    ...(options.openshift
+    ...(cluster.openshift
       ? {}
       : {
           MANAGEMENT_KUBECONFIG: kubeconfigs.management,
@@ -195,8 +234,6 @@ export async function startCapiHarness(
   runtime.start();
   let generation = 0;
   return {
-    pair,
-    ...(sidecar ? { sidecar } : {}),
     runtime,
     order: (spec = {}) => ({
       contractVersion: CONTRACT_VERSION,
@@ -208,10 +245,6 @@ export async function startCapiHarness(
     }),
     async stop() {
       await runtime.stop();
-      sidecar?.workload.access.stop();
-      sidecar?.management.access.stop();
-      await pair.stop();
-      if (tmp) rmSync(tmp, { recursive: true, force: true });
     },
   };
 }

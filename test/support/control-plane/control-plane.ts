@@ -370,12 +370,17 @@ export class RealControlPlane {
    * Installs CRD files (every document of each) and waits until each is Established, as an
    * operator's install would.
    */
-  async installCrds(files: readonly string[]): Promise<void> {
+  async installCrds(
+    files: readonly string[],
+    /** a change made to each CRD before it is installed (the caller says why) */
+    adapt: (crd: KubeObject) => KubeObject = (crd) => crd,
+  ): Promise<void> {
     await this.installCrdObjects(
       files.flatMap((file) =>
         parseAllDocuments(readFileSync(file, 'utf8'))
           .map((doc) => doc.toJS() as KubeObject | null)
-          .filter((crd): crd is KubeObject => crd?.kind === 'CustomResourceDefinition'),
+          .filter((crd): crd is KubeObject => crd?.kind === 'CustomResourceDefinition')
+          .map(adapt),
       ),
     );
   }
