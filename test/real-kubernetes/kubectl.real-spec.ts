@@ -16,7 +16,9 @@ describeKubectlConformance('kubectl against a real kube-apiserver', async () => 
     adminKubeconfigYaml: () => plane.kubeconfigYaml(),
     userKubeconfigYaml: (user) => plane.kubeconfigYaml(plane.ca.issueClient(user), user),
     get: (apiVersion, kind, name, namespace) => plane.get(apiVersion, kind, name, namespace),
-    create: (...objects) => plane.create(...objects),
+    create: async (...objects) => {
+      await plane.create(...objects);
+    },
     patch: async (apiVersion, kind, name, namespace, patch, type = 'merge') => {
       await plane.patch(apiVersion, kind, name, namespace, patch, type);
     },

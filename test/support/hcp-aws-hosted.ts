@@ -20,7 +20,8 @@ export const HOSTED = {
   region: 'us-west-2',
 } as const;
 const HC_API = 'hypershift.openshift.io/v1beta1';
-const SIDECAR_SA = 'karpenter-fleet-sidecar';
+export const HOSTED_SIDECAR_SA = 'karpenter-fleet-sidecar';
+const SIDECAR_SA = HOSTED_SIDECAR_SA;
 
 export interface EmulatedHostedCluster extends HostedNames {
   /** The HOSTED_MODE its sidecar runs in. */

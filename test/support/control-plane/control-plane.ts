@@ -251,8 +251,9 @@ export class RealControlPlane {
     return json;
   }
 
-  /** Creates each object (as kubectl create would), failing on any refusal. */
-  async create(...objects: KubeObject[]): Promise<void> {
+  /** Creates each object (as kubectl create would), failing on any refusal; the last as created. */
+  async create(...objects: KubeObject[]): Promise<KubeObject> {
+    let created: KubeObject = {};
     for (const object of objects) {
       const path = await this.resourcePath(
         object.apiVersion!,
@@ -260,10 +261,12 @@ export class RealControlPlane {
         undefined,
         object.metadata?.namespace,
       );
-      const { status, body } = await this.request('POST', path, object);
+      const { status, body, json } = await this.request('POST', path, object);
       if (status !== 201)
         throw new Error(`create ${object.kind} ${object.metadata?.name}: ${status} ${body}`);
+      created = json;
     }
+    return created;
   }
 
   /**
@@ -293,20 +296,24 @@ export class RealControlPlane {
       ) {
         continue;
       }
-      await this.create(object);
+      const created = await this.create(object);
       if (object.status !== undefined && object.kind !== 'Namespace') {
-        await this.patch(
+        // An update of the status subresource with the whole object (a merge patch would read a
+        // null in the status as "remove the field").
+        const path = await this.resourcePath(
           object.apiVersion!,
           object.kind!,
           object.metadata!.name!,
           namespace,
-          { status: object.status },
-          'merge',
-          'status',
-        ).catch((err: unknown) => {
-          // A kind without a status subresource stored its status with the create.
-          if (!(err instanceof Error && err.message.includes(': 404 '))) throw err;
+        );
+        const { status, body } = await this.request('PUT', `${path}/status`, {
+          ...created,
+          status: object.status,
         });
+        // 404: a kind without a status subresource stored its status with the create.
+        if (status !== 200 && status !== 404) {
+          throw new Error(`status of ${object.kind} ${object.metadata?.name}: ${status} ${body}`);
+        }
       }
     }
   }
