@@ -303,7 +303,7 @@ export class RealControlPlane {
         const path = await this.resourcePath(
           object.apiVersion!,
           object.kind!,
-          object.metadata!.name!,
+          object.metadata!.name,
           namespace,
         );
         const { status, body } = await this.request('PUT', `${path}/status`, {
