@@ -1,21 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { startWorker } from '../../apps/worker/src/main.js';
-import { startApi, type RunningApi } from '../api/start-api.js';
-import {
-  startRealHostedCluster,
-  type RealHostedCluster,
-} from '../support/control-plane/hosted-clusters.js';
-import { SimulatedKubelets } from '../support/control-plane/kubelets.js';
-import {
-  deploymentAvailable,
-  refusedRequests,
-  type Condition,
-} from '../support/control-plane/scenario.js';
-import { createTestDatabase, testQueuePrefix, type TestDatabase } from '../support/database.js';
-import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.js';
+import { deploymentAvailable, refusedRequests } from '../support/control-plane/scenario.js';
 import { HOSTED } from '../support/hcp-aws-hosted.js';
-import { eventually, type RunningProcess } from '../support/processes.js';
+import { eventually } from '../support/processes.js';
+import { ROLE, hasCondition, startHostedFleet, type HostedFleet } from './hosted-fleet.js';
 
 // The converged hosted scenario (test/hosted/converged) on real servers, the management cluster's
 // and the guest's, through the fleet: the sidecar process, with only deploy/sidecar/hosted's and
@@ -26,104 +14,27 @@ import { eventually, type RunningProcess } from '../support/processes.js';
 const HC_API = 'hypershift.openshift.io/v1beta1';
 const OPERAND = 'karpenter-fleet-operand';
 const FINALIZER = 'fleet.karpenter.sh/hosted-karpenter-cleanup';
-const ROLE = 'arn:aws:iam::111122223333:role/alpha-k7m2x-karpenter';
-const STATUS = `query($id: ID!) { cluster(id: $id) { status { observedGeneration
-  conditions { type status reason message } } } }`;
-const SET = `mutation($id: ID!, $input: SetKarpenterInput!) {
-  setKarpenter(clusterId: $id, input: $input) { karpenter { generation } } }`;
-const UPSERT = `mutation($id: ID!, $input: UpsertNodePoolInput!) {
-  upsertNodePool(clusterId: $id, input: $input) { karpenter { generation } } }`;
 
 describe('hosted control plane in converged mode, on real management and guest servers', () => {
-  let db: TestDatabase;
-  let api: RunningApi;
-  let worker: Awaited<ReturnType<typeof startWorker>>;
-  let cluster: RealHostedCluster;
-  let kubelets: SimulatedKubelets;
-  let sidecar: RunningProcess | undefined;
-  let id: string;
-  const prefix = testQueuePrefix();
-
-  const status = (generation: number, ready: (c: Condition[]) => boolean, what: string) =>
-    eventually(
-      async () => {
-        const res = await api.admin<{
-          cluster: { status: { observedGeneration: number; conditions: Condition[] } | null };
-        }>(STATUS, { id });
-        const s = res.data?.cluster.status;
-        return s && s.observedGeneration >= generation && ready(s.conditions)
-          ? s.conditions
-          : undefined;
-      },
-      { timeoutMs: 60_000, what },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${sidecar?.output() ?? ''}`, { cause: err });
-    });
-  const has = (cs: Condition[], type: string, status: string, reason?: string) =>
-    cs.some((c) => c.type === type && c.status === status && (!reason || c.reason === reason));
+  let fleet: HostedFleet;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    api = await startApi({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix });
-    worker = await startWorker({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' });
-    cluster = await startRealHostedCluster('Converged');
-    kubelets = new SimulatedKubelets(cluster.management);
-    await kubelets.register('management-worker-0', 'worker');
-    kubelets.start();
-    const registered = await registerCluster(api.admin, {
-      name: 'alpha',
-      topology: 'HOSTED',
-      platform: 'AWS',
-      region: HOSTED.region,
-      infraID: HOSTED.infraID,
-      managementCluster: 'mgmt-1',
-      hcpNamespace: HOSTED.hcpNamespace,
-    });
-    id = registered.id;
-    sidecar = startSidecarProcess(cluster, registered, { apiUrl: api.url, queuePrefix: prefix });
+    fleet = await startHostedFleet('Converged');
   }, 180_000);
-  afterAll(async () => {
-    await sidecar?.stop();
-    kubelets?.stop();
-    await worker?.close();
-    await api?.app.close();
-    await cluster?.stop();
-    await db?.drop();
-  });
+  afterAll(async () => fleet?.stop());
 
   it('runs the operand in the HCP namespace and the rest in the guest, with the Roles of deploy/ alone', async () => {
-    const upsert = await api.admin(UPSERT, {
-      id,
-      input: {
-        name: 'general',
-        spec: {
-          template: {
-            spec: {
-              requirements: [],
-              expireAfter: '720h',
-              nodeClassRef: {
-                group: 'karpenter.hypershift.openshift.io',
-                kind: 'OpenshiftEC2NodeClass',
-                name: 'karpenter-fleet',
-              },
-            },
-          },
-        },
-      },
-    });
-    expect(upsert.errors).toBeUndefined();
-    const enabled = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
-      id,
-      input: { enabled: true, webIdentityRoleArn: ROLE },
-    });
+    const { cluster } = fleet;
+    await fleet.upsertGeneralNodePool();
+    const generation = await fleet.setKarpenter({ enabled: true, webIdentityRoleArn: ROLE });
     await eventually(
       () => cluster.management.get('apps/v1', 'Deployment', OPERAND, HOSTED.hcpNamespace),
       { timeoutMs: 60_000, what: 'the operand Deployment in the HCP namespace' },
     );
     await deploymentAvailable(cluster.management, HOSTED.hcpNamespace, OPERAND);
-    const ready = await status(
-      enabled.data!.setKarpenter.karpenter.generation,
-      (cs) => has(cs, 'Available', 'True', 'AsExpected'),
+    const ready = await fleet.status(
+      generation,
+      (cs) => hasCondition(cs, 'Available', 'True', 'AsExpected'),
       'Available once the operand runs and the NodeClass is derived',
     );
     expect(ready).toEqual(

@@ -304,7 +304,8 @@ export async function startEmulatedHostedCluster(
   });
 }
 
-function deployment(namespace: string, name: string): KubeObject {
+/** A Deployment of one stand-in container, as HyperShift runs its karpenter-operator and karpenter. */
+export function hyperShiftDeployment(namespace: string, name: string): KubeObject {
   const labels = { app: name };
   return {
     apiVersion: 'apps/v1',
@@ -374,7 +375,7 @@ export class HyperShiftStandIn {
       }
       for (const d of ['karpenter-operator', 'karpenter']) {
         if (!management.get('apps/v1', 'Deployment', d, hcpNamespace))
-          management.create(deployment(hcpNamespace, d));
+          management.create(hyperShiftDeployment(hcpNamespace, d));
         management.setDeploymentAvailable(hcpNamespace, d);
       }
       management.patchStatus(HC_API, 'HostedControlPlane', name, hcpNamespace, {

@@ -11,6 +11,7 @@ import {
   convergedHyperShiftObjects,
   hostedFixtureObjectsFor,
   hostedSidecarRbac,
+  hyperShiftDeployment,
   type HostedSidecarMode,
 } from '../hcp-aws-hosted.js';
 import type { KubeObject } from '../kube-apiserver/index.js';
@@ -175,7 +176,7 @@ export class RealHyperShiftStandIn {
       }
       for (const d of ['karpenter-operator', 'karpenter']) {
         if (!(await management.get('apps/v1', 'Deployment', d, ns)))
-          await management.create(deployment(ns, d));
+          await management.create(hyperShiftDeployment(ns, d));
       }
       await management.patch(
         HC_API,
@@ -244,21 +245,4 @@ export class RealHyperShiftStandIn {
       'status',
     );
   }
-}
-
-function deployment(namespace: string, name: string): KubeObject {
-  const labels = { app: name };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: { containers: [{ name, image: `quay.io/hypershift/${name}:stand-in` }] },
-      },
-    },
-  };
 }

@@ -124,33 +124,11 @@ export class CertificateAuthority {
 
   /** A serving certificate for `hosts` (DNS names and IP addresses), as kube-apiserver has. */
   issueServing(hosts: string[], commonName = hosts[0] ?? 'localhost'): Issued {
-    const keys = ecKeys();
     const san = hosts.map((h) => (isIP(h) ? tlv(0x87, ipBytes(h)) : tlv(0x82, Buffer.from(h))));
-    const certPem = issue({
-      subject: name(commonName),
-      issuer: this.subject,
-      publicKey: keys.publicKey,
-      signer: this.keys.privateKey,
-      days: 365,
-      extensions: [
-        extension(EXT.basicConstraints, true, seq()),
-        // digitalSignature, keyEncipherment
-        extension(EXT.keyUsage, true, bits(Buffer.from([0xa0]), 5)),
-        extension(EXT.extKeyUsage, false, seq(oid('1.3.6.1.5.5.7.3.1'))),
-        extension(EXT.subjectAltName, false, seq(...san)),
-        extension(
-          EXT.authorityKeyIdentifier,
-          false,
-          seq(tlv(0x80, keyIdentifier(this.keys.publicKey))),
-        ),
-      ],
-    });
-    return {
-      certPem,
-      keyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-      publicKey: keys.publicKey,
-      privateKey: keys.privateKey,
-    };
+    // serverAuth, and the names it serves
+    return this.issueLeaf(name(commonName), '1.3.6.1.5.5.7.3.1', [
+      extension(EXT.subjectAltName, false, seq(...san)),
+    ]);
   }
 
   /**
@@ -158,9 +136,15 @@ export class CertificateAuthority {
    * user, each organization a group (`system:masters`, `system:nodes`).
    */
   issueClient(commonName: string, organizations: readonly string[] = []): Issued {
+    // clientAuth
+    return this.issueLeaf(name(commonName, organizations), '1.3.6.1.5.5.7.3.2');
+  }
+
+  /** A leaf certificate of a new key, for one extended key usage. */
+  private issueLeaf(subject: Buffer, extKeyUsage: string, extra: Buffer[] = []): Issued {
     const keys = ecKeys();
     const certPem = issue({
-      subject: name(commonName, organizations),
+      subject,
       issuer: this.subject,
       publicKey: keys.publicKey,
       signer: this.keys.privateKey,
@@ -169,7 +153,8 @@ export class CertificateAuthority {
         extension(EXT.basicConstraints, true, seq()),
         // digitalSignature, keyEncipherment
         extension(EXT.keyUsage, true, bits(Buffer.from([0xa0]), 5)),
-        extension(EXT.extKeyUsage, false, seq(oid('1.3.6.1.5.5.7.3.2'))),
+        extension(EXT.extKeyUsage, false, seq(oid(extKeyUsage))),
+        ...extra,
         extension(
           EXT.authorityKeyIdentifier,
           false,
