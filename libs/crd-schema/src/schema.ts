@@ -183,7 +183,25 @@ export interface ProcessOptions {
   old?: unknown;
   /** do not prune/default (status-only write paths still call this with the full object) */
   skipMutation?: boolean;
+  /**
+   * As kube-apiserver answers a write (the emulated API server): an error it deems blocking
+   * (not supported, required, too long, too many, wrong type) skips every CEL rule and adds its
+   * "some validation rules were not checked" cause, and an object's missing required fields are
+   * reported after its properties' own errors (apiextensions-apiserver's customResourceStrategy
+   * and kube-openapi's object validator). The API's own checks report CEL errors beside schema
+   * errors, which tells a user more.
+   */
+  asApiServer?: boolean;
 }
+
+/** Schema errors after which kube-apiserver evaluates no CEL rule (hasBlockingErr). */
+const BLOCKING_REASONS = new Set([
+  'FieldValueNotSupported',
+  'FieldValueRequired',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'FieldValueTypeInvalid',
+]);
 
 export interface ProcessResult {
   causes: StatusCause[];
@@ -255,6 +273,25 @@ export class StructuralSchema {
     }
     listTypeChecks(obj, this.schema, '', causes, true);
     const schemaFailed = causes.length > 0;
+    if (opts.asApiServer) {
+      const ordered = [
+        ...causes.filter((c) => c.reason !== 'FieldValueRequired'),
+        ...causes.filter((c) => c.reason === 'FieldValueRequired'),
+      ];
+      if (ordered.some((c) => BLOCKING_REASONS.has(c.reason))) {
+        if (this.rules.size > 0) {
+          ordered.push({
+            reason: 'FieldValueInvalid',
+            field: '<nil>',
+            message:
+              'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+          });
+        }
+        return dedupe(ordered);
+      }
+      this.evalRules(obj, opts.old, this.schema, '', ordered, schemaFailed, true);
+      return dedupe(ordered);
+    }
     this.evalRules(obj, opts.old, this.schema, '', causes, schemaFailed, true);
     return dedupe(causes);
   }

@@ -314,6 +314,7 @@ export class KubeApiServerEmulator {
     ns: string | undefined,
     input: KubeObject,
     user: EmulatorUser,
+    opts: WriteOptions = {},
   ): KubeObject {
     if (!isObject(input)) throw badRequest('the body of the request was in an unknown format');
     this.checkTypeMeta(def, input);
@@ -324,9 +325,10 @@ export class KubeApiServerEmulator {
       return {
         apiVersion: `${def.group}/${def.version}`,
         kind: def.kind,
-        metadata: { creationTimestamp: null },
+        // Its REST storage stamps the answer with the time of the review.
+        metadata: { creationTimestamp: nowIso() },
         status: { userInfo: { username: user.username, groups: user.groups } },
-      } as unknown as KubeObject;
+      };
     const ra = isObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
     const nra = isObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
     const causes: StatusCause[] = [];
@@ -385,15 +387,27 @@ export class KubeApiServerEmulator {
     if (decision.reason) status.reason = decision.reason;
     const outSpec: JsonObject = { ...spec };
     if (def.kind === 'SelfSubjectAccessReview') delete outSpec.user;
-    const metadata: JsonObject = { creationTimestamp: null };
+    const metadata: JsonObject = {};
     if (def.namespaced && ns) metadata.namespace = ns;
-    return {
+    const review: KubeObject = {
       apiVersion: `${def.group}/${def.version}`,
       kind: def.kind,
       metadata,
       spec: outSpec,
       status,
     };
+    // The create path's field manager runs on reviews too: the request's fields, as an update.
+    const managers = updateOwnership(
+      undefined,
+      { apiVersion: review.apiVersion, kind: review.kind, spec: outSpec },
+      this.typeRoot(def),
+      false,
+      this.managerName(opts),
+      review.apiVersion!,
+      undefined,
+    );
+    if (managers.length) metadata.managedFields = writeManagers(managers);
+    return review;
   }
 
   /**
@@ -1383,7 +1397,8 @@ export class KubeApiServerEmulator {
             ),
           );
     }
-    if (def.schema) causes.push(...def.schema.validate(next, old ? { old } : {}));
+    if (def.schema)
+      causes.push(...def.schema.validate(next, { asApiServer: true, ...(old ? { old } : {}) }));
     if (def.validate) causes.push(...def.validate(next, old));
     if (opts.user && def.kind === 'ValidatingAdmissionPolicy' && !how.subresource)
       causes.push(...this.checkParamKindAccess(old, next, opts.user));
@@ -1425,7 +1440,9 @@ export class KubeApiServerEmulator {
       deepEqual(untimed(old.metadata?.managedFields), untimed(managedFields))
     )
       return { object: this.present(def, old), warnings, created: false };
-    meta.managedFields = managedFields;
+    // No field owned by anyone: the real server leaves managedFields out rather than empty.
+    if (managedFields.length) meta.managedFields = managedFields;
+    else delete meta.managedFields;
 
     if (!old) {
       meta.uid = newUid();

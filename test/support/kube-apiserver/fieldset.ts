@@ -126,13 +126,23 @@ export function fieldSetOf(
   root: TypeRef,
   scope: Scope,
   statusSplit: boolean,
+  /**
+   * Each non-empty map and struct below the root (but metadata itself) as a member of its own
+   * (`.`): an update owns the containers it creates, as structured-merge-diff's comparison of the
+   * old and new object counts them added; an applied configuration's set has only its leaves.
+   */
+  containers = false,
 ): FieldSet {
   const out: FieldSet = new Set();
   const walkValue = (v: unknown, ref: TypeRef, path: string[]): void => {
     if (Array.isArray(v)) {
       const li = listInfo(ref);
-      if (li.type === 'atomic') out.add(path.join(SEP));
-      else if (li.type === 'set')
+      if (li.type === 'atomic') {
+        out.add(path.join(SEP));
+        return;
+      }
+      if (containers && v.length > 0) out.add([...path, '.'].join(SEP));
+      if (li.type === 'set')
         for (const item of v) out.add([...path, `v:${JSON.stringify(item)}`].join(SEP));
       else
         for (const item of v) {
@@ -143,6 +153,13 @@ export function fieldSetOf(
       return;
     }
     if (isObject(v) && Object.keys(v).length > 0 && !atomicMap(ref)) {
+      // Not metadata (stripped), nor a built-in kind's spec or status: value structs in Go, they
+      // exist in the empty object an update is compared with, so they are never added.
+      const topLevel = path.length === 1;
+      const valueStruct =
+        topLevel && !!root.builtin && (path[0] === 'f:spec' || path[0] === 'f:status');
+      if (containers && !(topLevel && path[0] === 'f:metadata') && !valueStruct)
+        out.add([...path, '.'].join(SEP));
       walkObject(v, ref, path, false);
       return;
     }
@@ -343,8 +360,8 @@ export function updateOwnership(
 ): ManagerState[] {
   const managers = old ? readManagers(old) : [];
   const scope: Scope = subresource === 'status' ? 'status' : 'main';
-  const oldSet = old ? fieldSetOf(old, root, scope, statusSplit) : new Set<string>();
-  const newSet = fieldSetOf(next, root, scope, statusSplit);
+  const oldSet = old ? fieldSetOf(old, root, scope, statusSplit, true) : new Set<string>();
+  const newSet = fieldSetOf(next, root, scope, statusSplit, true);
   const changed: string[] = [];
   for (const p of newSet) {
     if (!oldSet.has(p)) changed.push(p);

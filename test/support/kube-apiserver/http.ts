@@ -363,7 +363,7 @@ export async function handleHttp(
         await readBody(req),
         req.headers['content-type'] ?? 'application/json',
       );
-      sendJson(res, 201, em.accessReview(def, ns, body as KubeObject, user));
+      sendJson(res, 201, em.accessReview(def, ns, body as KubeObject, user, writeOptions(q, req)));
       return;
     }
 

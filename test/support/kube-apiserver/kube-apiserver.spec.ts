@@ -181,13 +181,31 @@ describe('KubeApiServerEmulator through @kubernetes/client-node', () => {
           field: 'spec.template.spec.nodeClassRef.kind',
           message: 'Required value',
         },
+        // An unsupported value and a missing field block every CEL rule, as on a real
+        // kube-apiserver (test/real-kubernetes/differential.real-spec.ts): said, not evaluated.
         {
           reason: 'FieldValueInvalid',
-          field: 'spec.template.spec.requirements[1].key',
-          message: 'Invalid value: "string": label "kubernetes.io/hostname" is restricted',
+          field: '<nil>',
+          message:
+            'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
         },
       ]),
     );
+    // Without a blocking error the CEL rule is evaluated and refuses the restricted label.
+    const restricted = nodePool('restricted');
+    ((restricted.spec as any).template.spec.requirements as unknown[]).push({
+      key: 'kubernetes.io/hostname',
+      operator: 'In',
+      values: ['a'],
+    });
+    const rule = await failure(custom.createClusterCustomObject({ ...np, body: restricted }));
+    expect(rule.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.template.spec.requirements[1].key',
+        message: 'Invalid value: "string": label "kubernetes.io/hostname" is restricted',
+      },
+    ]);
     const heavy = await failure(
       custom.createClusterCustomObject({ ...np, body: nodePool('heavy', { weight: 101 }) }),
     );

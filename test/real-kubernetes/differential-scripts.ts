@@ -1,0 +1,171 @@
+import type { DifferentialScript } from '../support/control-plane/differential.js';
+
+// Request scripts run against the emulated and the real kube-apiserver
+// (differential.real-spec.ts). Each uses names of its own, so the scripts are independent.
+
+const NODEPOOLS = '/apis/karpenter.sh/v1/nodepools';
+const CONFIGMAPS = '/api/v1/namespaces/default/configmaps';
+const APPLY = 'application/apply-patch+yaml';
+
+const nodePool = (name: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name },
+  spec: {
+    template: {
+      spec: {
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+        ],
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      },
+    },
+    ...spec,
+  },
+});
+
+export const DIFFERENTIAL_SCRIPTS: DifferentialScript[] = [
+  {
+    name: 'CRD validation: defaults filled in on create',
+    steps: [
+      { method: 'POST', path: NODEPOOLS, body: nodePool('defaults') },
+      { method: 'GET', path: `${NODEPOOLS}/defaults` },
+    ],
+  },
+  {
+    name: 'CRD validation: blocking schema errors skip CEL; a pattern error does not; a CEL rule refuses',
+    steps: [
+      {
+        method: 'POST',
+        path: NODEPOOLS,
+        body: nodePool('bad-operator', {
+          template: {
+            spec: {
+              requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'Maybe', values: [] }],
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+            },
+          },
+        }),
+      },
+      {
+        method: 'POST',
+        path: NODEPOOLS,
+        body: nodePool('bad-budget', { disruption: { budgets: [{ nodes: '200%' }] } }),
+      },
+      {
+        method: 'POST',
+        path: NODEPOOLS,
+        body: nodePool('restricted-label', {
+          template: {
+            spec: {
+              requirements: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['a'] }],
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+            },
+          },
+        }),
+      },
+    ],
+  },
+  {
+    name: 'server-side apply: a conflict, then force, and the managers recorded',
+    steps: [
+      {
+        method: 'PATCH',
+        path: `${NODEPOOLS}/applied?fieldManager=first`,
+        body: nodePool('applied', { limits: { cpu: '10' } }),
+        contentType: APPLY,
+      },
+      {
+        method: 'PATCH',
+        path: `${NODEPOOLS}/applied?fieldManager=second`,
+        body: nodePool('applied', { limits: { cpu: '20' } }),
+        contentType: APPLY,
+      },
+      {
+        method: 'PATCH',
+        path: `${NODEPOOLS}/applied?fieldManager=second&force=true`,
+        body: nodePool('applied', { limits: { cpu: '20' } }),
+        contentType: APPLY,
+      },
+    ],
+  },
+  {
+    name: 'dryRun=All: answered as a create, nothing stored',
+    steps: [
+      { method: 'POST', path: `${NODEPOOLS}?dryRun=All`, body: nodePool('dry') },
+      { method: 'GET', path: `${NODEPOOLS}/dry` },
+    ],
+  },
+  {
+    name: 'RBAC refusals and their messages',
+    steps: [
+      { as: 'bob', method: 'GET', path: '/api/v1/namespaces/default/pods' },
+      { as: 'bob', method: 'GET', path: NODEPOOLS },
+      { as: 'bob', method: 'DELETE', path: '/api/v1/nodes/some-node' },
+    ],
+  },
+  {
+    name: 'SelfSubjectReview and SelfSubjectAccessReview',
+    steps: [
+      {
+        as: 'bob',
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      },
+      {
+        as: 'bob',
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { verb: 'list', resource: 'pods', namespace: 'default' } },
+        },
+      },
+    ],
+  },
+  {
+    name: 'finalizers: a delete marks, removing the finalizer deletes',
+    steps: [
+      {
+        method: 'POST',
+        path: CONFIGMAPS,
+        body: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'held', finalizers: ['example.com/hold'] },
+          data: { a: '1' },
+        },
+      },
+      { method: 'DELETE', path: `${CONFIGMAPS}/held` },
+      {
+        method: 'PATCH',
+        path: `${CONFIGMAPS}/held`,
+        body: { metadata: { finalizers: null } },
+        contentType: 'application/merge-patch+json',
+      },
+      { method: 'GET', path: `${CONFIGMAPS}/held` },
+    ],
+  },
+  {
+    name: 'generateName and a name conflict',
+    steps: [
+      {
+        method: 'POST',
+        path: CONFIGMAPS,
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } },
+      },
+      {
+        method: 'POST',
+        path: CONFIGMAPS,
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'twice' } },
+      },
+      {
+        method: 'POST',
+        path: CONFIGMAPS,
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'twice' } },
+      },
+    ],
+  },
+];
