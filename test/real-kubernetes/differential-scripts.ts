@@ -168,4 +168,100 @@ export const DIFFERENTIAL_SCRIPTS: DifferentialScript[] = [
       },
     ],
   },
+  {
+    name: 'TokenRequest for a service account',
+    steps: [
+      {
+        method: 'POST',
+        path: '/api/v1/namespaces/default/serviceaccounts',
+        body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot' } },
+      },
+      {
+        method: 'POST',
+        path: '/api/v1/namespaces/default/serviceaccounts/robot/token',
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: { expirationSeconds: 3600 },
+        },
+      },
+      {
+        method: 'POST',
+        path: '/api/v1/namespaces/default/serviceaccounts/nobody/token',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} },
+      },
+    ],
+  },
+  {
+    name: "OwnerReferencesPermissionEnforcement: blockOwnerDeletion needs the owner's finalizers",
+    steps: [
+      {
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles',
+        body: {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: 'configmap-writer' },
+          rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get'] }],
+        },
+      },
+      {
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings',
+        body: {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'bob-configmap-writer' },
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'Role',
+            name: 'configmap-writer',
+          },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }],
+        },
+      },
+      { as: 'bob', method: 'GET', path: `${CONFIGMAPS}/absent`, until: 404 },
+      {
+        as: 'bob',
+        method: 'POST',
+        path: CONFIGMAPS,
+        body: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: {
+            name: 'owned',
+            ownerReferences: [
+              {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                name: 'owner',
+                uid: '4a1b2c3d-0000-4000-8000-000000000001',
+                blockOwnerDeletion: true,
+              },
+            ],
+          },
+        },
+      },
+      {
+        as: 'bob',
+        method: 'POST',
+        path: CONFIGMAPS,
+        body: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: {
+            name: 'owned-loosely',
+            ownerReferences: [
+              {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                name: 'owner',
+                uid: '4a1b2c3d-0000-4000-8000-000000000001',
+              },
+            ],
+          },
+        },
+      },
+    ],
+  },
 ];

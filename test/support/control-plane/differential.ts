@@ -13,6 +13,11 @@ export interface DifferentialStep {
   path: string;
   body?: unknown;
   contentType?: string;
+  /**
+   * Send again (up to 10 s) until the status is this one: for what a real server applies a moment
+   * after the write that asks for it (an RBAC binding, an admission policy), on both targets alike.
+   */
+  until?: number;
 }
 
 export interface DifferentialScript {
@@ -83,6 +88,9 @@ const MASKED_KEYS = new Set([
   'lastTransitionTime',
   'time',
   'selfLink',
+  // TokenRequest: a new token, valid from now
+  'token',
+  'expirationTimestamp',
 ]);
 
 /** The answer with what differs by nature replaced by placeholders. */
@@ -112,7 +120,12 @@ export async function runScript(
 ): Promise<Answer[]> {
   const answers: Answer[] = [];
   for (const step of script.steps) {
-    const answer = await send(target, step);
+    let answer = await send(target, step);
+    const deadline = Date.now() + 10_000;
+    while (step.until !== undefined && answer.status !== step.until && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer = await send(target, step);
+    }
     answers.push({ status: answer.status, body: normalise(answer.body) });
   }
   return answers;

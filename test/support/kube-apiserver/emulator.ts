@@ -751,7 +751,12 @@ export class KubeApiServerEmulator {
    * for `spec.expirationSeconds` (kube-apiserver's default 3600, minimum 600). The emulator's
    * tokens authenticate until the emulator stops; the expiry is reported, not enforced.
    */
-  requestServiceAccountToken(namespace: string, name: string, body: KubeObject): JsonObject {
+  requestServiceAccountToken(
+    namespace: string,
+    name: string,
+    body: KubeObject,
+    opts: WriteOptions = {},
+  ): JsonObject {
     const def = this.defForKind('v1', 'ServiceAccount');
     this.getObject(def, namespace, name); // 404 when the service account does not exist
     const spec = (body.spec ?? {}) as { expirationSeconds?: number; audiences?: string[] };
@@ -763,11 +768,34 @@ export class KubeApiServerEmulator {
         `TokenRequest.authentication.k8s.io "${name}" is invalid: spec.expirationSeconds: Invalid value: ${seconds}: may not specify a duration less than 10 minutes`,
       );
     const token = this.addServiceAccount(namespace, name);
+    // The create path's field manager: the request's fields, an update of the token subresource.
+    const managers = updateOwnership(
+      undefined,
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec },
+      { builtin: true },
+      false,
+      this.managerName(opts),
+      'authentication.k8s.io/v1',
+      undefined,
+    ).map((m) => ({ ...m, subresource: 'token' }));
     return {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
-      metadata: { name, namespace, creationTimestamp: new Date().toISOString() },
-      spec: { audiences: spec.audiences ?? [], expirationSeconds: seconds },
+      metadata: {
+        name,
+        namespace,
+        uid: newUid(),
+        creationTimestamp: new Date().toISOString(),
+        ...(managers.length
+          ? { managedFields: writeManagers(managers) as unknown as JsonObject[] }
+          : {}),
+      },
+      // No audience asked for: the API server's own (its service-account issuer).
+      spec: {
+        audiences: spec.audiences ?? ['https://kubernetes.default.svc'],
+        expirationSeconds: seconds,
+        boundObjectRef: null,
+      },
       status: {
         token,
         expirationTimestamp: new Date(Date.now() + seconds * 1000)

@@ -36,7 +36,12 @@ const META_SCHEMA: JSONSchemaProps = {
     finalizers: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
     ownerReferences: {
       type: 'array',
-      items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      // An OwnerReference is `+structType=atomic`: each one is a single field.
+      items: {
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+        'x-kubernetes-map-type': 'atomic',
+      },
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['uid'],
     },
@@ -95,7 +100,14 @@ function listInfo(ref: TypeRef): ListInfo {
   return { type: 'atomic', keys: [] };
 }
 
+/**
+ * Built-in structs marked `+structType=atomic` (a map node is one field): a binding's `roleRef`,
+ * a label selector. (Owner references: META_SCHEMA.)
+ */
+const ATOMIC_BUILTIN_STRUCTS = new Set(['roleRef', 'selector']);
+
 function atomicMap(ref: TypeRef): boolean {
+  if (ref.builtin) return ATOMIC_BUILTIN_STRUCTS.has(ref.name ?? '');
   return ref.s?.['x-kubernetes-map-type'] === 'atomic';
 }
 
@@ -147,8 +159,13 @@ export function fieldSetOf(
       else
         for (const item of v) {
           const p = [...path, keyOf(item, li.keys)];
+          const itemType = itemRef(ref);
+          if (atomicMap(itemType)) {
+            out.add(p.join(SEP));
+            continue;
+          }
           out.add([...p, '.'].join(SEP));
-          if (isObject(item)) walkObject(item, itemRef(ref), p, false);
+          if (isObject(item)) walkObject(item, itemType, p, false);
         }
       return;
     }

@@ -416,7 +416,11 @@ export async function handleHttp(
             await readBody(req),
             req.headers['content-type'] ?? 'application/json',
           );
-          sendJson(res, 201, em.requestServiceAccountToken(ns, name, body as KubeObject));
+          sendJson(
+            res,
+            201,
+            em.requestServiceAccountToken(ns, name, body as KubeObject, writeOptions(q, req)),
+          );
           return;
         }
         if (name) throw methodNotSupported(def.plural, def.group, 'create');
