@@ -388,6 +388,20 @@ export function describeKubectlConformance(
       expect(list).toContainEqual(['[/apis/*]', '[]', '[get]']);
     });
 
+    it('auth whoami posts a SelfSubjectReview (as protobuf) and prints who the server says', async () => {
+      const table = rows(await ok(['auth', 'whoami']));
+      expect(table[0]).toEqual(['ATTRIBUTE', 'VALUE']);
+      expect(table.find((r) => r[0] === 'Groups')?.[1]).toContain('system:masters');
+      const bob = join(dir, 'bob-whoami');
+      writeFileSync(bob, target.userKubeconfigYaml('bob'));
+      const asBob = await kubectl(['auth', 'whoami', '-o', 'json'], undefined, bob);
+      expect(asBob.code).toBe(0);
+      expect(JSON.parse(asBob.stdout)).toMatchObject({
+        kind: 'SelfSubjectReview',
+        status: { userInfo: { username: 'bob', groups: ['system:authenticated'] } },
+      });
+    });
+
     it('a user without the permission gets the real Forbidden error', async () => {
       const config = join(dir, 'bob');
       writeFileSync(config, target.userKubeconfigYaml('bob'));

@@ -2,7 +2,8 @@ import { ApiError, badRequest } from './errors.js';
 import type { JsonObject } from './util.js';
 
 // kubectl's typed clients send some bodies as Kubernetes protobuf (`application/
-// vnd.kubernetes.protobuf`): `auth can-i` posts a SelfSubjectAccessReview, `certificate approve`
+// vnd.kubernetes.protobuf`): `auth whoami` posts a SelfSubjectReview, `auth can-i` a
+// SelfSubjectAccessReview, `certificate approve`
 // puts a CertificateSigningRequest to /approval, `create configmap|secret|namespace` post those.
 // A real server decodes every built-in kind; the emulator decodes these (field numbers from k8s.io/api's generated.proto) into the JSON
 // the rest of the server handles. Other kinds get 415, as custom resources do on a real server.
@@ -116,7 +117,10 @@ const SSRR: Message = {
   1: { name: 'metadata', type: OBJECT_META },
   2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } },
 };
+/** `kubectl auth whoami`: metadata only (its status is the server's answer). */
+const SSR: Message = { 1: { name: 'metadata', type: OBJECT_META } };
 const MESSAGES: Record<string, Message> = {
+  'authentication.k8s.io/v1/SelfSubjectReview': SSR,
   'authorization.k8s.io/v1/SelfSubjectRulesReview': SSRR,
   'v1/ConfigMap': CONFIG_MAP,
   'v1/Secret': SECRET,
