@@ -382,7 +382,9 @@ describe('the web console: rollouts and administration', () => {
     const id = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
     await textMatches(page.getByTestId('wave-0'), /Wave 1:.*stage-a/);
     await textMatches(page.getByTestId('wave-1'), /Wave 2:.*stage-b\s*PENDING/);
-    await textMatches(page.getByTestId('rollout-state'), /^WAITING APPROVAL$/, 30_000);
+    // The canary applies and reports through a sidecar process before its gate: 30 s was once
+    // not enough in a full three-worker run (2026-12-04), alone it takes a few seconds.
+    await textMatches(page.getByTestId('rollout-state'), /^WAITING APPROVAL$/, 60_000);
     const res = await api.admin<{
       rollout: { strategy: { name: string }; waves: { approval: boolean }[] };
     }>(`query($id: ID!) { rollout(id: $id) { strategy { name } waves { approval } } }`, { id });
@@ -413,7 +415,7 @@ describe('the web console: rollouts and administration', () => {
     });
     expect(after.data?.rolloutStrategies).toEqual([]);
     expect(after.data?.rollout.strategy.name).toBe('gated-canary');
-  });
+  }, 120_000);
 
   it('creates a token with role, scope and expiry, shows its secret once, and revokes it', async () => {
     const page = await signIn(adminToken);
