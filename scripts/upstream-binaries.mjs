@@ -264,11 +264,6 @@ export async function ensureUpstreamBinaries(names, log = (m) => console.log(`[s
   return paths;
 }
 
-/** For scripts that only need to know where a binary would be. */
-export function upstreamBinaryPath(name) {
-  return join(binDir, name);
-}
-
 // `node scripts/upstream-binaries.mjs kubectl ...` builds them by hand.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   ensureUpstreamBinaries(process.argv.slice(2)).then(

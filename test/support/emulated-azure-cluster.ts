@@ -17,13 +17,35 @@ const OPENSHIFT_NAMESPACES = [
 ];
 
 /** The sidecar's own service principal in the fixture's arm-world.json. */
-export const SIDECAR_CLIENT = {
+const SIDECAR_CLIENT = {
   clientId: '7a1c3e5f-9b2d-4f6a-8c0e-2d4f6a8c0e1b',
   clientSecret: 'made-up-sidecar-client-secret',
 };
 
 /** An image reference for the operand (the fork publishes none); never pulled here. */
 export const TEST_AZURE_KARPENTER_IMAGE = `quay.io/karpenter-fleet/azure-karpenter-provider@sha256:${'ab'.repeat(32)}`;
+
+/**
+ * What a sidecar process needs to reach an Azure cluster (its kubeconfig), Entra ID and ARM (the
+ * emulator at `armUrl`, trusted through the CA file `caPath`), as the sidecar's service principal.
+ */
+export function azureSidecarEnv(
+  kubeconfigPath: string,
+  caPath: string,
+  armUrl: string,
+  tenantID: string,
+): Record<string, string> {
+  return {
+    KUBECONFIG: kubeconfigPath,
+    AZURE_CA_BUNDLE: caPath,
+    AZURE_AUTHORITY_HOST: armUrl,
+    AZURE_ENDPOINT_URL_ARM: armUrl,
+    AZURE_TENANT_ID: tenantID,
+    AZURE_CLIENT_ID: SIDECAR_CLIENT.clientId,
+    AZURE_CLIENT_SECRET: SIDECAR_CLIENT.clientSecret,
+    AZURE_KARPENTER_IMAGE: TEST_AZURE_KARPENTER_IMAGE,
+  };
+}
 
 export interface EmulatedAzureCluster {
   kube: KubeApiServerEmulator;
@@ -81,16 +103,7 @@ export async function startEmulatedAzureCluster(
     kubeconfigPath,
     sidecarUser,
     sidecarAccess,
-    sidecarEnv: {
-      KUBECONFIG: kubeconfigPath,
-      AZURE_CA_BUNDLE: caPath,
-      AZURE_AUTHORITY_HOST: arm.url,
-      AZURE_ENDPOINT_URL_ARM: arm.url,
-      AZURE_TENANT_ID: world.tenantID,
-      AZURE_CLIENT_ID: SIDECAR_CLIENT.clientId,
-      AZURE_CLIENT_SECRET: SIDECAR_CLIENT.clientSecret,
-      AZURE_KARPENTER_IMAGE: TEST_AZURE_KARPENTER_IMAGE,
-    },
+    sidecarEnv: azureSidecarEnv(kubeconfigPath, caPath, arm.url, world.tenantID),
     async stop() {
       sidecarAccess.stop();
       await Promise.all([kube.stop(), arm.stop()]);

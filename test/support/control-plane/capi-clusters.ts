@@ -7,7 +7,7 @@ import { deployDocuments } from '../deploy-manifests.js';
 import { Ec2Emulator, loadWorld } from '../ec2/index.js';
 import { fixtureClusterDir } from '../fixtures.js';
 import { readYamlDir, type KubeObject } from '../kube-apiserver/index.js';
-import { RealControlPlane } from './control-plane.js';
+import { startControlPlanePair, type RealControlPlane } from './control-plane.js';
 
 export const WORKLOAD_SIDECAR_USER =
   'system:serviceaccount:karpenter-fleet:karpenter-fleet-sidecar';
@@ -63,21 +63,17 @@ export async function startRealCapiClusters(): Promise<RealCapiClusters> {
   const dir = fixtureClusterDir(CAPI_FIXTURE);
   const tmp = mkdtempSync(join(tmpdir(), 'fleet-real-capi-'));
   const ec2 = new Ec2Emulator(loadWorld(join(dir, 'ec2-world.json')));
-  const planes = await Promise.allSettled([
-    RealControlPlane.start({ name: 'management', audit: true }),
-    RealControlPlane.start({ name: 'workload', audit: true }),
-  ]);
-  const [management, workload] = planes.map((p) =>
-    p.status === 'fulfilled' ? p.value : undefined,
-  );
+  let management: RealControlPlane | undefined;
+  let workload: RealControlPlane | undefined;
   const stop = async () => {
     await Promise.all([management?.stop(), workload?.stop(), ec2.stop()]);
     rmSync(tmp, { recursive: true, force: true });
   };
   try {
-    if (!management || !workload) {
-      throw (planes.find((p) => p.status === 'rejected') as PromiseRejectedResult).reason;
-    }
+    [management, workload] = await startControlPlanePair(
+      { name: 'management', audit: true },
+      { name: 'workload', audit: true },
+    );
     await ec2.start();
     await management.installCrds(
       [...upstreamCrdFiles('cluster-api'), ...upstreamCrdFiles('cluster-api-provider-aws')],

@@ -65,6 +65,24 @@ export interface AuditEvent {
   };
 }
 
+/**
+ * Two control planes started side by side (a management and a workload or guest cluster); if
+ * either fails, the other is stopped and the failure thrown.
+ */
+export async function startControlPlanePair(
+  first: ControlPlaneOptions,
+  second: ControlPlaneOptions,
+): Promise<[RealControlPlane, RealControlPlane]> {
+  const started = await Promise.allSettled([
+    RealControlPlane.start(first),
+    RealControlPlane.start(second),
+  ]);
+  const [a, b] = started;
+  if (a.status === 'fulfilled' && b.status === 'fulfilled') return [a.value, b.value];
+  await Promise.all(started.flatMap((p) => (p.status === 'fulfilled' ? [p.value.stop()] : [])));
+  throw (started.find((p) => p.status === 'rejected') as PromiseRejectedResult).reason;
+}
+
 export interface ClientCredentials {
   certPem: string;
   keyPem: string;
@@ -203,11 +221,6 @@ export class RealControlPlane {
       req.on('error', reject);
       req.end(payload);
     });
-  }
-
-  /** A GET with the admin's certificate; the status and body. */
-  async adminGet(path: string): Promise<{ status: number; body: string }> {
-    return this.request('GET', path);
   }
 
   /**
@@ -556,7 +569,7 @@ export class RealControlPlane {
       '--v=0',
     ]);
     await this.until('kube-apiserver', async () => {
-      const { status } = await this.adminGet('/readyz');
+      const { status } = await this.request('GET', '/readyz');
       return status === 200;
     });
   }
@@ -583,7 +596,10 @@ export class RealControlPlane {
     // Ready once the token controller has given the default namespace's ServiceAccount life:
     // the service-account controller creates `default` there.
     await this.until('kube-controller-manager', async () => {
-      const { status } = await this.adminGet('/api/v1/namespaces/default/serviceaccounts/default');
+      const { status } = await this.request(
+        'GET',
+        '/api/v1/namespaces/default/serviceaccounts/default',
+      );
       return status === 200;
     });
   }

@@ -15,7 +15,7 @@ import {
   type HostedSidecarMode,
 } from '../hcp-aws-hosted.js';
 import type { KubeObject } from '../kube-apiserver/index.js';
-import { RealControlPlane } from './control-plane.js';
+import { startControlPlanePair, type RealControlPlane } from './control-plane.js';
 
 const HC_API = 'hypershift.openshift.io/v1beta1';
 
@@ -44,19 +44,17 @@ export async function startRealHostedCluster(
 ): Promise<RealHostedCluster> {
   const tmp = mkdtempSync(join(tmpdir(), 'fleet-real-hosted-'));
   const ec2 = new Ec2Emulator({ region: HOSTED.region });
-  const planes = await Promise.allSettled([
-    RealControlPlane.start({ name: 'management', audit: true }),
-    RealControlPlane.start({ name: 'guest', audit: true }),
-  ]);
-  const [management, guest] = planes.map((p) => (p.status === 'fulfilled' ? p.value : undefined));
+  let management: RealControlPlane | undefined;
+  let guest: RealControlPlane | undefined;
   const stop = async () => {
     await Promise.all([management?.stop(), guest?.stop(), ec2.stop()]);
     rmSync(tmp, { recursive: true, force: true });
   };
   try {
-    if (!management || !guest) {
-      throw (planes.find((p) => p.status === 'rejected') as PromiseRejectedResult).reason;
-    }
+    [management, guest] = await startControlPlanePair(
+      { name: 'management', audit: true },
+      { name: 'guest', audit: true },
+    );
     await ec2.start();
     await management.installCrds(upstreamCrdFiles('hypershift'));
     // What the mounted hcco-kubeconfig Secret holds: the guest's admin.

@@ -6,7 +6,7 @@ import { ArmEmulator } from '../arm/arm-emulator.js';
 import { deployDocuments } from '../deploy-manifests.js';
 import { Ec2Emulator, loadWorld } from '../ec2/index.js';
 import { OPENSHIFT_NAMESPACES } from '../emulated-cluster.js';
-import { SIDECAR_CLIENT, TEST_AZURE_KARPENTER_IMAGE } from '../emulated-azure-cluster.js';
+import { azureSidecarEnv } from '../emulated-azure-cluster.js';
 import { CREDENTIALS_REQUEST_CRD_PATH, fixtureClusterDir, fixtureCrdFiles } from '../fixtures.js';
 import { readYamlDir, type KubeObject } from '../kube-apiserver/index.js';
 import { azureFixtureArmWorld, azureMarketplaceFixtureObjects } from '../ocp-azure-standalone.js';
@@ -134,16 +134,7 @@ export async function startRealOpenShiftAzureCluster(
       plane,
       arm,
       kubeconfigPath,
-      sidecarEnv: {
-        KUBECONFIG: kubeconfigPath,
-        AZURE_CA_BUNDLE: caPath,
-        AZURE_AUTHORITY_HOST: arm.url,
-        AZURE_ENDPOINT_URL_ARM: arm.url,
-        AZURE_TENANT_ID: world.tenantID,
-        AZURE_CLIENT_ID: SIDECAR_CLIENT.clientId,
-        AZURE_CLIENT_SECRET: SIDECAR_CLIENT.clientSecret,
-        AZURE_KARPENTER_IMAGE: TEST_AZURE_KARPENTER_IMAGE,
-      },
+      sidecarEnv: azureSidecarEnv(kubeconfigPath, caPath, arm.url, world.tenantID),
       async stop() {
         await Promise.all([plane.stop(), arm.stop()]);
         rmSync(tmp, { recursive: true, force: true });
