@@ -873,6 +873,8 @@ export class KubeApiServerEmulator {
       ).toString('base64');
       meta.remainingItemCount = remaining;
     }
+    // A custom resource list is unstructured: its empty continue token is kept.
+    if (def.custom) meta.continue ??= '';
     return {
       apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
       kind: def.listKind,
@@ -1052,10 +1054,9 @@ export class KubeApiServerEmulator {
       ]);
 
     let next: KubeObject;
+    let requested: KubeObject | undefined;
     if (subresource === 'status') {
-      next = clone(old);
-      if (body.status !== undefined) next.status = body.status;
-      else delete next.status;
+      ({ next, requested } = statusWrite(def, old, body));
     } else if (subresource === 'approval') {
       if (opts.user) this.checkSignerApproval(def, old, opts.user);
       next = clone(old);
@@ -1092,6 +1093,7 @@ export class KubeApiServerEmulator {
     const res = this.commit(def, g, old, next, opts, {
       manager: this.managerName(opts),
       subresource,
+      ...(requested ? { ownershipFrom: requested } : {}),
     });
     return res;
   }
@@ -1233,14 +1235,12 @@ export class KubeApiServerEmulator {
       return r;
     }
     if (subresource === 'status') {
-      const st = next.status;
-      const base = clone(old);
-      if (st !== undefined) base.status = st;
-      else delete base.status;
+      const { next: base, requested } = statusWrite(def, old, next);
       const r = this.commit(def, g, old, base, opts, {
         manager: opts.fieldManager,
         managers: result.managers,
         subresource,
+        ownershipFrom: requested,
       });
       r.warnings.unshift(...warnings);
       return r;
@@ -1404,7 +1404,13 @@ export class KubeApiServerEmulator {
     old: KubeObject | undefined,
     next: KubeObject,
     opts: WriteOptions,
-    how: { manager: string; subresource?: string; managers?: ManagerState[] },
+    how: {
+      manager: string;
+      subresource?: string;
+      managers?: ManagerState[];
+      /** The object the manager is credited with, when the write keeps less of it than asked. */
+      ownershipFrom?: KubeObject;
+    },
   ): WriteResult {
     if (opts.user && def.group === 'rbac.authorization.k8s.io')
       this.checkRbacEscalation(def, old, next, opts.user);
@@ -1453,7 +1459,7 @@ export class KubeApiServerEmulator {
       how.managers ??
       updateOwnership(
         old,
-        next,
+        how.ownershipFrom ?? next,
         this.typeRoot(def),
         def.status,
         how.manager,
@@ -2249,4 +2255,30 @@ function specChanged(old: KubeObject, next: KubeObject, statusSplit: boolean): b
     return r;
   };
   return !deepEqual(pick(old), pick(next));
+}
+
+/**
+ * What a status write keeps: the status asked for, and where the kind's status strategy keeps
+ * them (Node, PodDisruptionBudget) its labels and annotations, else none of its metadata. The field manager is credited with all the request asked for, as
+ * kube-apiserver computes managedFields before the strategy resets the rest.
+ */
+function statusWrite(
+  def: ResourceDef,
+  old: KubeObject,
+  body: KubeObject,
+): { next: KubeObject; requested: KubeObject } {
+  const requested = clone(old);
+  if (body.status !== undefined) requested.status = body.status;
+  else delete requested.status;
+  const meta = requested.metadata!;
+  for (const key of ['labels', 'annotations'] as const) {
+    const value = body.metadata?.[key];
+    if (value === undefined) delete meta[key];
+    else meta[key] = value;
+  }
+  if (def.statusKeepsMetadata) return { next: requested, requested };
+  const next = clone(old);
+  if (body.status !== undefined) next.status = body.status;
+  else delete next.status;
+  return { next, requested };
 }

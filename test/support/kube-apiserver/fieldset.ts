@@ -188,7 +188,8 @@ export function fieldSetOf(
       if (isRoot) {
         if (k === 'apiVersion' || k === 'kind') continue;
         if (statusSplit && scope === 'main' && k === 'status') continue;
-        if (scope === 'status' && k !== 'status') continue;
+        // A status write is credited with the metadata it asked for too, kept or not.
+        if (scope === 'status' && k !== 'status' && k !== 'metadata') continue;
       }
       if (path.length === 1 && path[0] === 'f:metadata' && EXCLUDED_META.has(k)) continue;
       walkValue(v, childRef(ref, k, isRoot), [...path, `f:${k}`]);

@@ -35,12 +35,32 @@ function sendJson(res: ServerResponse, code: number, body: unknown, warnings: st
     'Content-Length': String(Buffer.byteLength(data)),
     'Cache-Control': 'no-cache, private',
   };
-  if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  // A deprecated version's warning was set on the response before the request was handled.
+  const prior = res.getHeader('Warning');
+  const all = [
+    ...(prior === undefined ? [] : [prior].flat().map(String)),
+    ...warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+  ];
+  if (all.length) headers.Warning = all;
   res.writeHead(code, headers);
   res.end(data);
 }
 
+/**
+ * A path no API group version is served at: kube-apiserver's mux answers it in plain text, not
+ * with a Status (a known group version with an unknown resource gets a Status).
+ */
+class PageNotFound extends Error {}
+
 function sendError(res: ServerResponse, e: unknown): void {
+  if (e instanceof PageNotFound) {
+    res.writeHead(404, {
+      'content-type': 'text/plain; charset=utf-8',
+      'x-content-type-options': 'nosniff',
+    });
+    res.end('404 page not found\n');
+    return;
+  }
   const err = e instanceof ApiError ? e : internalError(e instanceof Error ? e.message : String(e));
   sendJson(res, err.code, err.toStatus());
 }
@@ -266,8 +286,7 @@ export async function handleHttp(
       if (segs.length === 2) {
         nonResource();
         const g = apiGroup(em, group);
-        if (!g)
-          throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+        if (!g) throw new PageNotFound();
         entry.verb = 'get';
         sendJson(res, 200, { kind: 'APIGroup', apiVersion: 'v1', ...g });
         return;
@@ -277,11 +296,10 @@ export async function handleHttp(
     } else throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (!version)
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const list = resourceList(em, group, version);
+    if (!list) throw new PageNotFound();
     if (rest.length === 0) {
       nonResource();
-      const list = resourceList(em, group, version);
-      if (!list)
-        throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
       entry.verb = 'get';
       sendJson(res, 200, list);
       return;
@@ -303,8 +321,12 @@ export async function handleHttp(
     }
     const [plural, name, sub, ...extra] = rest;
     const def = plural ? em.defFor(group, version, plural) : undefined;
-    if (!def || extra.length)
+    // An unknown resource of a served group version is no route either (plain text).
+    if (!def) throw new PageNotFound();
+    if (extra.length)
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (def.deprecationWarning)
+      res.setHeader('Warning', [`299 - ${JSON.stringify(def.deprecationWarning)}`]);
     if (sub && sub !== 'status' && !def.subresources.includes(sub))
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (sub === 'status' && !def.status)
@@ -351,6 +373,12 @@ export async function handleHttp(
       ...(ns ? { namespace: ns } : {}),
     };
     em.authorize(attributes);
+    if (def.verbs && !sub && !def.verbs.includes(verb))
+      throw new ApiError(
+        405,
+        'MethodNotAllowed',
+        'the server does not allow this method on the requested resource',
+      );
     if (def.review) {
       if (method !== 'POST' || name)
         throw new ApiError(

@@ -53,6 +53,10 @@ export interface ResourceDef {
   /** storage key: `group/plural` */
   readonly key: string;
   crdName?: string;
+  /** A status write keeps the labels and annotations it asks for (Node, PodDisruptionBudget). */
+  statusKeepsMetadata?: boolean;
+  /** A deprecated CRD version's warning, sent with every request to it. */
+  deprecationWarning?: string;
   /** a CRD version's additionalPrinterColumns (Table output) */
   printerColumns?: JsonObject[];
 }
@@ -149,7 +153,38 @@ function podSpecDefaults(spec: JsonObject): void {
         : 'IfNotPresent';
     c.resources ??= {};
     for (const p of Array.isArray(c.ports) ? c.ports : []) if (isObject(p)) p.protocol ??= 'TCP';
+    for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
+      if (!isObject(probe)) continue;
+      probe.timeoutSeconds ??= 1;
+      probe.periodSeconds ??= 10;
+      probe.successThreshold ??= 1;
+      probe.failureThreshold ??= 3;
+      if (isObject(probe.httpGet)) probe.httpGet.scheme ??= 'HTTP';
+    }
+    for (const e of Array.isArray(c.env) ? c.env : []) {
+      const fieldRef = get(e, 'valueFrom', 'fieldRef');
+      if (isObject(fieldRef)) fieldRef.apiVersion ??= 'v1';
+    }
   }
+  // The deprecated alias is kept in step with serviceAccountName.
+  if (typeof spec.serviceAccountName === 'string') spec.serviceAccount ??= spec.serviceAccountName;
+  for (const v of Array.isArray(spec.volumes) ? spec.volumes : []) {
+    if (!isObject(v)) continue;
+    for (const source of ['secret', 'configMap', 'projected', 'downwardAPI'])
+      if (isObject(v[source])) {
+        const volumeSource = v[source];
+        volumeSource.defaultMode ??= 0o644;
+      }
+  }
+}
+
+/** admissionregistration/v1 defaults of a MatchResources. */
+function matchResourcesDefaults(m: JsonObject): void {
+  m.matchPolicy ??= 'Equivalent';
+  m.namespaceSelector ??= {};
+  m.objectSelector ??= {};
+  for (const rules of [m.resourceRules, m.excludeResourceRules])
+    for (const r of Array.isArray(rules) ? rules : []) if (isObject(r)) r.scope ??= '*';
 }
 
 function selectorMatches(selector: unknown, labels: unknown): boolean {
@@ -270,6 +305,23 @@ export function validateCsrStatus(o: KubeObject): StatusCause[] {
   return causes;
 }
 
+/** group, version, kind, plural, namespaced */
+export const READ_ONLY_KINDS: readonly [string, string, string, string, boolean][] = [
+  ['', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true],
+  ['', 'v1', 'PersistentVolume', 'persistentvolumes', false],
+  ['', 'v1', 'PodTemplate', 'podtemplates', true],
+  ['', 'v1', 'ReplicationController', 'replicationcontrollers', true],
+  ['apps', 'v1', 'ReplicaSet', 'replicasets', true],
+  ['apps', 'v1', 'StatefulSet', 'statefulsets', true],
+  ['apps', 'v1', 'DaemonSet', 'daemonsets', true],
+  ['storage.k8s.io', 'v1', 'CSINode', 'csinodes', false],
+  ['storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false],
+  ['storage.k8s.io', 'v1', 'VolumeAttachment', 'volumeattachments', false],
+  ['resource.k8s.io', 'v1', 'DeviceClass', 'deviceclasses', false],
+  ['resource.k8s.io', 'v1', 'ResourceClaim', 'resourceclaims', true],
+  ['resource.k8s.io', 'v1', 'ResourceSlice', 'resourceslices', false],
+];
+
 export function builtinDefs(): ResourceDef[] {
   return [
     builtin({
@@ -302,6 +354,7 @@ export function builtinDefs(): ResourceDef[] {
       shortNames: ['sa'],
       // TokenRequest (create only), as kube-apiserver serves it.
       subresources: ['token'],
+      returnDeletedObject: true,
     }),
     builtin({
       group: '',
@@ -371,7 +424,29 @@ export function builtinDefs(): ResourceDef[] {
       namespaced: false,
       shortNames: ['no'],
       status: true,
-      returnDeletedObject: true,
+      statusKeepsMetadata: true,
+      prepareCreate(o) {
+        // The TaintNodesByCondition admission plugin: a new Node is not ready until it says so.
+        const spec = obj(o, 'spec');
+        const taints: unknown[] = Array.isArray(spec.taints) ? (spec.taints as unknown[]) : [];
+        if (!taints.some((t) => get(t, 'key') === 'node.kubernetes.io/not-ready'))
+          spec.taints = [...taints, { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }];
+        const status = obj(o, 'status');
+        status.daemonEndpoints ??= { kubeletEndpoint: { Port: 0 } };
+        status.nodeInfo = {
+          architecture: '',
+          bootID: '',
+          containerRuntimeVersion: '',
+          kernelVersion: '',
+          kubeletVersion: '',
+          kubeProxyVersion: '',
+          machineID: '',
+          operatingSystem: '',
+          osImage: '',
+          systemUUID: '',
+          ...(isObject(status.nodeInfo) ? status.nodeInfo : {}),
+        };
+      },
       fieldSelectors: {
         'spec.unschedulable': (o) => String(get(o, 'spec', 'unschedulable') === true),
       },
@@ -480,6 +555,10 @@ export function builtinDefs(): ResourceDef[] {
       shortNames: ['ev'],
       defaults(o) {
         o.type ??= 'Normal';
+        // Go zero values the real server serialises (time.Time and MicroTime as null).
+        for (const k of ['eventTime', 'firstTimestamp', 'lastTimestamp']) o[k] ??= null;
+        o.reportingComponent ??= '';
+        o.reportingInstance ??= '';
       },
       validate(o) {
         const causes: StatusCause[] = [];
@@ -603,6 +682,14 @@ export function builtinDefs(): ResourceDef[] {
       namespaced: false,
       status: true,
       generation: true,
+      prepareCreate(o) {
+        o.status = {};
+      },
+      defaults(o) {
+        const spec = obj(o, 'spec');
+        spec.failurePolicy ??= 'Fail';
+        if (isObject(spec.matchConstraints)) matchResourcesDefaults(spec.matchConstraints);
+      },
       validate: (o) =>
         Array.isArray(get(o, 'spec', 'validations')) || get(o, 'spec', 'auditAnnotations')
           ? []
@@ -620,6 +707,10 @@ export function builtinDefs(): ResourceDef[] {
       plural: 'validatingadmissionpolicybindings',
       namespaced: false,
       generation: true,
+      defaults(o) {
+        const matchResources = get(o, 'spec', 'matchResources');
+        if (isObject(matchResources)) matchResourcesDefaults(matchResources);
+      },
       validate: (o) => {
         const causes: StatusCause[] = [];
         if (!get(o, 'spec', 'policyName')) causes.push(cause.required('spec.policyName'));
@@ -745,7 +836,11 @@ export function builtinDefs(): ResourceDef[] {
       namespaced: true,
       shortNames: ['pdb'],
       status: true,
+      statusKeepsMetadata: true,
       generation: true,
+      prepareCreate(o) {
+        o.status = { currentHealthy: 0, desiredHealthy: 0, disruptionsAllowed: 0, expectedPods: 0 };
+      },
       validate(o) {
         const causes: StatusCause[] = [];
         const spec = get(o, 'spec');
@@ -756,6 +851,12 @@ export function builtinDefs(): ResourceDef[] {
         return causes;
       },
     }),
+    // Kinds only Karpenter reads (its scheduling simulation): served for get, list and watch,
+    // so a read answers as the real server does; the product's roles grant no write on them
+    // (test/real-kubernetes/differential-coverage.spec.ts), so writes are refused.
+    ...READ_ONLY_KINDS.map(([group, version, kind, plural, namespaced]) =>
+      builtin({ group, version, kind, plural, namespaced, verbs: ['get', 'list', 'watch'] }),
+    ),
     builtin({
       group: 'coordination.k8s.io',
       version: 'v1',
@@ -865,7 +966,7 @@ export function defsFromCrd(crd: KubeObject): ResourceDef[] {
       generation: true,
       nameRule: 'subdomain',
       requireResourceVersionOnUpdate: true,
-      returnDeletedObject: true,
+      returnDeletedObject: false,
       key: `${group}/${plural}`,
       crdName: crd.metadata?.name ?? '',
     };
@@ -874,6 +975,19 @@ export function defsFromCrd(crd: KubeObject): ResourceDef[] {
     if (schema) def.schema = new StructuralSchema(schema, `${plural}.${group}/${def.version}`);
     if (Array.isArray(v.additionalPrinterColumns))
       def.printerColumns = v.additionalPrinterColumns as JsonObject[];
+    if (v.deprecated === true) {
+      // As apiextensions-apiserver words it: the served version it would suggest is the one of
+      // highest priority that is not deprecated.
+      const suggested = versions
+        .filter((o) => o.deprecated !== true)
+        .map((o) => String(o.name))
+        .sort(compareVersions)[0];
+      def.deprecationWarning =
+        typeof v.deprecationWarning === 'string'
+          ? v.deprecationWarning
+          : `${group}/${def.version} ${def.kind} is deprecated` +
+            (suggested ? `; use ${group}/${suggested} ${def.kind}` : '');
+    }
     out.push(def);
   }
   return out;
