@@ -1,4 +1,5 @@
 import type { DifferentialScript } from '../support/control-plane/differential.js';
+import { RESOURCE_SCRIPTS } from './differential-resource-scripts.js';
 
 // Request scripts run against the emulated and the real kube-apiserver
 // (differential.real-spec.ts). Each uses names of its own, so the scripts are independent.
@@ -24,7 +25,7 @@ const nodePool = (name: string, spec: Record<string, unknown> = {}) => ({
   },
 });
 
-export const DIFFERENTIAL_SCRIPTS: DifferentialScript[] = [
+const HANDWRITTEN_SCRIPTS: DifferentialScript[] = [
   {
     name: 'CRD validation: defaults filled in on create',
     steps: [
@@ -264,4 +265,9 @@ export const DIFFERENTIAL_SCRIPTS: DifferentialScript[] = [
       },
     ],
   },
+];
+
+export const DIFFERENTIAL_SCRIPTS: DifferentialScript[] = [
+  ...HANDWRITTEN_SCRIPTS,
+  ...RESOURCE_SCRIPTS,
 ];

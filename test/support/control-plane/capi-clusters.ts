@@ -39,7 +39,7 @@ const capiRbac = (file: 'rbac.yaml' | 'management-rbac.yaml'): KubeObject[] =>
  * `infrastructureReady`). The management server stores v1beta1 instead, as Cluster API v1.10's
  * own CRDs do; the day Cluster API itself runs here, its webhook makes this unnecessary.
  */
-function storeV1beta1(crd: KubeObject): KubeObject {
+export function storeV1beta1(crd: KubeObject): KubeObject {
   const versions = (crd.spec as { versions: { name: string; storage: boolean }[] }).versions;
   if (!versions.some((v) => v.name === 'v1beta1')) return crd;
   return {

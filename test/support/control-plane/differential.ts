@@ -4,20 +4,40 @@ import { request } from 'node:https';
 // masking what differs by nature (uids, timestamps, resourceVersions, generated names). Used by
 // test/real-kubernetes/differential.real-spec.ts.
 
-/** Who sends a request: an admin (system:masters) or a user with no rights but the defaults. */
-export type Identity = 'admin' | 'bob';
+/**
+ * Who sends a request: `admin` (system:masters) or any other user name, a user with no rights
+ * but the defaults and what the scripts grant it.
+ */
+export type Identity = string;
 
 export interface DifferentialStep {
   as?: Identity;
   method: string;
+  /** May hold `{resourceVersion:N}`: the resourceVersion of the object answered at step N. */
   path: string;
+  /** A body, or one made from the raw answers of the earlier steps (an update of what was read). */
   body?: unknown;
   contentType?: string;
+  accept?: string;
+  /** A watch: its stream is read until this many events have come, or for 3 s. */
+  events?: number;
   /**
-   * Send again (up to 10 s) until the status is this one: for what a real server applies a moment
-   * after the write that asks for it (an RBAC binding, an admission policy), on both targets alike.
+   * Send again (up to 10 s) until the answer is this status, or passes this check: for what a
+   * real server applies a moment after the write that asks for it (an RBAC binding, an
+   * admission policy), on both targets alike.
    */
-  until?: number;
+  until?: number | ((answer: Answer) => boolean);
+  /**
+   * What the server authorizes for this request beyond its own verb and resource, as
+   * `verb group/resource` (OwnerReferencesPermissionEnforcement's `update` on the owner's
+   * finalizers, a CSR approval's `approve` on its signer): counted by the coverage check.
+   */
+  authorizes?: string[];
+  /**
+   * The status the real server must answer: a step meant to succeed that does not (a sample the
+   * server refuses) would compare two equal refusals and prove nothing.
+   */
+  expect?: number;
 }
 
 export interface DifferentialScript {
@@ -28,27 +48,50 @@ export interface DifferentialScript {
 export interface Answer {
   status: number;
   body: unknown;
+  /** The Warning headers, when there are any. */
+  warnings?: string[];
 }
+
+type Credentials = { token: string } | { certPem: string; keyPem: string };
 
 /** How a target is reached over HTTPS by each identity. */
 export interface DifferentialTarget {
   url: string;
   caPem: string;
-  credentials: Record<Identity, { token: string } | { certPem: string; keyPem: string }>;
+  credentials(identity: Identity): Credentials;
 }
 
-export function send(target: DifferentialTarget, step: DifferentialStep): Promise<Answer> {
-  const credentials = target.credentials[step.as ?? 'admin'];
-  const payload = step.body === undefined ? undefined : JSON.stringify(step.body);
+const WATCH_READ_MS = 3_000;
+
+function resolvePath(path: string, earlier: readonly Answer[]): string {
+  return path.replace(/\{resourceVersion:(\d+)\}/g, (_, n: string) => {
+    const body = earlier[Number(n)]?.body as
+      { metadata?: { resourceVersion?: string } } | undefined;
+    // None (the step was refused): sent as such, the answers tell.
+    return body?.metadata?.resourceVersion ?? 'none';
+  });
+}
+
+export function send(
+  target: DifferentialTarget,
+  step: DifferentialStep,
+  earlier: readonly Answer[] = [],
+): Promise<Answer> {
+  const credentials = target.credentials(step.as ?? 'admin');
+  const body: unknown =
+    typeof step.body === 'function'
+      ? (step.body as (e: readonly Answer[]) => unknown)(earlier)
+      : step.body;
+  const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
-      `${target.url}${step.path}`,
+      `${target.url}${resolvePath(step.path, earlier)}`,
       {
         method: step.method,
         ca: target.caPem,
         ...('token' in credentials ? {} : { cert: credentials.certPem, key: credentials.keyPem }),
         headers: {
-          accept: 'application/json',
+          accept: step.accept ?? 'application/json',
           ...('token' in credentials ? { authorization: `Bearer ${credentials.token}` } : {}),
           ...(payload
             ? {
@@ -61,23 +104,52 @@ export function send(target: DifferentialTarget, step: DifferentialStep): Promis
       },
       (res) => {
         let text = '';
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          clearTimeout(watchTimer);
+          const warning = res.headers.warning;
+          resolve({
+            status: res.statusCode ?? 0,
+            body: step.events !== undefined ? watchEvents(text) : parse(text),
+            ...(warning ? { warnings: [warning].flat() } : {}),
+          });
+          if (step.events !== undefined) req.destroy();
+        };
+        const watchTimer = setTimeout(finish, step.events !== undefined ? WATCH_READ_MS : 1e9);
         res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            // a watch stream or plain text: compared as text
-          }
-          resolve({ status: res.statusCode ?? 0, body });
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          if (step.events !== undefined && watchEvents(text).length >= step.events) finish();
         });
+        res.on('end', finish);
+        res.on('error', () => finish());
       },
     );
     req.on('timeout', () => req.destroy(new Error(`${step.method} ${step.path} timed out`)));
-    req.on('error', reject);
+    req.on('error', (e) => {
+      if (step.events === undefined) reject(e);
+    });
     req.end(payload);
   });
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text; // plain text: compared as text
+  }
+}
+
+/** The complete events of a watch stream read so far. */
+function watchEvents(text: string): unknown[] {
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .filter((line) => line.trim())
+    .map(parse);
 }
 
 const MASKED_KEYS = new Set([
@@ -113,20 +185,41 @@ export function normalise(value: unknown, key = ''): unknown {
   return value;
 }
 
+/**
+ * As client-go does: a 429 with a retry delay is sent again after it (kube-apiserver answers so
+ * while the watch cache of a just-created CRD initialises).
+ */
+async function sendRetryingTooManyRequests(
+  target: DifferentialTarget,
+  step: DifferentialStep,
+  earlier: readonly Answer[],
+): Promise<Answer> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await send(target, step, earlier);
+    const retryAfter = (answer.body as { details?: { retryAfterSeconds?: number } } | undefined)
+      ?.details?.retryAfterSeconds;
+    if (answer.status !== 429 || retryAfter === undefined || attempt === 10) return answer;
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+  }
+}
+
 /** Runs a script on a target: each step's normalised answer. */
 export async function runScript(
   target: DifferentialTarget,
   script: DifferentialScript,
 ): Promise<Answer[]> {
-  const answers: Answer[] = [];
+  const raw: Answer[] = [];
   for (const step of script.steps) {
-    let answer = await send(target, step);
+    const settled = (a: Answer) =>
+      step.until === undefined ||
+      (typeof step.until === 'number' ? a.status === step.until : step.until(a));
+    let answer = await sendRetryingTooManyRequests(target, step, raw);
     const deadline = Date.now() + 10_000;
-    while (step.until !== undefined && answer.status !== step.until && Date.now() < deadline) {
+    while (!settled(answer) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      answer = await send(target, step);
+      answer = await sendRetryingTooManyRequests(target, step, raw);
     }
-    answers.push({ status: answer.status, body: normalise(answer.body) });
+    raw.push(answer);
   }
-  return answers;
+  return raw.map((a) => ({ ...a, body: normalise(a.body) }));
 }
