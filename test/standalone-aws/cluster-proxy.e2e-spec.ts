@@ -80,6 +80,7 @@ describe('standalone AWS: the cluster-wide Proxy reaches the operand and is foll
       configMap: {
         name: 'trusted-ca-bundle',
         items: [{ key: 'ca-bundle.crt', path: 'tls-ca-bundle.pem' }],
+        defaultMode: 0o644, // the API server's default
       },
     });
     expect(pod.containers[0]!.volumeMounts).toContainEqual({
