@@ -21,9 +21,10 @@ import {
   desiredState,
   fixtureInfrastructure,
 } from '@fleet/testing';
-import type {
-  DifferentialScript,
-  DifferentialStep,
+import {
+  isRequest,
+  type DifferentialScript,
+  type DifferentialStep,
 } from '../support/control-plane/differential.js';
 
 // Which (verb, resource) pairs the product is granted, and which the differential scripts send:
@@ -161,10 +162,13 @@ export function requestGrant(method: string, path: string): Grant | undefined {
   return grantKey(verb, group, subresource ? `${resource}/${subresource}` : resource);
 }
 
-const stepGrants = (step: DifferentialStep): Grant[] => [
-  ...(step.path ? [requestGrant(step.method, step.path)].filter((g) => g !== undefined) : []),
-  ...(step.authorizes ?? []),
-];
+const stepGrants = (step: DifferentialStep): Grant[] =>
+  isRequest(step)
+    ? [
+        ...[requestGrant(step.method, step.path)].filter((g) => g !== undefined),
+        ...(step.authorizes ?? []),
+      ]
+    : [];
 
 /** Every (verb, resource) the scripts send or, by `authorizes`, have authorized. */
 export function scriptGrants(scripts: readonly DifferentialScript[]): Set<Grant> {

@@ -224,7 +224,26 @@ const CASES: ResourceCase[] = [
     sample: sampleOf('cluster.x-k8s.io/v1beta1', 'MachineDeployment'),
     status: true,
   },
-  { resource: 'cluster.x-k8s.io/machines', version: 'v1beta1', namespaced: true },
+  {
+    resource: 'cluster.x-k8s.io/machines',
+    version: 'v1beta1',
+    namespaced: true,
+    sample: {
+      apiVersion: 'cluster.x-k8s.io/v1beta1',
+      kind: 'Machine',
+      metadata: { name: '' },
+      spec: {
+        clusterName: 'capi-east',
+        bootstrap: { dataSecretName: 'capi-east-bootstrap' },
+        infrastructureRef: {
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+          kind: 'AWSMachine',
+          name: 'capi-east-machine',
+        },
+      },
+    },
+    status: true,
+  },
   {
     resource: 'cluster.x-k8s.io/machinesets',
     version: 'v1beta1',
@@ -487,7 +506,11 @@ function scriptFor(c: ResourceCase): DifferentialScript {
         expect: 200,
       },
     );
-  steps.push({ method: 'DELETE', path: item, expect: 200 }, { method: 'GET', path: item });
+  // Gone at once, or once its finalizers' controllers are done (a namespace's).
+  steps.push(
+    { method: 'DELETE', path: item, expect: 200 },
+    { method: 'GET', path: item, until: 404 },
+  );
   return { name: `${c.resource}: create, read, list, watch, patch, update, delete`, steps };
 }
 

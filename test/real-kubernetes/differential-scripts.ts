@@ -1,4 +1,6 @@
 import type { DifferentialScript } from '../support/control-plane/differential.js';
+import { API_SCRIPTS } from './differential-api-scripts.js';
+import { AUTHORIZATION_SCRIPTS } from './differential-authorization-scripts.js';
 import { RESOURCE_SCRIPTS } from './differential-resource-scripts.js';
 
 // Request scripts run against the emulated and the real kube-apiserver
@@ -268,6 +270,9 @@ const HANDWRITTEN_SCRIPTS: DifferentialScript[] = [
 ];
 
 export const DIFFERENTIAL_SCRIPTS: DifferentialScript[] = [
+  // In this order: later scripts use the ServiceAccount the TokenRequest script creates.
   ...HANDWRITTEN_SCRIPTS,
+  ...AUTHORIZATION_SCRIPTS,
+  ...API_SCRIPTS,
   ...RESOURCE_SCRIPTS,
 ];

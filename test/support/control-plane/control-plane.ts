@@ -23,8 +23,11 @@ import { upstreamBinary } from '../upstream-binaries.js';
 export interface ControlPlaneOptions {
   /** Names the processes in failure output, e.g. `management` or `guest`. */
   name?: string;
-  /** kube-controller-manager and kube-scheduler too (default true). */
-  controllers?: boolean;
+  /**
+   * kube-controller-manager and kube-scheduler too (default true); a list: only those
+   * kube-controller-manager controllers, no scheduler, and no wait for them to be ready.
+   */
+  controllers?: boolean | readonly string[];
   /** An audit log of every request (Metadata level), read by `auditedRequests`. */
   audit?: boolean;
   /** Each start is bounded (default 90 s: a loaded 2-core machine starts kube-apiserver in ~10 s). */
@@ -499,9 +502,10 @@ export class RealControlPlane {
     ]);
     await this.startEtcd();
     await this.startApiServer();
-    if (this.options.controllers !== false) {
-      await Promise.all([this.startControllerManager(), this.startScheduler()]);
-    }
+    const { controllers } = this.options;
+    if (Array.isArray(controllers)) await this.startControllerManager(controllers);
+    else if (controllers !== false)
+      await Promise.all([this.startControllerManager(CONTROLLERS), this.startScheduler()]);
   }
 
   private spawn(binary: string, args: string[]): RunningProcess {
@@ -574,7 +578,7 @@ export class RealControlPlane {
     });
   }
 
-  private async startControllerManager(): Promise<void> {
+  private async startControllerManager(controllers: readonly string[]): Promise<void> {
     const identity = this.ca.issueClient('system:kube-controller-manager');
     const kubeconfig = this.writeKubeconfig(identity, 'kube-controller-manager');
     this.controllerManager = this.spawn('kube-controller-manager', [
@@ -586,13 +590,14 @@ export class RealControlPlane {
       `--cert-dir=${join(this.dir, 'kube-controller-manager')}`,
       '--leader-elect=false',
       '--use-service-account-credentials=true',
-      `--controllers=${CONTROLLERS.join(',')}`,
+      `--controllers=${controllers.join(',')}`,
       `--service-account-private-key-file=${join(this.dir, 'sa.key')}`,
       `--root-ca-file=${join(this.dir, 'ca.crt')}`,
       `--cluster-signing-cert-file=${join(this.dir, 'ca.crt')}`,
       `--cluster-signing-key-file=${join(this.dir, 'ca.key')}`,
       '--v=0',
     ]);
+    if (controllers !== CONTROLLERS) return;
     // Ready once the token controller has given the default namespace's ServiceAccount life:
     // the service-account controller creates `default` there.
     await this.until('kube-controller-manager', async () => {

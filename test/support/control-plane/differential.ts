@@ -10,7 +10,16 @@ import { request } from 'node:https';
  */
 export type Identity = string;
 
-export interface DifferentialStep {
+/** Compacts the target's history (etcd's compaction, the emulator's watch history). */
+export interface CompactionStep {
+  compact: true;
+}
+
+export type DifferentialStep = RequestStep | CompactionStep;
+
+export const isRequest = (step: DifferentialStep): step is RequestStep => !('compact' in step);
+
+export interface RequestStep {
   as?: Identity;
   method: string;
   /** May hold `{resourceVersion:N}`: the resourceVersion of the object answered at step N. */
@@ -59,6 +68,7 @@ export interface DifferentialTarget {
   url: string;
   caPem: string;
   credentials(identity: Identity): Credentials;
+  compact(): Promise<void>;
 }
 
 const WATCH_READ_MS = 3_000;
@@ -74,7 +84,7 @@ function resolvePath(path: string, earlier: readonly Answer[]): string {
 
 export function send(
   target: DifferentialTarget,
-  step: DifferentialStep,
+  step: RequestStep,
   earlier: readonly Answer[] = [],
 ): Promise<Answer> {
   const credentials = target.credentials(step.as ?? 'admin');
@@ -160,13 +170,20 @@ const MASKED_KEYS = new Set([
   'lastTransitionTime',
   'time',
   'selfLink',
-  // TokenRequest: a new token, valid from now
+  // TokenRequest: a new token, valid from now; a CSR's certificate, signed now
   'token',
+  'certificate',
   'expirationTimestamp',
 ]);
 
 /** The answer with what differs by nature replaced by placeholders. */
-export function normalise(value: unknown, key = ''): unknown {
+export function normalise(answer: unknown, key = ''): unknown {
+  const value = isTable(answer) ? withoutAges(answer) : answer;
+  // Entries are ordered by time (seconds) first: with the times masked, by the rest alone.
+  if (key === 'managedFields' && Array.isArray(value))
+    return value
+      .map((v) => normalise(v))
+      .sort((a, b) => managerOrder(a).localeCompare(managerOrder(b)));
   if (Array.isArray(value)) return value.map((v) => normalise(v));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
@@ -175,10 +192,17 @@ export function normalise(value: unknown, key = ''): unknown {
     )) {
       // The real server's own warnings and ServiceAccount token extras differ by identity kind.
       if (k === 'extra') continue;
-      out[k] = MASKED_KEYS.has(k) && v !== undefined && v !== null ? `<${k}>` : normalise(v, k);
+      // An owner reference's key in managedFields names the owner's uid.
+      const key = k.replace(/^k:\{"uid":"[^"]+"\}$/, 'k:{"uid":"<uid>"}');
+      out[key] = MASKED_KEYS.has(k) && v !== undefined && v !== null ? `<${k}>` : normalise(v, k);
     }
     return out;
   }
+  if (typeof value === 'string' && key === 'message')
+    return value.replace(
+      /too old resource version: \d+ \(\d+\)/,
+      'too old resource version: <resourceVersion> (<resourceVersion>)',
+    );
   if (typeof value === 'string' && key === 'name' && /-[a-z0-9]{5}$/.test(value)) {
     return value.replace(/-[a-z0-9]{5}$/, '-<generated>');
   }
@@ -191,7 +215,7 @@ export function normalise(value: unknown, key = ''): unknown {
  */
 async function sendRetryingTooManyRequests(
   target: DifferentialTarget,
-  step: DifferentialStep,
+  step: RequestStep,
   earlier: readonly Answer[],
 ): Promise<Answer> {
   for (let attempt = 1; ; attempt++) {
@@ -203,6 +227,33 @@ async function sendRetryingTooManyRequests(
   }
 }
 
+const managerOrder = (entry: unknown): string => {
+  const e = entry as Record<string, unknown>;
+  return [e.operation, e.manager, e.apiVersion, e.subresource ?? ''].join('\u0000');
+};
+
+interface Table {
+  kind: 'Table';
+  columnDefinitions: { name: string }[];
+  rows: { cells: unknown[] }[];
+}
+
+const isTable = (value: unknown): value is Table =>
+  !!value && typeof value === 'object' && (value as { kind?: unknown }).kind === 'Table';
+
+/** A Table's Age cells say how long ago each object was created: masked. */
+function withoutAges(table: Table): Table {
+  const age = table.columnDefinitions.findIndex((c) => c.name === 'Age');
+  if (age < 0) return table;
+  return {
+    ...table,
+    rows: table.rows.map((row) => ({
+      ...row,
+      cells: row.cells.map((cell, i) => (i === age ? '<age>' : cell)),
+    })),
+  };
+}
+
 /** Runs a script on a target: each step's normalised answer. */
 export async function runScript(
   target: DifferentialTarget,
@@ -210,6 +261,11 @@ export async function runScript(
 ): Promise<Answer[]> {
   const raw: Answer[] = [];
   for (const step of script.steps) {
+    if (!isRequest(step)) {
+      await target.compact();
+      raw.push({ status: 0, body: 'compacted' });
+      continue;
+    }
     const settled = (a: Answer) =>
       step.until === undefined ||
       (typeof step.until === 'number' ? a.status === step.until : step.until(a));

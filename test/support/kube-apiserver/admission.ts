@@ -193,10 +193,12 @@ function matches(
   ctx: AdmissionContext,
   m: JsonObject | undefined,
   a: AdmissionAttributes,
+  forBinding = false,
 ): boolean {
   if (!m) return true;
   const rules = (m.resourceRules as Rule[] | undefined) ?? [];
-  if (!rules.some((r) => ruleMatches(r, a))) return false;
+  // A binding without resourceRules validates all its policy matches.
+  if ((rules.length || !forBinding) && !rules.some((r) => ruleMatches(r, a))) return false;
   if (((m.excludeResourceRules as Rule[] | undefined) ?? []).some((r) => ruleMatches(r, a)))
     return false;
   if (m.namespaceSelector !== undefined) {
@@ -257,7 +259,7 @@ export function validatingAdmissionPolicies(
     if (!policy) continue;
     const pspec = (policy.spec ?? {}) as JsonObject;
     if (!matches(ctx, pspec.matchConstraints as JsonObject | undefined, a)) continue;
-    if (!matches(ctx, bspec.matchResources as JsonObject | undefined, a)) continue;
+    if (!matches(ctx, bspec.matchResources as JsonObject | undefined, a, true)) continue;
     const denyDecision = evaluate(ctx, policy, binding, a);
     if (!denyDecision) continue;
     const actions = (bspec.validationActions as string[] | undefined) ?? [];

@@ -1,4 +1,11 @@
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign,
+  type KeyObject,
+} from 'node:crypto';
 import { isIP } from 'node:net';
 
 import {
@@ -99,6 +106,89 @@ function issue(options: {
 
 const ecKeys = () => generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 
+/** One DER element: its tag, its whole encoding and its content. */
+interface Element {
+  tag: number;
+  raw: Buffer;
+  content: Buffer;
+}
+
+function readElement(der: Buffer, at = 0): Element {
+  const tag = der[at]!;
+  let length = der[at + 1]!;
+  let offset = at + 2;
+  if (length & 0x80) {
+    const bytes = length & 0x7f;
+    length = 0;
+    for (let i = 0; i < bytes; i++) length = length * 256 + der[offset + i]!;
+    offset += bytes;
+  }
+  return {
+    tag,
+    raw: der.subarray(at, offset + length),
+    content: der.subarray(offset, offset + length),
+  };
+}
+
+function children(content: Buffer): Element[] {
+  const out: Element[] = [];
+  for (let at = 0; at < content.length;) {
+    const e = readElement(content, at);
+    out.push(e);
+    at += e.raw.length;
+  }
+  return out;
+}
+
+/** The common name and organizations of a PKCS#10 request's subject. */
+export function certificateRequestSubject(requestPem: string): {
+  commonName: string;
+  organizations: string[];
+} {
+  const { subject } = certificateRequestParts(requestPem);
+  let commonName = '';
+  const organizations: string[] = [];
+  for (const rdn of children(readElement(subject).content))
+    for (const attribute of children(rdn.content)) {
+      const [type, value] = children(attribute.content);
+      const text = value?.content.toString('utf8') ?? '';
+      if (type?.raw.equals(oid('2.5.4.3'))) commonName = text;
+      if (type?.raw.equals(oid('2.5.4.10'))) organizations.push(text);
+    }
+  return { commonName, organizations };
+}
+
+/**
+ * What a certificate for a PKCS#10 request is made of: its subject and public key as sent, and
+ * the subjectAltName extension of its extensionRequest, if any.
+ */
+function certificateRequestParts(requestPem: string): {
+  subject: Buffer;
+  publicKey: KeyObject;
+  subjectAltName?: Buffer;
+} {
+  const der = Buffer.from(
+    requestPem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''),
+    'base64',
+  );
+  const [info] = children(readElement(der).content);
+  const [, subject, spki, attributes] = children(info!.content);
+  let subjectAltName: Buffer | undefined;
+  for (const attribute of attributes?.tag === 0xa0 ? children(attributes.content) : []) {
+    const [, values] = children(attribute.content);
+    for (const extensions of children(values?.content ?? Buffer.alloc(0)))
+      for (const ext of children(extensions.content)) {
+        const parts = children(ext.content);
+        if (parts[0]?.raw.equals(oid(EXT.subjectAltName))) subjectAltName = parts.at(-1)?.content;
+      }
+  }
+  return {
+    subject: subject!.raw,
+    publicKey: createPublicKey({ key: spki!.raw, format: 'der', type: 'spki' }),
+    ...(subjectAltName ? { subjectAltName } : {}),
+  };
+}
+
 /** A self-signed CA (one per emulator) that signs the emulator's serving certificate. */
 export class CertificateAuthority {
   readonly certPem: string;
@@ -138,6 +228,39 @@ export class CertificateAuthority {
   issueClient(commonName: string, organizations: readonly string[] = []): Issued {
     // clientAuth
     return this.issueLeaf(name(commonName, organizations), '1.3.6.1.5.5.7.3.2');
+  }
+
+  /**
+   * Signs a PKCS#10 request as kube-controller-manager's CSR signer does: its subject, key and
+   * subject alternative names, for one extended key usage, a year.
+   */
+  signRequest(requestPem: string, extKeyUsage: 'serverAuth' | 'clientAuth'): string {
+    const request = certificateRequestParts(requestPem);
+    return issue({
+      subject: request.subject,
+      issuer: this.subject,
+      publicKey: request.publicKey,
+      signer: this.keys.privateKey,
+      days: 365,
+      extensions: [
+        extension(EXT.basicConstraints, true, seq()),
+        // digitalSignature, keyEncipherment
+        extension(EXT.keyUsage, true, bits(Buffer.from([0xa0]), 5)),
+        extension(
+          EXT.extKeyUsage,
+          false,
+          seq(oid(extKeyUsage === 'serverAuth' ? '1.3.6.1.5.5.7.3.1' : '1.3.6.1.5.5.7.3.2')),
+        ),
+        ...(request.subjectAltName
+          ? [extension(EXT.subjectAltName, false, request.subjectAltName)]
+          : []),
+        extension(
+          EXT.authorityKeyIdentifier,
+          false,
+          seq(tlv(0x80, keyIdentifier(this.keys.publicKey))),
+        ),
+      ],
+    });
   }
 
   /** A leaf certificate of a new key, for one extended key usage. */

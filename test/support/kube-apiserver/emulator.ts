@@ -46,13 +46,14 @@ import {
   type Attributes,
   type PolicyRule,
 } from './authorization.js';
-import { CertificateAuthority } from './certificates.js';
+import { CertificateAuthority, certificateRequestSubject } from './certificates.js';
 import { handleHttp } from './http.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { builtinDefs, defsFromCrd, ResourceDef, WriteContext } from './resources.js';
 import {
   FieldRequirement,
   LabelRequirement,
+  labelSelectorRequirements,
   matchesLabels,
   parseFieldSelector,
   parseLabelSelector,
@@ -923,7 +924,11 @@ export class KubeApiServerEmulator {
   }
 
   private typeRoot(def: ResourceDef): TypeRef {
-    return def.custom ? (def.schema ? { s: def.schema.schema } : {}) : { builtin: true };
+    return def.custom
+      ? def.schema
+        ? { s: def.schema.schema }
+        : {}
+      : { builtin: true, kind: def.kind };
   }
 
   private checkNamespace(
@@ -1014,10 +1019,15 @@ export class KubeApiServerEmulator {
     ])
       delete meta[k];
     if (def.status && def.custom) delete body.status;
+    // What the strategy sets on create (PrepareForCreate, after the field manager) is nobody's.
+    const requested = clone(body);
     def.prepareCreate?.(body, this.writeContext(opts.user));
     body.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     body.kind = def.kind;
-    return this.commit(def, g, undefined, body, opts, { manager: this.managerName(opts) });
+    return this.commit(def, g, undefined, body, opts, {
+      manager: this.managerName(opts),
+      ownershipFrom: requested,
+    });
   }
 
   updateObject(
@@ -1095,7 +1105,60 @@ export class KubeApiServerEmulator {
       subresource,
       ...(requested ? { ownershipFrom: requested } : {}),
     });
+    if (subresource === 'approval' && !opts.dryRun) setImmediate(() => this.signIfApproved(name));
     return res;
+  }
+
+  /**
+   * kube-controller-manager's CSR signer (pkg/controller/certificates/signer), for the signers
+   * it serves: an approved request it can sign gets its certificate; one its signer refuses is
+   * marked Failed.
+   */
+  private signIfApproved(name: string): void {
+    const csr = this.get('certificates.k8s.io/v1', 'CertificateSigningRequest', name);
+    const spec = (csr?.spec ?? {}) as { signerName?: string; request?: string; usages?: string[] };
+    const status = (csr?.status ?? {}) as {
+      certificate?: string;
+      conditions?: { type: string; status: string }[];
+    };
+    const conditions = status.conditions ?? [];
+    const approved = conditions.some((c) => c.type === 'Approved' && c.status === 'True');
+    const settled = conditions.some((c) => ['Denied', 'Failed'].includes(c.type));
+    const usage = SIGNER_USAGE[spec.signerName ?? ''];
+    if (!csr || !approved || settled || status.certificate || !usage || !spec.request) return;
+    const requestPem = Buffer.from(spec.request, 'base64').toString('utf8');
+    let refusal: string | undefined;
+    try {
+      refusal = signerRefusal(spec.signerName!, requestPem, spec.usages ?? []);
+    } catch {
+      return; // unparsable: the signer's error, retried by it forever, changes nothing
+    }
+    const next: KubeObject = refusal
+      ? {
+          ...csr,
+          status: {
+            ...status,
+            conditions: [
+              ...conditions,
+              {
+                type: 'Failed',
+                status: 'True',
+                reason: 'SignerValidationFailure',
+                message: refusal,
+                lastUpdateTime: nowIso(),
+                lastTransitionTime: nowIso(),
+              },
+            ],
+          },
+        }
+      : {
+          ...csr,
+          status: {
+            ...status,
+            certificate: Buffer.from(this.ca.signRequest(requestPem, usage)).toString('base64'),
+          },
+        };
+    this.updateStatus(next, { fieldManager: 'kube-controller-manager' });
   }
 
   patchObject(
@@ -1417,6 +1480,7 @@ export class KubeApiServerEmulator {
     const warnings: string[] = [];
     if (def.schema) this.handleUnknown(def.schema.pruneAndDefault(next), opts, warnings);
     def.defaults?.(next);
+    if (!old) warnings.push(...(def.warningsOnCreate?.(next) ?? []));
     const meta = next.metadata!;
     const name = meta.name ?? '';
     const causes: StatusCause[] = validateObjectMeta(meta, def.nameRule);
@@ -1455,6 +1519,12 @@ export class KubeApiServerEmulator {
     );
 
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    // Credited as decoded: pruned and defaulted, as the object itself was.
+    const credited = how.ownershipFrom;
+    if (credited) {
+      if (def.schema) def.schema.pruneAndDefault(credited);
+      def.defaults?.(credited);
+    }
     const managers =
       how.managers ??
       updateOwnership(
@@ -1474,8 +1544,9 @@ export class KubeApiServerEmulator {
       deepEqual(untimed(old.metadata?.managedFields), untimed(managedFields))
     )
       return { object: this.present(def, old), warnings, created: false };
-    // No field owned by anyone: the real server leaves managedFields out rather than empty.
-    if (managedFields.length) meta.managedFields = managedFields;
+    // No field owned by anyone: the real server leaves managedFields out rather than empty (and
+    // keeps none for a CertificateSigningRequest).
+    if (managedFields.length && !def.untrackedFields) meta.managedFields = managedFields;
     else delete meta.managedFields;
 
     if (!old) {
@@ -1500,6 +1571,72 @@ export class KubeApiServerEmulator {
     if (def.kind === 'CustomResourceDefinition' && def.group === 'apiextensions.k8s.io')
       this.onCrdWritten(next);
     return { object: this.present(def, next), warnings, created: !old };
+  }
+
+  /**
+   * As etcd's compaction does to kube-apiserver: a watch from a resourceVersion older than now
+   * (and not in a watch cache) is 410 Gone from then on.
+   */
+  compact(): void {
+    for (const g of this.groups.values()) {
+      g.history = [];
+      g.droppedUpTo = this.rv;
+    }
+  }
+
+  /**
+   * The eviction subresource, after kube-apiserver's pkg/registry/core/pod/storage/eviction.go:
+   * a pod that is not running (Pending, Succeeded, Failed) is deleted whatever its budgets; a
+   * running one only while its one PodDisruptionBudget allows a disruption.
+   */
+  evictPod(ns: string, name: string, eviction: KubeObject): void {
+    const pods = this.defForKind('v1', 'Pod');
+    if (eviction.metadata?.name !== undefined && eviction.metadata.name !== name)
+      throw badRequest(`name in URL does not match name in Eviction object`);
+    const pod = this.getObject(pods, ns, name);
+    const phase = (pod.status as { phase?: string } | undefined)?.phase;
+    if (phase === 'Running' || phase === undefined) {
+      const budgets = this.list('policy/v1', 'PodDisruptionBudget', ns).filter((pdb) =>
+        matchesLabels(
+          labelSelectorRequirements((pdb.spec as { selector?: unknown } | undefined)?.selector),
+          pod.metadata?.labels,
+        ),
+      );
+      if (budgets.length > 1)
+        throw new ApiError(
+          500,
+          'InternalError',
+          'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+        );
+      const budget = budgets[0];
+      if (budget) {
+        const status = (budget.status ?? {}) as {
+          observedGeneration?: number;
+          disruptionsAllowed?: number;
+          currentHealthy?: number;
+          desiredHealthy?: number;
+        };
+        const processed = (status.observedGeneration ?? 0) >= (budget.metadata?.generation ?? 0);
+        if (!processed || (status.disruptionsAllowed ?? 0) < 1)
+          throw new ApiError(
+            429,
+            'TooManyRequests',
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+            {
+              causes: [
+                {
+                  reason: 'DisruptionBudget',
+                  message: processed
+                    ? `The disruption budget ${budget.metadata?.name ?? ''} needs ${status.desiredHealthy ?? 0} healthy pods and has ${status.currentHealthy ?? 0} currently`
+                    : `The disruption budget ${budget.metadata?.name ?? ''} is still being processed by the server.`,
+                },
+              ],
+            },
+          );
+      }
+    }
+    const deleteOptions = (eviction as { deleteOptions?: DeleteOptions }).deleteOptions ?? {};
+    this.deleteObject(pods, ns, name, deleteOptions);
   }
 
   deleteObject(
@@ -1551,26 +1688,39 @@ export class KubeApiServerEmulator {
       return this.present(def, marked);
     }
     if (def.kind === 'Namespace' && !def.group) return this.deleteNamespace(def, g, old);
-    if (hasFinalizers || opts.propagationPolicy === 'Foreground') {
+    // Foreground and Orphan deletion: the owner is marked with the garbage collector's finalizer,
+    // which it removes once it has deleted the dependents or released them.
+    const collectorFinalizer =
+      opts.propagationPolicy === 'Foreground'
+        ? 'foregroundDeletion'
+        : opts.propagationPolicy === 'Orphan'
+          ? 'orphan'
+          : undefined;
+    if (hasFinalizers || collectorFinalizer) {
       if (old.metadata?.deletionTimestamp) return this.present(def, old);
       const next = clone(old);
       const m = next.metadata!;
       m.deletionTimestamp = nowIso();
       m.deletionGracePeriodSeconds = 0;
       if (def.generation) m.generation = (m.generation ?? 1) + 1;
-      if (!hasFinalizers) {
-        // Foreground deletion without a garbage collector: dependents go first, then the owner.
-        this.collectDependents(old.metadata?.uid ?? '');
-        g.objects.set(key, next);
-        this.removeObject(g, next, false);
-        return this.present(def, next);
+      if (collectorFinalizer) {
+        m.finalizers = [...(m.finalizers ?? []), collectorFinalizer];
+        setImmediate(() => this.collectGarbage(def, ns, name, collectorFinalizer));
       }
       m.resourceVersion = String(++this.rv);
       g.objects.set(key, next);
       this.emit(g, 'MODIFIED', next, old);
       return this.present(def, next);
     }
-    this.removeObject(g, old, opts.propagationPolicy === 'Orphan');
+    this.removeObject(g, old, false);
+    if (def.kind === 'Pod' && !def.group) {
+      // A pod no node runs is deleted at once, answered as marked with no grace period.
+      const gone = clone(old);
+      gone.metadata!.deletionTimestamp = nowIso();
+      gone.metadata!.deletionGracePeriodSeconds = 0;
+      gone.metadata!.generation = (gone.metadata!.generation ?? 1) + 1;
+      return this.present(def, gone);
+    }
     return this.present(def, old);
   }
 
@@ -1580,7 +1730,6 @@ export class KubeApiServerEmulator {
     if (!old.metadata?.deletionTimestamp) {
       const next = clone(old);
       next.metadata!.deletionTimestamp = nowIso();
-      next.metadata!.deletionGracePeriodSeconds = 0;
       next.status = { ...(isObject(next.status) ? next.status : {}), phase: 'Terminating' };
       next.metadata!.resourceVersion = String(++this.rv);
       g.objects.set(name, next);
@@ -1638,6 +1787,43 @@ export class KubeApiServerEmulator {
   }
 
   /** Minimal garbage collector: objects whose every owner is gone are deleted. */
+  /**
+   * The garbage collector's part of a Foreground or Orphan deletion: the owner's dependents
+   * deleted or released (their owner reference removed), then its finalizer removed.
+   */
+  private collectGarbage(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    finalizer: 'foregroundDeletion' | 'orphan',
+  ): void {
+    const owner = this.state(def).objects.get(objKey(ns, name));
+    const uid = owner?.metadata?.uid;
+    if (!owner || !uid) return;
+    for (const g of this.groups.values())
+      for (const o of [...g.objects.values()]) {
+        const refs = o.metadata?.ownerReferences ?? [];
+        if (!refs.some((r) => r.uid === uid)) continue;
+        const dependentDef = g.defs[0]!;
+        if (finalizer === 'foregroundDeletion') {
+          this.deleteObject(dependentDef, o.metadata?.namespace, o.metadata?.name ?? '');
+          continue;
+        }
+        const released = clone(o);
+        const rest = refs.filter((r) => r.uid !== uid);
+        if (rest.length) released.metadata!.ownerReferences = rest;
+        else delete released.metadata!.ownerReferences;
+        this.updateObject(dependentDef, o.metadata?.namespace, o.metadata?.name ?? '', released, {
+          fieldManager: 'kube-controller-manager',
+        });
+      }
+    const current = this.state(def).objects.get(objKey(ns, name));
+    if (!current) return;
+    const next = clone(current);
+    next.metadata!.finalizers = (next.metadata!.finalizers ?? []).filter((f) => f !== finalizer);
+    this.updateObject(def, ns, name, next, { fieldManager: 'kube-controller-manager' });
+  }
+
   private collectDependents(uid: string): void {
     for (const g of this.groups.values()) {
       for (const o of [...g.objects.values()]) {
@@ -1723,6 +1909,17 @@ export class KubeApiServerEmulator {
     const g = this.groups.get('apiextensions.k8s.io/customresourcedefinitions')!;
     const next = clone(crd);
     next.status = status;
+    // The apiextensions controllers write the status as kube-apiserver.
+    const managers = updateOwnership(
+      crd,
+      next,
+      { builtin: true, kind: 'CustomResourceDefinition' },
+      true,
+      'kube-apiserver',
+      'apiextensions.k8s.io/v1',
+      'status',
+    );
+    next.metadata!.managedFields = writeManagers(managers);
     next.metadata!.resourceVersion = String(++this.rv);
     g.objects.set(crd.metadata?.name ?? '', next);
     this.emit(g, 'MODIFIED', next, crd);
@@ -2257,9 +2454,34 @@ function specChanged(old: KubeObject, next: KubeObject, statusSplit: boolean): b
   return !deepEqual(pick(old), pick(next));
 }
 
+/** The signers kube-controller-manager signs for, with the extended key usage they grant. */
+const SIGNER_USAGE: Record<string, 'serverAuth' | 'clientAuth'> = {
+  'kubernetes.io/kubelet-serving': 'serverAuth',
+  'kubernetes.io/kube-apiserver-client-kubelet': 'clientAuth',
+  'kubernetes.io/kube-apiserver-client': 'clientAuth',
+};
+
+/**
+ * Why a signer refuses a request, as k8s.io/kubernetes pkg/apis/certificates validates a
+ * kubelet's serving and client requests (the subject a node's, only the usages it needs).
+ */
+function signerRefusal(signer: string, requestPem: string, usages: string[]): string | undefined {
+  if (signer === 'kubernetes.io/kube-apiserver-client') return undefined;
+  const { commonName, organizations } = certificateRequestSubject(requestPem);
+  if (organizations.length !== 1 || organizations[0] !== 'system:nodes')
+    return 'subject organization is not system:nodes';
+  if (!commonName.startsWith('system:node:'))
+    return 'subject common name does not begin with system:node:';
+  const needed = signer === 'kubernetes.io/kubelet-serving' ? 'server auth' : 'client auth';
+  const allowed = new Set(['digital signature', 'key encipherment', needed]);
+  if (!usages.includes(needed) || usages.some((u) => !allowed.has(u)))
+    return `usages did not match [digital signature key encipherment ${needed}]`;
+  return undefined;
+}
+
 /**
  * What a status write keeps: the status asked for, and where the kind's status strategy keeps
- * them (Node, PodDisruptionBudget) its labels and annotations, else none of its metadata. The field manager is credited with all the request asked for, as
+ * them (Node, Pod, PodDisruptionBudget) its labels and annotations, else none of its metadata. The field manager is credited with all the request asked for, as
  * kube-apiserver computes managedFields before the strategy resets the rest.
  */
 function statusWrite(
@@ -2280,5 +2502,6 @@ function statusWrite(
   const next = clone(old);
   if (body.status !== undefined) next.status = body.status;
   else delete next.status;
-  return { next, requested };
+  // A built-in kind's status strategy lists the metadata among its reset fields: not credited.
+  return { next, requested: def.custom ? requested : next };
 }

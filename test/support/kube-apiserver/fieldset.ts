@@ -21,6 +21,8 @@ export interface TypeRef {
   builtin?: boolean;
   name?: string;
   parent?: string;
+  /** At the root of a built-in kind: which one (its zero value, ZERO_VALUE_CONTAINERS). */
+  kind?: string;
 }
 
 interface ListInfo {
@@ -72,6 +74,8 @@ function builtinList(name: string | undefined, parent: string | undefined): List
       return { type: 'set', keys: [] };
     case 'ownerReferences':
       return { type: 'map', keys: ['uid'] };
+    case 'validationActions':
+      return { type: 'set', keys: [] };
     default:
       return { type: 'atomic', keys: [] };
   }
@@ -101,10 +105,42 @@ function listInfo(ref: TypeRef): ListInfo {
 }
 
 /**
- * Built-in structs marked `+structType=atomic` (a map node is one field): a binding's `roleRef`,
- * a label selector. (Owner references: META_SCHEMA.)
+ * Built-in structs marked `+structType=atomic` and maps marked `+mapType=atomic` (one field
+ * each): a binding's `roleRef`, a label selector, an ObjectReference (an Event's
+ * `involvedObject`), the env var selectors, an admission policy's MatchResources, a pod's
+ * `nodeSelector`. (Owner references: META_SCHEMA.)
  */
-const ATOMIC_BUILTIN_STRUCTS = new Set(['roleRef', 'selector']);
+const ATOMIC_BUILTIN_STRUCTS = new Set([
+  'roleRef',
+  'selector',
+  'involvedObject',
+  'fieldRef',
+  'resourceFieldRef',
+  'configMapKeyRef',
+  'secretKeyRef',
+  'matchConstraints',
+  'matchResources',
+  'nodeSelector',
+]);
+
+/**
+ * Containers a built-in kind's zero value already has (Go value structs, lists without
+ * `omitempty`): kube-apiserver compares a create with that zero value, so they are never added
+ * and get no `.` of their own, unlike pointers, maps and omitted lists. Paths below a list item
+ * are not listed: a new item is added whole.
+ */
+const ZERO_VALUE_CONTAINERS: Record<string, ReadonlySet<string>> = {
+  Deployment: new Set([
+    'spec.strategy',
+    'spec.template',
+    'spec.template.metadata',
+    'spec.template.spec',
+    'spec.template.spec.containers',
+  ]),
+  Pod: new Set(['spec.containers']),
+  Event: new Set(['source']),
+  CustomResourceDefinition: new Set(['spec.names', 'status.conditions']),
+};
 
 function atomicMap(ref: TypeRef): boolean {
   if (ref.builtin) return ATOMIC_BUILTIN_STRUCTS.has(ref.name ?? '');
@@ -146,6 +182,11 @@ export function fieldSetOf(
   containers = false,
 ): FieldSet {
   const out: FieldSet = new Set();
+  const zeroValue = root.builtin && root.kind ? ZERO_VALUE_CONTAINERS[root.kind] : undefined;
+  const inZeroValue = (path: string[]): boolean =>
+    !!zeroValue &&
+    path.every((p) => p.startsWith('f:')) &&
+    zeroValue.has(path.map((p) => p.slice(2)).join('.'));
   const walkValue = (v: unknown, ref: TypeRef, path: string[]): void => {
     if (Array.isArray(v)) {
       const li = listInfo(ref);
@@ -153,7 +194,7 @@ export function fieldSetOf(
         out.add(path.join(SEP));
         return;
       }
-      if (containers && v.length > 0) out.add([...path, '.'].join(SEP));
+      if (containers && v.length > 0 && !inZeroValue(path)) out.add([...path, '.'].join(SEP));
       if (li.type === 'set')
         for (const item of v) out.add([...path, `v:${JSON.stringify(item)}`].join(SEP));
       else
@@ -174,7 +215,8 @@ export function fieldSetOf(
       // exist in the empty object an update is compared with, so they are never added.
       const topLevel = path.length === 1;
       const valueStruct =
-        topLevel && !!root.builtin && (path[0] === 'f:spec' || path[0] === 'f:status');
+        (topLevel && !!root.builtin && (path[0] === 'f:spec' || path[0] === 'f:status')) ||
+        inZeroValue(path);
       if (containers && !(topLevel && path[0] === 'f:metadata') && !valueStruct)
         out.add([...path, '.'].join(SEP));
       walkObject(v, ref, path, false);
@@ -340,8 +382,24 @@ export function readManagers(obj: KubeObject): ManagerState[] {
   });
 }
 
+/**
+ * In kube-apiserver's order (managedfields sortEncodedManagedFields): Apply before Update, then
+ * by time (seconds), manager, apiVersion and subresource.
+ */
 export function writeManagers(managers: ManagerState[]): ManagedFieldsEntry[] {
-  return managers
+  const order = (m: ManagerState): string[] => [
+    m.operation,
+    m.time,
+    m.manager,
+    m.apiVersion,
+    m.subresource ?? '',
+  ];
+  return [...managers]
+    .sort((a, b) => {
+      const [x, y] = [order(a), order(b)];
+      const i = x.findIndex((v, n) => v !== y[n]);
+      return i < 0 ? 0 : x[i]! < y[i]! ? -1 : 1;
+    })
     .filter((m) => m.set.size > 0)
     .map((m) => {
       const e: ManagedFieldsEntry = {

@@ -451,6 +451,22 @@ export async function handleHttp(
           );
           return;
         }
+        if (name && sub === 'eviction' && def.plural === 'pods' && ns) {
+          entry.verb = 'create';
+          const body = parseBody(
+            await readBody(req),
+            req.headers['content-type'] ?? 'application/json',
+          );
+          em.evictPod(ns, name, body as KubeObject);
+          sendJson(res, 201, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            code: 201,
+          });
+          return;
+        }
         if (name) throw methodNotSupported(def.plural, def.group, 'create');
         entry.verb = 'create';
         const body = parseBody(
@@ -517,6 +533,7 @@ export async function handleHttp(
         return;
       }
       case 'DELETE': {
+        if (sub) throw methodNotSupported(def.plural, def.group, 'delete');
         const raw = parseBody(await readBody(req), 'json');
         const opts: DeleteOptions = { user };
         const bodyOpts = isObject(raw) ? raw : {};

@@ -53,8 +53,12 @@ export interface ResourceDef {
   /** storage key: `group/plural` */
   readonly key: string;
   crdName?: string;
-  /** A status write keeps the labels and annotations it asks for (Node, PodDisruptionBudget). */
+  /** A status write keeps the labels and annotations it asks for (Node, Pod, PodDisruptionBudget). */
   statusKeepsMetadata?: boolean;
+  /** What the kind's strategy warns of on create (pkg/api/pod/warnings.go for pod templates). */
+  warningsOnCreate?(obj: KubeObject): string[];
+  /** No managedFields are kept (CertificateSigningRequest, as kube-apiserver answers it). */
+  untrackedFields?: boolean;
   /** A deprecated CRD version's warning, sent with every request to it. */
   deprecationWarning?: string;
   /** a CRD version's additionalPrinterColumns (Table output) */
@@ -124,6 +128,12 @@ function validateContainers(spec: unknown, prefix: string): StatusCause[] {
     return causes;
   }
   const names = new Set<string>();
+  const declared = get(spec, 'volumes');
+  const volumes = new Set(
+    (Array.isArray(declared) ? declared : [])
+      .map((v) => get(v, 'name'))
+      .filter((n) => typeof n === 'string'),
+  );
   containers.forEach((c, i) => {
     const name = get(c, 'name');
     if (typeof name !== 'string' || !name)
@@ -133,6 +143,16 @@ function validateContainers(spec: unknown, prefix: string): StatusCause[] {
     const image = get(c, 'image');
     if (typeof image !== 'string' || !image)
       causes.push(cause.required(`${prefix}.containers[${i}].image`));
+    const mounts = get(c, 'volumeMounts');
+    (Array.isArray(mounts) ? mounts : []).forEach((m, j) => {
+      const volume = get(m, 'name');
+      if (typeof volume === 'string' && !volumes.has(volume))
+        causes.push({
+          reason: 'FieldValueNotFound',
+          message: `Not found: ${JSON.stringify(volume)}`,
+          field: `${prefix}.containers[${i}].volumeMounts[${j}].name`,
+        });
+    });
   });
   return causes;
 }
@@ -176,6 +196,102 @@ function podSpecDefaults(spec: JsonObject): void {
         volumeSource.defaultMode ??= 0o644;
       }
   }
+}
+
+/** Node labels kube-apiserver warns of in a pod spec's nodeSelector, with what to use instead. */
+const DEPRECATED_NODE_LABELS: Record<string, string> = {
+  'node-role.kubernetes.io/master': 'node-role.kubernetes.io/control-plane',
+  'beta.kubernetes.io/arch': 'kubernetes.io/arch',
+  'beta.kubernetes.io/os': 'kubernetes.io/os',
+  'failure-domain.beta.kubernetes.io/region': 'topology.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone': 'topology.kubernetes.io/zone',
+  'beta.kubernetes.io/instance-type': 'node.kubernetes.io/instance-type',
+};
+
+function podSpecWarnings(spec: unknown, path: string): string[] {
+  const selector = get(spec, 'nodeSelector');
+  return Object.keys(isObject(selector) ? selector : {})
+    .filter((k) => DEPRECATED_NODE_LABELS[k])
+    .map(
+      (k) => `${path}.nodeSelector[${k}]: use ${JSON.stringify(DEPRECATED_NODE_LABELS[k])} instead`,
+    );
+}
+
+/** The built-in PriorityClasses' values (the Priority admission plugin resolves the name). */
+const SYSTEM_PRIORITIES: Record<string, number> = {
+  'system-node-critical': 2000001000,
+  'system-cluster-critical': 2000000000,
+};
+
+/**
+ * What kube-apiserver's admission plugins add to a new pod: Priority (the class's value and
+ * preemption policy), DefaultTolerationSeconds (300 s for not-ready and unreachable) and
+ * ServiceAccount (a projected `kube-api-access-*` token volume mounted in every container,
+ * unless automounting is off).
+ */
+function podAdmission(spec: JsonObject): void {
+  const className = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
+  spec.priority ??= SYSTEM_PRIORITIES[className] ?? 0;
+  spec.preemptionPolicy ??= 'PreemptLowerPriority';
+  const tolerations = Array.isArray(spec.tolerations) ? (spec.tolerations as unknown[]) : [];
+  for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'])
+    if (
+      !tolerations.some(
+        (t) =>
+          get(t, 'key') === key &&
+          (get(t, 'effect') === 'NoExecute' || get(t, 'effect') === undefined),
+      )
+    )
+      tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 });
+  spec.tolerations = tolerations;
+  if (spec.automountServiceAccountToken === false) return;
+  const name = `kube-api-access-${Math.random().toString(36).slice(2, 7).padEnd(5, '0')}`;
+  spec.volumes = [
+    ...(Array.isArray(spec.volumes) ? (spec.volumes as unknown[]) : []),
+    {
+      name,
+      projected: {
+        defaultMode: 0o644,
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          {
+            downwardAPI: {
+              items: [
+                {
+                  path: 'namespace',
+                  fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ];
+  for (const c of Array.isArray(spec.containers) ? spec.containers : [])
+    if (isObject(c))
+      c.volumeMounts = [
+        ...(Array.isArray(c.volumeMounts) ? (c.volumeMounts as unknown[]) : []),
+        { name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+      ];
+}
+
+/** Guaranteed, Burstable or BestEffort, from the containers' requests and limits. */
+function qosClass(spec: JsonObject): string {
+  const containers = Array.isArray(spec.containers) ? spec.containers : [];
+  const resources = containers.map((c) => ({
+    requests: (get(c, 'resources', 'requests') ?? {}) as JsonObject,
+    limits: (get(c, 'resources', 'limits') ?? {}) as JsonObject,
+  }));
+  if (resources.every((r) => !Object.keys(r.requests).length && !Object.keys(r.limits).length))
+    return 'BestEffort';
+  const guaranteed = resources.every((r) =>
+    ['cpu', 'memory'].every(
+      (k) => r.limits[k] !== undefined && (r.requests[k] ?? r.limits[k]) === r.limits[k],
+    ),
+  );
+  return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
 /** admissionregistration/v1 defaults of a MatchResources. */
@@ -460,12 +576,21 @@ export function builtinDefs(): ResourceDef[] {
       shortNames: ['po'],
       categories: ['all'],
       status: true,
+      statusKeepsMetadata: true,
+      generation: true,
+      subresources: ['eviction'],
       returnDeletedObject: true,
+      warningsOnCreate: (o) => podSpecWarnings(get(o, 'spec'), 'spec'),
       prepareCreate(o) {
-        o.status = { phase: 'Pending', qosClass: 'BestEffort' };
+        const spec = obj(o, 'spec');
+        podAdmission(spec);
+        o.status = { phase: 'Pending', qosClass: qosClass(spec) };
       },
       defaults(o) {
-        if (isObject(o.spec)) podSpecDefaults(o.spec);
+        if (isObject(o.spec)) {
+          podSpecDefaults(o.spec);
+          o.spec.enableServiceLinks ??= true;
+        }
       },
       validate: (o) => validateContainers(o.spec, 'spec'),
       fieldSelectors: {
@@ -553,12 +678,15 @@ export function builtinDefs(): ResourceDef[] {
       plural: 'events',
       namespaced: true,
       shortNames: ['ev'],
-      defaults(o) {
-        o.type ??= 'Normal';
-        // Go zero values the real server serialises (time.Time and MicroTime as null).
+      prepareCreate(o) {
+        // Go zero values the real server serialises (time.Time and MicroTime as null); being in
+        // the zero value, they are no manager's.
         for (const k of ['eventTime', 'firstTimestamp', 'lastTimestamp']) o[k] ??= null;
         o.reportingComponent ??= '';
         o.reportingInstance ??= '';
+      },
+      defaults(o) {
+        o.type ??= 'Normal';
       },
       validate(o) {
         const causes: StatusCause[] = [];
@@ -592,6 +720,8 @@ export function builtinDefs(): ResourceDef[] {
       version: 'v1',
       kind: 'Deployment',
       plural: 'deployments',
+      warningsOnCreate: (o) =>
+        podSpecWarnings(get(o, 'spec', 'template', 'spec'), 'spec.template.spec'),
       namespaced: true,
       shortNames: ['deploy'],
       categories: ['all'],
@@ -775,6 +905,7 @@ export function builtinDefs(): ResourceDef[] {
       group: 'certificates.k8s.io',
       version: 'v1',
       kind: 'CertificateSigningRequest',
+      untrackedFields: true,
       plural: 'certificatesigningrequests',
       namespaced: false,
       shortNames: ['csr'],
@@ -876,7 +1007,15 @@ export function builtinDefs(): ResourceDef[] {
       generation: true,
       returnDeletedObject: true,
       prepareCreate(o) {
-        o.status = {};
+        // As the create answers, before the names are accepted and the CRD established.
+        const versions = get(o, 'spec', 'versions');
+        o.status = {
+          acceptedNames: { kind: '', plural: '' },
+          conditions: null,
+          storedVersions: (Array.isArray(versions) ? versions : [])
+            .filter((v) => get(v, 'storage') === true)
+            .map((v) => String(get(v, 'name'))),
+        };
       },
       defaults(o) {
         const spec = obj(o, 'spec');

@@ -90,7 +90,16 @@ const BUILTIN: Record<string, Printer> = {
     cells: (o, now) => [o.metadata?.name, get(o, 'status', 'phase') ?? 'Active', age(o, now)],
   },
   '/ConfigMap': {
-    columns: [NAME, col('Data', 'string'), AGE],
+    columns: [
+      NAME,
+      col(
+        'Data',
+        'string',
+        // k8s.io/api core/v1 ConfigMap.Data's doc, as printers.go describes the column.
+        "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
+      ),
+      AGE,
+    ],
     cells: (o, now) => [
       o.metadata?.name,
       Object.keys(isObject(o.data) ? o.data : {}).length +
@@ -232,7 +241,9 @@ function crdPrinter(def: ResourceDef): Printer {
         column: col(
           String(c.name),
           typeof c.type === 'string' ? c.type : 'string',
-          typeof c.description === 'string' ? c.description : '',
+          typeof c.description === 'string'
+            ? c.description
+            : `Custom resource definition column (in JSONPath format): ${String(c.jsonPath)}`,
           typeof c.priority === 'number' ? c.priority : 0,
           typeof c.format === 'string' ? c.format : '',
         ),
@@ -301,7 +312,10 @@ export function toTable(
   const table: JsonObject = {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',
-    metadata: listMeta,
+    // A custom resource list's empty continue token is not a Table's.
+    metadata: Object.fromEntries(
+      Object.entries(listMeta).filter(([k, v]) => !(k === 'continue' && v === '')),
+    ),
     columnDefinitions: noHeaders ? null : printer.columns,
     rows: objects.map((o) => {
       const row: JsonObject = { cells: printer.cells(o, now) };
