@@ -19,18 +19,13 @@ import {
   clone,
   type JSONSchemaProps,
 } from '@fleet/crd-schema';
-import {
-  AWS_TEMPLATE_PARSER,
-  InMemoryClusterObjectReader,
-  discoverClusterApi,
-  type HostedAwsInfrastructure,
-} from '@fleet/discovery';
+import { InMemoryClusterObjectReader, type HostedAwsInfrastructure } from '@fleet/discovery';
 import { join } from 'node:path';
 import {
   CAPI_CLUSTER,
   HOSTED,
   azureFixtureInfrastructure,
-  capiFixtureObjects,
+  capiFixtureInfrastructure,
   desiredState,
   fixtureInfrastructure,
   loadCrdValidator,
@@ -78,14 +73,7 @@ const FIXTURES: Record<
 };
 
 async function clusterApiFixtureInfrastructure(): Promise<ClusterApiRenderInfrastructure> {
-  const result = await discoverClusterApi({
-    reader: new InMemoryClusterObjectReader(capiFixtureObjects()),
-    clusterName: CAPI_CLUSTER.name,
-    namespace: CAPI_CLUSTER.namespace,
-    infrastructure: [AWS_TEMPLATE_PARSER],
-  });
-  if (!result.ok) throw new Error(result.message);
-  const infra = result.infrastructure;
+  const infra = await capiFixtureInfrastructure();
   // Template cloning is pure; EC2 is never called here.
   const aws = awsInfrastructureProvider(() => {
     throw new Error('no EC2 in the conformance run');

@@ -1,5 +1,7 @@
 import { kubeletCsrRequest } from '@fleet/testing';
 
+import { nodeClaimSample } from './differential-resource-scripts.js';
+
 import type {
   Answer,
   DifferentialScript,
@@ -47,17 +49,19 @@ const roleBinding = (name: string, roleKind: 'Role' | 'ClusterRole', role: strin
   subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dave' }],
 });
 
-const nodeClaim = (name: string, owner?: object) => ({
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodeClaim',
-  metadata: { name, ...(owner ? { ownerReferences: [owner] } : {}) },
-  spec: {
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-    requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
-  },
-});
+const nodeClaim = (name: string, owner: object) =>
+  nodeClaimSample(name, { ownerReferences: [owner] });
 
 const OWNER_UID = '4a1b2c3d-0000-4000-8000-000000000002';
+
+/** A NodePool as a NodeClaim's blocking owner, as Karpenter's nodeclaimtemplate.go sets it. */
+const POOL_OWNER = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  name: 'owner-pool',
+  uid: OWNER_UID,
+  blockOwnerDeletion: true,
+};
 
 const csrApproval = (earlier: readonly Answer[], step: number) => {
   const csr = structuredClone(earlier[step]!.body) as { status?: Record<string, unknown> };
@@ -170,13 +174,7 @@ export const AUTHORIZATION_SCRIPTS: DifferentialScript[] = [
         as: 'erin',
         method: 'POST',
         path: '/apis/karpenter.sh/v1/nodeclaims',
-        body: nodeClaim('owned-claim', {
-          apiVersion: 'karpenter.sh/v1',
-          kind: 'NodePool',
-          name: 'owner-pool',
-          uid: OWNER_UID,
-          blockOwnerDeletion: true,
-        }),
+        body: nodeClaim('owned-claim', POOL_OWNER),
       },
       clusterRole('erin-finalizers', [
         {
@@ -190,13 +188,7 @@ export const AUTHORIZATION_SCRIPTS: DifferentialScript[] = [
         as: 'erin',
         method: 'POST',
         path: '/apis/karpenter.sh/v1/nodeclaims',
-        body: nodeClaim('owned-claim', {
-          apiVersion: 'karpenter.sh/v1',
-          kind: 'NodePool',
-          name: 'owner-pool',
-          uid: OWNER_UID,
-          blockOwnerDeletion: true,
-        }),
+        body: nodeClaim('owned-claim', POOL_OWNER),
         until: 201,
         authorizes: ['update karpenter.sh/nodepools/finalizers'],
       },

@@ -1,10 +1,5 @@
 import type { V1PolicyRule } from '@kubernetes/client-node';
-import {
-  AWS_TEMPLATE_PARSER,
-  InMemoryClusterObjectReader,
-  discoverClusterApi,
-  type HostedAwsInfrastructure,
-} from '@fleet/discovery';
+import type { HostedAwsInfrastructure } from '@fleet/discovery';
 import {
   DEFAULT_KARPENTER_IMAGE,
   renderAwsOperand,
@@ -13,10 +8,9 @@ import {
   renderConvergedOperand,
 } from '@fleet/cloud-provider';
 import {
-  CAPI_CLUSTER,
   HOSTED,
   azureFixtureInfrastructure,
-  capiFixtureObjects,
+  capiFixtureInfrastructure,
   deployDocuments,
   desiredState,
   fixtureInfrastructure,
@@ -71,18 +65,10 @@ async function productRoles(): Promise<{ source: string; role: RbacDocument }[]>
   ))
     out.push({ source: 'renderAzureOperand', role });
 
-  const capi = await discoverClusterApi({
-    reader: new InMemoryClusterObjectReader(capiFixtureObjects()),
-    clusterName: CAPI_CLUSTER.name,
-    namespace: CAPI_CLUSTER.namespace,
-    infrastructure: [AWS_TEMPLATE_PARSER],
-  });
-  if (!capi.ok) throw new Error(capi.message);
+  const capi = await capiFixtureInfrastructure();
   for (const access of ['same-cluster', 'separate-cluster'] as const)
     for (const role of rolesIn(
-      renderClusterApiOperand(capi.infrastructure, desired, { image: 'operand', access }).map(
-        (t) => t.object,
-      ),
+      renderClusterApiOperand(capi, desired, { image: 'operand', access }).map((t) => t.object),
     ))
       out.push({ source: `renderClusterApiOperand (${access})`, role });
 

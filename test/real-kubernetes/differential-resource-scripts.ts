@@ -56,6 +56,31 @@ const podTemplate = (
   sampleOf('apps/v1', 'Deployment').spec as { template: KubeObject & { spec: unknown } }
 ).template;
 
+const REQUIREMENTS = [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }];
+const NODE_CLASS_REF = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' };
+
+/** A NodePool as the product renders one, with more of its spec where given. */
+export const nodePoolSample = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name },
+  spec: {
+    template: { spec: { requirements: REQUIREMENTS, nodeClassRef: NODE_CLASS_REF } },
+    ...spec,
+  },
+});
+
+/** A NodeClaim as Karpenter creates one, with more of its metadata where given. */
+export const nodeClaimSample = (
+  name: string,
+  metadata: Record<string, unknown> = {},
+): KubeObject => ({
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodeClaim',
+  metadata: { name, ...metadata },
+  spec: { nodeClassRef: NODE_CLASS_REF, requirements: REQUIREMENTS },
+});
+
 const CASES: ResourceCase[] = [
   {
     resource: '/configmaps',
@@ -329,17 +354,7 @@ const CASES: ResourceCase[] = [
     resource: 'karpenter.sh/nodeclaims',
     version: 'v1',
     namespaced: false,
-    sample: {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodeClaim',
-      metadata: { name: '' },
-      spec: {
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-        requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-        ],
-      },
-    },
+    sample: nodeClaimSample(''),
     status: true,
   },
   { resource: 'karpenter.sh/nodeoverlays', version: 'v1alpha1', namespaced: false },
@@ -347,21 +362,7 @@ const CASES: ResourceCase[] = [
     resource: 'karpenter.sh/nodepools',
     version: 'v1',
     namespaced: false,
-    sample: {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name: '' },
-      spec: {
-        template: {
-          spec: {
-            requirements: [
-              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-            ],
-            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-          },
-        },
-      },
-    },
+    sample: nodePoolSample(''),
     status: true,
   },
   { resource: 'machine.openshift.io/machinesets', version: 'v1beta1', namespaced: true },

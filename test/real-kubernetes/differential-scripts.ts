@@ -1,7 +1,7 @@
 import type { DifferentialScript } from '../support/control-plane/differential.js';
 import { API_SCRIPTS } from './differential-api-scripts.js';
 import { AUTHORIZATION_SCRIPTS } from './differential-authorization-scripts.js';
-import { RESOURCE_SCRIPTS } from './differential-resource-scripts.js';
+import { nodePoolSample, RESOURCE_SCRIPTS } from './differential-resource-scripts.js';
 
 // Request scripts run against the emulated and the real kube-apiserver
 // (differential.real-spec.ts). Each uses names of its own, so the scripts are independent.
@@ -10,22 +10,7 @@ const NODEPOOLS = '/apis/karpenter.sh/v1/nodepools';
 const CONFIGMAPS = '/api/v1/namespaces/default/configmaps';
 const APPLY = 'application/apply-patch+yaml';
 
-const nodePool = (name: string, spec: Record<string, unknown> = {}) => ({
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name },
-  spec: {
-    template: {
-      spec: {
-        requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-        ],
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      },
-    },
-    ...spec,
-  },
-});
+const nodePool = nodePoolSample;
 
 const HANDWRITTEN_SCRIPTS: DifferentialScript[] = [
   {
@@ -88,6 +73,40 @@ const HANDWRITTEN_SCRIPTS: DifferentialScript[] = [
         method: 'PATCH',
         path: `${NODEPOOLS}/applied?fieldManager=second&force=true`,
         body: nodePool('applied', { limits: { cpu: '20' } }),
+        contentType: APPLY,
+      },
+    ],
+  },
+  {
+    name: 'server-side apply: a map its manager stops applying is removed, not left empty',
+    steps: [
+      {
+        method: 'PATCH',
+        path: `${CONFIGMAPS}/emptied?fieldManager=applier`,
+        body: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'emptied', labels: { a: '1' } },
+          data: { a: '1', b: '2' },
+        },
+        contentType: APPLY,
+      },
+      {
+        method: 'PATCH',
+        path: `${CONFIGMAPS}/emptied?fieldManager=applier`,
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'emptied' } },
+        contentType: APPLY,
+      },
+      {
+        method: 'PATCH',
+        path: `${NODEPOOLS}/emptied?fieldManager=applier`,
+        body: nodePool('emptied', { limits: { cpu: '10', memory: '10Gi' } }),
+        contentType: APPLY,
+      },
+      {
+        method: 'PATCH',
+        path: `${NODEPOOLS}/emptied?fieldManager=applier`,
+        body: nodePool('emptied'),
         contentType: APPLY,
       },
     ],

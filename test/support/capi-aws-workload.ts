@@ -4,6 +4,12 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  AWS_TEMPLATE_PARSER,
+  InMemoryClusterObjectReader,
+  discoverClusterApi,
+  type ClusterApiInfrastructure,
+} from '@fleet/discovery';
 import { Ec2Emulator, loadWorld } from './ec2/index.js';
 import { CRDS_DIR, fixtureClusterDir } from './fixtures.js';
 import { KubeApiServerEmulator, readYamlDir, type KubeObject } from './kube-apiserver/index.js';
@@ -29,6 +35,18 @@ export interface EmulatedCapiCluster {
 /** The fixture's objects, as its management cluster holds them (for in-memory readers). */
 export function capiFixtureObjects(): KubeObject[] {
   return readYamlDir(fixtureClusterDir(CAPI_FIXTURE));
+}
+
+/** What discovery makes of the fixture's management objects (CAPA templates, no EC2 call). */
+export async function capiFixtureInfrastructure(): Promise<ClusterApiInfrastructure> {
+  const result = await discoverClusterApi({
+    reader: new InMemoryClusterObjectReader(capiFixtureObjects()),
+    clusterName: CAPI_CLUSTER.name,
+    namespace: CAPI_CLUSTER.namespace,
+    infrastructure: [AWS_TEMPLATE_PARSER],
+  });
+  if (!result.ok) throw new Error(result.message);
+  return result.infrastructure;
 }
 
 /** CRD files of one upstream group directory (libs/crd-schema/upstream/<dir>). */
