@@ -77,6 +77,13 @@ const replaces = directiveLines(upstream, 'replace').flatMap((line) => {
   return [`${from.split(' ')[0]} => ${from.split(' ')[0]} ${entry.stagingVersion}`];
 });
 
+// A pseudo-version the module proxy refuses, for a commit a served tag names: the tag, so the
+// source is the same bytes (the entry says which commit and why).
+for (const [module, tag] of Object.entries(entry.sameCommitTags ?? {})) {
+  if (!required.has(module)) throw new Error(`${entry.module} does not require ${module}`);
+  replaces.push(`${module} => ${module} ${tag.version}`);
+}
+
 const block = (directive, lines) =>
   lines.length ? `${directive} (\n${lines.map((l) => `\t${l}`).join('\n')}\n)\n\n` : '';
 const goMod =

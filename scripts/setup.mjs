@@ -308,7 +308,14 @@ function generateClient() {
  * `npm run setup` with no purpose prepares for the test suite.
  */
 const UPSTREAM_BINARIES_FOR = {
-  test: ['kubectl', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
+  test: [
+    'kubectl',
+    'etcd',
+    'kube-apiserver',
+    'kube-controller-manager',
+    'kube-scheduler',
+    'karpenter-provider-aws',
+  ],
   demo: [],
   bench: [],
 };

@@ -24,6 +24,11 @@ export interface UpstreamRelease {
   version?: string;
   stagingVersion?: string;
   binaries?: Record<string, string>;
+  /**
+   * Modules upstream requires at a pseudo-version the module proxy refuses, replaced by the
+   * served tag of the same commit.
+   */
+  sameCommitTags?: Record<string, { version: string; commit: string; why: string }>;
   earlierReleases?: string[];
   image?: string;
   /** release (with its v) → image by digest */

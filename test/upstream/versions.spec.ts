@@ -64,10 +64,19 @@ describe('test/upstream/versions.json', () => {
       for (const replace of replaces) {
         const [from, to] = replace.split('=>').map((s) => s.trim());
         expect(to).not.toMatch(/^\.\.?\//);
-        if (release.stagingVersion && to!.startsWith(`${from} `)) {
+        const sameCommit = release.sameCommitTags?.[from!];
+        if (sameCommit) expect(to).toBe(`${from} ${sameCommit.version}`);
+        else if (release.stagingVersion && to!.startsWith(`${from} `)) {
           expect(to).toBe(`${from} ${release.stagingVersion}`);
         }
       }
+      // A same-commit tag names the commit it stands for, and why the pseudo-version is not used.
+      for (const tag of Object.values(release.sameCommitTags ?? {}))
+        expect(tag).toEqual({
+          version: expect.stringMatching(/^v\d+\.\d+\.\d+$/),
+          commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+          why: expect.any(String),
+        });
       if (release.module === 'k8s.io/kubernetes') {
         // k8s.io/kubernetes replaces its 31 staging modules; a new one upstream adds shows here.
         expect(replaces.length).toBeGreaterThanOrEqual(31);

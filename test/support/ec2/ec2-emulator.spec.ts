@@ -1,6 +1,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import {
+  CreateFleetCommand,
+  CreateLaunchTemplateCommand,
+  DeleteLaunchTemplateCommand,
   DescribeImagesCommand,
+  DescribeInstanceStatusCommand,
+  DescribeInstanceTypeOfferingsCommand,
+  DescribeLaunchTemplatesCommand,
+  DescribeSpotPriceHistoryCommand,
+  RunInstancesCommand,
   DescribeInstancesCommand,
   DescribeInstanceTypesCommand,
   DescribeSecurityGroupsCommand,
@@ -611,6 +619,141 @@ describe('Ec2Emulator', () => {
       other = client({ systemClockOffset: -20 * 60 * 1000 });
       const err = await failure(other.send(new DescribeSubnetsCommand({})));
       expect(err.name).toBe('RequestExpired');
+    });
+  });
+
+  // What karpenter-provider-aws v1.14.1 calls before it launches anything
+  // (test/real-kubernetes/karpenter-aws.real-spec.ts runs the real provider against these).
+  describe('what Karpenter asks of EC2 at start and to validate an EC2NodeClass', () => {
+    it('DescribeInstanceTypeOfferings: every catalogue type in each zone of the subnets', async () => {
+      const out = await ec2.send(
+        new DescribeInstanceTypeOfferingsCommand({
+          LocationType: 'availability-zone',
+          Filters: [{ Name: 'instance-type', Values: ['m6i.xlarge'] }],
+        }),
+      );
+      expect(out.InstanceTypeOfferings).toEqual(
+        ['us-east-1a', 'us-east-1b', 'us-east-1c'].map((Location) => ({
+          InstanceType: 'm6i.xlarge',
+          LocationType: 'availability-zone',
+          Location,
+        })),
+      );
+      const wrong = await failure(
+        ec2.send(new DescribeInstanceTypeOfferingsCommand({ LocationType: 'planet' as never })),
+      );
+      expect(wrong.name).toBe('InvalidParameterValue');
+    });
+
+    it('launch templates: a missing name is NotFoundException, then created, found by tag, deleted', async () => {
+      const missing = await failure(
+        ec2.send(
+          new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: ['karpenter.k8s.aws/1'] }),
+        ),
+      );
+      expect(missing.name).toBe('InvalidLaunchTemplateName.NotFoundException');
+      const created = await ec2.send(
+        new CreateLaunchTemplateCommand({
+          LaunchTemplateName: 'karpenter.k8s.aws/1',
+          LaunchTemplateData: { ImageId: 'ami-0c6f2a5e3d1b7a901', UserData: 'e30=' },
+          TagSpecifications: [
+            {
+              ResourceType: 'launch-template',
+              Tags: [{ Key: 'karpenter.sh/cluster', Value: 'c' }],
+            },
+          ],
+        }),
+      );
+      expect(created.LaunchTemplate).toMatchObject({
+        LaunchTemplateName: 'karpenter.k8s.aws/1',
+        LaunchTemplateId: expect.stringMatching(/^lt-[0-9a-f]{17}$/),
+        DefaultVersionNumber: 1,
+        Tags: [{ Key: 'karpenter.sh/cluster', Value: 'c' }],
+      });
+      const again = await failure(
+        ec2.send(
+          new CreateLaunchTemplateCommand({
+            LaunchTemplateName: 'karpenter.k8s.aws/1',
+            LaunchTemplateData: {},
+          }),
+        ),
+      );
+      expect(again.name).toBe('InvalidLaunchTemplateName.AlreadyExistsException');
+      const byTag = await ec2.send(
+        new DescribeLaunchTemplatesCommand({
+          Filters: [{ Name: 'tag:karpenter.sh/cluster', Values: ['c'] }],
+        }),
+      );
+      expect(byTag.LaunchTemplates?.map((t) => t.LaunchTemplateId)).toEqual([
+        created.LaunchTemplate?.LaunchTemplateId,
+      ]);
+      expect(emulator.listLaunchTemplates()[0]?.Data).toMatchObject({
+        ImageId: 'ami-0c6f2a5e3d1b7a901',
+        UserData: 'e30=',
+      });
+      await ec2.send(
+        new DeleteLaunchTemplateCommand({
+          LaunchTemplateId: created.LaunchTemplate?.LaunchTemplateId,
+        }),
+      );
+      expect(emulator.listLaunchTemplates()).toEqual([]);
+    });
+
+    it('CreateFleet and RunInstances as dry runs answer DryRunOperation and launch nothing', async () => {
+      const before = emulator.listInstances().length;
+      const fleet = await failure(
+        ec2.send(
+          new CreateFleetCommand({
+            DryRun: true,
+            Type: 'instant',
+            LaunchTemplateConfigs: [],
+            TargetCapacitySpecification: {
+              TotalTargetCapacity: 1,
+              DefaultTargetCapacityType: 'on-demand',
+            },
+          }),
+        ),
+      );
+      expect(fleet.name).toBe('DryRunOperation');
+      const run = await failure(
+        ec2.send(new RunInstancesCommand({ DryRun: true, MinCount: 1, MaxCount: 1 })),
+      );
+      expect(run.name).toBe('DryRunOperation');
+      expect(emulator.listInstances()).toHaveLength(before);
+    });
+
+    it('spot prices for each type in each zone; every running instance ok, none with an event', async () => {
+      const prices = await ec2.send(
+        new DescribeSpotPriceHistoryCommand({
+          InstanceTypes: ['m6i.xlarge'],
+          ProductDescriptions: ['Linux/UNIX'],
+          StartTime: new Date(),
+        }),
+      );
+      expect(prices.SpotPriceHistory?.map((p) => p.AvailabilityZone).sort()).toEqual([
+        'us-east-1a',
+        'us-east-1b',
+        'us-east-1c',
+      ]);
+      expect(Number(prices.SpotPriceHistory?.[0]?.SpotPrice)).toBeGreaterThan(0);
+      const impaired = await ec2.send(
+        new DescribeInstanceStatusCommand({
+          Filters: [{ Name: 'instance-status.status', Values: ['impaired'] }],
+        }),
+      );
+      expect(impaired.InstanceStatuses).toEqual([]);
+      const events = await ec2.send(
+        new DescribeInstanceStatusCommand({
+          Filters: [{ Name: 'event.code', Values: ['instance-stop'] }],
+        }),
+      );
+      expect(events.InstanceStatuses).toEqual([]);
+      const ok = await ec2.send(new DescribeInstanceStatusCommand({}));
+      expect(ok.InstanceStatuses?.length).toBe(
+        emulator.listInstances().filter((i) => i.State === 'running').length,
+      );
+      expect(ok.InstanceStatuses?.length).toBeGreaterThan(0);
+      expect(ok.InstanceStatuses?.every((s) => s.InstanceStatus?.Status === 'ok')).toBe(true);
     });
   });
 });

@@ -55,6 +55,15 @@ export interface Ec2EmulatorOptions {
   credentials?: SigV4Credentials;
 }
 
+/** A launch template: its first version's data kept as the query sent it (flattened). */
+export interface Ec2LaunchTemplate {
+  LaunchTemplateId: string;
+  LaunchTemplateName: string;
+  CreateTime: string;
+  Tags: Ec2Tags;
+  Data: Record<string, string>;
+}
+
 /** An instance as the emulator holds it: every field EC2 always reports is present. */
 export interface Ec2Instance extends Ec2WorldInstance {
   InstanceType: string;
@@ -117,6 +126,7 @@ export class Ec2Emulator {
   private images: Ec2WorldImage[] = [];
   private instanceProfiles: Ec2WorldInstanceProfile[] = [];
   private instances: Ec2Instance[] = [];
+  private launchTemplates: Ec2LaunchTemplate[] = [];
   private queues: SqsWorldQueue[] = [];
   private instanceTypes: Ec2WorldInstanceType[] = [];
   private readonly iam = new IamService(() => this.accountId);
@@ -159,6 +169,7 @@ export class Ec2Emulator {
 
   /** Replaces the whole world; the region and account follow the world when it names them. */
   seed(world: Ec2World): void {
+    this.launchTemplates = [];
     if (world.region !== undefined) this.regionName = world.region;
     if (world.accountId !== undefined) this.accountId = world.accountId;
     this.vpcs = structuredClone(world.vpcs ?? []);
@@ -585,6 +596,15 @@ export class Ec2Emulator {
           'DescribeImages',
           'DescribeInstances',
           'DescribeInstanceTypes',
+          'DescribeInstanceTypeOfferings',
+          'DescribeLaunchTemplates',
+          'CreateLaunchTemplate',
+          'DeleteLaunchTemplate',
+          // Karpenter's EC2NodeClass validation launches nothing: it asks whether it could.
+          'CreateFleet',
+          'RunInstances',
+          'DescribeSpotPriceHistory',
+          'DescribeInstanceStatus',
         ].includes(action)
       ) {
         throw invalidAction(action);
@@ -606,6 +626,18 @@ export class Ec2Emulator {
         return this.describeInstances(params);
       case 'DescribeInstanceTypes':
         return this.describeInstanceTypes(params);
+      case 'DescribeInstanceTypeOfferings':
+        return this.describeInstanceTypeOfferings(params);
+      case 'DescribeLaunchTemplates':
+        return this.describeLaunchTemplates(params);
+      case 'CreateLaunchTemplate':
+        return this.createLaunchTemplate(params);
+      case 'DeleteLaunchTemplate':
+        return this.deleteLaunchTemplate(params);
+      case 'DescribeSpotPriceHistory':
+        return this.describeSpotPriceHistory(params);
+      case 'DescribeInstanceStatus':
+        return this.describeInstanceStatus(params);
       default:
         throw invalidAction(action);
     }
@@ -864,6 +896,11 @@ export class Ec2Emulator {
         'vcpu-info.default-vcpus': (t) => [String(t.VCpus)],
         'memory-info.size-in-mib': (t) => [String(t.MemoryMiB)],
         'instance-storage-supported': (t) => [String(t.InstanceStorageGB !== undefined)],
+        // What the catalogue's types all are (below): Nitro, HVM, not bare metal, both classes.
+        'supported-virtualization-type': () => ['hvm'],
+        'supported-usage-class': () => ['on-demand', 'spot'],
+        'bare-metal': () => ['false'],
+        hypervisor: () => ['nitro'],
       },
     });
     return {
@@ -894,10 +931,25 @@ export class Ec2Emulator {
           nvmeSupport: 'required',
         },
         networkInfo: {
+          networkPerformance: 'Up to 12.5 Gigabit',
           maximumNetworkInterfaces: t.MaximumNetworkInterfaces ?? 4,
+          maximumNetworkCards: 1,
+          defaultNetworkCardIndex: 0,
+          // Karpenter reads the ENI limit from the default card (instancetype/types.go).
+          networkCards: [
+            {
+              networkCardIndex: 0,
+              networkPerformance: 'Up to 12.5 Gigabit',
+              maximumNetworkInterfaces: t.MaximumNetworkInterfaces ?? 4,
+            },
+          ],
           ipv4AddressesPerInterface: t.Ipv4AddressesPerInterface ?? 15,
+          ipv6AddressesPerInterface: t.Ipv4AddressesPerInterface ?? 15,
           ipv6Supported: true,
           enaSupport: 'required',
+          efaSupported: false,
+          encryptionInTransitSupported: false,
+          enaSrdSupported: false,
         },
         gpuInfo:
           t.Gpus === undefined
@@ -911,6 +963,202 @@ export class Ec2Emulator {
                 })),
                 totalGpuMemoryInMiB: t.Gpus.reduce((sum, g) => sum + g.Count * g.MemoryMiB, 0),
               },
+      })),
+      nextToken: page.nextToken,
+    };
+  }
+
+  /**
+   * Every catalogue type is offered in the region and in each zone the world's subnets are in
+   * (by name or by zone id, as LocationType asks).
+   */
+  private describeInstanceTypeOfferings(params: Map<string, string>): XmlObject {
+    const locationType = params.get('LocationType') ?? 'region';
+    const zones = [...new Map(this.subnets.map((s) => [s.AvailabilityZone, s])).values()];
+    const locations: Record<string, string[]> = {
+      region: [this.region],
+      'availability-zone': zones.map((s) => s.AvailabilityZone),
+      'availability-zone-id': zones.flatMap((s) =>
+        s.AvailabilityZoneId === undefined ? [] : [s.AvailabilityZoneId],
+      ),
+    };
+    const at = locations[locationType];
+    if (!at)
+      throw new Ec2Error(
+        'InvalidParameterValue',
+        `Value (${locationType}) for parameter locationType is invalid. Valid values: region, availability-zone, availability-zone-id, outpost.`,
+      );
+    const offerings = this.instanceTypes.flatMap((t) =>
+      at.map((location) => ({ instanceType: t.InstanceType, location })),
+    );
+    const page = describe(params, {
+      action: 'DescribeInstanceTypeOfferings',
+      items: offerings,
+      idOf: (o) => `${o.instanceType}@${o.location}`,
+      idPrefix: 'none',
+      malformedCode: 'InvalidParameterValue',
+      notFoundCode: 'InvalidParameterValue',
+      notFoundMessage: () => '',
+      maxResults: { min: 5, max: 1000 },
+      filters: {
+        'instance-type': (o) => [o.instanceType],
+        location: (o) => [o.location],
+      },
+    });
+    return {
+      instanceTypeOfferingSet: page.items.map((o) => ({ ...o, locationType })),
+      nextToken: page.nextToken,
+    };
+  }
+
+  /** Launch templates held, as DescribeLaunchTemplates lists them. */
+  listLaunchTemplates(): readonly Ec2LaunchTemplate[] {
+    return this.launchTemplates;
+  }
+
+  private describeLaunchTemplates(params: Map<string, string>): XmlObject {
+    // Names are not ids: an unknown one is a NotFoundException, as EC2 answers it.
+    const names = listParam(params, 'LaunchTemplateName');
+    if (names.some((n) => !this.launchTemplates.some((t) => t.LaunchTemplateName === n)))
+      throw new Ec2Error(
+        'InvalidLaunchTemplateName.NotFoundException',
+        'At least one of the launch templates specified in the request does not exist.',
+      );
+    const page = describe(params, {
+      action: 'DescribeLaunchTemplates',
+      items: names.length
+        ? this.launchTemplates.filter((t) => names.includes(t.LaunchTemplateName))
+        : this.launchTemplates,
+      idOf: (t) => t.LaunchTemplateId,
+      idParam: 'LaunchTemplateId',
+      idPrefix: 'lt',
+      malformedCode: 'InvalidLaunchTemplateId.Malformed',
+      notFoundCode: 'InvalidLaunchTemplateId.NotFound',
+      notFoundMessage: (ids) =>
+        `The specified launch template, with template ID ${ids[0]}, does not exist.`,
+      maxResults: { min: 1, max: 200 },
+      filters: {
+        'launch-template-name': (t) => [t.LaunchTemplateName],
+        ...tagFilters((t: Ec2LaunchTemplate) => t.Tags),
+      },
+    });
+    return {
+      launchTemplates: page.items.map((t) => this.renderLaunchTemplate(t)),
+      nextToken: page.nextToken,
+    };
+  }
+
+  private createLaunchTemplate(params: Map<string, string>): XmlObject {
+    const name = params.get('LaunchTemplateName') ?? '';
+    if (!/^[a-zA-Z0-9()./_-]{3,128}$/.test(name))
+      throw new Ec2Error(
+        'InvalidLaunchTemplateName.MalformedException',
+        `The launch template name is invalid: ${name}`,
+      );
+    if (this.launchTemplates.some((t) => t.LaunchTemplateName === name))
+      throw new Ec2Error(
+        'InvalidLaunchTemplateName.AlreadyExistsException',
+        `Launch template name already in use.`,
+      );
+    const userData = params.get('LaunchTemplateData.UserData');
+    // EC2 limits user data to 16 KB, decoded.
+    if (userData !== undefined && Buffer.from(userData, 'base64').length > 16 * 1024)
+      throw new Ec2Error('InvalidUserData.Malformed', 'User data is limited to 16384 bytes');
+    const template: Ec2LaunchTemplate = {
+      LaunchTemplateId: `lt-${randomBytes(9).toString('hex').slice(0, 17)}`,
+      LaunchTemplateName: name,
+      CreateTime: new Date().toISOString(),
+      Tags: specifiedTags(params, 'launch-template'),
+      Data: Object.fromEntries(
+        [...params]
+          .filter(([k]) => k.startsWith('LaunchTemplateData.'))
+          .map(([k, v]) => [k.slice('LaunchTemplateData.'.length), v]),
+      ),
+    };
+    this.launchTemplates.push(template);
+    return { launchTemplate: this.renderLaunchTemplate(template) };
+  }
+
+  private deleteLaunchTemplate(params: Map<string, string>): XmlObject {
+    const id = params.get('LaunchTemplateId');
+    const name = params.get('LaunchTemplateName');
+    const template = this.launchTemplates.find(
+      (t) => t.LaunchTemplateId === id || t.LaunchTemplateName === name,
+    );
+    if (!template)
+      throw new Ec2Error(
+        id ? 'InvalidLaunchTemplateId.NotFound' : 'InvalidLaunchTemplateName.NotFoundException',
+        id
+          ? `The specified launch template, with template ID ${id}, does not exist.`
+          : 'At least one of the launch templates specified in the request does not exist.',
+      );
+    this.launchTemplates = this.launchTemplates.filter((t) => t !== template);
+    return { launchTemplate: this.renderLaunchTemplate(template) };
+  }
+
+  private renderLaunchTemplate(t: Ec2LaunchTemplate): XmlObject {
+    return {
+      launchTemplateId: t.LaunchTemplateId,
+      launchTemplateName: t.LaunchTemplateName,
+      createTime: t.CreateTime,
+      createdBy: `arn:aws:iam::${this.accountId}:root`,
+      defaultVersionNumber: 1,
+      latestVersionNumber: 1,
+      tagSet: tagSet(t.Tags),
+    };
+  }
+
+  /**
+   * A spot price for every catalogue type in every zone of the world's subnets: a tenth of a
+   * cent per vCPU-hour plus a little per GiB, steady (the world holds no price history).
+   */
+  private describeSpotPriceHistory(params: Map<string, string>): XmlObject {
+    const types = listParam(params, 'InstanceType');
+    const zones = [...new Set(this.subnets.map((s) => s.AvailabilityZone))];
+    const products = listParam(params, 'ProductDescription');
+    const product = products[0] ?? 'Linux/UNIX';
+    const history = this.instanceTypes
+      .filter((t) => types.length === 0 || types.includes(t.InstanceType))
+      .flatMap((t) =>
+        zones.map((zone) => ({
+          instanceType: t.InstanceType,
+          productDescription: product,
+          spotPrice: (t.VCpus * 0.01 + (t.MemoryMiB / 1024) * 0.001).toFixed(6),
+          timestamp: new Date().toISOString(),
+          availabilityZone: zone,
+        })),
+      );
+    return { spotPriceHistorySet: history, nextToken: '' };
+  }
+
+  /** Every running instance is `ok`: none is impaired or scheduled for an event. */
+  private describeInstanceStatus(params: Map<string, string>): XmlObject {
+    const page = describe(params, {
+      action: 'DescribeInstanceStatus',
+      items: this.instances.filter((i) => i.State === 'running'),
+      idOf: (i) => i.InstanceId,
+      idParam: 'InstanceId',
+      idPrefix: 'i',
+      malformedCode: 'InvalidInstanceID.Malformed',
+      notFoundCode: 'InvalidInstanceID.NotFound',
+      notFoundMessage: (ids) => notFound('instance ID', ids),
+      maxResults: { min: 5, max: 1000 },
+      filters: {
+        'instance-status.status': () => ['ok'],
+        'system-status.status': () => ['ok'],
+        // No instance has a scheduled event.
+        'event.code': () => [],
+        'instance-state-name': (i) => [i.State],
+        'availability-zone': (i) => [i.AvailabilityZone],
+      },
+    });
+    return {
+      instanceStatusSet: page.items.map((i) => ({
+        instanceId: i.InstanceId,
+        availabilityZone: i.AvailabilityZone,
+        instanceState: { code: INSTANCE_STATE_CODES[i.State], name: i.State },
+        instanceStatus: { status: 'ok', details: [{ name: 'reachability', status: 'passed' }] },
+        systemStatus: { status: 'ok', details: [{ name: 'reachability', status: 'passed' }] },
       })),
       nextToken: page.nextToken,
     };
@@ -1072,6 +1320,21 @@ function notFound(what: string, ids: string[]): string {
 function tagSet(tags: Ec2Tags | undefined): XmlValue {
   const entries = Object.entries(tags ?? {});
   return entries.length === 0 ? undefined : entries.map(([key, value]) => ({ key, value }));
+}
+
+/** The tags a TagSpecification.N asks for the given resource type. */
+function specifiedTags(params: Map<string, string>, resourceType: string): Ec2Tags {
+  const tags: Ec2Tags = {};
+  for (const [key, value] of params) {
+    const spec = /^TagSpecification\.(\d+)\.ResourceType$/.exec(key)?.[1];
+    if (spec === undefined || value !== resourceType) continue;
+    for (const [k, v] of params) {
+      const tag = /^TagSpecification\.(\d+)\.Tag\.(\d+)\.Key$/.exec(k);
+      if (tag?.[1] === spec)
+        tags[v] = params.get(`TagSpecification.${spec}.Tag.${tag[2]}.Value`) ?? '';
+    }
+  }
+  return tags;
 }
 
 function tagFilters<T>(tagsOf: (item: T) => Ec2Tags | undefined): FilterTable<T> {
