@@ -4,6 +4,7 @@ import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from '@fleet/disc
 import {
   ApiException,
   AuthenticationV1Api,
+  AuthorizationV1Api,
   CertificatesV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -80,6 +81,7 @@ export class ClusterClient {
   private readonly customObjects: CustomObjectsApi;
   private readonly certificates: CertificatesV1Api;
   private readonly authentication: AuthenticationV1Api;
+  private readonly authorization: AuthorizationV1Api;
   private readonly core: CoreV1Api;
 
   constructor(
@@ -91,6 +93,7 @@ export class ClusterClient {
     this.customObjects = new CustomObjectsApi(config);
     this.certificates = new CertificatesV1Api(config);
     this.authentication = new AuthenticationV1Api(config);
+    this.authorization = new AuthorizationV1Api(config);
     this.core = new CoreV1Api(config);
   }
 
@@ -154,6 +157,26 @@ export class ClusterClient {
     const username = review.status?.userInfo?.username;
     if (!username) throw new Error('SelfSubjectReview returned no username');
     return username;
+  }
+
+  /**
+   * Whether the API server authorizes this client for one request, by a SelfSubjectAccessReview
+   * (allowed to every authenticated user).
+   */
+  async allowed(attributes: {
+    verb: string;
+    resource: string;
+    group?: string;
+    namespace?: string;
+  }): Promise<boolean> {
+    const review = await this.authorization.createSelfSubjectAccessReview({
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: attributes },
+      },
+    });
+    return review.status?.allowed === true;
   }
 
   /** Server-side apply as the fleet's field manager; force, since the fleet owns these fields. */

@@ -13,7 +13,11 @@ import { describeKubeError, isConflict, type ClusterClient } from '../kube/clust
 import type { ClusterAutoscalerPhase } from './cluster-autoscaler-phase.js';
 import type { ConditionSet } from './conditions.js';
 import { degraded, describeObject, type Outcome } from './outcome.js';
-import { OPERAND_ACCESS_BINDING, operandAccessBinding } from './operand-access.js';
+import {
+  OPERAND_ACCESS_BINDING,
+  operandAccessBinding,
+  untilOperandAccess,
+} from './operand-access.js';
 import type { OwnedObjects } from './owned-objects.js';
 import type { ReconcilerDeps } from './reconciler.js';
 
@@ -143,6 +147,7 @@ export class ApplyPhase {
         ) {
           current = `RoleBinding ${this.provider.operandNamespace}/${OPERAND_ACCESS_BINDING}`;
           await client.apply(operandAccessBinding(object.metadata.name, this.deps.identity));
+          await untilOperandAccess(client, object.metadata.name);
         }
       }
     } catch (err) {

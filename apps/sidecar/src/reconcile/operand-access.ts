@@ -1,5 +1,7 @@
 import type { KubeObject } from '@fleet/cloud-provider';
 
+import type { ClusterClient } from '../kube/cluster-client.js';
+
 /**
  * The sidecar's rights inside the operand's namespace come from a ClusterRole that deploy/ ships
  * and the sidecar binds there itself, right after creating the namespace: the namespace does not
@@ -37,4 +39,24 @@ export function operandAccessBinding(namespace: string, identity: SidecarIdentit
       { kind: 'ServiceAccount', name: identity.serviceAccount, namespace: identity.namespace },
     ],
   };
+}
+
+/**
+ * Waits (at most `timeoutMs`) until the API server authorizes the sidecar in the operand's
+ * namespace: a binding takes effect once the RBAC authorizer's cache has it, a moment after the
+ * write on a real server, and the first write there would otherwise be refused. Asked for `list`
+ * on ServiceAccounts, which the operand-access role grants for every name on every platform (its
+ * writes are for named objects only). Past the deadline the writes go ahead, and a refusal is an
+ * ApplyFailed, retried like any.
+ */
+export async function untilOperandAccess(
+  client: Pick<ClusterClient, 'allowed'>,
+  namespace: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await client.allowed({ verb: 'list', resource: 'serviceaccounts', namespace }))) {
+    if (Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
