@@ -587,60 +587,36 @@ export class Ec2Emulator {
     res.end(xml);
   }
 
+  /** The EC2 actions served, by name. */
+  private readonly handlers: Record<string, (params: Map<string, string>) => XmlObject> = {
+    DescribeSubnets: (p) => this.describeSubnets(p),
+    DescribeSecurityGroups: (p) => this.describeSecurityGroups(p),
+    DescribeImages: (p) => this.describeImages(p),
+    DescribeInstances: (p) => this.describeInstances(p),
+    DescribeInstanceTypes: (p) => this.describeInstanceTypes(p),
+    DescribeInstanceTypeOfferings: (p) => this.describeInstanceTypeOfferings(p),
+    DescribeLaunchTemplates: (p) => this.describeLaunchTemplates(p),
+    CreateLaunchTemplate: (p) => this.createLaunchTemplate(p),
+    DeleteLaunchTemplate: (p) => this.deleteLaunchTemplate(p),
+    DescribeSpotPriceHistory: (p) => this.describeSpotPriceHistory(p),
+    DescribeInstanceStatus: (p) => this.describeInstanceStatus(p),
+  };
+
+  /** Served only as dry runs: Karpenter's EC2NodeClass validation asks whether it could launch. */
+  private static readonly DRY_RUN_ONLY = new Set(['CreateFleet', 'RunInstances']);
+
   private dispatch(action: string, params: Map<string, string>): XmlObject {
+    const handler = this.handlers[action];
     if (params.get('DryRun') === 'true') {
-      if (
-        ![
-          'DescribeSubnets',
-          'DescribeSecurityGroups',
-          'DescribeImages',
-          'DescribeInstances',
-          'DescribeInstanceTypes',
-          'DescribeInstanceTypeOfferings',
-          'DescribeLaunchTemplates',
-          'CreateLaunchTemplate',
-          'DeleteLaunchTemplate',
-          // Karpenter's EC2NodeClass validation launches nothing: it asks whether it could.
-          'CreateFleet',
-          'RunInstances',
-          'DescribeSpotPriceHistory',
-          'DescribeInstanceStatus',
-        ].includes(action)
-      ) {
-        throw invalidAction(action);
-      }
+      if (!handler && !Ec2Emulator.DRY_RUN_ONLY.has(action)) throw invalidAction(action);
       throw new Ec2Error(
         'DryRunOperation',
         'Request would have succeeded, but DryRun flag is set.',
         412,
       );
     }
-    switch (action) {
-      case 'DescribeSubnets':
-        return this.describeSubnets(params);
-      case 'DescribeSecurityGroups':
-        return this.describeSecurityGroups(params);
-      case 'DescribeImages':
-        return this.describeImages(params);
-      case 'DescribeInstances':
-        return this.describeInstances(params);
-      case 'DescribeInstanceTypes':
-        return this.describeInstanceTypes(params);
-      case 'DescribeInstanceTypeOfferings':
-        return this.describeInstanceTypeOfferings(params);
-      case 'DescribeLaunchTemplates':
-        return this.describeLaunchTemplates(params);
-      case 'CreateLaunchTemplate':
-        return this.createLaunchTemplate(params);
-      case 'DeleteLaunchTemplate':
-        return this.deleteLaunchTemplate(params);
-      case 'DescribeSpotPriceHistory':
-        return this.describeSpotPriceHistory(params);
-      case 'DescribeInstanceStatus':
-        return this.describeInstanceStatus(params);
-      default:
-        throw invalidAction(action);
-    }
+    if (!handler) throw invalidAction(action);
+    return handler(params);
   }
 
   // ---- actions ---------------------------------------------------------------------------
