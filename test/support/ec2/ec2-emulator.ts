@@ -797,12 +797,7 @@ export class Ec2Emulator {
     const page = describe(params, {
       action: 'DescribeInstances',
       items: this.instances,
-      idOf: (i) => i.InstanceId,
-      idParam: 'InstanceId',
-      idPrefix: 'i',
-      malformedCode: 'InvalidInstanceID.Malformed',
-      notFoundCode: 'InvalidInstanceID.NotFound',
-      notFoundMessage: (ids) => notFound('instance ID', ids),
+      ...INSTANCE_IDS,
       maxResults: { min: 5, max: 1000 },
       maxResultsExcludesIds: 'instanceIds',
       filters: {
@@ -1112,12 +1107,7 @@ export class Ec2Emulator {
     const page = describe(params, {
       action: 'DescribeInstanceStatus',
       items: this.instances.filter((i) => i.State === 'running'),
-      idOf: (i) => i.InstanceId,
-      idParam: 'InstanceId',
-      idPrefix: 'i',
-      malformedCode: 'InvalidInstanceID.Malformed',
-      notFoundCode: 'InvalidInstanceID.NotFound',
-      notFoundMessage: (ids) => notFound('instance ID', ids),
+      ...INSTANCE_IDS,
       maxResults: { min: 5, max: 1000 },
       filters: {
         'instance-status.status': () => ['ok'],
@@ -1282,6 +1272,16 @@ const queueDoesNotExist = (): SqsError =>
     'AWS.SimpleQueueService.NonExistentQueue',
     'The specified queue does not exist.',
   );
+
+/** How Describe calls on instances take and check instance ids. */
+const INSTANCE_IDS = {
+  idOf: (i: Ec2Instance) => i.InstanceId,
+  idParam: 'InstanceId',
+  idPrefix: 'i',
+  malformedCode: 'InvalidInstanceID.Malformed',
+  notFoundCode: 'InvalidInstanceID.NotFound',
+  notFoundMessage: (ids: string[]) => notFound('instance ID', ids),
+};
 
 function invalidAction(action: string): Ec2Error {
   return new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);
