@@ -48,16 +48,17 @@ export class ApiTokensService implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     const secret = this.config.FLEET_BOOTSTRAP_TOKEN;
     if (!secret) return;
-    await this.prisma.client.apiToken.upsert({
-      where: { tokenHash: hashSecret(secret) },
-      create: {
+    // INSERT … ON CONFLICT DO NOTHING: replicas starting together all succeed, where Prisma's
+    // upsert (a read, then an insert) let the second one fail on the unique token hash.
+    await this.prisma.client.apiToken.createMany({
+      data: {
         name: 'bootstrap-admin',
         tokenHash: hashSecret(secret),
         role: 'ADMIN',
         createdBy: 'FLEET_BOOTSTRAP_TOKEN',
         expiresAt: new Date(Date.now() + this.config.FLEET_BOOTSTRAP_TOKEN_TTL_HOURS * 3_600_000),
       },
-      update: {},
+      skipDuplicates: true,
     });
   }
 
