@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import {
   CreateFleetCommand,
+  CreateTagsCommand,
+  TerminateInstancesCommand,
   CreateLaunchTemplateCommand,
   DeleteLaunchTemplateCommand,
   DescribeImagesCommand,
@@ -720,6 +722,183 @@ describe('Ec2Emulator', () => {
       );
       expect(run.name).toBe('DryRunOperation');
       expect(emulator.listInstances()).toHaveLength(before);
+    });
+
+    it('CreateFleet (instant) launches one instance from the template and the cheapest override', async () => {
+      const subnet = (await ec2.send(new DescribeSubnetsCommand({}))).Subnets![0]!;
+      const template = await ec2.send(
+        new CreateLaunchTemplateCommand({
+          LaunchTemplateName: 'karpenter.k8s.aws/fleet-test',
+          LaunchTemplateData: {
+            ImageId: 'ami-0c6f2a5e3d1b7a901',
+            UserData: 'e30=',
+            IamInstanceProfile: { Name: 'worker-profile' },
+            SecurityGroupIds: ['sg-0a1b2c3d4e5f60001'],
+            TagSpecifications: [
+              { ResourceType: 'instance', Tags: [{ Key: 'from-template', Value: 'yes' }] },
+            ],
+          },
+        }),
+      );
+      const override = (instanceType: _InstanceType, priority: number) => ({
+        InstanceType: instanceType,
+        SubnetId: subnet.SubnetId,
+        AvailabilityZone: subnet.AvailabilityZone,
+        ImageId: 'ami-0c6f2a5e3d1b7a901',
+        Priority: priority,
+      });
+      const out = await ec2.send(
+        new CreateFleetCommand({
+          Type: 'instant',
+          LaunchTemplateConfigs: [
+            {
+              LaunchTemplateSpecification: {
+                LaunchTemplateName: 'karpenter.k8s.aws/fleet-test',
+                Version: '$Latest',
+              },
+              Overrides: [
+                override('m6i.xlarge', 0.192),
+                override('m6i.large', 0.096),
+                override('no.such-type' as _InstanceType, 0.001),
+              ],
+            },
+          ],
+          TargetCapacitySpecification: {
+            TotalTargetCapacity: 1,
+            DefaultTargetCapacityType: 'on-demand',
+          },
+          OnDemandOptions: { AllocationStrategy: 'lowest-price' },
+          TagSpecifications: [
+            {
+              ResourceType: 'instance',
+              Tags: [{ Key: 'karpenter.sh/nodepool', Value: 'general' }],
+            },
+            { ResourceType: 'fleet', Tags: [{ Key: 'karpenter.sh/nodepool', Value: 'general' }] },
+          ],
+        }),
+      );
+      expect(out.FleetId).toMatch(/^fleet-/);
+      expect(out.Errors?.map((e) => e.ErrorCode)).toEqual(['InvalidParameterValue']);
+      expect(out.Instances).toHaveLength(1);
+      const fleetInstance = out.Instances![0]!;
+      expect(fleetInstance).toMatchObject({
+        InstanceType: 'm6i.large',
+        Lifecycle: 'on-demand',
+        LaunchTemplateAndOverrides: {
+          LaunchTemplateSpecification: {
+            LaunchTemplateId: template.LaunchTemplate?.LaunchTemplateId,
+          },
+          Overrides: { SubnetId: subnet.SubnetId, AvailabilityZone: subnet.AvailabilityZone },
+        },
+      });
+      const id = fleetInstance.InstanceIds![0]!;
+      const described = await ec2.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
+      const instance = described.Reservations![0]!.Instances![0]!;
+      expect(instance).toMatchObject({
+        InstanceType: 'm6i.large',
+        ImageId: 'ami-0c6f2a5e3d1b7a901',
+        SubnetId: subnet.SubnetId,
+        Placement: { AvailabilityZone: subnet.AvailabilityZone },
+        IamInstanceProfile: { Arn: expect.stringMatching(/instance-profile\/worker-profile$/) },
+      });
+      expect(instance.SecurityGroups?.map((g) => g.GroupId)).toEqual(['sg-0a1b2c3d4e5f60001']);
+      expect(instance.InstanceLifecycle).toBeUndefined();
+      const tags = Object.fromEntries(instance.Tags!.map((t) => [t.Key ?? '', t.Value ?? '']));
+      expect(tags).toMatchObject({
+        'from-template': 'yes',
+        'karpenter.sh/nodepool': 'general',
+        'aws:ec2:fleet-id': out.FleetId,
+        'aws:ec2launchtemplate:id': template.LaunchTemplate?.LaunchTemplateId,
+      });
+      expect(emulator.getInstance(id)?.UserData).toBe('e30=');
+
+      const spot = await ec2.send(
+        new CreateFleetCommand({
+          Type: 'instant',
+          LaunchTemplateConfigs: [
+            {
+              LaunchTemplateSpecification: { LaunchTemplateName: 'karpenter.k8s.aws/fleet-test' },
+              Overrides: [override('m6i.large', 0.04)],
+            },
+          ],
+          TargetCapacitySpecification: {
+            TotalTargetCapacity: 1,
+            DefaultTargetCapacityType: 'spot',
+          },
+        }),
+      );
+      const spotId = spot.Instances![0]!.InstanceIds![0]!;
+      const spotInstance = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [spotId] })))
+        .Reservations![0]!.Instances![0]!;
+      expect(spotInstance.InstanceLifecycle).toBe('spot');
+    });
+
+    it('CreateFleet refuses a missing launch template, and other fleet types, as a whole', async () => {
+      const request = (name: string, type: 'instant' | 'maintain') =>
+        failure(
+          ec2.send(
+            new CreateFleetCommand({
+              Type: type,
+              LaunchTemplateConfigs: [
+                { LaunchTemplateSpecification: { LaunchTemplateName: name, Version: '$Latest' } },
+              ],
+              TargetCapacitySpecification: {
+                TotalTargetCapacity: 1,
+                DefaultTargetCapacityType: 'on-demand',
+              },
+            }),
+          ),
+        );
+      expect((await request('karpenter.k8s.aws/none', 'instant')).name).toBe(
+        'InvalidLaunchTemplateName.NotFoundException',
+      );
+      expect((await request('karpenter.k8s.aws/none', 'maintain')).name).toBe(
+        'InvalidParameterValue',
+      );
+    });
+
+    it('CreateTags and TerminateInstances: by id, refusing unknown and malformed ids', async () => {
+      const { InstanceId: id } = emulator.addInstance({});
+      await ec2.send(
+        new CreateTagsCommand({
+          Resources: [id],
+          Tags: [{ Key: 'karpenter.sh/nodeclaim', Value: 'general-abcde' }],
+        }),
+      );
+      expect(emulator.getInstance(id)?.Tags['karpenter.sh/nodeclaim']).toBe('general-abcde');
+      const reserved = await failure(
+        ec2.send(new CreateTagsCommand({ Resources: [id], Tags: [{ Key: 'aws:x', Value: '' }] })),
+      );
+      expect(reserved.name).toBe('InvalidParameterValue');
+      const unknown = await failure(
+        ec2.send(
+          new CreateTagsCommand({
+            Resources: ['i-0123456789abcdef0'],
+            Tags: [{ Key: 'k', Value: '' }],
+          }),
+        ),
+      );
+      expect(unknown.name).toBe('InvalidInstanceID.NotFound');
+
+      const terminated = await ec2.send(new TerminateInstancesCommand({ InstanceIds: [id] }));
+      expect(terminated.TerminatingInstances).toEqual([
+        {
+          InstanceId: id,
+          CurrentState: { Code: 32, Name: 'shutting-down' },
+          PreviousState: { Code: 16, Name: 'running' },
+        },
+      ]);
+      expect(emulator.getInstance(id)?.State).toBe('terminated');
+      const again = await ec2.send(new TerminateInstancesCommand({ InstanceIds: [id] }));
+      expect(again.TerminatingInstances?.[0]?.CurrentState?.Name).toBe('terminated');
+      const malformed = await failure(
+        ec2.send(new TerminateInstancesCommand({ InstanceIds: ['instance-1'] })),
+      );
+      expect(malformed.name).toBe('InvalidInstanceID.Malformed');
+      const missing = await failure(
+        ec2.send(new TerminateInstancesCommand({ InstanceIds: ['i-0123456789abcdef0'] })),
+      );
+      expect(missing.name).toBe('InvalidInstanceID.NotFound');
     });
 
     it('spot prices for each type in each zone; every running instance ok, none with an event', async () => {

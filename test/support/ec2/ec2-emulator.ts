@@ -600,10 +600,13 @@ export class Ec2Emulator {
     DeleteLaunchTemplate: (p) => this.deleteLaunchTemplate(p),
     DescribeSpotPriceHistory: (p) => this.describeSpotPriceHistory(p),
     DescribeInstanceStatus: (p) => this.describeInstanceStatus(p),
+    CreateFleet: (p) => this.createFleet(p),
+    CreateTags: (p) => this.createTags(p),
+    TerminateInstances: (p) => this.terminateInstances(p),
   };
 
   /** Served only as dry runs: Karpenter's EC2NodeClass validation asks whether it could launch. */
-  private static readonly DRY_RUN_ONLY = new Set(['CreateFleet', 'RunInstances']);
+  private static readonly DRY_RUN_ONLY = new Set(['RunInstances']);
 
   private dispatch(action: string, params: Map<string, string>): XmlObject {
     const handler = this.handlers[action];
@@ -1102,6 +1105,195 @@ export class Ec2Emulator {
     return { spotPriceHistorySet: history, nextToken: '' };
   }
 
+  /**
+   * An `instant` fleet of one instance, as Karpenter launches every NodeClaim
+   * (karpenter-provider-aws pkg/providers/instance/types.go CreateFleetInputBuilder): the launch
+   * template supplies user data, instance profile and security groups, each override an
+   * (instance type, subnet, zone, image). On-Demand is served lowest price first, which is
+   * Karpenter's `Priority` (the offering's price); overrides EC2 cannot serve become the
+   * response's errors, and none served is an empty instance set, as EC2 answers.
+   */
+  private createFleet(params: Map<string, string>): XmlObject {
+    const type = params.get('Type') ?? 'maintain';
+    if (type !== 'instant')
+      throw new Ec2Error(
+        'InvalidParameterValue',
+        `The emulator launches only instant fleets; Type ${type} is not served.`,
+      );
+    const capacity = Number(params.get('TargetCapacitySpecification.TotalTargetCapacity'));
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new Ec2Error(
+        'MissingParameter',
+        'The request must contain the parameter TargetCapacitySpecification.TotalTargetCapacity',
+      );
+    const capacityType =
+      params.get('TargetCapacitySpecification.DefaultTargetCapacityType') ?? 'on-demand';
+    if (capacityType !== 'on-demand' && capacityType !== 'spot')
+      throw new Ec2Error(
+        'InvalidParameterValue',
+        `The emulator launches on-demand and spot capacity, not ${capacityType}.`,
+      );
+    const configs = fleetLaunchTemplateConfigs(params);
+    if (configs.length === 0)
+      throw new Ec2Error(
+        'MissingParameter',
+        'The request must contain the parameter LaunchTemplateConfigs',
+      );
+    const candidates = configs.flatMap((config) => {
+      const template = this.launchTemplates.find((t) =>
+        config.templateId
+          ? t.LaunchTemplateId === config.templateId
+          : t.LaunchTemplateName === config.templateName,
+      );
+      // A missing template fails the whole request (Karpenter's IsLaunchTemplateNotFound).
+      if (!template)
+        throw config.templateId
+          ? new Ec2Error(
+              'InvalidLaunchTemplateId.NotFound',
+              `The specified launch template, with template ID ${config.templateId}, does not exist.`,
+            )
+          : new Ec2Error(
+              'InvalidLaunchTemplateName.NotFoundException',
+              'At least one of the launch templates specified in the request does not exist.',
+            );
+      return config.overrides.map((override) => ({ template, config, override }));
+    });
+    const errors: XmlObject[] = [];
+    const usable = candidates.filter(({ template, config, override }) => {
+      const subnet = this.subnets.find((s) => s.SubnetId === override.SubnetId);
+      const problem = !this.instanceTypes.some((t) => t.InstanceType === override.InstanceType)
+        ? ['InvalidParameterValue', `The instance type '${override.InstanceType}' does not exist.`]
+        : !subnet
+          ? ['InvalidSubnetID.NotFound', notFound('subnet ID', [override.SubnetId ?? ''])]
+          : override.AvailabilityZone && override.AvailabilityZone !== subnet.AvailabilityZone
+            ? [
+                'InvalidParameterValue',
+                `Subnet ${subnet.SubnetId} is not in ${override.AvailabilityZone}.`,
+              ]
+            : undefined;
+      if (problem)
+        errors.push({
+          launchTemplateAndOverrides: fleetOverridesXml(template, config, override),
+          lifecycle: capacityType,
+          errorCode: problem[0],
+          errorMessage: problem[1],
+        });
+      return !problem;
+    });
+    const chosen = [...usable].sort(
+      (a, b) => (a.override.Priority ?? Infinity) - (b.override.Priority ?? Infinity),
+    )[0];
+    const fleetId = `fleet-${randomUUID()}`;
+    const instanceIds: string[] = [];
+    if (chosen) {
+      const { template, override } = chosen;
+      const data = template.Data;
+      // The template's instance tags, then the request's (EC2 applies both).
+      const tags = {
+        ...specifiedTags(new Map(Object.entries(data)), 'instance'),
+        ...specifiedTags(params, 'instance'),
+      };
+      for (let n = 0; n < capacity; n++) {
+        const launched = this.addInstance({
+          InstanceType: override.InstanceType,
+          ImageId: override.ImageId ?? data.ImageId,
+          SubnetId: override.SubnetId,
+          // EC2 reports `pending` for the first seconds; nothing here waits on that.
+          State: 'running',
+          IamInstanceProfile: data['IamInstanceProfile.Name'] ?? data['IamInstanceProfile.Arn'],
+          SecurityGroupIds: [
+            ...listParam(new Map(Object.entries(data)), 'SecurityGroupId'),
+            ...listParam(new Map(Object.entries(data)), 'NetworkInterface.1.SecurityGroupId'),
+          ],
+          ...(data.UserData !== undefined ? { UserData: data.UserData } : {}),
+          ...(capacityType === 'spot' ? { InstanceLifecycle: 'spot' as const } : {}),
+          LaunchTemplateId: template.LaunchTemplateId,
+          Tags: { ...tags, 'aws:ec2:fleet-id': fleetId },
+        });
+        instanceIds.push(launched.InstanceId);
+      }
+    }
+    return {
+      fleetId,
+      errorSet: errors,
+      fleetInstanceSet: chosen
+        ? [
+            {
+              launchTemplateAndOverrides: fleetOverridesXml(
+                chosen.template,
+                chosen.config,
+                chosen.override,
+              ),
+              lifecycle: capacityType,
+              instanceIds,
+              instanceType: chosen.override.InstanceType,
+              platform: undefined,
+            },
+          ]
+        : [],
+    };
+  }
+
+  /** Tags on instances, the resources Karpenter tags after a launch (its tagging controller). */
+  private createTags(params: Map<string, string>): XmlObject {
+    const ids = listParam(params, 'ResourceId');
+    if (ids.length === 0)
+      throw new Ec2Error(
+        'MissingParameter',
+        'The request must contain the parameter resourceIdSet',
+      );
+    const tags: Ec2Tags = {};
+    for (const [key, value] of params) {
+      const n = /^Tag\.(\d+)\.Key$/.exec(key)?.[1];
+      if (n !== undefined) tags[value] = params.get(`Tag.${n}.Value`) ?? '';
+    }
+    for (const key of Object.keys(tags))
+      if (key.toLowerCase().startsWith('aws:'))
+        throw new Ec2Error(
+          'InvalidParameterValue',
+          `Tag keys starting with 'aws:' are reserved for internal use`,
+        );
+    const instances = ids.map((id) => {
+      if (!/^i-[0-9a-f]{8,17}$/.test(id))
+        throw new Ec2Error('InvalidID', `The ID '${id}' is not valid`);
+      const instance = this.instances.find((i) => i.InstanceId === id);
+      if (!instance)
+        throw new Ec2Error('InvalidInstanceID.NotFound', notFound('instance ID', [id]));
+      return instance;
+    });
+    for (const instance of instances) Object.assign(instance.Tags, tags);
+    return { return: true };
+  }
+
+  /**
+   * Terminates at once; the answer reports `shutting-down`, as EC2's does, and the instance is
+   * `terminated` to every later call (EC2 keeps it listed so for about an hour).
+   */
+  private terminateInstances(params: Map<string, string>): XmlObject {
+    const ids = listParam(params, 'InstanceId');
+    if (ids.length === 0)
+      throw new Ec2Error('MissingParameter', 'The request must contain the parameter InstanceId');
+    const malformed = ids.filter((id) => !/^i-[0-9a-f]{8,17}$/.test(id));
+    if (malformed.length > 0)
+      throw new Ec2Error('InvalidInstanceID.Malformed', `Invalid id: "${malformed[0]}"`);
+    const missing = ids.filter((id) => !this.instances.some((i) => i.InstanceId === id));
+    if (missing.length > 0)
+      throw new Ec2Error('InvalidInstanceID.NotFound', notFound('instance ID', missing));
+    return {
+      instancesSet: ids.map((id) => {
+        const instance = this.requireInstance(id);
+        const previous = instance.State;
+        instance.State = 'terminated';
+        const current = previous === 'terminated' ? 'terminated' : 'shutting-down';
+        return {
+          instanceId: id,
+          currentState: { code: INSTANCE_STATE_CODES[current], name: current },
+          previousState: { code: INSTANCE_STATE_CODES[previous], name: previous },
+        };
+      }),
+    };
+  }
+
   /** Every running instance is `ok`: none is impaired or scheduled for an event. */
   private describeInstanceStatus(params: Map<string, string>): XmlObject {
     const page = describe(params, {
@@ -1194,7 +1386,15 @@ export class Ec2Emulator {
       blockDeviceMapping: [],
       virtualizationType: 'hvm',
       clientToken: '',
-      tagSet: tagSet(i.Tags),
+      tagSet: tagSet({
+        ...i.Tags,
+        ...(i.LaunchTemplateId
+          ? { 'aws:ec2launchtemplate:id': i.LaunchTemplateId, 'aws:ec2launchtemplate:version': '1' }
+          : {}),
+      }),
+      instanceLifecycle: i.InstanceLifecycle,
+      spotInstanceRequestId:
+        i.InstanceLifecycle === 'spot' ? `sir-${i.InstanceId.slice(2, 10)}` : undefined,
       hypervisor: 'xen',
       iamInstanceProfile: profileArn ? { arn: profileArn, id: 'AIPAEMULATOR' } : undefined,
       ebsOptimized: true,
@@ -1282,6 +1482,82 @@ const INSTANCE_IDS = {
   notFoundCode: 'InvalidInstanceID.NotFound',
   notFoundMessage: (ids: string[]) => notFound('instance ID', ids),
 };
+
+interface FleetOverride {
+  InstanceType?: string;
+  SubnetId?: string;
+  AvailabilityZone?: string;
+  ImageId?: string;
+  Priority?: number;
+}
+
+interface FleetLaunchTemplateConfig {
+  templateId?: string;
+  templateName?: string;
+  version?: string;
+  overrides: FleetOverride[];
+}
+
+/** CreateFleet's LaunchTemplateConfigs.N, each with its Overrides.M, as the query sends them. */
+function fleetLaunchTemplateConfigs(params: Map<string, string>): FleetLaunchTemplateConfig[] {
+  const configs = new Map<number, FleetLaunchTemplateConfig>();
+  const config = (n: number) => {
+    let found = configs.get(n);
+    if (!found) configs.set(n, (found = { overrides: [] }));
+    return found;
+  };
+  const overrides = new Map<string, FleetOverride>();
+  for (const [key, value] of params) {
+    const spec = /^LaunchTemplateConfigs\.(\d+)\.LaunchTemplateSpecification\.(\w+)$/.exec(key);
+    if (spec) {
+      const c = config(Number(spec[1]));
+      if (spec[2] === 'LaunchTemplateId') c.templateId = value;
+      if (spec[2] === 'LaunchTemplateName') c.templateName = value;
+      if (spec[2] === 'Version') c.version = value;
+      continue;
+    }
+    const o = /^LaunchTemplateConfigs\.(\d+)\.Overrides\.(\d+)\.(\w+)$/.exec(key);
+    if (!o) continue;
+    const id = `${o[1]}.${o[2]}`;
+    let override = overrides.get(id);
+    if (!override) {
+      overrides.set(id, (override = {}));
+      config(Number(o[1])).overrides[Number(o[2]) - 1] = override;
+    }
+    const field = o[3] as keyof FleetOverride;
+    if (field === 'Priority') override.Priority = Number(value);
+    else if (
+      field === 'InstanceType' ||
+      field === 'SubnetId' ||
+      field === 'AvailabilityZone' ||
+      field === 'ImageId'
+    )
+      override[field] = value;
+  }
+  return [...configs.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, c]) => ({ ...c, overrides: c.overrides.filter(Boolean) }));
+}
+
+function fleetOverridesXml(
+  template: Ec2LaunchTemplate,
+  config: FleetLaunchTemplateConfig,
+  override: FleetOverride,
+): XmlObject {
+  return {
+    launchTemplateSpecification: {
+      launchTemplateId: template.LaunchTemplateId,
+      version: config.version ?? '$Default',
+    },
+    overrides: {
+      instanceType: override.InstanceType,
+      subnetId: override.SubnetId,
+      availabilityZone: override.AvailabilityZone,
+      imageId: override.ImageId,
+      priority: override.Priority,
+    },
+  };
+}
 
 function invalidAction(action: string): Ec2Error {
   return new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);

@@ -193,6 +193,10 @@ export interface Ec2WorldInstance {
   Tags?: Ec2Tags;
   /** What the instance was launched with (RunInstances UserData), as its first boot reads it. */
   UserData?: string;
+  /** `spot` for a Spot Instance; absent for On-Demand, as EC2 reports it. */
+  InstanceLifecycle?: 'spot';
+  /** The launch template it came from (CreateFleet), as EC2's `aws:ec2launchtemplate:id` tag. */
+  LaunchTemplateId?: string;
 }
 
 export function loadWorld(path: string | URL): Ec2World {
