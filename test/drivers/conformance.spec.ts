@@ -20,7 +20,9 @@ import {
   type JSONSchemaProps,
 } from '@fleet/crd-schema';
 import { InMemoryClusterObjectReader, type HostedAwsInfrastructure } from '@fleet/discovery';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import {
   CAPI_CLUSTER,
   HOSTED,
@@ -37,9 +39,18 @@ import {
  */
 const FIXTURES: Record<
   string,
-  { infra: () => unknown; env?: Record<string, string>; sameApiServer?: boolean }
+  {
+    infra: () => unknown;
+    env?: Record<string, string>;
+    sameApiServer?: boolean;
+    /**
+     * The provenance file (libs/crd-schema/upstream/sources/<name>.yaml) whose `chart` lists every
+     * CRD the operand's Helm chart ships; or who installs them instead of the fleet.
+     */
+    chart: string | { installedBy: string };
+  }
 > = {
-  'AWS/STANDALONE': { infra: fixtureInfrastructure },
+  'AWS/STANDALONE': { infra: fixtureInfrastructure, chart: 'karpenter-provider-aws' },
   // A workload cluster of a separate management cluster; capacities as EC2 gives them.
   'CAPI/STANDALONE': {
     infra: clusterApiFixtureInfrastructure,
@@ -48,8 +59,11 @@ const FIXTURES: Record<
       CLUSTER_API_NAMESPACE: CAPI_CLUSTER.namespace,
     },
     sameApiServer: false,
+    chart: 'karpenter-provider-cluster-api',
   },
   'AWS/HOSTED': {
+    // HyperShift's karpenter-operator installs the guest's CRDs; the fleet only validates with them.
+    chart: { installedBy: "HyperShift's karpenter-operator" },
     infra: (): HostedAwsInfrastructure => ({
       hcpNamespace: HOSTED.hcpNamespace,
       hcpName: HOSTED.hostedCluster.name,
@@ -69,6 +83,7 @@ const FIXTURES: Record<
     env: {
       AZURE_KARPENTER_IMAGE: 'quay.io/example/azure-karpenter-provider@sha256:' + '0'.repeat(64),
     },
+    chart: 'azure-karpenter-provider-azure-openshift-pr6',
   },
 };
 
@@ -206,6 +221,33 @@ describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as c
       for (const { object } of objects) {
         expect([object.kind, crdCauses(crdObjects, object)]).toEqual([object.kind, []]);
       }
+    });
+
+    it("installs every CRD its operand's chart ships, as that provider's own copies", async () => {
+      const chart = fixture?.chart;
+      if (chart === undefined || typeof chart !== 'string') {
+        expect(chart).toEqual({ installedBy: expect.any(String) });
+        return;
+      }
+      const source = parse(
+        readFileSync(join(UPSTREAM_CRD_DIRECTORY, 'sources', `${chart}.yaml`), 'utf8'),
+      ) as { chart: { crds: string[] }; files: { crd: string; file: string }[] };
+      const installed = provider.customResourceDefinitions();
+      const crds = await loadCustomResourceDefinitions(installed, UPSTREAM_CRD_DIRECTORY);
+      expect(crds.map(({ object }) => object.metadata.name).sort()).toEqual(
+        expect.arrayContaining(source.chart.crds),
+      );
+      // A chart CRD comes from that provider's copy: the karpenter.sh CRDs carry CEL rules that
+      // reserve the provider's own label domain (AWS's reserve karpenter.k8s.aws, the Azure
+      // fork's karpenter.azure.com).
+      installed.forEach(({ path, origin }, i) => {
+        const name = crds[i]!.object.metadata.name;
+        const own = source.files.find((f) => f.crd === name)?.file;
+        // Another Karpenter release's copy (karpenter-releases/<version>/) is that release's own.
+        if (origin !== 'upstream' || own === undefined || path.startsWith('karpenter-releases/'))
+          return;
+        expect([name, path]).toEqual([name, own]);
+      });
     });
 
     it('keeps its default NodeClass, which NodePools without a reference point at', () => {

@@ -90,6 +90,22 @@ export const CERTIFICATE_SIGNING_REQUEST = defineKind(
 // Karpenter core (every provider)
 export const NODEPOOL = defineKind('karpenter.sh', 'v1', 'NodePool', 'nodepools', false);
 export const NODECLAIM = defineKind('karpenter.sh', 'v1', 'NodeClaim', 'nodeclaims', false);
+/** Karpenter's alpha NodeOverlay: its chart ships the CRD, and some providers wait for it at start. */
+export const NODE_OVERLAY = defineKind(
+  'karpenter.sh',
+  'v1alpha1',
+  'NodeOverlay',
+  'nodeoverlays',
+  false,
+);
+/** SIG Autoscaling's CapacityBuffer, which Karpenter's chart ships from v1.14. */
+export const CAPACITY_BUFFER = defineKind(
+  'autoscaling.x-k8s.io',
+  'v1beta1',
+  'CapacityBuffer',
+  'capacitybuffers',
+  true,
+);
 
 // OpenShift
 export const INFRASTRUCTURE = defineKind(

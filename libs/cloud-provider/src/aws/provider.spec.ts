@@ -46,6 +46,8 @@ describe('AwsStandaloneCloudProvider', () => {
       'workload:nodepools.karpenter.sh',
       'workload:nodeclaims.karpenter.sh',
       'workload:ec2nodeclasses.karpenter.k8s.aws',
+      'workload:nodeoverlays.karpenter.sh',
+      'workload:capacitybuffers.autoscaling.x-k8s.io',
       'workload:karpenters.autoscaling.openshift.io',
     ]);
   });

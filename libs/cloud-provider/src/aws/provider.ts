@@ -9,6 +9,8 @@ import {
   KARPENTER_CR,
   NAMESPACE,
   NODECLAIM,
+  NODE_OVERLAY,
+  CAPACITY_BUFFER,
   NODEPOOL,
   POD_DISRUPTION_BUDGET,
   ROLE,
@@ -148,6 +150,15 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
       upstream(NODEPOOL, 'karpenter.sh_nodepools.yaml'),
       upstream(NODECLAIM, 'karpenter.sh_nodeclaims.yaml'),
       upstream(EC2_NODE_CLASS, 'karpenter.k8s.aws_ec2nodeclasses.yaml'),
+      // The rest of what the release's chart ships; the operand's controllers for them are behind
+      // feature gates (NodeOverlay, CapacityBuffer), but a user turning one on finds its CRD. Only
+      // the default release's chart list is vendored (libs/crd-schema/upstream/sources).
+      ...(directory === karpenterCrdDirectory(this.defaultRelease)
+        ? [
+            upstream(NODE_OVERLAY, 'karpenter.sh_nodeoverlays.yaml'),
+            upstream(CAPACITY_BUFFER, 'autoscaling.x-k8s.io_capacitybuffers.yaml'),
+          ]
+        : []),
       {
         identity: KARPENTER_CR,
         target: 'workload',

@@ -12,6 +12,12 @@ export const AKS_NODE_CLASS = defineKind(
 /** The fork's CRD, relative to the Karpenter CRD directory (libs/crd-schema/upstream/karpenter). */
 export const AKS_NODE_CLASS_CRD_FILE = 'karpenter.azure.com_aksnodeclasses.openshift-fork-pr6.yaml';
 
+/**
+ * The fork's own karpenter.sh CRDs (NodePool, NodeClaim, NodeOverlay), relative to the upstream
+ * CRD directory: generated from the Karpenter it builds on, with its own label-domain rules.
+ */
+export const FORK_CRD_DIRECTORY = 'karpenter-azure-openshift-pr6';
+
 export const DEFAULT_NODE_CLASS_NAME = 'default';
 /** What Karpenter labels every Node it launched with, naming its AKSNodeClass (`<group>/<kind>`). */
 export const AKS_NODE_CLASS_LABEL = 'karpenter.azure.com/aksnodeclass';

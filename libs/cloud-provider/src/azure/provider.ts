@@ -6,6 +6,7 @@ import {
   NAMESPACE,
   NODECLAIM,
   NODEPOOL,
+  NODE_OVERLAY,
   POD_DISRUPTION_BUDGET,
   ROLE,
   ROLE_BINDING,
@@ -50,6 +51,7 @@ import {
   CLUSTER_ROLE_NAME,
   CREDENTIALS_REQUEST_NAME,
   DEFAULT_NODE_CLASS_NAME,
+  FORK_CRD_DIRECTORY,
   OPERAND_NAME,
   OPERAND_NAMESPACE,
   SERVICE_ACCOUNT_NAME,
@@ -116,21 +118,27 @@ export class AzureStandaloneCloudProvider implements CloudProvider<
     return this.options.image;
   }
 
-  /** The fork's release line has one set of CRDs: the same whatever release an order names. */
+  /**
+   * Every CRD the fork's chart ships, as the fork has them: its controller waits (2 min, then
+   * exits) for each `karpenter.sh` kind in its scheme, NodeOverlay included, and its NodePool and
+   * NodeClaim CRDs reserve the `karpenter.azure.com` label domain (AWS's reserve
+   * `karpenter.k8s.aws`). One set whatever release an order names: the fork has one release line.
+   */
   customResourceDefinitions(): readonly CustomResourceDefinitionSource[] {
     const upstream = (
       identity: CustomResourceDefinitionSource['identity'],
-      file: string,
+      path: string,
     ): CustomResourceDefinitionSource => ({
       identity,
       target: 'workload',
       origin: 'upstream',
-      path: `karpenter/${file}`,
+      path,
     });
     return [
-      upstream(NODEPOOL, 'karpenter.sh_nodepools.yaml'),
-      upstream(NODECLAIM, 'karpenter.sh_nodeclaims.yaml'),
-      upstream(AKS_NODE_CLASS, AKS_NODE_CLASS_CRD_FILE),
+      upstream(NODEPOOL, `${FORK_CRD_DIRECTORY}/karpenter.sh_nodepools.yaml`),
+      upstream(NODECLAIM, `${FORK_CRD_DIRECTORY}/karpenter.sh_nodeclaims.yaml`),
+      upstream(NODE_OVERLAY, `${FORK_CRD_DIRECTORY}/karpenter.sh_nodeoverlays.yaml`),
+      upstream(AKS_NODE_CLASS, `karpenter/${AKS_NODE_CLASS_CRD_FILE}`),
     ];
   }
 
