@@ -100,7 +100,7 @@ describe('Azure: the default AKSNodeClass, NodePools and operand of a supported 
     ).toBeDefined();
   });
 
-  it("puts the worker MachineSets' zones on the NodePool", () => {
+  it("puts the worker MachineSets' zones and what the worker image boots on (read from ARM) on the NodePool", () => {
     const pool = h.cluster.kube.get('karpenter.sh/v1', 'NodePool', 'general');
     const spec = pool?.spec as {
       template: { spec: { requirements: unknown[]; nodeClassRef: unknown } };
@@ -116,6 +116,12 @@ describe('Azure: the default AKSNodeClass, NodePools and operand of a supported 
         key: 'topology.kubernetes.io/zone',
         operator: 'In',
         values: ['eastus-1', 'eastus-2', 'eastus-3'],
+      },
+      { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+      {
+        key: 'node.kubernetes.io/instance-type',
+        operator: 'NotIn',
+        values: ['Standard_A4_v2', 'Standard_NC6'],
       },
     ]);
   });

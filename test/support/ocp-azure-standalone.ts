@@ -166,5 +166,11 @@ export function azureFixtureInfrastructure(): AzureStandaloneInfrastructure {
     userData: azureFixtureObject<{ stringData: { userData: string } }>(
       'secret-worker-user-data.yaml',
     ).stringData.userData,
+    // ARO's image is x64 Gen2; arm-world.json's Gen1-only sizes in eastus.
+    imageRequirements: {
+      architecture: 'amd64',
+      hyperVGeneration: 'V2',
+      unbootableVmSizes: ['Standard_A4_v2', 'Standard_NC6'],
+    },
   };
 }

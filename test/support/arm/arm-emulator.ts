@@ -39,6 +39,25 @@ export interface ArmMarketplaceImage {
   version: string;
   /** A purchase plan: the image cannot be deployed without accepting it. */
   plan?: { name: string; product: string; publisher: string };
+  /** What ARM reports as `properties.architecture`; RHCOS's x64 when not said. */
+  architecture?: 'x64' | 'Arm64';
+  /** What ARM reports as `properties.hyperVGeneration`; V2 when not said. */
+  hyperVGeneration?: 'V1' | 'V2';
+}
+
+/**
+ * A VM size as the Resource SKUs API lists it (`resourceType: virtualMachines`), with the two
+ * capabilities that decide which images it can boot.
+ */
+export interface ArmVmSize {
+  name: string;
+  locations: string[];
+  /** The `HyperVGenerations` capability, e.g. `V1,V2`. */
+  hyperVGenerations: ('V1' | 'V2')[];
+  /** The `CpuArchitectureType` capability. */
+  architecture: 'x64' | 'Arm64';
+  vCPUs: number;
+  memoryGB: number;
 }
 
 /** A VM as `virtualMachines.get` (with `$expand=instanceView`) returns it. */
@@ -78,6 +97,8 @@ export interface ArmWorld {
   subnets: ArmSubnet[];
   userAssignedIdentities: ArmUserAssignedIdentity[];
   images: ArmMarketplaceImage[];
+  /** The Resource SKUs of type virtualMachines. */
+  vmSizes?: ArmVmSize[];
 }
 
 export interface ArmRequestRecord {
@@ -107,6 +128,7 @@ export class ArmEmulator {
   private readonly sockets = new Set<Duplex>();
   private baseUrl?: string;
   private currentExpand: string | null = null;
+  private currentFilter: string | null = null;
   readonly requests: ArmRequestRecord[] = [];
   /** Every token request to the emulator's Entra ID, with its answer's status. */
   readonly tokenRequests: { clientId: string; status: number }[] = [];
@@ -251,6 +273,7 @@ export class ArmEmulator {
         throw new ArmError(405, 'MethodNotAllowed', `The ${req.method} method is not served here.`);
       }
       this.currentExpand = url.searchParams.get('$expand');
+      this.currentFilter = url.searchParams.get('$filter');
       body = this.route(decodeURIComponent(url.pathname));
     } catch (err) {
       if (!(err instanceof ArmError)) throw err;
@@ -267,6 +290,48 @@ export class ArmEmulator {
         : {}),
     });
     res.end(text);
+  }
+
+  /**
+   * The Resource SKUs list: ARM supports only a location filter (`location eq 'eastus'`) and
+   * refuses any other with 400 InvalidFilter.
+   */
+  private resourceSkus(): unknown[] {
+    const filter = this.currentFilter;
+    let location: string | undefined;
+    if (filter !== null) {
+      const match = /^\s*location\s+eq\s+'([^']*)'\s*$/i.exec(filter);
+      if (!match) {
+        throw new ArmError(
+          400,
+          'InvalidFilter',
+          `The filter '${filter}' is not supported: only 'location eq' is.`,
+        );
+      }
+      location = match[1];
+    }
+    return (this.world.vmSizes ?? [])
+      .filter((s) => location === undefined || s.locations.some((l) => same(l, location)))
+      .map((s) => ({
+        resourceType: 'virtualMachines',
+        name: s.name,
+        tier: 'Standard',
+        size: s.name.replace(/^Standard_/, ''),
+        family: `standard${s.name.replace(/^Standard_[A-Z]+\d*/, '')}Family`,
+        locations: location === undefined ? s.locations : [location],
+        locationInfo: (location === undefined ? s.locations : [location]).map((l) => ({
+          location: l,
+          zones: ['1', '2', '3'],
+          zoneDetails: [],
+        })),
+        capabilities: [
+          { name: 'vCPUs', value: String(s.vCPUs) },
+          { name: 'MemoryGB', value: String(s.memoryGB) },
+          { name: 'HyperVGenerations', value: s.hyperVGenerations.join(',') },
+          { name: 'CpuArchitectureType', value: s.architecture },
+        ],
+        restrictions: [],
+      }));
   }
 
   private route(path: string): unknown {
@@ -317,10 +382,19 @@ export class ArmEmulator {
         properties: {
           ...(image.plan ? { plan: image.plan } : {}),
           osDiskImage: { operatingSystem: 'Linux' },
-          hyperVGeneration: 'V2',
-          architecture: 'x64',
+          hyperVGeneration: image.hyperVGeneration ?? 'V2',
+          architecture: image.architecture ?? 'x64',
         },
       };
+    }
+    // /subscriptions/{s}/providers/Microsoft.Compute/skus[?$filter=location eq '{l}']
+    if (
+      parts.length === 5 &&
+      same(at(2), 'providers') &&
+      same(at(3), 'Microsoft.Compute') &&
+      same(at(4), 'skus')
+    ) {
+      return { value: this.resourceSkus() };
     }
     if (!same(at(2), 'resourceGroups')) throw notFoundPath(path);
     const resourceGroup = at(3);

@@ -7,11 +7,14 @@ import {
 } from '@fleet/testing';
 import { InvalidDesiredStateError } from '../errors.js';
 import type { KubeObject } from '../types.js';
-import { AKS_NODE_CLASS_CRD_FILE } from './constants.js';
+import { AKS_NODE_CLASS_CRD_FILE, FORK_CRD_DIRECTORY } from './constants.js';
 import { enforceAKSNodeClass, renderDefaultAKSNodeClass } from './nodeclass.js';
 import { AzureStandaloneCloudProvider } from './provider.js';
 
 const crd = loadCrdValidator(`${CRDS_DIR}karpenter/${AKS_NODE_CLASS_CRD_FILE}`, 'v1beta1');
+const forkNodePools = loadCrdValidator(
+  `${CRDS_DIR}${FORK_CRD_DIRECTORY}/karpenter.sh_nodepools.yaml`,
+);
 
 const expectValid = (object: unknown) => {
   const result = crd.validate(object);
@@ -211,6 +214,14 @@ describe('Azure NodePools', () => {
       }),
       infra,
     );
+    const image = [
+      { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+      {
+        key: 'node.kubernetes.io/instance-type',
+        operator: 'NotIn',
+        values: ['Standard_A4_v2', 'Standard_NC6'],
+      },
+    ];
     expect(requirementsOf(pools)).toEqual([
       [
         { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
@@ -219,13 +230,53 @@ describe('Azure NodePools', () => {
           operator: 'In',
           values: ['eastus-1', 'eastus-2', 'eastus-3'],
         },
+        ...image,
       ],
-      [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['eastus-2'] }],
+      [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['eastus-2'] }, ...image],
     ]);
     expect(
       (pools[0]!.object as unknown as { spec: { template: { spec: { nodeClassRef: unknown } } } })
         .spec.template.spec.nodeClassRef,
     ).toEqual({ group: 'karpenter.azure.com', kind: 'AKSNodeClass', name: 'default' });
+  });
+
+  it('can only choose sizes that boot the worker image: its architecture, and not the sizes of the other Hyper-V generation', () => {
+    const pools = provider.renderNodePools(
+      desiredState({
+        nodePools: [{ name: 'general', spec: { template: { spec: { requirements: [] } } } }],
+      }),
+      { ...infra, zones: [] },
+    );
+    expect(requirementsOf(pools)).toEqual([
+      [
+        { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+        {
+          key: 'node.kubernetes.io/instance-type',
+          operator: 'NotIn',
+          values: ['Standard_A4_v2', 'Standard_NC6'],
+        },
+      ],
+    ]);
+    // The fork's own NodePool CRD accepts them.
+    for (const { object } of pools) expect(forkNodePools.validate(object).errors).toEqual([]);
+  });
+
+  it("cannot require karpenter.azure.com/sku-hyperv-generation: the fork's NodePool CRD reserves it", () => {
+    const [pool] = provider.renderNodePools(
+      desiredState({
+        nodePools: [{ name: 'general', spec: { template: { spec: { requirements: [] } } } }],
+      }),
+      { ...infra, zones: [] },
+    );
+    const withLabel = structuredClone(pool!.object) as unknown as {
+      spec: { template: { spec: { requirements: unknown[] } } };
+    };
+    withLabel.spec.template.spec.requirements = [
+      { key: 'karpenter.azure.com/sku-hyperv-generation', operator: 'In', values: ['2'] },
+    ];
+    expect(forkNodePools.validate(withLabel).errors).toEqual([
+      expect.stringContaining('label domain "karpenter.azure.com" is restricted'),
+    ]);
   });
 
   it('gets no zone requirement where the workers are not zonal', () => {
@@ -235,6 +286,8 @@ describe('Azure NodePools', () => {
       }),
       { ...infra, zones: [] },
     );
-    expect(requirementsOf(pools)).toEqual([[]]);
+    expect(requirementsOf(pools)[0]).not.toContainEqual(
+      expect.objectContaining({ key: 'topology.kubernetes.io/zone' }),
+    );
   });
 });

@@ -17,7 +17,7 @@ import {
   type KarpenterDesiredState,
   type NodeClassOverrides,
 } from '@fleet/contracts';
-import type { AzureStandaloneInfrastructure } from '@fleet/discovery';
+import type { AzureImageRequirements, AzureStandaloneInfrastructure } from '@fleet/discovery';
 import { isRecord } from '../canonical.js';
 import { renderClusterOperator } from '../cluster-operator.js';
 import { renderNodePools } from '../nodepools.js';
@@ -94,6 +94,8 @@ const OWNED_KINDS: readonly OwnedKind[] = [
 ].map((kind) => ({ ...kind, target: 'workload' as const }));
 
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
+const ARCH_LABEL = 'kubernetes.io/arch';
+const INSTANCE_TYPE_LABEL = 'node.kubernetes.io/instance-type';
 
 /**
  * Karpenter on a standalone OpenShift cluster on Azure through the OpenShift fork of
@@ -205,7 +207,11 @@ export class AzureStandaloneCloudProvider implements CloudProvider<
   /**
    * The fleet's NodePools on the default AKSNodeClass; where the workers are zonal, a pool that
    * says nothing of zones gets the worker MachineSets' zones (`<location>-<zone>`), since an
-   * AKSNodeClass has no zone of its own.
+   * AKSNodeClass has no zone of its own. Every pool can only pick sizes that boot the worker
+   * image: the fork records the marketplace image with no requirements in OpenShift mode, so the
+   * pool carries them: `kubernetes.io/arch` of the image, and the location's sizes of the other
+   * Hyper-V generation excluded by `node.kubernetes.io/instance-type NotIn` (the fork's NodePool
+   * CRD reserves `karpenter.azure.com/sku-hyperv-generation`, so it cannot be required).
    */
   renderNodePools(
     desired: KarpenterDesiredState,
@@ -217,10 +223,11 @@ export class AzureStandaloneCloudProvider implements CloudProvider<
       name: DEFAULT_NODE_CLASS_NAME,
     };
     const zones = infra?.zones ?? [];
-    return renderNodePools(desired.nodePools, ref).map((object) => ({
-      target: 'workload',
-      object: zones.length > 0 ? withZones(object, zones) : object,
-    }));
+    return renderNodePools(desired.nodePools, ref).map((object) => {
+      let pool = zones.length > 0 ? withZones(object, zones) : object;
+      if (infra) pool = withImageRequirements(pool, infra.imageRequirements);
+      return { target: 'workload', object: pool };
+    });
   }
 
   ownedKinds(): readonly OwnedKind[] {
@@ -268,6 +275,32 @@ export class AzureStandaloneCloudProvider implements CloudProvider<
   ): Promise<NodeIdentityVerdict[]> {
     return verifyAzureNodeIdentity(claims, lookup.cluster, lookup.getVirtualMachine);
   }
+}
+
+/**
+ * Adds what the image can boot on to a rendered NodePool's requirements, after the pool's own
+ * (requirements are ANDed: a pool asking for another architecture gets no nodes, rightly).
+ */
+function withImageRequirements(pool: KubeObject, image: AzureImageRequirements): KubeObject {
+  const copy = structuredClone(pool) as KubeObject & {
+    spec: { template: { spec: { requirements?: unknown[] } } };
+  };
+  const templateSpec = copy.spec.template.spec;
+  const requirements = Array.isArray(templateSpec.requirements) ? templateSpec.requirements : [];
+  templateSpec.requirements = [
+    ...requirements,
+    { key: ARCH_LABEL, operator: 'In', values: [image.architecture] },
+    ...(image.unbootableVmSizes.length > 0
+      ? [
+          {
+            key: INSTANCE_TYPE_LABEL,
+            operator: 'NotIn',
+            values: [...image.unbootableVmSizes],
+          },
+        ]
+      : []),
+  ];
+  return copy;
 }
 
 /** Adds the zone requirement to a rendered NodePool that has none of its own. */

@@ -16,13 +16,31 @@ export interface AzureResourceReader {
     resourceGroup: string,
     name: string,
   ): Promise<{ id: string; clientId: string } | undefined>;
-  /** The marketplace image version (`latest` resolved to the newest), with its purchase plan if any. */
+  /**
+   * The marketplace image version (`latest` resolved to the newest), with its purchase plan if
+   * any, and what ARM says it boots on (`architecture` x64 | Arm64, `hyperVGeneration` V1 | V2).
+   */
   getMarketplaceImage(
     location: string,
     image: AzureMarketplaceImage,
   ): Promise<
-    { version: string; plan?: { name: string; product: string; publisher: string } } | undefined
+    | {
+        version: string;
+        plan?: { name: string; product: string; publisher: string };
+        architecture?: string;
+        hyperVGeneration?: string;
+      }
+    | undefined
   >;
+  /** The VM sizes the Resource SKUs API lists in a location, with what they can boot. */
+  listVmSizes(location: string): Promise<AzureVmSize[]>;
+}
+
+/** A VM size's `HyperVGenerations` and `CpuArchitectureType` capabilities. */
+export interface AzureVmSize {
+  name: string;
+  hyperVGenerations: string[];
+  architecture?: string;
 }
 
 /** Options the `@azure/arm-*` clients share: another cloud's endpoint, a CA to trust. */
@@ -100,8 +118,34 @@ export class ArmResourceReader implements AzureResourceReader {
         ...(plan?.name && plan.product && plan.publisher
           ? { plan: { name: plan.name, product: plan.product, publisher: plan.publisher } }
           : {}),
+        ...(found.architecture ? { architecture: found.architecture } : {}),
+        ...(found.hyperVGeneration ? { hyperVGeneration: found.hyperVGeneration } : {}),
       };
     });
+  }
+
+  async listVmSizes(location: string): Promise<AzureVmSize[]> {
+    const sizes: AzureVmSize[] = [];
+    // ARM filters Resource SKUs by location only; the fork lists them the same way (skewer).
+    for await (const sku of this.compute.resourceSkus.list({
+      filter: `location eq '${location}'`,
+    })) {
+      if (sku.resourceType !== 'virtualMachines' || !sku.name) continue;
+      const capability = (name: string) =>
+        sku.capabilities?.find((c) => c.name?.toLowerCase() === name.toLowerCase())?.value;
+      const architecture = capability('CpuArchitectureType');
+      sizes.push({
+        name: sku.name,
+        // A size without the capability boots neither generation as far as ARM says (skewer, which
+        // the fork uses, then gives it no sku-hyperv-generation value at all).
+        hyperVGenerations: (capability('HyperVGenerations') ?? '')
+          .split(',')
+          .map((g) => g.trim())
+          .filter(Boolean),
+        ...(architecture ? { architecture } : {}),
+      });
+    }
+    return sizes;
   }
 }
 

@@ -339,8 +339,49 @@ describe('discoverAzureStandalone asks Azure Resource Manager', () => {
       '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/resourcegroups/prod-west-q8m4d-rg/providers/microsoft.managedidentity/userassignedidentities/prod-west-q8m4d-identity',
       '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/providers/microsoft.compute/locations/eastus/publishers/azureopenshift/artifacttypes/vmimage/offers/aro4/skus/aro_416/versions',
       '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/providers/microsoft.compute/locations/eastus/publishers/azureopenshift/artifacttypes/vmimage/offers/aro4/skus/aro_416/versions/416.94.20240701',
+      '/subscriptions/0d4b6e2a-7c1f-4e3b-9a8d-5c2f1e0b3a7d/providers/microsoft.compute/skus',
     ]);
     expect(arm.requests.every((r) => r.apiVersion !== null)).toBe(true);
+  });
+
+  it("reads what the image can boot: ARM's architecture and Hyper-V generation, and the location's sizes that cannot", async () => {
+    const gen2 = infrastructure(await discover(cluster()));
+    // The fixture's eastus sizes: A4_v2 and NC6 are Gen1-only; D4ps_v5 is Arm64 (the
+    // architecture requirement keeps it out); M416ms_v2 is Gen2-only.
+    expect(gen2.imageRequirements).toEqual({
+      architecture: 'amd64',
+      hyperVGeneration: 'V2',
+      unbootableVmSizes: ['Standard_A4_v2', 'Standard_NC6'],
+    });
+    expect(
+      arm.requests.some(
+        (r) =>
+          r.path.toLowerCase().endsWith('/providers/microsoft.compute/skus') && r.status === 200,
+      ),
+    ).toBe(true);
+
+    const world = azureFixtureArmWorld();
+    arm.seed({
+      ...world,
+      images: world.images.map((i) => ({ ...i, hyperVGeneration: 'V1' as const })),
+    });
+    const gen1 = infrastructure(await discover(cluster()));
+    expect(gen1.imageRequirements).toEqual({
+      architecture: 'amd64',
+      hyperVGeneration: 'V1',
+      unbootableVmSizes: ['Standard_M416ms_v2'],
+    });
+
+    arm.seed({
+      ...world,
+      images: world.images.map((i) => ({ ...i, architecture: 'Arm64' as const })),
+    });
+    const arm64 = infrastructure(await discover(cluster()));
+    expect(arm64.imageRequirements).toEqual({
+      architecture: 'arm64',
+      hyperVGeneration: 'V2',
+      unbootableVmSizes: [],
+    });
   });
 
   it('refuses an image Azure says needs a purchase plan, even when the MachineSet says none', async () => {

@@ -20,6 +20,7 @@ import {
 } from './machinesets.js';
 import type {
   AzureCloudCredentials,
+  AzureImageRequirements,
   AzureStandaloneInfrastructure,
   AzureWorkerMachineSet,
 } from './types.js';
@@ -103,7 +104,7 @@ async function discover({
       const credentials = await readCredentials(reader, providerSpec.value, credentialsBySecret);
       const worker = resolveAzureWorker(providerSpec.value, credentials);
       if (!worker.ok) throw new Stop(worker);
-      await verifyInAzure(
+      const imageRequirements = await verifyInAzure(
         typeof arm === 'function' ? arm(credentials.subscriptionID) : arm,
         worker.value,
         credentials.subscriptionID,
@@ -112,6 +113,7 @@ async function discover({
         credentials,
         worker: worker.value,
         userData: await readWorkerUserData(reader, worker.value),
+        imageRequirements,
       };
     },
   );
@@ -124,6 +126,7 @@ async function discover({
     vnetSubnetID: vnetSubnetID(value.credentials.subscriptionID, value.worker),
     zones: zonesOf(providerSpecs, value.credentials),
     userData: value.userData,
+    imageRequirements: value.imageRequirements,
   };
 }
 
@@ -158,15 +161,23 @@ async function armCall<T>(what: string, call: () => Promise<T>): Promise<T> {
 const IDENTITY_ID =
   /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.ManagedIdentity\/userAssignedIdentities\/([^/]+)$/i;
 
+/** ARM's image architectures as `kubernetes.io/arch` values (the fork's AzureToKubeArchitectures). */
+const KUBE_ARCHITECTURES: Record<string, AzureImageRequirements['architecture']> = {
+  x64: 'amd64',
+  arm64: 'arm64',
+};
+
 /**
  * The worker's subnet, managed identity and image as Azure has them: each must exist, and the
  * image must need no purchase plan (ARM says so even when the MachineSet's `type` does not).
+ * Returns what the image can boot on: its architecture and generation, and the location's sizes
+ * of that architecture that cannot boot its generation.
  */
 async function verifyInAzure(
   arm: AzureResourceReader,
   worker: AzureWorkerMachineSet,
   subscriptionID: string,
-): Promise<void> {
+): Promise<AzureImageRequirements> {
   const of = `of MachineSet ${MACHINE_API_NAMESPACE}/${worker.name}`;
   const subnetName = `subnet ${worker.subnet} of virtual network ${worker.vnet} in resource group ${worker.networkResourceGroup}`;
   const subnet = await armCall(subnetName, () =>
@@ -207,6 +218,27 @@ async function verifyInAzure(
       `MachineSet ${MACHINE_API_NAMESPACE}/${worker.name} boots from the ${imageName}, which Azure says needs the purchase plan ${image.plan.publisher}/${image.plan.product}/${image.plan.name}; ${SUPPORTED_IMAGES}`,
     );
   }
+  // ARM leaves both out for some old images: those are x64 and Gen1 (ARM's documented defaults).
+  const architecture = KUBE_ARCHITECTURES[(image.architecture ?? 'x64').toLowerCase()];
+  if (architecture === undefined) {
+    fail(
+      'ImageNotSupported',
+      `MachineSet ${MACHINE_API_NAMESPACE}/${worker.name} boots from the ${imageName}, whose architecture ${image.architecture} Karpenter does not know (x64 or Arm64)`,
+    );
+  }
+  const hyperVGeneration = (image.hyperVGeneration ?? 'V1').toUpperCase() === 'V2' ? 'V2' : 'V1';
+  const sizes = await armCall(`the VM sizes of ${worker.location}`, () =>
+    arm.listVmSizes(worker.location),
+  );
+  const unbootableVmSizes = sizes
+    .filter(
+      (s) =>
+        KUBE_ARCHITECTURES[(s.architecture ?? 'x64').toLowerCase()] === architecture &&
+        !s.hyperVGenerations.some((g) => g.toUpperCase() === hyperVGeneration),
+    )
+    .map((s) => s.name)
+    .sort();
+  return { architecture, hyperVGeneration, unbootableVmSizes: [...new Set(unbootableVmSizes)] };
 }
 
 /** The operand's VNET_SUBNET_ID: the worker's subnet as an ARM ID. */

@@ -33,6 +33,24 @@ export interface AzureWorkerMachineSet {
   userDataSecretName: string;
 }
 
+/**
+ * What the worker image can boot, as ARM describes the image and the location's VM sizes. In
+ * OpenShift mode the fork records the marketplace image with no requirements
+ * (pkg/controllers/nodeclass/status/images.go at 8e5b2e51), so without these Karpenter may pick an
+ * arm64 size or one of the other Hyper-V generation for the image, and the VM never boots.
+ */
+export interface AzureImageRequirements {
+  /** `kubernetes.io/arch` of the image: ARM's `x64` is `amd64`, `Arm64` is `arm64`. */
+  architecture: 'amd64' | 'arm64';
+  /** The image's `hyperVGeneration`. */
+  hyperVGeneration: 'V1' | 'V2';
+  /**
+   * Sizes of the image's architecture in its location whose `HyperVGenerations` capability lacks
+   * the image's generation, sorted (sizes of another architecture are kept out by `architecture`).
+   */
+  unbootableVmSizes: string[];
+}
+
 /** How the operand will authenticate, from the keys of the cloud-credentials Secret. */
 export interface AzureCloudCredentials {
   /** The Secret the keys are read from (the operand maps them, never copies them). */
@@ -79,4 +97,6 @@ export interface AzureStandaloneInfrastructure {
   zones: string[];
   /** The worker user-data Secret's `userData` key, decoded. */
   userData: string;
+  /** What the worker image can boot: every fleet NodePool requires it. */
+  imageRequirements: AzureImageRequirements;
 }
