@@ -7,6 +7,7 @@ import { fixtureInfrastructure } from '../support/ocp-aws-standalone.js';
 import { GENERAL_NODEPOOL, startHarness, until, type Harness } from './harness.js';
 
 const MCO = 'machineconfiguration.openshift.io/v1';
+const UNREGISTERED_TAINT = { key: 'karpenter.sh/unregistered', value: 'true', effect: 'NoExecute' };
 const NODECLASS = ['karpenter.k8s.aws/v1', 'EC2NodeClass'] as const;
 const WORKER_POINTER = fixtureInfrastructure().userData;
 const pointerTo = (pool: string) => WORKER_POINTER.replace('/config/worker', `/config/${pool}`);
@@ -121,8 +122,20 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
       () => (poolStatus('karpenter-default').configuration?.name ? true : undefined),
       'karpenter-default rendered',
     );
+    // The MCO rendered it from the worker MachineConfigs and the pool's generated kubelet
+    // configuration (its KubeletConfig always exists: it carries the registration taint).
+    await until(
+      () =>
+        poolStatus('karpenter-default').configuration?.source?.some(
+          (s) => s.name === '99-karpenter-default-generated-kubelet',
+        )
+          ? true
+          : undefined,
+      'karpenter-default rendered with its KubeletConfig',
+    );
     expect(poolStatus('karpenter-default').configuration?.source?.map((s) => s.name)).toEqual([
       '00-worker',
+      '99-karpenter-default-generated-kubelet',
       '99-worker-ssh',
     ]);
   });
@@ -301,7 +314,7 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
             [`pools.operator.machineconfiguration.openshift.io/karpenter-${name}`]: '',
           },
         },
-        kubeletConfig: kubelet,
+        kubeletConfig: { ...kubelet, registerWithTaints: [UNREGISTERED_TAINT] },
       });
       await until(
         () =>
@@ -386,11 +399,31 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
       kube().get('v1', 'Secret', 'karpenter-gpu-user-data', 'openshift-machine-api'),
     ).toBeUndefined();
     expect(pool('karpenter-default')).toBeDefined();
-    // The kubelet settings went away with the order: no KubeletConfig is left behind either.
-    await until(
-      () => (kube().list(MCO, 'KubeletConfig').length === 0 ? true : undefined),
-      'no KubeletConfig',
-    );
+    // The kubelet settings went away with the order: the remaining pools' KubeletConfigs carry
+    // nothing but the registration taint, and karpenter-gpu's went with its pool.
+    const left = await until(() => {
+      const kcs = kube().list(MCO, 'KubeletConfig');
+      return kcs.length === 2 &&
+        kcs.every(
+          (kc) => !(kc.spec as { kubeletConfig?: { maxPods?: number } }).kubeletConfig?.maxPods,
+        )
+        ? kcs
+        : undefined;
+    }, "karpenter-gpu's KubeletConfig gone, the others without the order's settings");
+    expect(left.map((kc) => kc.metadata?.name).sort()).toEqual([
+      'karpenter-batch',
+      'karpenter-default',
+    ]);
+    for (const kc of left) {
+      expect(kc.spec).toEqual({
+        machineConfigPoolSelector: {
+          matchLabels: {
+            [`pools.operator.machineconfiguration.openshift.io/${kc.metadata?.name}`]: '',
+          },
+        },
+        kubeletConfig: { registerWithTaints: [UNREGISTERED_TAINT] },
+      });
+    }
   });
 
   it('a worker user data that is no Ignition pointer is Degraded with its own reason, and nothing is written', async () => {

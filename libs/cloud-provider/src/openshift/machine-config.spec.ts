@@ -121,8 +121,32 @@ describe('MachineConfigPool, KubeletConfig and user-data Secret of a NodeClass',
     );
   });
 
-  it('carries desired kubelet settings in a KubeletConfig selecting the pool, and none without', () => {
-    expect(render().map((o) => o.kind)).toEqual(['Secret', 'MachineConfigPool']);
+  const UNREGISTERED = { key: 'karpenter.sh/unregistered', value: 'true', effect: 'NoExecute' };
+
+  it("always registers the pool's nodes with Karpenter's unregistered taint, settings or not", () => {
+    // Karpenter core (nodeclaim/lifecycle/registration.go) expects every node it launched to
+    // register with it; without it pods may land before the NodePool's taints and labels do.
+    const kc = render().find((o) => o.kind === 'KubeletConfig');
+    expect(kc).toMatchObject({
+      metadata: { name: 'karpenter-gpu' },
+      spec: {
+        machineConfigPoolSelector: {
+          matchLabels: { 'pools.operator.machineconfiguration.openshift.io/karpenter-gpu': '' },
+        },
+        kubeletConfig: { registerWithTaints: [UNREGISTERED] },
+      },
+    });
+    expect(kubeletConfigs.validate(kc).errors).toEqual([]);
+    // Desired settings cannot take it away: their own taints come first, the taint last, once.
+    const withTaints = render({
+      registerWithTaints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }, UNREGISTERED],
+    }).find((o) => o.kind === 'KubeletConfig') as { spec: { kubeletConfig: unknown } } | undefined;
+    expect(withTaints?.spec.kubeletConfig).toEqual({
+      registerWithTaints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }, UNREGISTERED],
+    });
+  });
+
+  it('carries desired kubelet settings in the KubeletConfig selecting the pool', () => {
     const objects = render({ maxPods: 50, systemReserved: { cpu: '500m', memory: '1Gi' } });
     const kc = objects.find((o) => o.kind === 'KubeletConfig');
     expect(kc).toMatchObject({
@@ -131,7 +155,11 @@ describe('MachineConfigPool, KubeletConfig and user-data Secret of a NodeClass',
         machineConfigPoolSelector: {
           matchLabels: { 'pools.operator.machineconfiguration.openshift.io/karpenter-gpu': '' },
         },
-        kubeletConfig: { maxPods: 50, systemReserved: { cpu: '500m', memory: '1Gi' } },
+        kubeletConfig: {
+          maxPods: 50,
+          systemReserved: { cpu: '500m', memory: '1Gi' },
+          registerWithTaints: [UNREGISTERED],
+        },
       },
     });
     expect(kubeletConfigs.validate(kc).errors).toEqual([]);

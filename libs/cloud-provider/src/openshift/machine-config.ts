@@ -158,19 +158,52 @@ export function validateKubeletForMachineConfig(overrides: NodeClassOverrides): 
   if (causes.length > 0) throw new InvalidDesiredStateError(causes);
 }
 
+/**
+ * The taint Karpenter expects every node it launched to register with (karpenter.sh/v1
+ * `UnregisteredNoExecuteTaint`): Karpenter core's registration (nodeclaim/lifecycle/registration.go)
+ * removes it once the NodePool's labels and taints are on the Node, so no pod lands before them.
+ * Without it Karpenter logs an error, emits `UnregisteredTaintMissing` and registers the node
+ * anyway. HyperShift renders the same one (hosted/kubelet-config.ts, KARPENTER_BASE_TAINTS).
+ */
+export const UNREGISTERED_TAINT = {
+  key: 'karpenter.sh/unregistered',
+  value: 'true',
+  effect: 'NoExecute',
+} as const;
+
+interface Taint {
+  key?: unknown;
+  value?: unknown;
+  effect?: unknown;
+}
+
+/** Desired settings with the registration taint last; taints they list already are kept once. */
+function withRegistrationTaint(kubelet: Record<string, unknown>): Record<string, unknown> {
+  const desired = Array.isArray(kubelet.registerWithTaints)
+    ? (kubelet.registerWithTaints as Taint[])
+    : [];
+  const others = desired.filter(
+    (t) => !(t.key === UNREGISTERED_TAINT.key && t.effect === UNREGISTERED_TAINT.effect),
+  );
+  return {
+    ...structuredClone(kubelet),
+    registerWithTaints: [...structuredClone(others), { ...UNREGISTERED_TAINT }],
+  };
+}
+
 export interface NodeClassMachineConfigInput {
   nodeClass: string;
   /** The label Karpenter puts on every Node it launched from a NodeClass, naming it. */
   nodeClassLabel: string;
   /** The worker's Ignition pointer config (the worker user-data Secret's userData). */
   workerUserData: string;
-  /** Desired kubelet settings; a KubeletConfig exists only when there are some. */
+  /** Desired kubelet settings (the KubeletConfig carries the registration taint either way). */
   kubelet: Record<string, unknown> | undefined;
 }
 
 /**
  * The pool's objects in apply order: the user-data Secret holding the pool's Ignition pointer,
- * the MachineConfigPool, and the KubeletConfig when kubelet settings are desired. All carry the
+ * the MachineConfigPool, and its KubeletConfig (the registration taint and desired settings). All carry the
  * fleet's label and the NodeClass's, so they are pruned with the NodeClass and nothing else.
  */
 export function renderNodeClassMachineConfig(input: NodeClassMachineConfigInput): KubeObject[] {
@@ -205,18 +238,17 @@ export function renderNodeClassMachineConfig(input: NodeClassMachineConfigInput)
       },
     },
   ];
-  if (kubelet && Object.keys(kubelet).length > 0) {
-    objects.push({
-      apiVersion: KUBELET_CONFIG.apiVersion,
-      kind: KUBELET_CONFIG.kind,
-      metadata: { name: pool, labels },
-      spec: {
-        machineConfigPoolSelector: { matchLabels: { [poolLabel(pool)]: '' } },
-        // EC2NodeClass.spec.kubelet and KubeletConfiguration share their field names.
-        kubeletConfig: structuredClone(kubelet),
-      },
-    });
-  }
+  // Always a KubeletConfig: the registration taint is needed whether or not settings are desired.
+  objects.push({
+    apiVersion: KUBELET_CONFIG.apiVersion,
+    kind: KUBELET_CONFIG.kind,
+    metadata: { name: pool, labels },
+    spec: {
+      machineConfigPoolSelector: { matchLabels: { [poolLabel(pool)]: '' } },
+      // EC2NodeClass.spec.kubelet and KubeletConfiguration share their field names.
+      kubeletConfig: withRegistrationTaint(kubelet ?? {}),
+    },
+  });
   return objects.map((o) => canonical(o));
 }
 
