@@ -31,6 +31,7 @@ export type DiscoveryFailureReason =
   | 'RegionMissing'
   // Azure (azure/standalone.ts)
   | 'ImageNotSupported'
+  | 'CloudNotSupported'
   | 'ImageNotFound'
   | 'SubnetNotFound'
   | 'ManagedIdentityNotFound'

@@ -42,8 +42,15 @@ export const RESTRICTED_TAG_KEYS: readonly string[] = [
   'compute.aks.billing',
 ];
 
+/**
+ * The key a tag gets on the VM: the fork maps every `/` to `_` in the NodeClass's tags and its own
+ * before merging them, its own last (pkg/providers/launchtemplate/tags.go at 8e5b2e51), so
+ * `karpenter.sh/nodepool` and `karpenter.sh_nodepool` are the same tag.
+ */
+export const azureTagKey = (key: string): string => key.replaceAll('/', '_');
+
 export const isRestrictedTagKey = (key: string): boolean =>
-  key === '' || RESTRICTED_TAG_KEYS.includes(key);
+  key === '' || RESTRICTED_TAG_KEYS.includes(azureTagKey(key));
 
 /** What the cloud-credential-operator writes for the operand (CredentialsRequest below). */
 export const CREDENTIALS_SECRET_NAME = 'karpenter-cloud-credentials';

@@ -172,6 +172,30 @@ describe('AKSNodeClass enforcement', () => {
   });
 });
 
+describe('AKSNodeClass tag overrides', () => {
+  it("refuses Karpenter's own tag keys in both the `/` and the `_` form: the fork maps `/` to `_` and its own tags win", () => {
+    for (const key of [
+      'karpenter.azure.com_cluster',
+      'karpenter.azure.com/cluster',
+      'karpenter.sh_nodepool',
+      'karpenter.sh/nodepool',
+      'compute.aks.billing',
+    ]) {
+      expect(() =>
+        renderDefaultAKSNodeClass(azureFixtureInfrastructure(), { tags: { [key]: 'x' } }),
+      ).toThrow(InvalidDesiredStateError);
+    }
+  });
+
+  it('refuses two keys that become the same Azure tag once `/` is `_`', () => {
+    expect(() =>
+      renderDefaultAKSNodeClass(azureFixtureInfrastructure(), {
+        tags: { 'team/name': 'a', team_name: 'b' },
+      }),
+    ).toThrow(/"team\/name" and "team_name" are the same Azure tag/);
+  });
+});
+
 describe('Azure NodePools', () => {
   const provider = new AzureStandaloneCloudProvider({ image: 'unused' });
   const infra = azureFixtureInfrastructure();

@@ -5,7 +5,12 @@ import { InvalidDesiredStateError, type FieldCause } from '../errors.js';
 import { ownedLabels } from '../labels.js';
 import { mergePatchTo, poolIgnitionPointer } from '../openshift/machine-config.js';
 import type { KubeObject, NodeClassEnforcement } from '../types.js';
-import { AKS_NODE_CLASS, DEFAULT_NODE_CLASS_NAME, isRestrictedTagKey } from './constants.js';
+import {
+  AKS_NODE_CLASS,
+  azureTagKey,
+  DEFAULT_NODE_CLASS_NAME,
+  isRestrictedTagKey,
+} from './constants.js';
 
 export type AKSNodeClass = KubeObject & { spec: Record<string, unknown> };
 
@@ -55,6 +60,16 @@ export function validateNodeClassOverrides(overrides: NodeClassOverrides): void 
           ? 'empty tag keys are not supported'
           : `tag key "${key}" is restricted: karpenter-provider-azure sets it on every VM it creates`,
     });
+  }
+  const byAzureKey = new Map<string, string>();
+  for (const key of Object.keys(overrides.tags ?? {}).sort()) {
+    const other = byAzureKey.get(azureTagKey(key));
+    if (other !== undefined) {
+      causes.push({
+        field: `nodeClassOverrides.tags[${JSON.stringify(key)}]`,
+        message: `tag keys ${JSON.stringify(other)} and ${JSON.stringify(key)} are the same Azure tag ${JSON.stringify(azureTagKey(key))}: karpenter-provider-azure maps "/" to "_", and which value wins is not defined`,
+      });
+    } else byAzureKey.set(azureTagKey(key), key);
   }
   for (const name of ['blockDeviceMappings', 'metadataOptions'] as const) {
     if (overrides[name] === undefined) continue;

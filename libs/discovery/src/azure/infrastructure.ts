@@ -6,6 +6,20 @@ import { describeIssues } from '../zod-issues.js';
 const INFRASTRUCTURE_NAME = 'cluster';
 const DEFAULT_CLOUD_NAME = 'AzurePublicCloud';
 
+/**
+ * The cloud names the fork resolves (ARM_CLOUD, trimmed and upper-cased, looked up in
+ * cloud-provider-azure's azclient.EnvironmentMapping; pkg/auth/environment.go at 8e5b2e51): any
+ * other makes its controller exit at start with "unknown cloud name". OpenShift's
+ * AzureGermanCloud and AzureStackCloud are not among them.
+ */
+const FORK_CLOUD_NAMES = new Set([
+  'AZURECHINACLOUD',
+  'AZURECLOUD',
+  'AZUREPUBLICCLOUD',
+  'AZUREUSGOVERNMENT',
+  'AZUREUSGOVERNMENTCLOUD',
+]);
+
 const AzureInfrastructure = z.object({
   status: z.object({
     infrastructureName: z.string().min(1),
@@ -69,6 +83,14 @@ export function parseAzureInfrastructure(
   const { infrastructureName, apiServerInternalURI, controlPlaneTopology, platformStatus } =
     parsed.data.status;
   const azure = platformStatus.azure;
+  const cloudName = azure.cloudName || DEFAULT_CLOUD_NAME;
+  if (!FORK_CLOUD_NAMES.has(cloudName.trim().toUpperCase())) {
+    return {
+      ok: false,
+      reason: 'CloudNotSupported',
+      message: `Infrastructure ${INFRASTRUCTURE_NAME}: status.platformStatus.azure.cloudName ${cloudName} is not a cloud the OpenShift fork of karpenter-provider-azure knows (AzurePublicCloud, AzureChinaCloud, AzureUSGovernmentCloud); its controller would exit at start with "unknown cloud name"`,
+    };
+  }
   return {
     ok: true,
     value: {
@@ -79,7 +101,7 @@ export function parseAzureInfrastructure(
       ...(azure.networkResourceGroupName
         ? { networkResourceGroup: azure.networkResourceGroupName }
         : {}),
-      cloudName: azure.cloudName || DEFAULT_CLOUD_NAME,
+      cloudName,
       ...(azure.armEndpoint ? { armEndpoint: azure.armEndpoint } : {}),
       resourceTags: Object.fromEntries((azure.resourceTags ?? []).map((t) => [t.key, t.value])),
     },

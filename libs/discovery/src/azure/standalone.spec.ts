@@ -311,6 +311,27 @@ describe('discoverAzureStandalone', () => {
     expect(noGroup.message).toContain('status.platformStatus.azure.resourceGroupName');
   });
 
+  it('refuses a cloud the fork does not know (only Public, China and US Government), before any operand runs', async () => {
+    const onCloud = (cloudName: string) =>
+      discover(
+        cluster((objects) => {
+          for (const o of objects) {
+            if (o.kind === 'Infrastructure') o.status!.platformStatus!.azure!.cloudName = cloudName;
+          }
+          return objects;
+        }),
+      );
+    for (const cloudName of ['AzureGermanCloud', 'AzureStackCloud']) {
+      expect(failure(await onCloud(cloudName))).toEqual({
+        reason: 'CloudNotSupported',
+        message: `Infrastructure cluster: status.platformStatus.azure.cloudName ${cloudName} is not a cloud the OpenShift fork of karpenter-provider-azure knows (AzurePublicCloud, AzureChinaCloud, AzureUSGovernmentCloud); its controller would exit at start with "unknown cloud name"`,
+      });
+    }
+    for (const cloudName of ['AzurePublicCloud', 'AzureUSGovernmentCloud', 'AzureChinaCloud']) {
+      expect(infrastructure(await onCloud(cloudName)).cloudName).toBe(cloudName);
+    }
+  });
+
   it('says so when no worker MachineSet is left', async () => {
     const result = failure(
       await discover(
