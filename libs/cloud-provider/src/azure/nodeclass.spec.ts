@@ -72,22 +72,28 @@ describe('default AKSNodeClass', () => {
     expect(nodeClass.spec.tags).toEqual({ 'kubernetes.io_cluster.prod-west-q8m4d': 'owned' });
   });
 
-  it('takes the SRE tags over the cluster ones, and kubelet settings', () => {
-    const nodeClass = renderDefaultAKSNodeClass(infra, {
-      tags: { team: 'payments', env: 'prod' },
-      kubelet: {
-        cpuCFSQuota: true,
-        imageGCHighThresholdPercent: 85,
-        imageGCLowThresholdPercent: 80,
-      },
-    });
-    expect(nodeClass.spec.tags).toEqual({ 'cost-center': '4411', env: 'prod', team: 'payments' });
-    expect(nodeClass.spec.kubelet).toEqual({
+  it("takes the SRE tags over the cluster ones; kubelet settings go to the pool's KubeletConfig, never to spec.kubelet", () => {
+    const kubelet = {
       cpuCFSQuota: true,
       imageGCHighThresholdPercent: 85,
       imageGCLowThresholdPercent: 80,
+    };
+    const nodeClass = renderDefaultAKSNodeClass(infra, {
+      tags: { team: 'payments', env: 'prod' },
+      kubelet,
     });
+    expect(nodeClass.spec.tags).toEqual({ 'cost-center': '4411', env: 'prod', team: 'payments' });
+    // In OpenShift mode the fork ignores spec.kubelet but hashes it (its drift annotation): a
+    // change would replace every Karpenter node while the MCO rolls the same nodes.
+    expect(nodeClass.spec).not.toHaveProperty('kubelet');
     expectValid(nodeClass);
+    const provider = new AzureStandaloneCloudProvider({ image: 'unused' });
+    const config = provider
+      .renderNodeClassConfig(infra, 'default', desiredState({ nodeClassOverrides: { kubelet } }))
+      .map(({ object }) => object);
+    expect(config.find((o) => o.kind === 'KubeletConfig')?.spec).toEqual(
+      expect.objectContaining({ kubeletConfig: expect.objectContaining(kubelet) }),
+    );
   });
 
   it('refuses restricted tag keys and the EC2NodeClass-only overrides, naming each', () => {
@@ -133,7 +139,6 @@ describe('AKSNodeClass enforcement', () => {
         },
       }),
       infra,
-      desiredState(),
     );
     expect(enforcement.drifted).toEqual(['spec.marketplaceImage', 'spec.userData']);
     expect(enforcement.patch).toEqual({
@@ -155,7 +160,16 @@ describe('AKSNodeClass enforcement', () => {
 
   it('finds nothing to correct on the default NodeClass as rendered', () => {
     const rendered = renderDefaultAKSNodeClass(infra, {});
-    expect(enforceAKSNodeClass(rendered, infra, desiredState()).drifted).toEqual([]);
+    expect(enforceAKSNodeClass(rendered, infra).drifted).toEqual([]);
+  });
+
+  it('takes kubelet settings off the AKSNodeClass even when they are desired: they reach the nodes through the KubeletConfig', () => {
+    const kubelet = { cpuCFSQuota: false };
+    const rendered = renderDefaultAKSNodeClass(infra, { kubelet });
+    expect(enforceAKSNodeClass(rendered, infra).drifted).toEqual([]);
+    const enforcement = enforceAKSNodeClass(live('default', { ...rendered.spec, kubelet }), infra);
+    expect(enforcement.drifted).toEqual(['spec.kubelet']);
+    expect(enforcement.mergePatch?.spec).toEqual({ kubelet: null });
   });
 
   it('takes away kubelet settings nobody desired, with a merge patch', () => {
@@ -165,7 +179,6 @@ describe('AKSNodeClass enforcement', () => {
         kubelet: { cpuCFSQuota: false },
       }),
       infra,
-      desiredState(),
     );
     expect(enforcement.drifted).toEqual(['spec.kubelet']);
     expect(enforcement.mergePatch?.spec).toEqual({ kubelet: null });

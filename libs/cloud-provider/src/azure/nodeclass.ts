@@ -1,9 +1,9 @@
-import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
+import type { NodeClassOverrides } from '@fleet/contracts';
 import type { AzureStandaloneInfrastructure } from '@fleet/discovery';
 import { canonical, isRecord } from '../canonical.js';
 import { InvalidDesiredStateError, type FieldCause } from '../errors.js';
 import { ownedLabels } from '../labels.js';
-import { mergePatchTo, poolIgnitionPointer } from '../openshift/machine-config.js';
+import { poolIgnitionPointer } from '../openshift/machine-config.js';
 import type { KubeObject, NodeClassEnforcement } from '../types.js';
 import {
   AKS_NODE_CLASS,
@@ -81,7 +81,14 @@ export function validateNodeClassOverrides(overrides: NodeClassOverrides): void 
   if (causes.length > 0) throw new InvalidDesiredStateError(causes);
 }
 
-/** The kubelet settings every NodeClass carries: the desired ones, or none. */
+/**
+ * The desired kubelet settings, or none: what the NodeClass's MachineConfigPool gets as its
+ * KubeletConfig. Never written to `AKSNodeClass.spec.kubelet`: in OpenShift mode the fork builds
+ * the VM from `marketplaceImage` and `userData` alone (launchtemplate.go getOpenShiftTemplate at
+ * 8e5b2e51) and nothing reads `spec.kubelet` (the instance types' allocatable does not come from
+ * it), but the NodeClass hash covers it, so a change would mark every Karpenter node drifted and
+ * replace it while the MCO rolls the same nodes for the KubeletConfig.
+ */
 export function desiredKubelet(overrides: NodeClassOverrides): Record<string, unknown> | undefined {
   return overrides.kubelet && Object.keys(overrides.kubelet).length > 0
     ? canonical(overrides.kubelet)
@@ -90,7 +97,8 @@ export function desiredKubelet(overrides: NodeClassOverrides): Record<string, un
 
 /**
  * The AKSNodeClass `default`: the worker's subnet, OS disk size, marketplace image and Ignition
- * pointer (for its own pool), the worker's tags with the SRE's over them, and kubelet settings.
+ * pointer (for its own pool), and the worker's tags with the SRE's over them. Kubelet settings go
+ * to the pool's KubeletConfig only (desiredKubelet).
  */
 export function renderDefaultAKSNodeClass(
   infra: AzureStandaloneInfrastructure,
@@ -99,7 +107,6 @@ export function renderDefaultAKSNodeClass(
   validateNodeClassOverrides(overrides);
   const enforced = enforcedNodeClassFields(infra);
   const tags = { ...clusterNodeClassTags(infra), ...(overrides.tags ?? {}) };
-  const kubelet = desiredKubelet(overrides);
   return canonical({
     apiVersion: AKS_NODE_CLASS.apiVersion,
     kind: AKS_NODE_CLASS.kind,
@@ -110,7 +117,6 @@ export function renderDefaultAKSNodeClass(
       marketplaceImage: enforced.marketplaceImage,
       userData: enforced.userData,
       ...(Object.keys(tags).length > 0 ? { tags } : {}),
-      ...(kubelet ? { kubelet } : {}),
     },
   });
 }
@@ -120,14 +126,14 @@ const sameJSON = (a: unknown, b: unknown): boolean =>
 
 /**
  * The apply patch that puts the worker image and the pool's Ignition pointer back on any
- * AKSNodeClass as read from the cluster, and `spec.kubelet` back to the desired settings (they
- * reach the nodes through the pool's KubeletConfig, and Karpenter computes allocatable from
- * `spec.kubelet`). The rest of a user's NodeClass (its subnet, disk, tags) stays theirs.
+ * AKSNodeClass as read from the cluster, and a merge patch taking `spec.kubelet` away: in
+ * OpenShift mode it does nothing but drift nodes (desiredKubelet), and the settings reach the
+ * nodes through the pool's KubeletConfig. The rest of a user's NodeClass (its subnet, disk, tags)
+ * stays theirs.
  */
 export function enforceAKSNodeClass(
   live: KubeObject,
   infra: AzureStandaloneInfrastructure,
-  desired?: Pick<KarpenterDesiredState, 'nodeClassOverrides'>,
 ): NodeClassEnforcement {
   const enforced: Record<string, unknown> = {
     ...enforcedNodeClassFields(infra, live.metadata.name),
@@ -136,8 +142,7 @@ export function enforceAKSNodeClass(
   const drifted = Object.keys(enforced)
     .filter((field) => !sameJSON(spec[field], enforced[field]))
     .map((field) => `spec.${field}`);
-  const kubelet = desired ? desiredKubelet(desired.nodeClassOverrides) : spec.kubelet;
-  const kubeletDrifted = !sameJSON(spec.kubelet, kubelet);
+  const kubeletDrifted = spec.kubelet !== undefined;
   if (kubeletDrifted) drifted.push('spec.kubelet');
   const head = {
     apiVersion: AKS_NODE_CLASS.apiVersion,
@@ -146,9 +151,7 @@ export function enforceAKSNodeClass(
   };
   return {
     patch: canonical({ ...head, spec: enforced }),
-    ...(kubeletDrifted
-      ? { mergePatch: { ...head, spec: { kubelet: mergePatchTo(spec.kubelet, kubelet) } } }
-      : {}),
+    ...(kubeletDrifted ? { mergePatch: { ...head, spec: { kubelet: null } } } : {}),
     drifted: drifted.sort(),
   };
 }

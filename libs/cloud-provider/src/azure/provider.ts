@@ -170,12 +170,9 @@ export class AzureStandaloneCloudProvider implements CloudProvider<
     return targetedOnWorkload(renderAdmissionPolicies(sidecarUsername, OPERAND_NAMESPACE));
   }
 
-  enforceNodeClass(
-    live: KubeObject,
-    infra: AzureStandaloneInfrastructure,
-    desired: KarpenterDesiredState,
-  ): NodeClassEnforcement {
-    return enforceAKSNodeClass(live, infra, desired);
+  /** Kubelet settings are not the NodeClass's on Azure (desiredKubelet): the desired state has no say here. */
+  enforceNodeClass(live: KubeObject, infra: AzureStandaloneInfrastructure): NodeClassEnforcement {
+    return enforceAKSNodeClass(live, infra);
   }
 
   renderNodeClassConfig(
