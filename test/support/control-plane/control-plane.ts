@@ -185,11 +185,13 @@ export class RealControlPlane {
     path: string,
     body?: unknown,
     contentType = 'application/json',
-    /** a bearer token to send instead of the admin's certificate */
-    token?: string,
+    /** a bearer token, or another client certificate (a node's), instead of the admin's */
+    as?: string | ClientCredentials,
   ): Promise<{ status: number; body: string; json: KubeObject }> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const credentials = token ? {} : { cert: this.admin.certPem, key: this.admin.keyPem };
+    const token = typeof as === 'string' ? as : undefined;
+    const certificate = typeof as === 'object' ? as : this.admin;
+    const credentials = token ? {} : { cert: certificate.certPem, key: certificate.keyPem };
     return new Promise((resolve, reject) => {
       const req = request(
         `${this.url}${path}`,

@@ -279,6 +279,12 @@ export class Ec2Emulator {
     return structuredClone(this.instances);
   }
 
+  /** A type of the region's catalogue, as DescribeInstanceTypes describes it. */
+  instanceType(name: string): Ec2WorldInstanceType | undefined {
+    const found = this.instanceTypes.find((t) => t.InstanceType === name);
+    return found && structuredClone(found);
+  }
+
   addSubnet(subnet: Ec2WorldSubnet): void {
     this.subnets.push(structuredClone(subnet));
   }
