@@ -328,6 +328,22 @@ describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone 
     });
   });
 
+  it('consolidates the node once its pod is gone: the Node and NodeClaim deleted, the instance terminated', async () => {
+    const [machine] = machines.joined;
+    await cluster.plane.request('DELETE', `/api/v1/namespaces/${WORKLOADS}/pods/inflate`);
+    await eventually(
+      async () =>
+        (await list('/apis/karpenter.sh/v1/nodeclaims')).length === 0 &&
+        !(await get('v1', 'Node', machine!.nodeName))
+          ? true
+          : undefined,
+      { timeoutMs: 120_000, intervalMs: 1_000, what: 'the empty node to be consolidated' },
+    );
+    expect(cluster.ec2.getInstance(machine!.instanceId)?.State).toBe('terminated');
+    const terminations = cluster.ec2.requestLog.filter((r) => r.action === 'TerminateInstances');
+    expect(terminations.map((r) => r.params['InstanceId.1'])).toContain(machine!.instanceId);
+  }, 150_000);
+
   it('nothing Karpenter or the sidecar asked was refused', () => {
     // The one refusal by design (docs/DOMAIN-PARITY.md, operand RBAC): the chart's kube-system
     // `kube-dns` Role is not rendered, OpenShift's DNS being openshift-dns/dns-default, and

@@ -2,8 +2,9 @@ import type { KubeObject } from '../kube-apiserver/index.js';
 import type { RealControlPlane } from './control-plane.js';
 
 // What the kubelets of a real control plane's nodes would do, and nothing else: register their
-// Node as Ready, and report every pod the scheduler bound to them as running and ready. There are
-// no containers; the pods' controllers (ReplicaSets, Deployments) are the real ones.
+// Node as Ready, report every pod the scheduler bound to them as running and ready, and remove a
+// deleted pod once its (absent) containers have stopped. There are no containers; the pods'
+// controllers (ReplicaSets, Deployments) are the real ones.
 
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 /** MicroTime, as a Lease's renewTime is written. */
@@ -110,7 +111,19 @@ export class SimulatedKubelets {
       );
       for (const pod of (json as { items?: KubeObject[] }).items ?? []) {
         const status = pod.status as { phase?: string } | undefined;
-        if (status?.phase === 'Running' || pod.metadata?.deletionTimestamp) continue;
+        if (pod.metadata?.deletionTimestamp) {
+          // The kubelet stops the containers, then removes the pod for good (its status
+          // manager deletes with a zero grace period, for this very pod).
+          await this.plane
+            .request(
+              'DELETE',
+              `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`,
+              { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+            )
+            .catch(() => undefined);
+          continue;
+        }
+        if (status?.phase === 'Running') continue;
         const containers =
           (pod.spec as { containers?: { name: string; image: string }[] }).containers ?? [];
         const t = now();
