@@ -133,8 +133,13 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
           : undefined,
       'karpenter-default rendered with its KubeletConfig',
     );
+    // The worker's own generated kubelet configuration (97-worker-…) is selected too, but the
+    // pool's (97- and 99-karpenter-default-…) merge after it: the MCO merges worker-role
+    // MachineConfigs first.
     expect(poolStatus('karpenter-default').configuration?.source?.map((s) => s.name)).toEqual([
       '00-worker',
+      '97-karpenter-default-generated-kubelet',
+      '97-worker-generated-kubelet',
       '99-karpenter-default-generated-kubelet',
       '99-worker-ssh',
     ]);
@@ -142,10 +147,21 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
 
   it('a launched node fetches /config/karpenter-default and joins that pool, never the workers', async () => {
     const node = await sim.launch('general');
-    expect(node.booted).toEqual({
+    expect(node.booted).toMatchObject({
       pool: 'karpenter-default',
       renderedConfig: poolStatus('karpenter-default').configuration?.name,
     });
+    // Its kubelet registered it with Karpenter's taint, so Karpenter registered it without
+    // complaint (no UnregisteredTaintMissing) and lifted the taint.
+    expect(node.booted?.kubeletConfig?.registerWithTaints).toEqual([UNREGISTERED_TAINT]);
+    expect(
+      kube()
+        .list('v1', 'Event')
+        .filter((e) => (e as { reason?: string }).reason === 'UnregisteredTaintMissing'),
+    ).toEqual([]);
+    expect(
+      (kube().get('v1', 'Node', node.nodeName)?.spec as { taints?: { key: string }[] }).taints,
+    ).not.toContainEqual(expect.objectContaining({ key: 'karpenter.sh/unregistered' }));
     expect(kube().get('v1', 'Node', node.nodeName)?.metadata?.labels).toMatchObject({
       'karpenter.k8s.aws/ec2nodeclass': 'default',
     });

@@ -76,6 +76,10 @@ export const isLaunchGateDenial = (err: unknown): boolean =>
   err instanceof Error && err.message.includes(`'${LAUNCH_GATE_POLICY}'`);
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+interface Taint {
+  key?: string;
+  effect?: string;
+}
 const suffix = () => randomBytes(3).toString('hex').slice(0, 5);
 
 /**
@@ -410,15 +414,40 @@ export class NodeLaunchSimulator {
             }
           : {}),
       },
-      spec: { providerID: claim.providerID },
+      // The kubelet registers with the taints its kubelet.conf names (registerWithTaints).
+      spec: {
+        providerID: claim.providerID,
+        ...(booted?.kubeletConfig?.registerWithTaints
+          ? { taints: booted.kubeletConfig.registerWithTaints as unknown[] }
+          : {}),
+      },
       status: { capacity: { cpu: vcpus, memory: '16Gi', pods: '110' } },
     });
+    // Karpenter core's registration (nodeclaim/lifecycle/registration.go): a node without
+    // karpenter.sh/unregistered:NoExecute is registered anyway, with an error and this event.
+    const taints = (kube.get('v1', 'Node', claim.nodeName)?.spec as { taints?: Taint[] }).taints;
+    const unregistered = (t: Taint) =>
+      t.key === 'karpenter.sh/unregistered' && t.effect === 'NoExecute';
+    if (!taints?.some(unregistered)) {
+      kube.create({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: `${claim.name}.${suffix()}`, namespace: 'default' },
+        involvedObject: { apiVersion: NODECLAIM, kind: 'NodeClaim', name: claim.name },
+        reason: 'UnregisteredTaintMissing',
+        message: `Missing karpenter.sh/unregistered taint which prevents registration related race conditions on Karpenter-managed nodes`,
+        type: 'Warning',
+        source: { component: 'karpenter' },
+      });
+    }
     // Karpenter's registration (nodeclaim/lifecycle): the NodeClaim becomes the Node's blocking
     // owner and the Node gets the termination finalizer. On OpenShift,
     // OwnerReferencesPermissionEnforcement lets that through only with update on
     // nodeclaims/finalizers.
     const owner = this.karpenter.get(NODECLAIM, 'NodeClaim', claim.name);
     this.karpenter.patch('v1', 'Node', claim.nodeName, undefined, {
+      // ...and lifts the taint once the NodePool's labels and taints are on the Node.
+      ...(taints ? { spec: { taints: taints.filter((t) => !unregistered(t)) } } : {}),
       metadata: {
         labels: { 'karpenter.sh/registered': 'true' },
         finalizers: [TERMINATION_FINALIZER],
