@@ -39,6 +39,19 @@ describe('KarpenterSpecValidator: NodeClass overrides by platform', () => {
     ]);
   });
 
+  it("refuses, naming the field, a kubelet setting the NodeClass has but the MCO refuses in a pool's KubeletConfig", () => {
+    expect(
+      validator.validateNodeClassOverrides('AZURE', { kubelet: { failSwapOn: false } }),
+    ).toEqual([
+      { field: 'kubelet.failSwapOn', reason: expect.stringContaining('Machine Config Operator') },
+    ]);
+    expect(
+      validator.validateNodeClassOverrides('AWS', { kubelet: { clusterDNS: ['10.0.0.10'] } }),
+    ).toEqual([
+      { field: 'kubelet.clusterDNS', reason: expect.stringContaining('Machine Config Operator') },
+    ]);
+  });
+
   it('still checks an AWS cluster against the EC2NodeClass CRD', () => {
     expect(
       validator.validateNodeClassOverrides('AWS', { metadataOptions: { httpTokens: 'required' } }),

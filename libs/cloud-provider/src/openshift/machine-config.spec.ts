@@ -165,13 +165,48 @@ describe('MachineConfigPool, KubeletConfig and user-data Secret of a NodeClass',
     expect(kubeletConfigs.validate(kc).errors).toEqual([]);
   });
 
+  it.each([
+    ['cgroupDriver', { cgroupDriver: 'systemd' }],
+    ['clusterDomain', { clusterDomain: 'cluster.local' }],
+    ['featureGates', { featureGates: { Foo: true } }],
+    ['failSwapOn', { failSwapOn: false }],
+    ['memorySwap.swapBehavior', { memorySwap: { swapBehavior: 'NoSwap' } }],
+    ['staticPodPath', { staticPodPath: '/etc/kubernetes/manifests' }],
+    ['systemReservedCgroup', { systemReservedCgroup: '/a', systemCgroups: '/b' }],
+  ])('refuses %s as the MCO would (helpers.go validateUserKubeletConfig)', (field, kubelet) => {
+    let error: unknown;
+    try {
+      validateKubeletForMachineConfig({ kubelet });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(InvalidDesiredStateError);
+    expect((error as InvalidDesiredStateError).causes).toEqual([
+      { field: `nodeClassOverrides.kubelet.${field}`, message: expect.any(String) },
+    ]);
+  });
+
+  it('accepts what the MCO accepts: matching cgroups, an empty staticPodPath, memorySwap without a behaviour', () => {
+    for (const kubelet of [
+      { systemReservedCgroup: '/system.slice', systemCgroups: '/system.slice' },
+      { systemReservedCgroup: '/system.slice' },
+      { staticPodPath: '' },
+      { memorySwap: {} },
+      { featureGates: {} },
+    ]) {
+      expect(() => validateKubeletForMachineConfig({ kubelet })).not.toThrow();
+    }
+  });
+
   it('refuses kubelet settings a KubeletConfig may not carry, naming the field', () => {
     expect(() =>
       validateKubeletForMachineConfig({ kubelet: { clusterDNS: ['10.0.0.10'], maxPods: 50 } }),
     ).toThrow(InvalidDesiredStateError);
-    expect(() => validateKubeletForMachineConfig({ kubelet: { clusterDNS: [] } })).toThrow(
-      'nodeClassOverrides.kubelet.clusterDNS',
-    );
+    expect(() =>
+      validateKubeletForMachineConfig({ kubelet: { clusterDNS: ['10.0.0.10'] } }),
+    ).toThrow('nodeClassOverrides.kubelet.clusterDNS');
+    // An empty list sets nothing; the MCO accepts it (len(ClusterDNS) > 0 is what it refuses).
+    expect(() => validateKubeletForMachineConfig({ kubelet: { clusterDNS: [] } })).not.toThrow();
     expect(() => validateKubeletForMachineConfig({ kubelet: { maxPods: 50 } })).not.toThrow();
   });
 });

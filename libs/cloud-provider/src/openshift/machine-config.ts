@@ -138,23 +138,81 @@ export function poolIgnitionPointer(workerUserData: string, nodeClass: string): 
   return JSON.stringify(derived);
 }
 
-const KUBELET_CONFIG_REFUSED: Record<string, string> = {
-  // The Machine Config Operator refuses these in a KubeletConfig: the cluster owns them.
-  clusterDNS: 'the cluster DNS address is set by OpenShift; a KubeletConfig may not change it',
-};
+const MCO_REFUSES =
+  'the Machine Config Operator refuses a KubeletConfig that sets it (pkg/controller/kubelet-config/helpers.go validateUserKubeletConfig), so no Karpenter pool could get it';
+const present = (v: unknown) =>
+  v !== undefined &&
+  v !== null &&
+  v !== '' &&
+  !(Array.isArray(v) && v.length === 0) &&
+  !(isRecord(v) && Object.keys(v).length === 0);
 
 /**
- * Desired kubelet settings that a KubeletConfig cannot carry, as causes. Called before the
- * order renders anything, so such an order applies nothing.
+ * What the MCO refuses in a KubeletConfig, field by field, as it judges it: set means non-empty
+ * (an empty list or map is no setting), except failSwapOn, refused whenever present, and
+ * staticPodPath, allowed only empty on a worker's child pool.
+ */
+const KUBELET_CONFIG_REFUSED: {
+  field: string;
+  refused: (kubelet: Record<string, unknown>) => boolean;
+  why: string;
+}[] = [
+  {
+    field: 'cgroupDriver',
+    refused: (k) => present(k.cgroupDriver),
+    why: 'the cgroup driver is set by OpenShift (systemd on RHCOS)',
+  },
+  {
+    field: 'clusterDNS',
+    refused: (k) => present(k.clusterDNS),
+    why: 'the cluster DNS address is set by OpenShift',
+  },
+  {
+    field: 'clusterDomain',
+    refused: (k) => present(k.clusterDomain),
+    why: 'the cluster domain is set by OpenShift',
+  },
+  {
+    field: 'featureGates',
+    refused: (k) => present(k.featureGates),
+    why: "the kubelet's feature gates follow the cluster's FeatureGate",
+  },
+  {
+    field: 'failSwapOn',
+    refused: (k) => k.failSwapOn !== undefined && k.failSwapOn !== null,
+    why: 'swap is managed by OpenShift',
+  },
+  {
+    field: 'memorySwap.swapBehavior',
+    refused: (k) => isRecord(k.memorySwap) && present(k.memorySwap.swapBehavior),
+    why: 'swap is managed by OpenShift',
+  },
+  {
+    field: 'staticPodPath',
+    refused: (k) => present(k.staticPodPath),
+    why: "a worker's child pool may only set it empty",
+  },
+  {
+    field: 'systemReservedCgroup',
+    refused: (k) =>
+      present(k.systemReservedCgroup) &&
+      present(k.systemCgroups) &&
+      k.systemReservedCgroup !== k.systemCgroups,
+    why: 'it must match systemCgroups',
+  },
+];
+
+/**
+ * Desired kubelet settings that a KubeletConfig cannot carry, as causes naming each field.
+ * Called by the API (with the NodeClass CRD's own check) and before an order renders anything,
+ * so such an order applies nothing.
  */
 export function validateKubeletForMachineConfig(overrides: NodeClassOverrides): void {
-  const causes = Object.keys(overrides.kubelet ?? {})
-    .filter((key) => key in KUBELET_CONFIG_REFUSED)
-    .sort()
-    .map((key) => ({
-      field: `nodeClassOverrides.kubelet.${key}`,
-      message: KUBELET_CONFIG_REFUSED[key] ?? '',
-    }));
+  const kubelet = overrides.kubelet ?? {};
+  const causes = KUBELET_CONFIG_REFUSED.filter((rule) => rule.refused(kubelet)).map((rule) => ({
+    field: `nodeClassOverrides.kubelet.${rule.field}`,
+    message: `${rule.why}: ${MCO_REFUSES}`,
+  }));
   if (causes.length > 0) throw new InvalidDesiredStateError(causes);
 }
 
