@@ -13,6 +13,8 @@ const KARPENTER_CRDS = [
   'nodepools.karpenter.sh',
   'nodeclaims.karpenter.sh',
   'ec2nodeclasses.karpenter.k8s.aws',
+  'nodeoverlays.karpenter.sh',
+  'capacitybuffers.autoscaling.x-k8s.io',
 ];
 const approved = (h: Harness, name: string) =>
   (
