@@ -30,9 +30,10 @@ interface Condition {
  * which the OpenShift fork of karpenter-provider-azure cannot express. Through the whole fleet
  * (API, worker, a real sidecar process against the API-server and ARM emulators, with exactly
  * deploy/sidecar/azure's RBAC) enabling Karpenter ends in Degraded ImageNotSupported naming the
- * image and what would work, and the sidecar writes nothing to the cluster.
+ * image and what would work, and the sidecar writes nothing to the cluster but the `karpenter`
+ * ClusterOperator saying the same.
  */
-describe('Azure: a cluster whose workers boot a gallery image is refused, untouched', () => {
+describe('Azure: a cluster whose workers boot a gallery image is refused, untouched but for its ClusterOperator', () => {
   let db: TestDatabase;
   let api: RunningApi;
   let worker: Awaited<ReturnType<typeof startWorker>>;
@@ -55,7 +56,7 @@ describe('Azure: a cluster whose workers boot a gallery image is refused, untouc
     await db?.drop();
   });
 
-  it('reports Degraded ImageNotSupported and writes nothing', async () => {
+  it('reports Degraded ImageNotSupported and writes nothing but the ClusterOperator', async () => {
     const registered = await registerCluster(api.admin, {
       name: 'azure-gallery',
       platform: 'AZURE',
@@ -122,9 +123,22 @@ describe('Azure: a cluster whose workers boot a gallery image is refused, untouc
       ]),
     );
 
-    // Nothing written: no create, patch, update or delete, and every object as it was.
-    expect(writes.map((w) => `${w.method} ${w.path}`)).toEqual([]);
-    expect(versions()).toEqual(before);
+    // Nothing written but the karpenter ClusterOperator (as on AWS), which says why in
+    // `oc get co`: every other object as it was.
+    expect([...new Set(writes.map((w) => `${w.method} ${w.path}`))]).toEqual([
+      'PATCH /apis/config.openshift.io/v1/clusteroperators/karpenter',
+      'PATCH /apis/config.openshift.io/v1/clusteroperators/karpenter/status',
+    ]);
+    const operator = cluster.kube.get('config.openshift.io/v1', 'ClusterOperator', 'karpenter');
+    expect(
+      (operator?.status as { conditions?: Condition[] } | undefined)?.conditions?.find(
+        (c) => c.type === 'Degraded',
+      ),
+    ).toMatchObject({ status: 'True', reason: 'ImageNotSupported' });
+    const after = versions();
+    for (const key of [...after.keys()].filter((k) => k.includes(' ClusterOperator ')))
+      after.delete(key);
+    expect(after).toEqual(before);
     // ARM was asked nothing either: the image is refused from the MachineSet alone.
     expect(cluster.arm.requests).toEqual([]);
   });

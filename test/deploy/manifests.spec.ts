@@ -293,7 +293,7 @@ describe('deploy/ manifests', () => {
     },
   );
 
-  it('the Azure sidecar reads the worker credentials Secret by name only, and writes no EC2NodeClass, Karpenter CR or ClusterOperator', () => {
+  it('the Azure sidecar reads the worker credentials Secret by name only, writes no EC2NodeClass or Karpenter CR, and only its own ClusterOperator', () => {
     const docs = docsUnder('sidecar/azure');
     const rules = (
       docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (Doc & {
@@ -314,7 +314,13 @@ describe('deploy/ manifests', () => {
     const groups = rules.flatMap((r) => r.apiGroups);
     expect(groups).not.toContain('karpenter.k8s.aws');
     expect(rules.flatMap((r) => r.resources)).not.toContain('karpenters');
-    expect(rules.flatMap((r) => r.resources)).not.toContain('clusteroperators');
+    expect(rules.filter((r) => r.resources.some((x) => x.startsWith('clusteroperators')))).toEqual([
+      expect.objectContaining({ resources: ['clusteroperators'], resourceNames: ['karpenter'] }),
+      expect.objectContaining({
+        resources: ['clusteroperators/status'],
+        resourceNames: ['karpenter'],
+      }),
+    ]);
     // The operand image and the sidecar's own Azure identity come from the cluster's Secrets.
     const deployment = docs.find((d) => d.kind === 'Deployment')!;
     expect(containersOf(deployment)[0]!.envFrom).toEqual([

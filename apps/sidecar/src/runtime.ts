@@ -214,6 +214,10 @@ export class SidecarRuntime {
         version: options.version,
         log: log.child({ controller: 'cluster-operator' }),
         onChange: () => this.changed(false),
+        // No Karpenter CR on this platform (Azure): the fleet's order says what it would.
+        ...(provider.customResourceDefinitions().some((s) => s.identity.kind === KARPENTER_CR.kind)
+          ? {}
+          : { order: () => this.orderForClusterOperator() }),
       });
     this.nodeClasses = new NodeClassController({
       cluster: this.cluster,
@@ -539,10 +543,24 @@ export class SidecarRuntime {
     return this.last;
   }
 
+  /** What the ClusterOperator shows where no Karpenter CR exists: the order, and a refusal. */
+  private orderForClusterOperator():
+    { enabled: boolean; refusal?: { reason: string; message: string } } | undefined {
+    if (!this.order) return undefined;
+    const degraded = this.last?.result.conditions.find((c) => c.type === 'Degraded');
+    return {
+      enabled: this.order.spec.enabled,
+      ...(degraded?.status === 'True'
+        ? { refusal: { reason: degraded.reason, message: degraded.message } }
+        : {}),
+    };
+  }
+
   private enqueue(order: ReconcileOrder): Promise<ReconcileResult> {
     const run = this.chain.then(async () => {
       const result = await this.reconciler.reconcile(order);
       this.last = { generation: order.generation, result };
+      this.operator?.kick();
       const degraded = result.conditions.find((c) => c.type === 'Degraded');
       const retry = degraded?.status === 'True' && RETRIED_FAILURES.has(degraded.reason);
       this.consecutiveFailures = retry ? this.consecutiveFailures + 1 : 0;

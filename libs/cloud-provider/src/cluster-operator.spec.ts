@@ -178,4 +178,21 @@ describe('ClusterOperator karpenter', () => {
       JSON.stringify(provider.renderClusterOperator({ ...i })),
     );
   });
+
+  it('puts a refusal first where the fleet stands for the Karpenter CR (Azure): Degraded with its reason', () => {
+    const refused = input(
+      { state: 'present' },
+      { state: 'missing' },
+      {
+        refusal: { reason: 'ImageNotSupported', message: 'the workers boot a gallery image' },
+      },
+    );
+    expect(summary(refused)).toEqual([
+      'Available=True/AsExpected',
+      'Progressing=False/AsExpected',
+      'Degraded=True/ImageNotSupported',
+      'Upgradeable=True/AsExpected',
+    ]);
+    expect(crd.validate(provider.renderClusterOperator(refused).object).errors).toEqual([]);
+  });
 });

@@ -12,13 +12,19 @@ type Headline = {
 };
 
 /** The situation table of karpenter-operator, first matching row wins. */
-function headline({ karpenter, operand }: OperatorStatusInput, operandName: string): Headline {
+function headline(
+  { karpenter, operand, refusal }: OperatorStatusInput,
+  operandName: string,
+): Headline {
+  if (refusal) return { type: 'Degraded', reason: refusal.reason, message: refusal.message };
   switch (karpenter.state) {
     case 'missing':
       return {
         type: 'Available',
         reason: 'KarpenterNotFound',
-        message: 'Karpenter CR "default" not found; Karpenter is not configured on this cluster',
+        message:
+          karpenter.message ??
+          'Karpenter CR "default" not found; Karpenter is not configured on this cluster',
       };
     case 'error':
       return {

@@ -138,7 +138,10 @@ export type NodeIdentityVerdict =
 
 /** What the sidecar observed of the Karpenter CR and the operand, to report as conditions. */
 export type KarpenterObservation =
-  { state: 'present' } | { state: 'missing' } | { state: 'error'; message: string };
+  | { state: 'present' }
+  /** `message` where no Karpenter CR is what says so (the fleet's order, on Azure). */
+  | { state: 'missing'; message?: string }
+  | { state: 'error'; message: string };
 
 export type OperandObservation =
   | { state: 'missing' }
@@ -148,6 +151,12 @@ export type OperandObservation =
 export interface OperatorStatusInput {
   karpenter: KarpenterObservation;
   operand: OperandObservation;
+  /**
+   * Where no Karpenter CR says whether Karpenter is configured (Azure), the fleet's order does,
+   * and a cluster the sidecar refused (its last reconcile Degraded, e.g. ImageNotSupported) says
+   * so here first, so `oc get co` shows why nothing runs.
+   */
+  refusal?: { reason: string; message: string };
   /** The sidecar's own version, reported as versions[name=operator]. */
   version: string;
   /** The conditions currently on the object, so lastTransitionTime moves only on a change. */

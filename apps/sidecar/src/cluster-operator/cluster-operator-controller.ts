@@ -37,6 +37,12 @@ export interface ClusterOperatorControllerDeps {
   version: string;
   log: Logger;
   onChange?: (state: OperandState) => void;
+  /**
+   * For a provider without the Karpenter CR (Azure): whether the fleet's order enables Karpenter,
+   * and the last reconcile's refusal, which then stand for what the CR would say. Undefined before
+   * the first order.
+   */
+  order?: () => { enabled: boolean; refusal?: { reason: string; message: string } } | undefined;
 }
 
 /**
@@ -97,6 +103,11 @@ export class ClusterOperatorController {
   }
 
   private async observeKarpenter(): Promise<KarpenterObservation> {
+    const order = this.deps.order;
+    if (order)
+      return order()?.enabled
+        ? { state: 'present' }
+        : { state: 'missing', message: 'the fleet does not enable Karpenter on this cluster' };
     try {
       const cr = await this.deps.cluster.read({
         apiVersion: KARPENTER_CR.apiVersion,
@@ -146,9 +157,11 @@ export class ClusterOperatorController {
       this.observeKarpenter(),
       this.observeOperand(),
     ]);
+    const refusal = this.deps.order?.()?.refusal;
     const { object } = this.deps.provider.renderClusterOperator({
       karpenter,
       operand,
+      ...(refusal ? { refusal } : {}),
       version: this.deps.version,
       previousConditions: this.previous,
       now: new Date(),

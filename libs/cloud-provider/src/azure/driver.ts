@@ -69,10 +69,11 @@ class AzureStandaloneDriver implements ClusterDriver<AzureStandaloneInfrastructu
   readonly topology = 'STANDALONE';
   readonly provider: AzureStandaloneCloudProvider;
   /**
-   * None yet: the ClusterOperator the AWS driver keeps would be written before discovery, and a
-   * refused cluster (ImageNotSupported) must be left exactly as it was.
+   * The `karpenter` ClusterOperator, as on AWS: written from the first order, so a cluster the
+   * fork cannot serve (ImageNotSupported, CloudNotSupported) says why in `oc get co` and the
+   * console; nothing else is written to a refused cluster.
    */
-  readonly statusSurfaces = [] as const;
+  readonly statusSurfaces = ['ClusterOperator'] as const;
   private readonly credential: EntraClientCredential;
   private readonly env: ReturnType<typeof parseAzureEnv>;
   private readonly compute = new Map<string, ComputeManagementClient>();
