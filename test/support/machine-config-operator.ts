@@ -834,8 +834,9 @@ export class MachineConfigOperatorEmulator {
       if (!firstBoot) capacity--;
       this.kube.patch('v1', 'Node', node.metadata!.name!, undefined, {
         metadata: {
+          // A state already there (a Degraded daemon) stays as the daemon wrote it.
           annotations: firstBoot
-            ? { [DESIRED]: target, [CURRENT]: target, [STATE]: 'Done' }
+            ? { [DESIRED]: target, [CURRENT]: target, [STATE]: ann(node)[STATE] ?? 'Done' }
             : { [DESIRED]: target },
         },
       });
