@@ -284,6 +284,62 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     );
   });
 
+  it('the launch gate opens once the pool has rendered with its KubeletConfig, not when it is applied', async () => {
+    // The render controller is slow today: the pool exists, the MCS would answer 500.
+    const release = h.cluster.mco!.holdRendering('karpenter-slow');
+    kube().create(userNodeClass('slow'), { fieldManager: 'kubectl-create' });
+    kube().create(
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'slow' },
+        spec: {
+          template: {
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'slow' },
+              requirements: [],
+            },
+          },
+        },
+      },
+      { fieldManager: 'kubectl-create' },
+    );
+    await until(
+      () => (nodeClass('slow')?.userData === pointerTo('karpenter-slow') ? true : undefined),
+      'slow userData moved to its pool',
+    );
+    await h.runtime.idle();
+    expect(pool('karpenter-slow')).toBeDefined();
+    expect(poolStatus('karpenter-slow').configuration?.name).toBeUndefined();
+    expect(() => sim.createNodeClaim('slow')).toThrow('EC2NodeClass slow cannot launch nodes yet');
+    release();
+    const node = await sim.launch('slow');
+    expect(node.booted?.pool).toBe('karpenter-slow');
+    expect(node.booted?.kubeletConfig?.registerWithTaints).toEqual([UNREGISTERED_TAINT]);
+  });
+
+  it('a KubeletConfig the MCO refuses closes the gate and says why, until it is put right', async () => {
+    // A cluster admin adds a setting the MCO refuses to the pool's KubeletConfig, under their
+    // own field manager (the fleet's apply does not take it away).
+    kube().patch(MCO, 'KubeletConfig', 'karpenter-slow', undefined, {
+      spec: { kubeletConfig: { failSwapOn: true } },
+    });
+    const problem = await eventually(
+      async () =>
+        (await h.runtime.snapshot())?.conditions.find(
+          (c) => c.type === 'KarpenterPoolsDegraded' && c.reason === 'KubeletConfigFailure',
+        ),
+      { timeoutMs: 10_000, intervalMs: 20, what: 'KarpenterPoolsDegraded KubeletConfigFailure' },
+    );
+    expect(problem.message).toContain('failSwapOn is not allowed to be set');
+    expect(() => sim.createNodeClaim('slow')).toThrow('EC2NodeClass slow cannot launch nodes yet');
+    kube().patch(MCO, 'KubeletConfig', 'karpenter-slow', undefined, {
+      spec: { kubeletConfig: { failSwapOn: null } },
+    });
+    const node = await sim.launch('slow');
+    expect(node.booted?.pool).toBe('karpenter-slow');
+  });
+
   it('a MachineConfig labelled for the pool is selected by it and not by the workers', async () => {
     kube().create({
       apiVersion: MCO,
@@ -419,7 +475,7 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     // nothing but the registration taint, and karpenter-gpu's went with its pool.
     const left = await until(() => {
       const kcs = kube().list(MCO, 'KubeletConfig');
-      return kcs.length === 2 &&
+      return kcs.length === 3 &&
         kcs.every(
           (kc) => !(kc.spec as { kubeletConfig?: { maxPods?: number } }).kubeletConfig?.maxPods,
         )
@@ -429,6 +485,7 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     expect(left.map((kc) => kc.metadata?.name).sort()).toEqual([
       'karpenter-batch',
       'karpenter-default',
+      'karpenter-slow',
     ]);
     for (const kc of left) {
       expect(kc.spec).toEqual({

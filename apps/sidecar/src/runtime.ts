@@ -2,6 +2,7 @@ import {
   CERTIFICATE_SIGNING_REQUEST,
   DEPLOYMENT,
   KARPENTER_CR,
+  KUBELET_CONFIG,
   MACHINE_CONFIG_POOL,
   NODE,
   NODECLAIM,
@@ -117,6 +118,8 @@ export class SidecarRuntime {
   readonly autoscalerWatches: ResourceWatch[];
   /** The NodeClasses' MachineConfigPools; only where the provider keeps them. */
   readonly machineConfigPools?: ResourceWatch;
+  /** Their KubeletConfigs, whose status the launch gate reads. */
+  readonly kubeletConfigs?: ResourceWatch;
   /** What rendering reads from the cluster (the Proxy), watched by name (renderInputs). */
   readonly renderInputs: ResourceWatch[];
   /** Cluster API: the workload Cluster on the management cluster (its deletion, our finalizer). */
@@ -201,6 +204,9 @@ export class SidecarRuntime {
         labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
       });
       this.offs.push(this.machineConfigPools.on(() => this.changed(false)));
+      this.kubeletConfigs = make(KUBELET_CONFIG, {
+        labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
+      });
     }
     this.renderInputs = (provider.renderInputs?.() ?? []).map(({ kind, name }) =>
       make(kind, { fieldSelector: `metadata.name=${name}` }),
@@ -224,6 +230,9 @@ export class SidecarRuntime {
       provider,
       nodeClasses: this.nodeClassWatch,
       nodes: this.karpenterNodes,
+      ...(this.machineConfigPools && this.kubeletConfigs
+        ? { pools: this.machineConfigPools, kubeletConfigs: this.kubeletConfigs }
+        : {}),
       log: log.child({ controller: 'nodeclass' }),
       onProblemsChange: () => this.changed(false),
     });
@@ -370,6 +379,7 @@ export class SidecarRuntime {
       this.pendingPods,
       ...this.autoscalerWatches,
       ...(this.machineConfigPools ? [this.machineConfigPools] : []),
+      ...(this.kubeletConfigs ? [this.kubeletConfigs] : []),
       ...this.renderInputs,
       ...(this.workloadCluster ? [this.workloadCluster] : []),
       ...this.ownedWatches.filter((w) => !this.operandNamespaceWatches.includes(w)),

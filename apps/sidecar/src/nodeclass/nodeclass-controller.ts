@@ -1,5 +1,7 @@
 import type { KarpenterDesiredState } from '@fleet/contracts';
 import {
+  machineConfigPoolName,
+  machineConfigReadiness,
   NODECLASS_ENFORCER_FIELD_MANAGER,
   NODECLASS_LABEL,
   NodeClassConfigError,
@@ -36,6 +38,13 @@ export interface NodeClassControllerDeps {
   nodeClasses: ResourceWatch;
   /** Nodes carrying the provider's NodeClass label: a pool stays while any of its nodes does. */
   nodes: ResourceWatch;
+  /**
+   * The NodeClasses' MachineConfigPools and KubeletConfigs, where the provider keeps them: the
+   * launch gate opens only once the MCO has rendered a pool with its KubeletConfig, and closes
+   * while the KubeletConfig reports Failure.
+   */
+  pools?: ResourceWatch;
+  kubeletConfigs?: ResourceWatch;
   log: Logger;
   /** A NodeClass's problem appeared or went away. */
   onProblemsChange?: () => void;
@@ -87,6 +96,18 @@ export class NodeClassController {
         this.drain();
       }),
     );
+    // The MCO's status on a pool or KubeletConfig may open or close its NodeClass's gate.
+    for (const watch of [this.deps.pools, this.deps.kubeletConfigs]) {
+      if (!watch) continue;
+      this.offs.push(
+        watch.on((_type, object) => {
+          const nodeClass = object.metadata?.labels?.[NODECLASS_LABEL];
+          if (!nodeClass || !this.target || !this.deps.nodeClasses.get(nodeClass)) return;
+          if (!this.queue.has(nodeClass)) this.queue.set(nodeClass, 'MODIFIED');
+          this.drain();
+        }),
+      );
+    }
   }
 
   stop(): void {
@@ -129,9 +150,37 @@ export class NodeClassController {
 
   /**
    * Lets Karpenter launch from a NodeClass whose pool and pointer were just applied (the apply
-   * phase does so for the default NodeClass, which it renders after its pool).
+   * phase does so for the default NodeClass, which it renders after its pool) once the MCO has
+   * rendered its pool with its KubeletConfig; until then, and while that KubeletConfig reports
+   * Failure, the gate stays closed (and the pool's or KubeletConfig's next status reopens the
+   * question).
    */
   async allowLaunches(name: string): Promise<void> {
+    const { pools, kubeletConfigs } = this.deps;
+    if (pools && kubeletConfigs) {
+      const poolName = machineConfigPoolName(name);
+      const readiness = machineConfigReadiness(
+        name,
+        pools.get(poolName) as KubeObject | undefined,
+        kubeletConfigs.get(poolName) as KubeObject | undefined,
+      );
+      if (!readiness.ready) {
+        if (this.launchable.has(name))
+          this.deps.log.info(
+            { nodeClass: name, reason: readiness.reason },
+            `launch gate closed: ${readiness.message}`,
+          );
+        // The gate first, then the report: what is reported is already in force.
+        await this.holdLaunches(name);
+      }
+      this.setProblem(
+        name,
+        !readiness.ready && readiness.reason === 'KubeletConfigFailure'
+          ? { nodeClass: name, reason: readiness.reason, message: readiness.message }
+          : undefined,
+      );
+      if (!readiness.ready) return;
+    }
     this.launchable.add(name);
     await this.writeLaunchable();
   }
@@ -222,7 +271,9 @@ export class NodeClassController {
       );
       this.applied.set(name, key);
     }
-    this.setProblem(name, undefined);
+    // Rendering worked; what the MCO says of the KubeletConfig is allowLaunches' to judge.
+    if (this.problems.get(name)?.reason !== 'KubeletConfigFailure')
+      this.setProblem(name, undefined);
     return true;
   }
 

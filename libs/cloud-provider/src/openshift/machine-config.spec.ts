@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { CRDS_DIR, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
 import { InvalidDesiredStateError } from '../errors.js';
 import {
+  machineConfigReadiness,
   mergePatchTo,
   NodeClassConfigError,
   poolIgnitionPointer,
@@ -221,5 +222,85 @@ describe('mergePatchTo', () => {
     ).toEqual({ maxPods: 50, podsPerCore: null, systemReserved: { memory: null } });
     expect(mergePatchTo({ maxPods: 1 }, undefined)).toBeNull();
     expect(mergePatchTo(undefined, { maxPods: 1 })).toEqual({ maxPods: 1 });
+  });
+});
+
+describe('machineConfigReadiness: may Karpenter launch from a NodeClass yet?', () => {
+  const pool = (status: unknown) => ({
+    apiVersion: 'machineconfiguration.openshift.io/v1',
+    kind: 'MachineConfigPool',
+    metadata: { name: 'karpenter-gpu' },
+    status,
+  });
+  const kubeletConfig = (conditions: unknown[]) => ({
+    apiVersion: 'machineconfiguration.openshift.io/v1',
+    kind: 'KubeletConfig',
+    metadata: { name: 'karpenter-gpu', generation: 1 },
+    status: { observedGeneration: 1, conditions },
+  });
+  const rendered = (sources: string[]) => ({
+    configuration: { name: 'rendered-karpenter-gpu-1', source: sources.map((name) => ({ name })) },
+  });
+  const accepted = [
+    { type: 'KubeletConfigAccepted', status: 'True', message: 'Success' },
+    { type: 'Success', status: 'True', message: 'Success' },
+  ];
+
+  it('waits for the pool to be rendered: the MCS answers 500 until then', () => {
+    expect(machineConfigReadiness('gpu', undefined, undefined)).toMatchObject({
+      ready: false,
+      reason: 'MachineConfigPoolNotRendered',
+    });
+    expect(machineConfigReadiness('gpu', pool({}), kubeletConfig(accepted))).toMatchObject({
+      ready: false,
+      reason: 'MachineConfigPoolNotRendered',
+    });
+  });
+
+  it("waits until the rendered configuration holds the pool's KubeletConfig (the registration taint)", () => {
+    expect(
+      machineConfigReadiness(
+        'gpu',
+        pool(rendered(['00-worker', '97-karpenter-gpu-generated-kubelet'])),
+        kubeletConfig(accepted),
+      ),
+    ).toMatchObject({ ready: false, reason: 'KubeletConfigNotRendered' });
+    expect(
+      machineConfigReadiness(
+        'gpu',
+        pool(rendered(['00-worker', '99-karpenter-gpu-generated-kubelet'])),
+        kubeletConfig(accepted),
+      ),
+    ).toEqual({ ready: true });
+    // A later KubeletConfig of the pool renders into a suffixed name.
+    expect(
+      machineConfigReadiness(
+        'gpu',
+        pool(rendered(['00-worker', '99-karpenter-gpu-generated-kubelet-1'])),
+        kubeletConfig(accepted),
+      ).ready,
+    ).toBe(true);
+  });
+
+  it("stays closed while the KubeletConfig reports Failure, with the MCO's message", () => {
+    const failed = kubeletConfig([
+      ...accepted,
+      {
+        type: 'KubeletConfigAccepted',
+        status: 'False',
+        message:
+          'Error: KubeletConfiguration: failSwapOn is not allowed to be set, but contains: true',
+      },
+      { type: 'Failure', status: 'True', message: 'Error: …' },
+    ]);
+    const readiness = machineConfigReadiness(
+      'gpu',
+      pool(rendered(['00-worker', '99-karpenter-gpu-generated-kubelet'])),
+      failed,
+    );
+    expect(readiness).toMatchObject({ ready: false, reason: 'KubeletConfigFailure' });
+    const message = readiness.ready ? '' : readiness.message;
+    expect(message).toContain('failSwapOn is not allowed to be set');
+    expect(message).toContain('KubeletConfig karpenter-gpu');
   });
 });

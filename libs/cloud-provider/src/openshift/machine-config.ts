@@ -31,7 +31,11 @@ const POOL_PREFIX = 'karpenter-';
 const MAX_POOL_NAME = 63;
 
 /** Why a NodeClass cannot get its pool; CamelCase, reported as a Degraded reason. */
-export type NodeClassConfigReason = 'IgnitionPointerInvalid' | 'NodeClassNameTooLong';
+export type NodeClassConfigReason =
+  | 'IgnitionPointerInvalid'
+  | 'NodeClassNameTooLong'
+  | 'KubeletConfigFailure'
+  | 'MachineConfigPoolOverlap';
 
 export class NodeClassConfigError extends Error {
   override readonly name = 'NodeClassConfigError';
@@ -308,6 +312,73 @@ export function renderNodeClassMachineConfig(input: NodeClassMachineConfigInput)
     },
   });
   return objects.map((o) => canonical(o));
+}
+
+/** Why Karpenter may not launch from a NodeClass yet, though its pool is applied. */
+export type MachineConfigReadiness =
+  | { ready: true }
+  | {
+      ready: false;
+      reason: 'MachineConfigPoolNotRendered' | 'KubeletConfigNotRendered' | 'KubeletConfigFailure';
+      message: string;
+    };
+
+interface KubeletConfigCondition {
+  type?: string;
+  status?: string;
+  message?: string;
+}
+
+/**
+ * Whether a NodeClass's pool can configure a node now, from the pool and KubeletConfig as the MCO
+ * reports them. The Machine Config Server answers 500 for a pool with no rendered configuration
+ * (status.configuration), so an instance launched before boots nothing; and until the rendered
+ * configuration holds the pool's generated kubelet MachineConfig (99-<pool>-generated-kubelet, or
+ * -N for a later KubeletConfig) its nodes would register without the registration taint. A
+ * KubeletConfig whose last condition is a failure (KubeletConfigAccepted False, or the legacy
+ * Failure) keeps it closed, whatever was rendered before: its settings are not what the nodes
+ * would get.
+ */
+export function machineConfigReadiness(
+  nodeClass: string,
+  pool: KubeObject | undefined,
+  kubeletConfig: KubeObject | undefined,
+): MachineConfigReadiness {
+  const name = machineConfigPoolName(nodeClass);
+  const conditions =
+    (kubeletConfig?.status as { conditions?: KubeletConfigCondition[] } | undefined)?.conditions ??
+    [];
+  const last = conditions[conditions.length - 1];
+  const failed =
+    last !== undefined &&
+    (last.type === 'Failure' || (last.type === 'KubeletConfigAccepted' && last.status === 'False'));
+  if (failed) {
+    const accepted = [...conditions].reverse().find((c) => c.type === 'KubeletConfigAccepted');
+    return {
+      ready: false,
+      reason: 'KubeletConfigFailure',
+      message: `the Machine Config Operator refuses KubeletConfig ${name} of NodeClass ${nodeClass}: ${accepted?.message ?? last.message ?? 'no message'}`,
+    };
+  }
+  const configuration = (
+    pool?.status as { configuration?: { name?: string; source?: { name?: string }[] } } | undefined
+  )?.configuration;
+  if (!configuration?.name) {
+    return {
+      ready: false,
+      reason: 'MachineConfigPoolNotRendered',
+      message: `MachineConfigPool ${name} of NodeClass ${nodeClass} has no rendered configuration yet; the Machine Config Server cannot serve it`,
+    };
+  }
+  const generated = new RegExp(`^99-${name}-generated-kubelet(-\\d+)?$`);
+  if (!(configuration.source ?? []).some((s) => generated.test(s.name ?? ''))) {
+    return {
+      ready: false,
+      reason: 'KubeletConfigNotRendered',
+      message: `MachineConfigPool ${name} of NodeClass ${nodeClass} is rendered (${configuration.name}) without its KubeletConfig yet; its nodes would register without the karpenter.sh/unregistered taint`,
+    };
+  }
+  return { ready: true };
 }
 
 /** Kinds renderNodeClassMachineConfig writes, in apply order, for pruning a NodeClass's pool. */
