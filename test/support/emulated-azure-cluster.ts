@@ -7,6 +7,8 @@ import { deployDocuments } from './deploy-manifests.js';
 import { CREDENTIALS_REQUEST_CRD_PATH, fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
 import { KubeApiServerEmulator, type KubeObject } from './kube-apiserver/index.js';
 import { azureFixtureArmWorld } from './ocp-azure-standalone.js';
+import { startMachineConfigOperator } from './emulated-cluster.js';
+import type { MachineConfigOperatorEmulator } from './machine-config-operator.js';
 import { recordRbacUsage, type RbacUsage } from './rbac-usage.js';
 
 const OPENSHIFT_NAMESPACES = [
@@ -50,6 +52,8 @@ export function azureSidecarEnv(
 export interface EmulatedAzureCluster {
   kube: KubeApiServerEmulator;
   arm: ArmEmulator;
+  /** The MCO and its Machine Config Server, where the worker Ignition pointer says. */
+  mco?: MachineConfigOperatorEmulator;
   kubeconfigPath: string;
   sidecarUser: string;
   sidecarAccess: RbacUsage;
@@ -91,6 +95,8 @@ export async function startEmulatedAzureCluster(
 
   const arm = new ArmEmulator(options.world ?? azureFixtureArmWorld());
   await arm.start();
+  // The launch gate opens once the MCO has rendered a NodeClass's pool (as on AWS).
+  const mco = await startMachineConfigOperator(kube, fixtureClusterDir('ocp-azure-standalone'));
   const tmp = mkdtempSync(join(tmpdir(), 'fleet-azure-cluster-'));
   const kubeconfigPath = join(tmp, 'kubeconfig');
   writeFileSync(kubeconfigPath, kube.kubeconfigYaml('default', sidecarToken));
@@ -100,11 +106,13 @@ export async function startEmulatedAzureCluster(
   return {
     kube,
     arm,
+    ...(mco ? { mco } : {}),
     kubeconfigPath,
     sidecarUser,
     sidecarAccess,
     sidecarEnv: azureSidecarEnv(kubeconfigPath, caPath, arm.url, world.tenantID),
     async stop() {
+      await mco?.stop();
       sidecarAccess.stop();
       await Promise.all([kube.stop(), arm.stop()]);
       rmSync(tmp, { recursive: true, force: true });

@@ -104,7 +104,7 @@ export async function startEmulatedCluster(
  * The cluster's Machine Config Server is where its worker Ignition pointer says, trusted through
  * the CA bundle that pointer carries.
  */
-async function startMachineConfigOperator(
+export async function startMachineConfigOperator(
   kube: KubeApiServerEmulator,
   dir: string,
 ): Promise<MachineConfigOperatorEmulator | undefined> {
