@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -71,6 +71,11 @@ export interface ArmVirtualMachine {
   /** Names of its NICs, in the VM's resource group. */
   networkInterfaces: string[];
   tags?: Record<string, string>;
+  /**
+   * ARM's provisioningState; `Creating` while Compute builds it, when the instance view has no
+   * PowerState status yet (Succeeded when not said).
+   */
+  provisioningState?: 'Creating' | 'Updating' | 'Succeeded' | 'Failed' | 'Deleting';
 }
 
 export interface ArmNetworkInterface {
@@ -79,17 +84,41 @@ export interface ArmNetworkInterface {
   privateIPAddresses: string[];
 }
 
-/** Who may get a token from the emulator's Entra ID: a client secret, or a federated token. */
+/**
+ * Who may get a token from the emulator's Entra ID: with a client secret, or (workload identity)
+ * a client assertion JWT matching its federated identity credential.
+ */
 export interface ArmServicePrincipal {
   clientId: string;
+  /** Its object id in the tenant, as ARM's AuthorizationFailed names it; derived when not said. */
+  objectId?: string;
   clientSecret?: string;
-  federatedToken?: string;
+  /** Entra ID's federated identity credential: the assertion's iss, sub and one of aud. */
+  federatedCredential?: { issuer: string; subject: string; audiences: string[] };
+}
+
+/**
+ * An Azure role assignment: the principal may read (Reader) or read and write (Contributor,
+ * Owner) every resource under `scope` (a subscription, resource group or resource ID).
+ */
+export interface ArmRoleAssignment {
+  clientId: string;
+  scope: string;
+  role: 'Reader' | 'Contributor' | 'Owner';
 }
 
 export interface ArmWorld {
   subscriptionID: string;
+  /** The Entra ID tenant the emulator issues tokens for. */
   tenantID: string;
+  /** The tenant the subscription trusts, when another than `tenantID` (a misconfiguration). */
+  subscriptionTenantID?: string;
   servicePrincipals?: ArmServicePrincipal[];
+  /**
+   * Role assignments. Without any (undefined), every principal of the tenant may read everything,
+   * as most tests need; with a list, ARM answers 403 AuthorizationFailed outside them.
+   */
+  roleAssignments?: ArmRoleAssignment[];
   virtualMachines?: ArmVirtualMachine[];
   networkInterfaces?: ArmNetworkInterface[];
   resourceGroups: string[];
@@ -120,10 +149,104 @@ class ArmError extends Error {
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+/**
+ * The api-versions ARM serves per resource type, as far as the emulator answers them: those of
+ * the SDKs the fleet uses (@azure/arm-compute 24.1: 2026-03-01, Resource SKUs 2021-07-01;
+ * @azure/arm-network 36: 2025-05-01; @azure/arm-msi 2.2: 2024-11-30), those of the fork's Go SDK
+ * modules at 8e5b2e51 (armcompute/v7 2025-04-01, armnetwork 2022-01-01, armnetwork/v6 2024-05-01,
+ * armmsi 2024-11-30), and earlier stable ones. Any other: 400, as ARM answers an unknown version.
+ */
+const API_VERSIONS: Record<string, readonly string[]> = {
+  'Microsoft.Compute/virtualMachines': [
+    '2023-03-01',
+    '2023-07-01',
+    '2023-09-01',
+    '2024-03-01',
+    '2024-07-01',
+    '2024-11-01',
+    '2025-04-01',
+    '2026-03-01',
+  ],
+  'Microsoft.Compute/locations/publishers/artifacttypes/offers/skus/versions': [
+    '2023-03-01',
+    '2023-07-01',
+    '2023-09-01',
+    '2024-03-01',
+    '2024-07-01',
+    '2024-11-01',
+    '2025-04-01',
+    '2026-03-01',
+  ],
+  'Microsoft.Compute/skus': ['2017-09-01', '2019-04-01', '2021-07-01'],
+  'Microsoft.Network/virtualNetworks/subnets': [
+    '2022-01-01',
+    '2023-04-01',
+    '2023-09-01',
+    '2024-01-01',
+    '2024-05-01',
+    '2025-01-01',
+    '2025-05-01',
+  ],
+  'Microsoft.Network/networkInterfaces': [
+    '2022-01-01',
+    '2023-04-01',
+    '2023-09-01',
+    '2024-01-01',
+    '2024-05-01',
+    '2025-01-01',
+    '2025-05-01',
+  ],
+  'Microsoft.ManagedIdentity/userAssignedIdentities': ['2018-11-30', '2023-01-31', '2024-11-30'],
+};
+
+/** The resource type a request path addresses (API_VERSIONS' keys), or undefined. */
+function resourceTypeOf(parts: string[]): string | undefined {
+  const at = (i: number) => (parts[i] ?? '').toLowerCase();
+  if (at(2) === 'providers' && at(3) === 'microsoft.compute') {
+    if (at(4) === 'skus' && parts.length === 5) return 'Microsoft.Compute/skus';
+    if (at(4) === 'locations' && at(6) === 'publishers')
+      return 'Microsoft.Compute/locations/publishers/artifacttypes/offers/skus/versions';
+  }
+  if (at(2) !== 'resourcegroups' || at(4) !== 'providers') return undefined;
+  const type = `${at(5)}/${at(6)}`;
+  if (type === 'microsoft.compute/virtualmachines') return 'Microsoft.Compute/virtualMachines';
+  if (type === 'microsoft.network/networkinterfaces') return 'Microsoft.Network/networkInterfaces';
+  if (type === 'microsoft.managedidentity/userassignedidentities')
+    return 'Microsoft.ManagedIdentity/userAssignedIdentities';
+  if (type === 'microsoft.network/virtualnetworks' && at(8) === 'subnets')
+    return 'Microsoft.Network/virtualNetworks/subnets';
+  return undefined;
+}
+
+/** The claims the emulator puts in (and reads from) its access tokens, as Entra ID's v1 tokens. */
+interface AccessTokenClaims {
+  aud: string;
+  iss: string;
+  tid: string;
+  appid: string;
+  oid: string;
+  iat: number;
+  exp: number;
+}
+
+/** The principal credential() stands for: an implicit Owner of the subscription. */
+const TEST_PRINCIPAL = 'arm-emulator-test-principal';
+
+const decodePart = (part: string): unknown => {
+  try {
+    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+};
+
 export class ArmEmulator {
   private readonly ca = new CertificateAuthority('arm-emulator-ca');
   private readonly serving = this.ca.issueServing(['127.0.0.1', 'localhost']);
-  private readonly token = randomBytes(24).toString('base64url');
+  /** Signs the access tokens this Entra ID issues (HS256), so ARM can tell its own from forgeries. */
+  private readonly signingKey = randomBytes(32);
+  /** How many of the next ARM requests get 429, and the Retry-After they carry. */
+  private throttled = { remaining: 0, retryAfterSeconds: 0 };
   private server?: Server;
   private readonly sockets = new Set<Duplex>();
   private baseUrl?: string;
@@ -178,19 +301,140 @@ export class ArmEmulator {
     return this.ca.certPem;
   }
 
-  /** A TokenCredential (what `@azure/identity` credentials are) holding a token this emulator accepts. */
+  /**
+   * A TokenCredential (what `@azure/identity` credentials are) holding a token this emulator
+   * accepts: for ARM's audience, from the world's tenant, of a test principal that is Owner of
+   * the subscription whatever the role assignments.
+   */
   credential(): { getToken(): Promise<{ token: string; expiresOnTimestamp: number }> } {
-    const token = this.token;
     return {
-      getToken: () => Promise.resolve({ token, expiresOnTimestamp: Date.now() + 3_600_000 }),
+      getToken: () => {
+        const token = this.issueToken(TEST_PRINCIPAL, TEST_PRINCIPAL, this.url);
+        return Promise.resolve({ token, expiresOnTimestamp: Date.now() + 3_600_000 });
+      },
     };
   }
 
+  /** The next `requests` ARM requests are answered 429 with `Retry-After: retryAfterSeconds`. */
+  throttle(requests: number, retryAfterSeconds: number): void {
+    this.throttled = { remaining: requests, retryAfterSeconds };
+  }
+
+  private sign(data: string): string {
+    return createHmac('sha256', this.signingKey).update(data).digest('base64url');
+  }
+
+  /** An access token as Entra ID issues one: a JWT for `audience`, signed by this emulator. */
+  private issueToken(appid: string, oid: string, audience: string): string {
+    const now = Math.floor(Date.now() / 1000);
+    const claims: AccessTokenClaims = {
+      aud: audience,
+      iss: `https://sts.windows.net/${this.world.tenantID}/`,
+      tid: this.world.tenantID,
+      appid,
+      oid,
+      iat: now,
+      exp: now + 3600,
+    };
+    const head = `${Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    return `${head}.${this.sign(head)}`;
+  }
+
+  /** The bearer token's claims, or the 401 ARM answers for it (checked in ARM's order). */
+  private authenticate(authorization: string | undefined): AccessTokenClaims {
+    const bearer = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+    if (!bearer) {
+      throw new ArmError(
+        401,
+        'AuthenticationFailed',
+        "Authentication failed. The 'Authorization' header is missing.",
+      );
+    }
+    const [header, payload, signature] = bearer.split('.');
+    const expected = header && payload ? Buffer.from(this.sign(`${header}.${payload}`)) : undefined;
+    const given = Buffer.from(signature ?? '');
+    if (!expected || expected.length !== given.length || !timingSafeEqual(expected, given)) {
+      throw new ArmError(401, 'InvalidAuthenticationToken', 'The access token is invalid.');
+    }
+    const claims = decodePart(payload!) as AccessTokenClaims;
+    if (claims.exp * 1000 < Date.now()) {
+      throw new ArmError(
+        401,
+        'ExpiredAuthenticationToken',
+        'The access token expiry UTC time is earlier than current UTC time.',
+      );
+    }
+    const audiences = [this.url, `${this.url}/`];
+    if (!audiences.includes(claims.aud)) {
+      throw new ArmError(
+        401,
+        'InvalidAuthenticationTokenAudience',
+        `The access token has been obtained for wrong audience or resource '${claims.aud}'. It should exactly match with one of the allowed audiences '${audiences.join("','")}'.`,
+      );
+    }
+    const tenant = this.world.subscriptionTenantID ?? this.world.tenantID;
+    if (!same(claims.tid, tenant)) {
+      throw new ArmError(
+        401,
+        'InvalidAuthenticationTokenTenant',
+        `The access token is from the wrong issuer '${claims.iss}'. It must match the tenant 'https://sts.windows.net/${tenant}/' associated with this subscription. Please use the authority (URL) 'https://login.windows.net/${tenant}' to get the token.`,
+      );
+    }
+    return claims;
+  }
+
+  /** 403 unless a role assignment over the path lets the token's principal do `action`. */
+  private authorize(claims: AccessTokenClaims, path: string, action: string): void {
+    const assignments = this.world.roleAssignments;
+    if (assignments === undefined || claims.appid === TEST_PRINCIPAL) return;
+    const write = !action.endsWith('/read');
+    const allowed = assignments.some(
+      (a) =>
+        a.clientId === claims.appid &&
+        (path.toLowerCase() === a.scope.toLowerCase() ||
+          // Subscription-level reads (marketplace images, SKUs) need the subscription's scope.
+          path.toLowerCase().startsWith(`${a.scope.toLowerCase()}/`)) &&
+        (!write || a.role !== 'Reader'),
+    );
+    if (allowed) return;
+    throw new ArmError(
+      403,
+      'AuthorizationFailed',
+      `The client '${claims.appid}' with object id '${claims.oid}' does not have authorization to perform action '${action}' over scope '${path}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+    );
+  }
+
+  /** A federated assertion as Entra ID checks it: a JWT with the credential's iss, sub and aud. */
+  private assertionMatches(principal: ArmServicePrincipal, assertion: string | null): boolean {
+    const credential = principal.federatedCredential;
+    if (!credential || !assertion) return false;
+    const parts = assertion.split('.');
+    if (parts.length !== 3) return false;
+    const claims = decodePart(parts[1]!) as
+      { iss?: unknown; sub?: unknown; aud?: unknown; exp?: unknown } | undefined;
+    if (!claims) return false;
+    const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    return (
+      claims.iss === credential.issuer &&
+      claims.sub === credential.subject &&
+      audiences.some((a) => typeof a === 'string' && credential.audiences.includes(a)) &&
+      typeof claims.exp === 'number' &&
+      claims.exp * 1000 > Date.now()
+    );
+  }
+
   /** Options every `@azure/arm-*` client takes to reach this emulator and trust its CA. */
-  clientOptions(): { endpoint: string; credentialScopes: string[]; tlsOptions: { ca: string } } {
+  clientOptions(): {
+    endpoint: string;
+    credentialScopes: string[];
+    credentials: { scopes: string[] };
+    tlsOptions: { ca: string };
+  } {
+    const scopes = [`${this.url}/.default`];
     return {
       endpoint: this.url,
-      credentialScopes: [`${this.url}/.default`],
+      credentialScopes: scopes,
+      credentials: { scopes },
       tlsOptions: { ca: this.caPem },
     };
   }
@@ -214,10 +458,12 @@ export class ArmEmulator {
       const secretOk =
         client?.clientSecret !== undefined && form.get('client_secret') === client.clientSecret;
       const assertionOk =
-        client?.federatedToken !== undefined &&
+        client !== undefined &&
         form.get('client_assertion_type') ===
           'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' &&
-        form.get('client_assertion') === client.federatedToken;
+        this.assertionMatches(client, form.get('client_assertion'));
+      // The v2.0 endpoint's scope is `<resource>/.default`: the token's audience is the resource.
+      const scope = form.get('scope') ?? '';
       let status = 200;
       let body: Record<string, unknown>;
       if (!same(tenant, this.world.tenantID)) {
@@ -233,10 +479,28 @@ export class ArmEmulator {
         status = 401;
         body = {
           error: 'invalid_client',
-          error_description: `AADSTS7000215: Invalid client secret provided for '${form.get('client_id') ?? ''}'.`,
+          error_description: form.get('client_assertion')
+            ? `AADSTS700213: No matching federated identity record found for presented assertion of client '${form.get('client_id') ?? ''}'.`
+            : `AADSTS7000215: Invalid client secret provided for '${form.get('client_id') ?? ''}'.`,
+        };
+      } else if (!scope.endsWith('/.default')) {
+        status = 400;
+        body = {
+          error: 'invalid_scope',
+          error_description: `AADSTS1002012: The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
         };
       } else {
-        body = { token_type: 'Bearer', expires_in: 3599, access_token: this.token };
+        const oid =
+          client.objectId ??
+          `00000000-0000-4000-8000-${client.clientId
+            .replace(/[^0-9a-f]/gi, '')
+            .padEnd(12, '0')
+            .slice(0, 12)}`;
+        body = {
+          token_type: 'Bearer',
+          expires_in: 3599,
+          access_token: this.issueToken(client.clientId, oid, scope.slice(0, -'/.default'.length)),
+        };
       }
       this.tokenRequests.push({ clientId: form.get('client_id') ?? '', status });
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
@@ -252,14 +516,19 @@ export class ArmEmulator {
       return;
     }
     const apiVersion = url.searchParams.get('api-version');
+    const path = decodeURIComponent(url.pathname);
     let status = 200;
     let body: unknown;
+    let retryAfter: number | undefined;
     try {
-      if (req.headers.authorization !== `Bearer ${this.token}`) {
+      const claims = this.authenticate(req.headers.authorization);
+      if (this.throttled.remaining > 0) {
+        this.throttled.remaining--;
+        retryAfter = this.throttled.retryAfterSeconds;
         throw new ArmError(
-          401,
-          'AuthenticationFailed',
-          "Authentication failed. The 'Authorization' header is missing or invalid.",
+          429,
+          'SubscriptionRequestsThrottled',
+          `Number of 'read' requests for subscription '${this.world.subscriptionID}' actor '${claims.oid}' exceeded. Please try again after '${retryAfter}' seconds after additional tokens are available.`,
         );
       }
       if (!apiVersion) {
@@ -272,9 +541,20 @@ export class ArmEmulator {
       if (req.method !== 'GET') {
         throw new ArmError(405, 'MethodNotAllowed', `The ${req.method} method is not served here.`);
       }
+      const parts = path.split('/').filter(Boolean);
+      const type = resourceTypeOf(parts);
+      const versions = type ? API_VERSIONS[type] : undefined;
+      if (type && versions && !versions.includes(apiVersion)) {
+        throw new ArmError(
+          400,
+          'NoRegisteredProviderFound',
+          `No registered resource provider found for location 'eastus' and API version '${apiVersion}' for type '${type.split('/').slice(1).join('/')}'. The supported api-versions are '${versions.join(', ')}'.`,
+        );
+      }
+      if (type) this.authorize(claims, path, `${type}/read`);
       this.currentExpand = url.searchParams.get('$expand');
       this.currentFilter = url.searchParams.get('$filter');
-      body = this.route(decodeURIComponent(url.pathname));
+      body = this.route(path);
     } catch (err) {
       if (!(err instanceof ArmError)) throw err;
       status = err.status;
@@ -288,6 +568,7 @@ export class ArmEmulator {
       ...(status === 401
         ? { 'www-authenticate': 'Bearer authorization_uri="https://login.invalid"' }
         : {}),
+      ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}),
     });
     res.end(text);
   }
@@ -495,6 +776,14 @@ export class ArmEmulator {
         );
       }
       const expand = this.currentExpand === 'instanceView';
+      const provisioningState = vm.provisioningState ?? 'Succeeded';
+      // While Compute builds the VM its instance view has no PowerState status yet.
+      const statuses = [
+        { code: `ProvisioningState/${provisioningState.toLowerCase()}`, level: 'Info' },
+        ...(provisioningState === 'Creating'
+          ? []
+          : [{ code: `PowerState/${vm.powerState}`, level: 'Info' }]),
+      ];
       return {
         id: `${rgPath}/providers/Microsoft.Compute/virtualMachines/${vm.name}`,
         name: vm.name,
@@ -502,7 +791,7 @@ export class ArmEmulator {
         location: vm.location,
         tags: vm.tags ?? {},
         properties: {
-          provisioningState: 'Succeeded',
+          provisioningState,
           osProfile: { computerName: vm.computerName, adminUsername: 'core' },
           networkProfile: {
             networkInterfaces: vm.networkInterfaces.map((nic, i) => ({
@@ -512,13 +801,7 @@ export class ArmEmulator {
           },
           ...(expand
             ? {
-                instanceView: {
-                  computerName: vm.computerName,
-                  statuses: [
-                    { code: 'ProvisioningState/succeeded', level: 'Info' },
-                    { code: `PowerState/${vm.powerState}`, level: 'Info' },
-                  ],
-                },
+                instanceView: { computerName: vm.computerName, statuses },
               }
             : {}),
         },

@@ -175,9 +175,11 @@ function postForm(
 export function armClientOptions(env: AzureEnv): ArmClientOptions {
   const endpoint = env.AZURE_ENDPOINT_URL_ARM.replace(/\/$/, '');
   const ca = trustedCAs(env);
+  const scopes = [`${endpoint}/.default`];
   return {
     endpoint,
-    credentialScopes: [`${endpoint}/.default`],
+    credentialScopes: scopes,
+    credentials: { scopes },
     ...(ca ? { tlsOptions: { ca: ca.join('\n') } } : {}),
   };
 }

@@ -43,10 +43,17 @@ export interface AzureVmSize {
   architecture?: string;
 }
 
-/** Options the `@azure/arm-*` clients share: another cloud's endpoint, a CA to trust. */
+/**
+ * Options the `@azure/arm-*` clients share: another cloud's endpoint, its token audience, a CA to
+ * trust. The audience goes in both forms the SDKs read: `credentialScopes` (arm-network,
+ * arm-msi) and `credentials.scopes` (arm-compute 24, generated from TypeSpec, which ignores
+ * `credentialScopes` and would ask Entra ID for https://management.azure.com, refused by any
+ * other cloud's ARM as InvalidAuthenticationTokenAudience).
+ */
 export interface ArmClientOptions {
   endpoint?: string;
   credentialScopes?: string[];
+  credentials?: { scopes: string[] };
   tlsOptions?: { ca?: string };
 }
 
