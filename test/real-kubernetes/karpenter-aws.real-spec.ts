@@ -8,16 +8,13 @@ import {
   OPERAND_NAMESPACE,
   SERVICE_ACCOUNT_NAME,
 } from '@fleet/cloud-provider';
-import {
-  eventually,
-  fixtureInfrastructure,
-  freePort,
-  spawnProcess,
-  type KubeObject,
-  type RunningProcess,
-} from '@fleet/testing';
+import { eventually, fixtureInfrastructure, type KubeObject } from '@fleet/testing';
 import type { V1Deployment } from '@kubernetes/client-node';
 
+import {
+  startKarpenterFromDeployment,
+  type KarpenterProcess,
+} from '../support/control-plane/karpenter-process.js';
 import { SimulatedKubelets } from '../support/control-plane/kubelets.js';
 import {
   SimulatedMachines,
@@ -30,7 +27,6 @@ import {
   type RealOpenShiftAwsCluster,
 } from '../support/control-plane/openshift-cluster.js';
 import { namespaceState, refusedRequests } from '../support/control-plane/scenario.js';
-import { upstreamBinary } from '../support/upstream-binaries.js';
 import { GENERAL_NODEPOOL, startSidecarRuntime, type Harness } from '../standalone-aws/harness.js';
 
 // Standalone OpenShift on AWS with the real karpenter-provider-aws v1.14.1 (test/upstream) as the
@@ -55,42 +51,12 @@ const KARPENTER_USER = `system:serviceaccount:${OPERAND_NAMESPACE}:${SERVICE_ACC
 const KARPENTER_MANAGER = 'karpenter';
 const WORKLOADS = 'workloads';
 
-/**
- * Where the test departs from the Deployment's environment, and why: the cloud is the emulator
- * (endpoints, no instance metadata, no pricing API, which ISOLATED_VPC turns off), what the pod
- * would mount (credentials, its token, its namespace) comes from files and variables, and ports
- * must not collide with other suites.
- */
-function testEnvironment(
-  env: Record<string, string>,
-  dir: string,
-  cluster: RealOpenShiftAwsCluster,
-  ports: { metrics: number; health: number },
-): Record<string, string> {
-  const aws = cluster.ec2.clientConfig();
-  return {
-    ...env,
-    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_ENDPOINT_URL_EC2: aws.endpoint,
-    AWS_ENDPOINT_URL_SQS: aws.endpoint,
-    ISOLATED_VPC: 'true',
-    METRICS_PORT: String(ports.metrics),
-    HEALTH_PROBE_PORT: String(ports.health),
-    KUBECONFIG: join(dir, 'kubeconfig'),
-    // In a pod the namespace comes from the service account's mount, which a process lacks.
-    LEADER_ELECTION_NAMESPACE: OPERAND_NAMESPACE,
-    PATH: process.env.PATH ?? '',
-    HOME: dir,
-  };
-}
-
 describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone OpenShift on AWS', () => {
   let cluster: RealOpenShiftAwsCluster;
   let sidecar: Omit<Harness, 'cluster'>;
   let kubelets: SimulatedKubelets;
   let machines: SimulatedMachines;
-  let karpenter: RunningProcess;
+  let karpenter: KarpenterProcess;
   let dir: string;
   let operandEnv: Record<string, string>;
   const infra = fixtureInfrastructure();
@@ -98,7 +64,7 @@ describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone 
     cluster.plane.get(apiVersion, kind, name, namespace);
   const list = async (path: string) =>
     ((await cluster.plane.request('GET', path)).json as { items?: KubeObject[] }).items ?? [];
-  const karpenterLog = () => karpenter?.output().slice(-3000) ?? '';
+  const karpenterLog = () => karpenter?.process.output().slice(-3000) ?? '';
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fleet-karpenter-aws-'));
@@ -109,50 +75,31 @@ describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone 
     sidecar = await startSidecarRuntime(cluster, { requeueMs: 500 });
     await sidecar.runtime.apply(sidecar.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
 
-    // The operand as the sidecar rendered it: its container's arguments and environment.
+    // The operand as the sidecar rendered it, as its service account.
     const deployment = (await get(
       'apps/v1',
       'Deployment',
       OPERAND_NAME,
       OPERAND_NAMESPACE,
     )) as V1Deployment;
-    const container = deployment.spec!.template.spec!.containers[0]!;
-    operandEnv = Object.fromEntries(
-      (container.env ?? []).map((e) => [
-        e.name,
-        e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace'
-          ? OPERAND_NAMESPACE
-          : (e.value ?? ''),
-      ]),
-    );
-    const aws = cluster.ec2.clientConfig();
-    writeFileSync(
-      join(dir, 'credentials'),
-      `[default]\naws_access_key_id = ${aws.credentials.accessKeyId}\naws_secret_access_key = ${aws.credentials.secretAccessKey}\n`,
-    );
     const token = await cluster.plane.serviceAccountToken(OPERAND_NAMESPACE, SERVICE_ACCOUNT_NAME);
-    writeFileSync(join(dir, 'kubeconfig'), cluster.plane.kubeconfigYaml({ token }, 'karpenter'));
-
     machines = await new SimulatedMachines(cluster.plane, cluster.ec2, {
       // The kubelet registers with the taints of the KubeletConfig the sidecar renders for the
       // NodeClass's pool, as the MCO would render it into the machine's configuration.
       registerWithTaints: taintsOfMachineConfigPool(cluster.plane),
     }).start();
-    karpenter = spawnProcess({
-      name: 'karpenter-provider-aws',
-      command: upstreamBinary('karpenter-provider-aws'),
-      args: container.args ?? [],
-      env: testEnvironment(operandEnv, dir, cluster, {
-        metrics: await freePort(),
-        health: await freePort(),
-      }),
+    karpenter = await startKarpenterFromDeployment(deployment, {
+      kubeconfigYaml: cluster.plane.kubeconfigYaml({ token }, 'karpenter'),
+      ec2: cluster.ec2,
+      dir,
     });
+    operandEnv = karpenter.deploymentEnv;
   }, 180_000);
   afterAll(async () => {
     machines?.stop();
     if (process.env.FLEET_KARPENTER_LOG)
-      writeFileSync(process.env.FLEET_KARPENTER_LOG, karpenter?.output() ?? '');
-    await karpenter?.stop();
+      writeFileSync(process.env.FLEET_KARPENTER_LOG, karpenter?.process.output() ?? '');
+    await karpenter?.process.stop();
     kubelets?.stop();
     await sidecar?.stop();
     await cluster?.stop();

@@ -111,15 +111,20 @@ export function hostedSidecarRbac(
   return JSON.parse(text) as KubeObject[];
 }
 
-/** The Karpenter CRDs HyperShift's karpenter-operator installs in the guest. */
-export const GUEST_KARPENTER_CRDS = () =>
-  upstreamCrdFiles(
+/**
+ * The Karpenter CRDs HyperShift's karpenter-operator installs in the guest (reconcileCRDs in
+ * karpenter-operator/controllers/karpenter/karpenter_controller.go and nodeclass/
+ * ec2_nodeclass_controller.go at 3ee9615567ac): the fork's NodePool and NodeClaim, the
+ * EC2NodeClass as hack/adjust-cel.sh relaxes it, and the OpenshiftEC2NodeClass. Not the
+ * NodeOverlay CRD, which sits in its assets but neither installs.
+ */
+export const GUEST_KARPENTER_CRDS = () => [
+  ...upstreamCrdFiles('hypershift-guest'),
+  ...upstreamCrdFiles(
     'karpenter',
-    (f) =>
-      f === 'karpenter.sh_nodepools.yaml' ||
-      f === 'karpenter.sh_nodeclaims.yaml' ||
-      f === 'karpenter.hypershift.openshift.io_openshiftec2nodeclasses.yaml',
-  );
+    (f) => f === 'karpenter.hypershift.openshift.io_openshiftec2nodeclasses.yaml',
+  ),
+];
 
 /** One management cluster (HyperShift's CRDs, no hosted cluster yet) and its AWS account. */
 export interface EmulatedManagementCluster {
@@ -305,8 +310,35 @@ export async function startEmulatedHostedCluster(
 }
 
 /** A Deployment of one stand-in container, as HyperShift runs its karpenter-operator and karpenter. */
-export function hyperShiftDeployment(namespace: string, name: string): KubeObject {
+export function hyperShiftDeployment(namespace: string, name: string, hcp: KubeObject): KubeObject {
   const labels = { app: name };
+  const spec = hcp.spec as { infraID?: string; platform?: { aws?: { region?: string } } };
+  const container =
+    name === 'karpenter'
+      ? {
+          name,
+          image: 'aws-karpenter-provider-aws',
+          // control-plane-operator/controllers/hostedcontrolplane/v2/assets/karpenter/
+          // deployment.yaml and v2/karpenter/deployment.go adaptDeployment, at 3ee9615567ac: the
+          // guest's service-network admin kubeconfig, no webhook, no leader election.
+          env: [
+            { name: 'KUBECONFIG', value: '/mnt/kubeconfig/target-kubeconfig' },
+            {
+              name: 'SYSTEM_NAMESPACE',
+              valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+            },
+            { name: 'DISABLE_WEBHOOK', value: 'true' },
+            { name: 'DISABLE_LEADER_ELECTION', value: 'true' },
+            { name: 'FEATURE_GATES', value: 'Drift=true' },
+            { name: 'AWS_SHARED_CREDENTIALS_FILE', value: '/etc/provider/credentials' },
+            { name: 'AWS_SDK_LOAD_CONFIG', value: 'true' },
+            { name: 'HEALTH_PROBE_PORT', value: '8081' },
+            { name: 'CLUSTER_ENDPOINT', value: 'https://fake.com' },
+            { name: 'AWS_REGION', value: spec.platform?.aws?.region ?? '' },
+            { name: 'CLUSTER_NAME', value: spec.infraID ?? '' },
+          ],
+        }
+      : { name, image: `quay.io/hypershift/${name}:stand-in` };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -314,10 +346,7 @@ export function hyperShiftDeployment(namespace: string, name: string): KubeObjec
     spec: {
       replicas: 1,
       selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: { containers: [{ name, image: `quay.io/hypershift/${name}:stand-in` }] },
-      },
+      template: { metadata: { labels }, spec: { containers: [container] } },
     },
   };
 }
@@ -375,7 +404,7 @@ export class HyperShiftStandIn {
       }
       for (const d of ['karpenter-operator', 'karpenter']) {
         if (!management.get('apps/v1', 'Deployment', d, hcpNamespace))
-          management.create(hyperShiftDeployment(hcpNamespace, d));
+          management.create(hyperShiftDeployment(hcpNamespace, d, hcp));
         management.setDeploymentAvailable(hcpNamespace, d);
       }
       management.patchStatus(HC_API, 'HostedControlPlane', name, hcpNamespace, {

@@ -174,7 +174,7 @@ export class RealHyperShiftStandIn {
       }
       for (const d of ['karpenter-operator', 'karpenter']) {
         if (!(await management.get('apps/v1', 'Deployment', d, ns)))
-          await management.create(hyperShiftDeployment(ns, d));
+          await management.create(hyperShiftDeployment(ns, d, hcp));
       }
       await management.patch(
         HC_API,
