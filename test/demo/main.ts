@@ -286,7 +286,7 @@ async function main(): Promise<void> {
           ),
         );
         await gql(
-          `mutation($id: ID!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: { template: { spec: { nodeClassRef: { group: "karpenter.hypershift.openshift.io", kind: "OpenshiftEC2NodeClass", name: "karpenter-fleet" }, requirements: [] } }, limits: { cpu: "64" } } }) { id } }`,
+          `mutation($id: ID!) { upsertNodePool(clusterId: $id, input: { name: "general", spec: { template: { spec: { nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "karpenter-fleet" }, requirements: [] } }, limits: { cpu: "64" } } }) { id } }`,
           { id: registered.id },
         );
         await gql(

@@ -134,6 +134,32 @@ describe('hosted control plane, AutoNode mode', () => {
     ).not.toHaveProperty('autoNode');
 
     hypershift.counts = { nodeCount: 2, nodeClaimCount: 3, vcpus: 8 };
+    // Karpenter ignores a NodePool naming the OpenshiftEC2NodeClass itself (IsManaged): refused.
+    const ignored = await api.admin(UPSERT, {
+      id,
+      input: {
+        name: 'general',
+        spec: {
+          template: {
+            spec: {
+              requirements: [],
+              nodeClassRef: {
+                group: 'karpenter.hypershift.openshift.io',
+                kind: 'OpenshiftEC2NodeClass',
+                name: 'karpenter-fleet',
+              },
+            },
+          },
+        },
+      },
+    });
+    expect(ignored.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'input.spec.template.spec.nodeClassRef',
+    });
+    expect(ignored.errors?.[0]?.message).toMatch(
+      /must reference group karpenter\.k8s\.aws, kind EC2NodeClass .*EC2NodeClass HyperShift derives from the OpenshiftEC2NodeClass of the same name/,
+    );
     const upsert = await api.admin(UPSERT, {
       id,
       input: {
@@ -144,8 +170,8 @@ describe('hosted control plane, AutoNode mode', () => {
               requirements: [],
               expireAfter: '720h',
               nodeClassRef: {
-                group: 'karpenter.hypershift.openshift.io',
-                kind: 'OpenshiftEC2NodeClass',
+                group: 'karpenter.k8s.aws',
+                kind: 'EC2NodeClass',
                 name: 'karpenter-fleet',
               },
             },
@@ -222,8 +248,8 @@ describe('hosted control plane, AutoNode mode', () => {
     expect(
       (pool?.spec as { template: { spec: { nodeClassRef: unknown } } }).template.spec.nodeClassRef,
     ).toEqual({
-      group: 'karpenter.hypershift.openshift.io',
-      kind: 'OpenshiftEC2NodeClass',
+      group: 'karpenter.k8s.aws',
+      kind: 'EC2NodeClass',
       name: 'karpenter-fleet',
     });
     // The fleet runs nothing of its own beside HyperShift's operator and operand.

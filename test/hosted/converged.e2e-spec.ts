@@ -122,8 +122,8 @@ describe('hosted control plane, converged mode', () => {
                   requirements: [],
                   expireAfter: '720h',
                   nodeClassRef: {
-                    group: 'karpenter.hypershift.openshift.io',
-                    kind: 'OpenshiftEC2NodeClass',
+                    group: 'karpenter.k8s.aws',
+                    kind: 'EC2NodeClass',
                     name: 'karpenter-fleet',
                   },
                 },

@@ -106,8 +106,8 @@ describe('one management cluster, three hosted control planes', () => {
                 spec: {
                   requirements: [],
                   nodeClassRef: {
-                    group: 'karpenter.hypershift.openshift.io',
-                    kind: 'OpenshiftEC2NodeClass',
+                    group: 'karpenter.k8s.aws',
+                    kind: 'EC2NodeClass',
                     name: 'karpenter-fleet',
                   },
                 },

@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { V1Deployment } from '@kubernetes/client-node';
 
 import { RealHyperShiftStandIn } from '../support/control-plane/hosted-clusters.js';
+import {
+  startKarpenterFromDeployment,
+  type KarpenterProcess,
+} from '../support/control-plane/karpenter-process.js';
+import { HOSTED } from '../support/hcp-aws-hosted.js';
+import { eventually } from '../support/processes.js';
 import { refusedRequests } from '../support/control-plane/scenario.js';
 import { ROLE, hasCondition, startHostedFleet, type HostedFleet } from './hosted-fleet.js';
 
@@ -15,6 +25,8 @@ const HC_API = 'hypershift.openshift.io/v1beta1';
 describe('hosted control plane in AutoNode mode, on real management and guest servers', () => {
   let fleet: HostedFleet;
   let hypershift: RealHyperShiftStandIn | undefined;
+  let karpenter: KarpenterProcess | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-hosted-karpenter-'));
 
   beforeAll(async () => {
     fleet = await startHostedFleet('AutoNode', (cluster) => {
@@ -22,8 +34,10 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
     });
   }, 180_000);
   afterAll(async () => {
+    await karpenter?.process.stop();
     hypershift?.stop();
     await fleet?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('enabling sets spec.autoNode; the NodePool and OpenshiftEC2NodeClass land in the guest; status is HyperShift’s; nothing refused', async () => {
@@ -69,10 +83,56 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
     expect(
       (pool?.spec as { template: { spec: { nodeClassRef: unknown } } }).template.spec.nodeClassRef,
     ).toEqual({
-      group: 'karpenter.hypershift.openshift.io',
-      kind: 'OpenshiftEC2NodeClass',
+      group: 'karpenter.k8s.aws',
+      kind: 'EC2NodeClass',
       name: 'karpenter-fleet',
     });
     expect(refusedRequests(cluster.management, cluster.sidecarUser)).toEqual([]);
+  }, 120_000);
+
+  it("HyperShift's Karpenter (upstream v1.14.1 for OpenShift's fork) starts against the guest and manages the fleet's NodePool", async () => {
+    const { cluster } = fleet;
+    const ns = HOSTED.hcpNamespace;
+    // As HyperShift runs it in the HCP namespace: the guest's admin kubeconfig from the
+    // <infraID>-kubeconfig Secret; the fork's differences: test/upstream/karpenter-provider-aws-openshift.
+    const deployment = (await cluster.management.get('apps/v1', 'Deployment', 'karpenter', ns)) as
+      V1Deployment | undefined;
+    expect(deployment).toBeDefined();
+    const secret = await cluster.management.get('v1', 'Secret', `${HOSTED.infraID}-kubeconfig`, ns);
+    const kubeconfigYaml = Buffer.from(
+      (secret?.data as { value: string }).value,
+      'base64',
+    ).toString();
+    karpenter = await startKarpenterFromDeployment(deployment!, {
+      kubeconfigYaml,
+      ec2: cluster.ec2,
+      dir,
+    });
+    expect(karpenter.deploymentEnv).toMatchObject({
+      CLUSTER_NAME: HOSTED.infraID,
+      AWS_REGION: HOSTED.region,
+      SYSTEM_NAMESPACE: ns,
+    });
+    await eventually(async () => ((await karpenter!.ready()) ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: `Karpenter ready (${karpenter.process.output().slice(-1500)})`,
+    });
+    // Karpenter manages a NodePool only when its nodeClassRef names a kind its provider serves
+    // (IsManaged, sigs.k8s.io/karpenter pkg/utils/nodepool): then its readiness controller
+    // writes NodeClassReady on it.
+    const conditions = await eventually(
+      async () => {
+        const pool = await cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general');
+        const found = (pool?.status as { conditions?: { type: string }[] } | undefined)?.conditions;
+        return found?.some((c) => c.type === 'NodeClassReady') ? found : undefined;
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        what: "Karpenter to manage the fleet's NodePool (NodeClassReady on its status)",
+      },
+    );
+    expect(conditions.map((c) => c.type)).toContain('NodeClassReady');
   }, 120_000);
 });

@@ -110,8 +110,8 @@ export async function startHostedFleet(
                   requirements: [],
                   expireAfter: '720h',
                   nodeClassRef: {
-                    group: 'karpenter.hypershift.openshift.io',
-                    kind: 'OpenshiftEC2NodeClass',
+                    group: 'karpenter.k8s.aws',
+                    kind: 'EC2NodeClass',
                     name: 'karpenter-fleet',
                   },
                 },

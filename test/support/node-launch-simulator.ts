@@ -231,9 +231,26 @@ export class NodeLaunchSimulator {
     const name = `${nodePool}-${suffix()}`;
     // Karpenter makes its NodePool the owner, so deleting the NodePool deletes its NodeClaims.
     const owner = kube.get(NODECLAIM, 'NodePool', nodePool);
-    const nodeClass =
-      (owner?.spec as { template?: { spec?: { nodeClassRef?: { name?: string } } } } | undefined)
-        ?.template?.spec?.nodeClassRef?.name ?? 'default';
+    const nodeClassRef = (
+      owner?.spec as
+        | {
+            template?: {
+              spec?: { nodeClassRef?: { group?: string; kind?: string; name?: string } };
+            };
+          }
+        | undefined
+    )?.template?.spec?.nodeClassRef ?? {
+      group: 'karpenter.k8s.aws',
+      kind: 'EC2NodeClass',
+      name: 'default',
+    };
+    // karpenter-provider-aws serves EC2NodeClass only: Karpenter ignores any other NodePool
+    // (IsManaged in sigs.k8s.io/karpenter pkg/utils/nodepool) and never launches for it.
+    if (nodeClassRef.group !== 'karpenter.k8s.aws' || nodeClassRef.kind !== 'EC2NodeClass')
+      throw new Error(
+        `Karpenter ignores NodePool ${nodePool}: its nodeClassRef names ${nodeClassRef.group}/${nodeClassRef.kind}, not karpenter.k8s.aws/EC2NodeClass`,
+      );
+    const nodeClass = nodeClassRef.name ?? 'default';
     const userData =
       options.userData ??
       (kube.get(NODECLASS, 'EC2NodeClass', nodeClass)?.spec as { userData?: string } | undefined)
@@ -265,7 +282,11 @@ export class NodeLaunchSimulator {
             : {}),
         },
         spec: {
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
+          nodeClassRef: {
+            group: nodeClassRef.group,
+            kind: nodeClassRef.kind,
+            name: nodeClass,
+          },
           requirements: [
             { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [instanceType] },
           ],

@@ -132,6 +132,8 @@ export interface PlatformRules {
   nodeClassForValidation(overrides: NodeClassOverrides): KubeObject;
   /** The provider's own rules beyond the CRD; throws InvalidDesiredStateError. */
   validateNodeClassOverrides(overrides: NodeClassOverrides): void;
+  /** Why Karpenter would ignore a NodePool with this nodeClassRef here (nodeClassRefProblem). */
+  nodeClassRefProblem(nodeClassRef: unknown): string | undefined;
 }
 
 /** One entry of the registry: a platform and topology pair the fleet supports. */

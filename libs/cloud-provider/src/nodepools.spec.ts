@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { AwsStandaloneCloudProvider } from './aws/provider.js';
+import { findDriver } from './registry.js';
 import { InvalidDesiredStateError } from './errors.js';
 import { CRDS_DIR, desiredState, loadCrdValidator } from '@fleet/testing';
 
@@ -61,6 +62,42 @@ describe('NodePools', () => {
       nodeClassRef: ref,
     });
     expect(crd.validate(pool?.object).errors).toEqual([]);
+  });
+
+  it('refuses a nodeClassRef of a kind Karpenter would ignore, on every platform', () => {
+    const pool = (ref: Record<string, string>) => ({
+      name: 'other',
+      spec: { template: { spec: { ...general.spec.template.spec, nodeClassRef: ref } } },
+    });
+    const wrong = {
+      group: 'karpenter.hypershift.openshift.io',
+      kind: 'OpenshiftEC2NodeClass',
+      name: 'x',
+    };
+    expect(() => provider.renderNodePools(desiredState({ nodePools: [pool(wrong)] }))).toThrow(
+      new InvalidDesiredStateError([
+        {
+          field: 'nodePools[0].spec.template.spec.nodeClassRef',
+          message:
+            'must reference group karpenter.k8s.aws, kind EC2NodeClass (not karpenter.hypershift.openshift.io/OpenshiftEC2NodeClass): Karpenter manages only NodePools of the NodeClass kind its provider serves and would ignore this one',
+        },
+      ]),
+    );
+    // Hosted: the EC2NodeClass HyperShift derives, never the OpenshiftEC2NodeClass itself.
+    const hosted = findDriver('AWS', 'HOSTED')!.rules;
+    expect(hosted.nodeClassRefProblem(wrong)).toMatch(
+      /EC2NodeClass HyperShift derives from the OpenshiftEC2NodeClass of the same name$/,
+    );
+    expect(
+      hosted.nodeClassRefProblem({ group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'x' }),
+    ).toBeUndefined();
+    expect(hosted.nodeClassRefProblem(undefined)).toBeUndefined();
+    expect(findDriver('CAPI', 'STANDALONE')!.rules.nodeClassRefProblem(wrong)).toMatch(
+      /^must reference group karpenter\.cluster\.x-k8s\.io, kind ClusterAPINodeClass/,
+    );
+    expect(findDriver('AZURE', 'STANDALONE')!.rules.nodeClassRefProblem(wrong)).toMatch(
+      /^must reference group karpenter\.azure\.com, kind AKSNodeClass/,
+    );
   });
 
   it('rejects duplicate names naming the field', () => {

@@ -35,6 +35,8 @@ import {
   writeOverrides,
   type DesiredStateChange,
 } from '@fleet/desired-state';
+import { findDriver } from '@fleet/cloud-provider';
+import type { Platform, Topology } from '@fleet/contracts';
 import { unsupportedChangeFor } from './unsupported-change.js';
 import {
   type NodeClassOverridesInput,
@@ -256,6 +258,9 @@ export class DesiredStateChanges {
           `${root}.upsertNodePool.spec${violation.field ? `.${violation.field}` : ''}`,
           violation.reason,
         );
+      const ignored = nodeClassRefRefusal(cluster, change.upsertNodePool.spec);
+      if (ignored)
+        throw userInputError(`${root}.upsertNodePool.spec.template.spec.nodeClassRef`, ignored);
     }
   }
 
@@ -333,6 +338,12 @@ export class DesiredStateChanges {
       );
     const spec = input.spec as Record<string, unknown>;
     return this.changeDesiredState(principal, uid, 'upsertNodePool', expected, async (tx) => {
+      const cluster = await tx.cluster.findUniqueOrThrow({
+        where: { id: uid },
+        select: { platform: true, topology: true },
+      });
+      const ignored = nodeClassRefRefusal(cluster, spec);
+      if (ignored) throw userInputError('input.spec.template.spec.nodeClassRef', ignored);
       await applyDesiredStateChange(tx, uid, { upsertNodePool: { name, spec } });
     });
   }
@@ -507,4 +518,15 @@ export class DesiredStateChanges {
     await clusterChanged(this.events, uid);
     return this.queries.toModel(row);
   }
+}
+
+/** Why Karpenter on this cluster's platform would ignore a NodePool of this spec, if it would. */
+function nodeClassRefRefusal(
+  cluster: { platform: Platform; topology: Topology },
+  spec: Record<string, unknown>,
+): string | undefined {
+  const template = spec.template as { spec?: { nodeClassRef?: unknown } } | undefined;
+  return findDriver(cluster.platform, cluster.topology)?.rules.nodeClassRefProblem(
+    template?.spec?.nodeClassRef,
+  );
 }

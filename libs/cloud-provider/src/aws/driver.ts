@@ -1,3 +1,4 @@
+import { nodeClassRefProblem } from '../nodepools.js';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   IAMClient,
@@ -49,6 +50,7 @@ export const AWS_PLATFORM_RULES: PlatformRules = {
     // Standalone: kubelet settings reach the nodes through a KubeletConfig.
     validateKubeletForMachineConfig(overrides);
   },
+  nodeClassRefProblem: (ref) => nodeClassRefProblem(ref, EC2_NODE_CLASS),
 };
 
 /**

@@ -1,3 +1,4 @@
+import { nodeClassRefProblem } from '../nodepools.js';
 import { ComputeManagementClient } from '@azure/arm-compute';
 import { NetworkManagementClient } from '@azure/arm-network';
 import type { NodeClassOverrides } from '@fleet/contracts';
@@ -47,6 +48,7 @@ export const AZURE_PLATFORM_RULES: PlatformRules = {
     validateNodeClassOverrides(overrides);
     validateKubeletForMachineConfig(overrides);
   },
+  nodeClassRefProblem: (ref) => nodeClassRefProblem(ref, AKS_NODE_CLASS),
 };
 
 /** `PowerState/running` → `running`. */

@@ -1,3 +1,4 @@
+import { nodeClassRefProblem } from '../nodepools.js';
 import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
 import {
   CAPI_MACHINE,
@@ -125,6 +126,7 @@ export const CLUSTER_API_PLATFORM_RULES: PlatformRules = {
       templateKinds: [],
     }).validateNodeClassOverrides(overrides);
   },
+  nodeClassRefProblem: (ref) => nodeClassRefProblem(ref, CLUSTER_API_NODE_CLASS),
 };
 
 /**

@@ -14,6 +14,7 @@ import {
 } from '@fleet/discovery';
 import { canonical } from '../canonical.js';
 import { ownedLabels } from '../labels.js';
+import { EC2_NODE_CLASS } from '../aws/constants.js';
 import { renderNodePools } from '../nodepools.js';
 import type { KubeObject, TargetedObject } from '../types.js';
 
@@ -123,12 +124,25 @@ export function renderHostedDefaultNodeClass(
   });
 }
 
+/**
+ * What a hosted NodePool's nodeClassRef names: the EC2NodeClass Karpenter reads, which
+ * HyperShift's karpenter-operator derives from the OpenshiftEC2NodeClass of the same name
+ * (docs/content/how-to/aws/create-aws-hosted-cluster-autonode.md and test/e2e/karpenter_test.go
+ * at 3ee9615567ac). Karpenter ignores a NodePool that names the OpenshiftEC2NodeClass itself.
+ */
+export const HOSTED_NODECLASS_REF_HINT =
+  '; on hosted clusters name the EC2NodeClass HyperShift derives from the OpenshiftEC2NodeClass of the same name';
+
 export function renderHostedNodePools(desired: KarpenterDesiredState): KubeObject[] {
-  return renderNodePools(desired.nodePools, {
-    group: OPENSHIFT_EC2_NODE_CLASS.group,
-    kind: OPENSHIFT_EC2_NODE_CLASS.kind,
-    name: HOSTED_DEFAULT_NODE_CLASS_NAME,
-  });
+  return renderNodePools(
+    desired.nodePools,
+    {
+      group: EC2_NODE_CLASS.group,
+      kind: EC2_NODE_CLASS.kind,
+      name: HOSTED_DEFAULT_NODE_CLASS_NAME,
+    },
+    HOSTED_NODECLASS_REF_HINT,
+  );
 }
 
 /** What the sidecar keeps in the guest in AutoNode mode, in apply order; nothing when disabled. */

@@ -1,3 +1,4 @@
+import { nodeClassRefProblem } from '../nodepools.js';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   NODECLAIM,
@@ -35,6 +36,7 @@ import type {
 import {
   GUEST_OWNED_KINDS,
   HOSTED_DEFAULT_NODE_CLASS_NAME,
+  HOSTED_NODECLASS_REF_HINT,
   OPENSHIFT_EC2_NODE_CLASS,
   renderHostedDefaultNodeClass,
   renderHostedNodePools,
@@ -60,6 +62,7 @@ export const AWS_HOSTED_PLATFORM_RULES: PlatformRules = {
   },
   // Hosted nodes keep spec.kubelet on their NodeClass (no KubeletConfig), so only the EC2 rules.
   validateNodeClassOverrides,
+  nodeClassRefProblem: (ref) => nodeClassRefProblem(ref, EC2_NODE_CLASS, HOSTED_NODECLASS_REF_HINT),
 };
 
 /**
