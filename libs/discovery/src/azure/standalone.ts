@@ -1,3 +1,4 @@
+import { readWorkerKubelet, withWorkerKubelet } from '../openshift/worker-kubelet.js';
 import type { ClusterObjectReader } from '../cluster-reader.js';
 import type { AzureResourceReader } from './arm.js';
 import { describeError } from '../describe-error.js';
@@ -126,6 +127,7 @@ async function discover({
     vnetSubnetID: vnetSubnetID(value.credentials.subscriptionID, value.worker),
     zones: zonesOf(providerSpecs, value.credentials),
     userData: value.userData,
+    ...withWorkerKubelet(await readWorkerKubelet(reader)),
     imageRequirements: value.imageRequirements,
   };
 }

@@ -1,3 +1,4 @@
+import type { WorkerKubelet } from '../openshift/worker-kubelet.js';
 /** A marketplace image as karpenter-provider-azure's OpenShift fork takes it (all four set). */
 export interface AzureMarketplaceImage {
   publisher: string;
@@ -97,6 +98,11 @@ export interface AzureStandaloneInfrastructure {
   zones: string[];
   /** The worker user-data Secret's `userData` key, decoded. */
   userData: string;
+  /**
+   * The worker pool's kubelet settings (accepted KubeletConfigs, latency profile), which each
+   * Karpenter pool's KubeletConfig carries. Absent from infrastructure recorded before it.
+   */
+  workerKubelet?: WorkerKubelet;
   /** What the worker image can boot: every fleet NodePool requires it. */
   imageRequirements: AzureImageRequirements;
 }
