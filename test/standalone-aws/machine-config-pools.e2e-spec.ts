@@ -415,6 +415,55 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     );
   });
 
+  it("the worker pool's own KubeletConfig reaches the Karpenter pools' nodes too", async () => {
+    // A cluster admin's KubeletConfig for the workers. The MCO renders a custom pool's
+    // kubelet.conf from the worker templates alone and merges it after the worker's: without the
+    // fleet carrying these, Karpenter nodes would run 250 pods and no automatic sizing.
+    kube().create({
+      apiVersion: MCO,
+      kind: 'KubeletConfig',
+      metadata: { name: 'set-max-pods' },
+      spec: {
+        machineConfigPoolSelector: {
+          matchLabels: { 'pools.operator.machineconfiguration.openshift.io/worker': '' },
+        },
+        autoSizingReserved: true,
+        kubeletConfig: { maxPods: 300, podsPerCore: 20 },
+      },
+    });
+    await until(
+      () =>
+        poolStatus('worker').configuration?.source?.some(
+          (s) => s.name === '99-worker-generated-kubelet',
+        )
+          ? true
+          : undefined,
+      'worker pool rendered with set-max-pods',
+    );
+    await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL, GPU_NODEPOOL] }));
+    const kc = await until(() => {
+      const spec = kube().get(MCO, 'KubeletConfig', 'karpenter-default')?.spec as
+        { kubeletConfig?: { maxPods?: number }; autoSizingReserved?: boolean } | undefined;
+      return spec?.kubeletConfig?.maxPods === 300 ? spec : undefined;
+    }, "karpenter-default carries the worker's settings");
+    expect(kc).toMatchObject({
+      autoSizingReserved: true,
+      kubeletConfig: { maxPods: 300, podsPerCore: 20, registerWithTaints: [UNREGISTERED_TAINT] },
+    });
+    const node = await sim.launch('general');
+    expect(node.booted?.kubeletConfig).toMatchObject({ maxPods: 300, podsPerCore: 20 });
+    expect(
+      h.cluster.mco!.renderedFile(node.booted!.renderedConfig, '/etc/node-sizing-enabled.env'),
+    ).toContain('NODE_SIZING_ENABLED=true');
+    kube().delete(MCO, 'KubeletConfig', 'set-max-pods');
+    // Karpenter takes the node away again (the next test counts the pool's nodes).
+    kube().delete('karpenter.sh/v1', 'NodeClaim', node.nodeClaim);
+    await until(
+      () => (kube().get('v1', 'Node', node.nodeName) ? undefined : true),
+      'the node gone with its NodeClaim',
+    );
+  });
+
   it('a Degraded pool is reported per NodeClass and in the KarpenterPoolsDegraded condition', async () => {
     const [node] = kube().list('v1', 'Node', undefined, {
       labelSelector: 'karpenter.k8s.aws/ec2nodeclass=default',

@@ -35,6 +35,13 @@ export interface ClusterObjectReader {
     namespace: string,
     name: string,
   ): Promise<{ data?: Record<string, string> } | undefined>;
+  /**
+   * The singleton `cluster` of a cluster-scoped OpenShift configuration kind; undefined when it,
+   * or its CRD, is absent. Optional: readers that predate it read nothing.
+   */
+  getClusterConfig?(kind: ResourceIdentity): Promise<unknown>;
+  /** Every object of a cluster-scoped kind; empty when the CRD is absent. Optional as above. */
+  listClusterObjects?(kind: ResourceIdentity): Promise<unknown[]>;
   /** Any custom object by name; undefined when it, or its CRD, is absent. */
   getObject(kind: ResourceIdentity, namespace: string, name: string): Promise<unknown>;
   /**
@@ -82,6 +89,29 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
 
   getAuthentication(): Promise<unknown> {
     return this.getCluster(AUTHENTICATION);
+  }
+
+  getClusterConfig(kind: ResourceIdentity): Promise<unknown> {
+    return this.getCluster(kind);
+  }
+
+  async listClusterObjects(kind: ResourceIdentity): Promise<unknown[]> {
+    const items: unknown[] = [];
+    let continueToken: string | undefined;
+    do {
+      const page = (await notFoundAsUndefined(
+        this.customObjects.listClusterCustomObject({
+          group: kind.group,
+          version: kind.version,
+          plural: kind.plural,
+          limit: LIST_PAGE_SIZE,
+          ...(continueToken ? { _continue: continueToken } : {}),
+        }) as Promise<{ items?: unknown[]; metadata?: { continue?: string } }>,
+      )) ?? { items: [] };
+      items.push(...(page.items ?? []));
+      continueToken = page.metadata?.continue || undefined;
+    } while (continueToken);
+    return items;
   }
 
   /** The cluster-scoped singleton `cluster` of an OpenShift configuration kind. */
@@ -187,6 +217,16 @@ export class InMemoryClusterObjectReader implements ClusterObjectReader {
 
   getAuthentication(): Promise<unknown> {
     return Promise.resolve(this.findCluster(AUTHENTICATION));
+  }
+
+  getClusterConfig(kind: ResourceIdentity): Promise<unknown> {
+    return Promise.resolve(this.findCluster(kind));
+  }
+
+  listClusterObjects(kind: ResourceIdentity): Promise<unknown[]> {
+    return Promise.resolve(
+      this.objects.filter((o) => o.kind === kind.kind && isGroup(o, kind.group)),
+    );
   }
 
   private findCluster(kind: ResourceIdentity): KubeObject | undefined {

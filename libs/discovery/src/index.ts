@@ -5,3 +5,4 @@ export * from './api-deadline.js';
 export * from './cluster-api/index.js';
 export * from './hosted/index.js';
 export * from './azure/index.js';
+export * from './openshift/worker-kubelet.js';

@@ -218,6 +218,7 @@ export class AwsStandaloneCloudProvider implements CloudProvider<
         nodeClassLabel: EC2_NODE_CLASS_LABEL,
         workerUserData: infra.userData,
         kubelet: desiredKubelet(desired.nodeClassOverrides),
+        ...(infra.workerKubelet ? { worker: infra.workerKubelet } : {}),
       }),
     );
   }

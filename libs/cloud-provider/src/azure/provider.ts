@@ -186,6 +186,7 @@ export class AzureStandaloneCloudProvider implements CloudProvider<
         nodeClassLabel: AKS_NODE_CLASS_LABEL,
         workerUserData: infra.userData,
         kubelet: desiredKubelet(desired.nodeClassOverrides),
+        ...(infra.workerKubelet ? { worker: infra.workerKubelet } : {}),
       }),
     );
   }

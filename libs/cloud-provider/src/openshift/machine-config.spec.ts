@@ -304,3 +304,53 @@ describe('machineConfigReadiness: may Karpenter launch from a NodeClass yet?', (
     expect(message).toContain('KubeletConfig karpenter-gpu');
   });
 });
+
+describe("a Karpenter pool keeps the worker pool's kubelet settings", () => {
+  // The MCO renders a custom pool's kubelet.conf from the worker templates alone and merges it
+  // after the worker's own (template/render.go, common/helpers.go MergeMachineConfigs), and puts
+  // the latency profile on role `worker` only: without this the pool's nodes lose them.
+  const render = (kubelet?: Record<string, unknown>) =>
+    renderNodeClassMachineConfig({
+      nodeClass: 'gpu',
+      nodeClassLabel: 'karpenter.k8s.aws/ec2nodeclass',
+      workerUserData: worker,
+      kubelet,
+      worker: {
+        kubeletConfig: { maxPods: 500, podsPerCore: 10, imageGCHighThresholdPercent: 80 },
+        autoSizingReserved: true,
+        logLevel: 4,
+        workerLatencyProfile: 'MediumUpdateAverageReaction',
+        from: ['set-max-pods'],
+      },
+    }).find((o) => o.kind === 'KubeletConfig') as unknown as {
+      spec: {
+        kubeletConfig: Record<string, unknown>;
+        autoSizingReserved?: boolean;
+        logLevel?: number;
+      };
+    };
+
+  it('carries them under the desired settings, with the latency profile the workers have', () => {
+    const kc = render({ maxPods: 50 });
+    expect(kc.spec.kubeletConfig).toEqual({
+      maxPods: 50,
+      podsPerCore: 10,
+      imageGCHighThresholdPercent: 80,
+      nodeStatusUpdateFrequency: '20s',
+      registerWithTaints: [
+        { key: 'karpenter.sh/unregistered', value: 'true', effect: 'NoExecute' },
+      ],
+    });
+    expect(kc.spec.autoSizingReserved).toBe(true);
+    expect(kc.spec.logLevel).toBe(4);
+    expect(kubeletConfigs.validate(kc).errors).toEqual([]);
+  });
+
+  it('leaves automatic sizing to the workers when desired state reserves system resources itself', () => {
+    // The MCO refuses systemReserved with autoSizingReserved; the explicit reservation is the
+    // one Karpenter computes capacity with.
+    const kc = render({ systemReserved: { cpu: '500m', memory: '1Gi' } });
+    expect(kc.spec.autoSizingReserved).toBeUndefined();
+    expect(kc.spec.kubeletConfig.systemReserved).toEqual({ cpu: '500m', memory: '1Gi' });
+  });
+});

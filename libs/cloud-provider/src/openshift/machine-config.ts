@@ -261,6 +261,65 @@ export interface NodeClassMachineConfigInput {
   workerUserData: string;
   /** Desired kubelet settings (the KubeletConfig carries the registration taint either way). */
   kubelet: Record<string, unknown> | undefined;
+  /** The worker pool's own kubelet settings, which a custom pool would otherwise lose. */
+  worker?: WorkerKubeletSettings;
+}
+
+/**
+ * What the cluster's worker nodes run beyond the worker templates: the KubeletConfigs the MCO
+ * accepted for the worker pool, merged in its order, and the cluster's worker latency profile
+ * (nodes.config.openshift.io `cluster`). Read by discovery (libs/discovery openshift/worker-kubelet.ts).
+ */
+export interface WorkerKubeletSettings {
+  kubeletConfig: Record<string, unknown>;
+  autoSizingReserved?: boolean;
+  logLevel?: number;
+  workerLatencyProfile?: string;
+  /** The KubeletConfigs these come from, for logs and reports. */
+  from: string[];
+}
+
+/**
+ * nodeStatusUpdateFrequency per worker latency profile, as the MCO writes it into the worker's
+ * kubelet.conf (kubelet-config/helpers.go updateOriginalKubeConfigwithNodeConfig; openshift/api
+ * config/v1 Default/Medium/LowNodeStatusUpdateFrequency).
+ */
+const LATENCY_PROFILE_FREQUENCY: Record<string, string> = {
+  Default: '10s',
+  MediumUpdateAverageReaction: '20s',
+  LowUpdateSlowReaction: '1m0s',
+};
+
+/**
+ * The pool's KubeletConfig spec: the worker's settings first (latency profile, then the worker's
+ * KubeletConfigs over it, as the MCO builds the worker's kubelet.conf), desired settings over
+ * those, the registration taint last. The MCO renders a custom pool's kubelet.conf from the
+ * worker templates alone and merges it after the worker's, so whatever the pool's KubeletConfig
+ * does not say, its nodes lose.
+ */
+function poolKubeletConfigSpec(
+  desired: Record<string, unknown>,
+  worker: WorkerKubeletSettings | undefined,
+): { kubeletConfig: Record<string, unknown>; autoSizingReserved?: boolean; logLevel?: number } {
+  const frequency = worker?.workerLatencyProfile
+    ? LATENCY_PROFILE_FREQUENCY[worker.workerLatencyProfile]
+    : undefined;
+  const merged = {
+    ...(frequency ? { nodeStatusUpdateFrequency: frequency } : {}),
+    ...structuredClone(worker?.kubeletConfig ?? {}),
+    ...structuredClone(desired),
+  };
+  // The MCO refuses systemReserved with autoSizingReserved; a reservation in desired state is
+  // the one Karpenter computes capacity with, so it wins over the workers' automatic sizing.
+  const autoSizing =
+    worker?.autoSizingReserved !== undefined && desired.systemReserved === undefined
+      ? { autoSizingReserved: worker.autoSizingReserved }
+      : {};
+  return {
+    kubeletConfig: withRegistrationTaint(merged),
+    ...autoSizing,
+    ...(worker?.logLevel !== undefined ? { logLevel: worker.logLevel } : {}),
+  };
 }
 
 /**
@@ -308,7 +367,7 @@ export function renderNodeClassMachineConfig(input: NodeClassMachineConfigInput)
     spec: {
       machineConfigPoolSelector: { matchLabels: { [poolLabel(pool)]: '' } },
       // EC2NodeClass.spec.kubelet and KubeletConfiguration share their field names.
-      kubeletConfig: withRegistrationTaint(kubelet ?? {}),
+      ...poolKubeletConfigSpec(kubelet ?? {}, input.worker),
     },
   });
   return objects.map((o) => canonical(o));

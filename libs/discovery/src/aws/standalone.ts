@@ -1,3 +1,4 @@
+import { readWorkerKubelet, withWorkerKubelet } from '../openshift/worker-kubelet.js';
 import {
   DescribeImagesCommand,
   paginateDescribeSecurityGroups,
@@ -127,6 +128,7 @@ async function discover({
     securityGroupIDs: chosen.securityGroupIDs,
     rootDeviceName: chosen.rootDeviceName,
     userData: chosen.userData,
+    ...withWorkerKubelet(await readWorkerKubelet(reader)),
     workerSelection,
   };
 }

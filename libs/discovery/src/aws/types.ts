@@ -1,3 +1,4 @@
+import type { WorkerKubelet } from '../openshift/worker-kubelet.js';
 import type { CloudCredentials } from './credentials-mode.js';
 import type { ClusterProxy } from './proxy.js';
 
@@ -40,6 +41,11 @@ export interface AwsStandaloneInfrastructure {
   rootDeviceName: string;
   /** The worker user-data Secret's `userData` key, decoded. */
   userData: string;
+  /**
+   * The worker pool's kubelet settings (accepted KubeletConfigs, latency profile), which each
+   * Karpenter pool's KubeletConfig carries. Absent from infrastructure recorded before it.
+   */
+  workerKubelet?: WorkerKubelet;
 }
 
 /**
