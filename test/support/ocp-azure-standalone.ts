@@ -172,5 +172,7 @@ export function azureFixtureInfrastructure(): AzureStandaloneInfrastructure {
       hyperVGeneration: 'V2',
       unbootableVmSizes: ['Standard_A4_v2', 'Standard_NC6'],
     },
+    // arm-world.json's worker subnet has a NAT gateway.
+    egress: { type: 'NATGateway', natGateway: 'prod-west-q8m4d-natgw' },
   };
 }

@@ -32,6 +32,7 @@ export type DiscoveryFailureReason =
   // Azure (azure/standalone.ts)
   | 'ImageNotSupported'
   | 'CloudNotSupported'
+  | 'NoOutboundConnectivity'
   | 'ImageNotFound'
   | 'SubnetNotFound'
   | 'ManagedIdentityNotFound'

@@ -21,6 +21,22 @@ export interface ArmSubnet {
   virtualNetwork: string;
   name: string;
   addressPrefix: string;
+  /** The name of the NAT gateway attached to it, in its resource group. */
+  natGateway?: string;
+  /** The name of the route table associated with it, in its resource group. */
+  routeTable?: string;
+}
+
+/** A route table: user-defined routes, e.g. 0.0.0.0/0 to a firewall (VirtualAppliance). */
+export interface ArmRouteTable {
+  resourceGroup: string;
+  name: string;
+  routes: {
+    name: string;
+    addressPrefix: string;
+    nextHopType: 'VirtualAppliance' | 'VirtualNetworkGateway' | 'Internet' | 'VnetLocal' | 'None';
+    nextHopIpAddress?: string;
+  }[];
 }
 
 export interface ArmUserAssignedIdentity {
@@ -124,6 +140,7 @@ export interface ArmWorld {
   resourceGroups: string[];
   virtualNetworks: { resourceGroup: string; name: string }[];
   subnets: ArmSubnet[];
+  routeTables?: ArmRouteTable[];
   userAssignedIdentities: ArmUserAssignedIdentity[];
   images: ArmMarketplaceImage[];
   /** The Resource SKUs of type virtualMachines. */
@@ -196,6 +213,15 @@ const API_VERSIONS: Record<string, readonly string[]> = {
     '2025-01-01',
     '2025-05-01',
   ],
+  'Microsoft.Network/routeTables': [
+    '2022-01-01',
+    '2023-04-01',
+    '2023-09-01',
+    '2024-01-01',
+    '2024-05-01',
+    '2025-01-01',
+    '2025-05-01',
+  ],
   'Microsoft.ManagedIdentity/userAssignedIdentities': ['2018-11-30', '2023-01-31', '2024-11-30'],
 };
 
@@ -211,6 +237,7 @@ function resourceTypeOf(parts: string[]): string | undefined {
   const type = `${at(5)}/${at(6)}`;
   if (type === 'microsoft.compute/virtualmachines') return 'Microsoft.Compute/virtualMachines';
   if (type === 'microsoft.network/networkinterfaces') return 'Microsoft.Network/networkInterfaces';
+  if (type === 'microsoft.network/routetables') return 'Microsoft.Network/routeTables';
   if (type === 'microsoft.managedidentity/userassignedidentities')
     return 'Microsoft.ManagedIdentity/userAssignedIdentities';
   if (type === 'microsoft.network/virtualnetworks' && at(8) === 'subnets')
@@ -725,7 +752,61 @@ export class ArmEmulator {
         id: `${rgPath}/providers/Microsoft.Network/virtualNetworks/${subnet.virtualNetwork}/subnets/${subnet.name}`,
         etag: 'W/"00000000-0000-0000-0000-000000000001"',
         type: 'Microsoft.Network/virtualNetworks/subnets',
-        properties: { provisioningState: 'Succeeded', addressPrefix: subnet.addressPrefix },
+        properties: {
+          provisioningState: 'Succeeded',
+          addressPrefix: subnet.addressPrefix,
+          ...(subnet.natGateway
+            ? {
+                natGateway: {
+                  id: `${rgPath}/providers/Microsoft.Network/natGateways/${subnet.natGateway}`,
+                },
+              }
+            : {}),
+          ...(subnet.routeTable
+            ? {
+                routeTable: {
+                  id: `${rgPath}/providers/Microsoft.Network/routeTables/${subnet.routeTable}`,
+                },
+              }
+            : {}),
+        },
+      };
+    }
+    // .../providers/Microsoft.Network/routeTables/{name}
+    if (
+      parts.length === 8 &&
+      same(at(4), 'providers') &&
+      same(at(5), 'Microsoft.Network') &&
+      same(at(6), 'routeTables')
+    ) {
+      const table = (this.world.routeTables ?? []).find(
+        (t) => same(t.resourceGroup, resourceGroup) && same(t.name, at(7)),
+      );
+      if (!table) {
+        throw new ArmError(
+          404,
+          'ResourceNotFound',
+          `The Resource 'Microsoft.Network/routeTables/${at(7)}' under resource group '${resourceGroup}' was not found.`,
+        );
+      }
+      const id = `${rgPath}/providers/Microsoft.Network/routeTables/${table.name}`;
+      return {
+        id,
+        name: table.name,
+        type: 'Microsoft.Network/routeTables',
+        properties: {
+          provisioningState: 'Succeeded',
+          routes: table.routes.map((r) => ({
+            id: `${id}/routes/${r.name}`,
+            name: r.name,
+            properties: {
+              provisioningState: 'Succeeded',
+              addressPrefix: r.addressPrefix,
+              nextHopType: r.nextHopType,
+              ...(r.nextHopIpAddress ? { nextHopIpAddress: r.nextHopIpAddress } : {}),
+            },
+          })),
+        },
       };
     }
     // .../providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}

@@ -7,11 +7,17 @@ import type { AzureMarketplaceImage } from './types.js';
 
 /** What discovery asks Azure Resource Manager; `undefined` when ARM answers 404. */
 export interface AzureResourceReader {
+  /** The subnet, with the ARM IDs of its NAT gateway and route table when it has them. */
   getSubnet(
     resourceGroup: string,
     virtualNetwork: string,
     subnet: string,
-  ): Promise<{ id: string } | undefined>;
+  ): Promise<{ id: string; natGatewayID?: string; routeTableID?: string } | undefined>;
+  /** A route table's routes (address prefix and next hop type). */
+  getRouteTable(
+    resourceGroup: string,
+    name: string,
+  ): Promise<{ routes: { addressPrefix: string; nextHopType: string }[] } | undefined>;
   getUserAssignedIdentity(
     resourceGroup: string,
     name: string,
@@ -84,7 +90,23 @@ export class ArmResourceReader implements AzureResourceReader {
   getSubnet(resourceGroup: string, virtualNetwork: string, subnet: string) {
     return orUndefined(async () => {
       const found = await this.network.subnets.get(resourceGroup, virtualNetwork, subnet);
-      return { id: found.id ?? '' };
+      return {
+        id: found.id ?? '',
+        ...(found.natGateway?.id ? { natGatewayID: found.natGateway.id } : {}),
+        ...(found.routeTable?.id ? { routeTableID: found.routeTable.id } : {}),
+      };
+    });
+  }
+
+  getRouteTable(resourceGroup: string, name: string) {
+    return orUndefined(async () => {
+      const found = await this.network.routeTables.get(resourceGroup, name);
+      return {
+        routes: (found.routes ?? []).map((r) => ({
+          addressPrefix: r.addressPrefix ?? '',
+          nextHopType: r.nextHopType ?? '',
+        })),
+      };
     });
   }
 

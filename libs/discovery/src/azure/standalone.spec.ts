@@ -14,6 +14,7 @@ import {
   KubeApiServerEmulator,
   OCP_AZURE_STANDALONE,
   withWorkerImage,
+  type ArmWorld,
 } from '@fleet/testing';
 import {
   InMemoryClusterObjectReader,
@@ -402,6 +403,61 @@ describe('discoverAzureStandalone asks Azure Resource Manager', () => {
       architecture: 'arm64',
       hyperVGeneration: 'V2',
       unbootableVmSizes: [],
+    });
+  });
+
+  it("refuses a worker subnet whose only egress is the cluster's load balancer, which the fork never joins Karpenter's NICs to", async () => {
+    const world = azureFixtureArmWorld();
+    const worker = (edit: (s: ArmWorld['subnets'][number]) => void) => ({
+      ...world,
+      subnets: world.subnets.map((s) => {
+        const copy = { ...s };
+        if (s.name.includes('worker')) edit(copy);
+        return copy;
+      }),
+    });
+    // OpenShift's default outboundType LoadBalancer: no NAT gateway, no route to an appliance.
+    arm.seed(
+      worker((s) => {
+        delete s.natGateway;
+        delete s.routeTable;
+      }),
+    );
+    expect(failure(await discover(cluster()))).toEqual({
+      reason: 'NoOutboundConnectivity',
+      message:
+        'subnet prod-west-q8m4d-worker-subnet of virtual network prod-west-q8m4d-vnet in resource group prod-west-q8m4d-rg has no NAT gateway and no route table sending 0.0.0.0/0 to a virtual appliance or gateway: its workers reach the internet through the outbound rule of load balancer prod-west-q8m4d, whose backend pool the OpenShift fork of karpenter-provider-azure never adds its NICs to (it joins only load balancers named kubernetes and kubernetes-internal), so Karpenter nodes would have no egress and never pull their images. Attach a NAT gateway to the subnet, or route 0.0.0.0/0 to a firewall (outboundType UserDefinedRouting)',
+    });
+    // A route table sending the default route to a firewall: user-defined routing works.
+    arm.seed({
+      ...worker((s) => {
+        delete s.natGateway;
+        s.routeTable = 'prod-west-q8m4d-udr';
+      }),
+      routeTables: [
+        {
+          resourceGroup: 'prod-west-q8m4d-rg',
+          name: 'prod-west-q8m4d-udr',
+          routes: [
+            {
+              name: 'default',
+              addressPrefix: '0.0.0.0/0',
+              nextHopType: 'VirtualAppliance',
+              nextHopIpAddress: '10.0.10.4',
+            },
+          ],
+        },
+      ],
+    });
+    expect(infrastructure(await discover(cluster())).egress).toEqual({
+      type: 'UserDefinedRouting',
+      routeTable: 'prod-west-q8m4d-udr',
+    });
+    // The fixture's worker subnet has a NAT gateway.
+    arm.seed(world);
+    expect(infrastructure(await discover(cluster())).egress).toEqual({
+      type: 'NATGateway',
+      natGateway: 'prod-west-q8m4d-natgw',
     });
   });
 

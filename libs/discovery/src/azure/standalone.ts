@@ -21,6 +21,7 @@ import {
 } from './machinesets.js';
 import type {
   AzureCloudCredentials,
+  AzureEgress,
   AzureImageRequirements,
   AzureStandaloneInfrastructure,
   AzureWorkerMachineSet,
@@ -105,7 +106,7 @@ async function discover({
       const credentials = await readCredentials(reader, providerSpec.value, credentialsBySecret);
       const worker = resolveAzureWorker(providerSpec.value, credentials);
       if (!worker.ok) throw new Stop(worker);
-      const imageRequirements = await verifyInAzure(
+      const { imageRequirements, egress } = await verifyInAzure(
         typeof arm === 'function' ? arm(credentials.subscriptionID) : arm,
         worker.value,
         credentials.subscriptionID,
@@ -115,6 +116,7 @@ async function discover({
         worker: worker.value,
         userData: await readWorkerUserData(reader, worker.value),
         imageRequirements,
+        egress,
       };
     },
   );
@@ -129,6 +131,7 @@ async function discover({
     userData: value.userData,
     ...withWorkerKubelet(await readWorkerKubelet(reader)),
     imageRequirements: value.imageRequirements,
+    egress: value.egress,
   };
 }
 
@@ -179,7 +182,7 @@ async function verifyInAzure(
   arm: AzureResourceReader,
   worker: AzureWorkerMachineSet,
   subscriptionID: string,
-): Promise<AzureImageRequirements> {
+): Promise<{ imageRequirements: AzureImageRequirements; egress: AzureEgress }> {
   const of = `of MachineSet ${MACHINE_API_NAMESPACE}/${worker.name}`;
   const subnetName = `subnet ${worker.subnet} of virtual network ${worker.vnet} in resource group ${worker.networkResourceGroup}`;
   const subnet = await armCall(subnetName, () =>
@@ -188,6 +191,7 @@ async function verifyInAzure(
   if (subnet === undefined) {
     fail('SubnetNotFound', `${subnetName} ${of} not found in subscription ${subscriptionID}`);
   }
+  const egress = await subnetEgress(arm, worker, subnet, subnetName);
   if (worker.managedIdentityID) {
     const [, resourceGroup, name] = IDENTITY_ID.exec(worker.managedIdentityID) ?? [];
     if (resourceGroup === undefined || name === undefined) {
@@ -240,7 +244,53 @@ async function verifyInAzure(
     )
     .map((s) => s.name)
     .sort();
-  return { architecture, hyperVGeneration, unbootableVmSizes: [...new Set(unbootableVmSizes)] };
+  return {
+    egress,
+    imageRequirements: {
+      architecture,
+      hyperVGeneration,
+      unbootableVmSizes: [...new Set(unbootableVmSizes)],
+    },
+  };
+}
+
+const RESOURCE_NAME = /\/([^/]+)$/;
+const ROUTE_TABLE_ID =
+  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/routeTables\/([^/]+)$/i;
+/** Next hops that carry the default route off the VNet without the load balancer's SNAT. */
+const EGRESS_NEXT_HOPS = new Set(['virtualappliance', 'virtualnetworkgateway']);
+
+/**
+ * How a VM in the worker subnet reaches the internet without being in a load balancer's backend
+ * pool: a NAT gateway on the subnet, or a route table sending 0.0.0.0/0 to a firewall or gateway.
+ * Otherwise the workers' egress is the outbound rule of the cluster's load balancer (named after
+ * the infraID), whose backend pool the fork never joins (pkg/providers/loadbalancer/loadbalancer.go
+ * at 8e5b2e51 looks only for kubernetes and kubernetes-internal): refused.
+ */
+async function subnetEgress(
+  arm: AzureResourceReader,
+  worker: AzureWorkerMachineSet,
+  subnet: { natGatewayID?: string; routeTableID?: string },
+  subnetName: string,
+): Promise<AzureEgress> {
+  if (subnet.natGatewayID) {
+    return { type: 'NATGateway', natGateway: RESOURCE_NAME.exec(subnet.natGatewayID)?.[1] ?? '' };
+  }
+  const [, group, name] = ROUTE_TABLE_ID.exec(subnet.routeTableID ?? '') ?? [];
+  if (group && name) {
+    const table = await armCall(`route table ${name} in resource group ${group}`, () =>
+      arm.getRouteTable(group, name),
+    );
+    const routed = table?.routes.some(
+      (r) => r.addressPrefix === '0.0.0.0/0' && EGRESS_NEXT_HOPS.has(r.nextHopType.toLowerCase()),
+    );
+    if (routed) return { type: 'UserDefinedRouting', routeTable: name };
+  }
+  const loadBalancer = worker.name.replace(/-worker-.*$/, '');
+  fail(
+    'NoOutboundConnectivity',
+    `${subnetName} has no NAT gateway and no route table sending 0.0.0.0/0 to a virtual appliance or gateway: its workers reach the internet through the outbound rule of load balancer ${loadBalancer}, whose backend pool the OpenShift fork of karpenter-provider-azure never adds its NICs to (it joins only load balancers named kubernetes and kubernetes-internal), so Karpenter nodes would have no egress and never pull their images. Attach a NAT gateway to the subnet, or route 0.0.0.0/0 to a firewall (outboundType UserDefinedRouting)`,
+  );
 }
 
 /** The operand's VNET_SUBNET_ID: the worker's subnet as an ARM ID. */

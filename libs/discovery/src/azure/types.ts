@@ -105,4 +105,14 @@ export interface AzureStandaloneInfrastructure {
   workerKubelet?: WorkerKubelet;
   /** What the worker image can boot: every fleet NodePool requires it. */
   imageRequirements: AzureImageRequirements;
+  /** How Karpenter's nodes reach the internet from the worker subnet. */
+  egress: AzureEgress;
 }
+
+/**
+ * Egress the worker subnet itself gives every VM in it. A cluster whose workers get theirs from
+ * the load balancer's outbound rule (OpenShift's default outboundType LoadBalancer) is refused:
+ * the fork only adds NICs to load balancers named kubernetes/kubernetes-internal.
+ */
+export type AzureEgress =
+  { type: 'NATGateway'; natGateway: string } | { type: 'UserDefinedRouting'; routeTable: string };
