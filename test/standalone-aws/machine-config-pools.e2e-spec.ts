@@ -464,6 +464,68 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     );
   });
 
+  it("a NodePool whose nodes the cluster's own custom pool would claim too is reported, naming both", async () => {
+    // The cluster's infra pool, as an administrator creates it.
+    kube().create({
+      apiVersion: MCO,
+      kind: 'MachineConfigPool',
+      metadata: { name: 'infra' },
+      spec: {
+        machineConfigSelector: {
+          matchExpressions: [
+            {
+              key: 'machineconfiguration.openshift.io/role',
+              operator: 'In',
+              values: ['worker', 'infra'],
+            },
+          ],
+        },
+        nodeSelector: { matchLabels: { 'node-role.kubernetes.io/infra': '' } },
+      },
+    });
+    kube().create(
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'infra-nodes' },
+        spec: {
+          template: {
+            metadata: { labels: { 'node-role.kubernetes.io/infra': '' } },
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+              requirements: [],
+            },
+          },
+        },
+      },
+      { fieldManager: 'kubectl-create' },
+    );
+    const overlap = await eventually(
+      async () =>
+        (await h.runtime.snapshot())?.conditions.find(
+          (c) => c.type === 'KarpenterPoolsDegraded' && c.reason === 'MachineConfigPoolOverlap',
+        ),
+      {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        what: 'KarpenterPoolsDegraded MachineConfigPoolOverlap',
+      },
+    );
+    expect(overlap.message).toContain('NodePool infra-nodes');
+    expect(overlap.message).toContain('MachineConfigPool infra');
+    expect(overlap.message).toContain('belongs to 2 custom roles');
+    kube().delete('karpenter.sh/v1', 'NodePool', 'infra-nodes');
+    await eventually(
+      async () =>
+        (await h.runtime.snapshot())?.conditions.find(
+          (c) => c.type === 'KarpenterPoolsDegraded' && c.reason === 'MachineConfigPoolOverlap',
+        )
+          ? undefined
+          : true,
+      { timeoutMs: 10_000, intervalMs: 20, what: 'no MachineConfigPoolOverlap' },
+    );
+  });
+
   it('a Degraded pool is reported per NodeClass and in the KarpenterPoolsDegraded condition', async () => {
     const [node] = kube().list('v1', 'Node', undefined, {
       labelSelector: 'karpenter.k8s.aws/ec2nodeclass=default',

@@ -16,11 +16,13 @@ import {
   type StatusReport,
 } from '@fleet/contracts';
 import {
+  customPoolOverlaps,
   NODECLASS_LABEL,
   OPERAND_NAME,
   OWNED_BY_SELECTOR,
   CLUSTER_CLEANUP_FINALIZER,
   type ClusterDriver,
+  type KubeObject,
   type ClusterTarget,
   type TargetedObject,
 } from '@fleet/cloud-provider';
@@ -200,9 +202,9 @@ export class SidecarRuntime {
     this.nodePools = make(NODEPOOL);
     this.pendingPods = make(POD, { fieldSelector: 'status.phase=Pending' });
     if (provider.nodeClassConfigKinds().some((k) => k.kind === MACHINE_CONFIG_POOL.kind)) {
-      this.machineConfigPools = make(MACHINE_CONFIG_POOL, {
-        labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
-      });
+      // Every pool, not only the fleet's: the cluster's own custom pools may claim Karpenter's
+      // nodes too (customPoolOverlaps); reports keep the fleet's (machineConfigPoolStates).
+      this.machineConfigPools = make(MACHINE_CONFIG_POOL);
       this.offs.push(this.machineConfigPools.on(() => this.changed(false)));
       this.kubeletConfigs = make(KUBELET_CONFIG, {
         labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
@@ -649,7 +651,21 @@ export class SidecarRuntime {
       ? machineConfigPoolStates(this.machineConfigPools.items(), new Date())
       : undefined;
     if (pools) {
-      const c = karpenterPoolsCondition(pools, this.nodeClasses.currentProblems());
+      // NodePools whose nodes one of the cluster's own pools would claim too (every pool is
+      // watched, the fleet's and the cluster's).
+      const overlaps = customPoolOverlaps(
+        this.nodePools.items() as KubeObject[],
+        this.machineConfigPools!.items() as KubeObject[],
+        this.options.driver.provider.nodeClassLabel,
+      ).map((o) => ({
+        nodeClass: o.nodeClass,
+        reason: 'MachineConfigPoolOverlap' as const,
+        message: o.message,
+      }));
+      const c = karpenterPoolsCondition(pools, [
+        ...this.nodeClasses.currentProblems(),
+        ...overlaps,
+      ]);
       this.extra.set('KarpenterPoolsDegraded', c.status, c.reason, c.message);
     }
     const drifted = this.drift.condition(order.spec.driftPolicy);

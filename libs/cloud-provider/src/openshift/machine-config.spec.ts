@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { CRDS_DIR, fixtureInfrastructure, loadCrdValidator } from '@fleet/testing';
 import { InvalidDesiredStateError } from '../errors.js';
 import {
+  customPoolOverlaps,
   machineConfigReadiness,
   mergePatchTo,
   NodeClassConfigError,
@@ -352,5 +353,71 @@ describe("a Karpenter pool keeps the worker pool's kubelet settings", () => {
     const kc = render({ systemReserved: { cpu: '500m', memory: '1Gi' } });
     expect(kc.spec.autoSizingReserved).toBeUndefined();
     expect(kc.spec.kubeletConfig.systemReserved).toEqual({ cpu: '500m', memory: '1Gi' });
+  });
+});
+
+describe("customPoolOverlaps: NodePools whose nodes the cluster's own custom pools would claim too", () => {
+  const LABEL = 'karpenter.k8s.aws/ec2nodeclass';
+  const nodePool = (
+    name: string,
+    labels: Record<string, string>,
+    requirements: unknown[] = [],
+  ) => ({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name },
+    spec: {
+      template: {
+        metadata: { labels },
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements,
+        },
+      },
+    },
+  });
+  const mcp = (name: string, nodeSelector: unknown, labels: Record<string, string> = {}) => ({
+    apiVersion: 'machineconfiguration.openshift.io/v1',
+    kind: 'MachineConfigPool',
+    metadata: { name, labels },
+    spec: { nodeSelector },
+  });
+  const cluster = [
+    mcp('worker', { matchLabels: { 'node-role.kubernetes.io/worker': '' } }),
+    mcp('master', { matchLabels: { 'node-role.kubernetes.io/master': '' } }),
+    mcp('infra', { matchLabels: { 'node-role.kubernetes.io/infra': '' } }),
+    mcp('gpu', { matchExpressions: [{ key: 'team', operator: 'In', values: ['ml'] }] }),
+    mcp('everything', {}),
+    // The fleet's own pool is no overlap.
+    mcp(
+      'karpenter-default',
+      { matchLabels: { [LABEL]: 'default' } },
+      {
+        'fleet.karpenter.sh/nodeclass': 'default',
+      },
+    ),
+  ];
+
+  it('names the NodePool, the pool and why, from template labels and single-valued requirements', () => {
+    const overlaps = customPoolOverlaps(
+      [
+        nodePool('infra-nodes', { 'node-role.kubernetes.io/infra': '' }),
+        nodePool('ml', {}, [{ key: 'team', operator: 'In', values: ['ml'] }]),
+        nodePool('control', { 'node-role.kubernetes.io/master': '' }),
+        nodePool('general', { team: 'web' }, [
+          { key: 'team', operator: 'In', values: ['ml', 'web'] },
+        ]),
+      ],
+      cluster,
+      LABEL,
+    );
+    expect(overlaps.map((o) => [o.nodePool, o.pool])).toEqual([
+      ['control', 'master'],
+      ['infra-nodes', 'infra'],
+      ['ml', 'gpu'],
+    ]);
+    expect(overlaps[1]!.message).toContain('belongs to 2 custom roles');
+    expect(overlaps[1]!.message).toContain('karpenter-default');
+    expect(overlaps[0]!.message).toContain('master pool');
   });
 });

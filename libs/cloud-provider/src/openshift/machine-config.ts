@@ -464,3 +464,117 @@ export function mergePatchTo(live: unknown, desired: unknown): unknown {
   }
   return patch;
 }
+
+/** A NodePool whose nodes another MachineConfigPool than its Karpenter pool would claim. */
+export interface CustomPoolOverlap {
+  nodePool: string;
+  nodeClass: string;
+  /** The cluster's pool that would claim the nodes too. */
+  pool: string;
+  message: string;
+}
+
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key?: string; operator?: string; values?: string[] }[];
+}
+
+/**
+ * Whether a selector surely matches nodes that carry at least `labels`: a requirement on a label
+ * the NodePool does not fix (a zone, an instance type) is taken as not matching, so only certain
+ * overlaps are named. An empty selector matches nothing, as in the MCO.
+ */
+function surelySelects(
+  selector: LabelSelector | undefined,
+  labels: Record<string, string>,
+): boolean {
+  const matchLabels = Object.entries(selector?.matchLabels ?? {});
+  const expressions = selector?.matchExpressions ?? [];
+  if (matchLabels.length + expressions.length === 0) return false;
+  return (
+    matchLabels.every(([k, v]) => labels[k] === v) &&
+    expressions.every((e) => {
+      const key = e.key ?? '';
+      const has = key in labels;
+      if (e.operator === 'In') return has && (e.values ?? []).includes(labels[key]!);
+      // NotIn and DoesNotExist also match labels the NodePool does not fix: not sure, no overlap.
+      if (e.operator === 'NotIn') return has && !(e.values ?? []).includes(labels[key]!);
+      return e.operator === 'Exists' && has;
+    })
+  );
+}
+
+/**
+ * The labels every node of a NodePool is sure to carry: its template's, those of its
+ * single-valued `In` requirements (Karpenter labels its nodes with them), its name and NodeClass,
+ * and what an RHCOS worker's kubelet registers with (node-role.kubernetes.io/worker,
+ * node.openshift.io/os_id=rhcos, kubernetes.io/os=linux).
+ */
+function nodePoolNodeLabels(nodePool: KubeObject, nodeClassLabel: string): Record<string, string> {
+  const template = (
+    nodePool as {
+      spec?: {
+        template?: {
+          metadata?: { labels?: Record<string, string> };
+          spec?: {
+            nodeClassRef?: { name?: string };
+            requirements?: { key?: string; operator?: string; values?: string[] }[];
+          };
+        };
+      };
+    }
+  ).spec?.template;
+  const fromRequirements = Object.fromEntries(
+    (template?.spec?.requirements ?? [])
+      .filter((r) => r.operator === 'In' && r.values?.length === 1 && r.key)
+      .map((r) => [r.key!, r.values![0]!]),
+  );
+  return {
+    'node-role.kubernetes.io/worker': '',
+    'node.openshift.io/os_id': 'rhcos',
+    'kubernetes.io/os': 'linux',
+    ...fromRequirements,
+    ...(template?.metadata?.labels ?? {}),
+    'karpenter.sh/nodepool': nodePool.metadata.name,
+    [nodeClassLabel]: template?.spec?.nodeClassRef?.name ?? '',
+  };
+}
+
+/**
+ * NodePools whose nodes a MachineConfigPool of the cluster's own would claim besides their
+ * Karpenter pool. The MCO puts a node matched by two custom pools in neither ("node … belongs to
+ * 2 custom roles, cannot proceed with this Node", pkg/helpers/helpers.go GetPoolsForNode): it
+ * gets no configuration update ever. One matched by the master pool goes to master, taking the
+ * control plane's configuration. The worker pool matches every Karpenter node and is no overlap.
+ */
+export function customPoolOverlaps(
+  nodePools: readonly KubeObject[],
+  pools: readonly KubeObject[],
+  nodeClassLabel: string,
+): CustomPoolOverlap[] {
+  const foreign = pools.filter(
+    (p) => p.metadata.name !== 'worker' && !p.metadata.labels?.[NODECLASS_LABEL],
+  );
+  const out: CustomPoolOverlap[] = [];
+  for (const nodePool of nodePools) {
+    const labels = nodePoolNodeLabels(nodePool, nodeClassLabel);
+    const nodeClass = labels[nodeClassLabel] ?? '';
+    if (!nodeClass) continue;
+    const own = machineConfigPoolName(nodeClass);
+    for (const pool of foreign) {
+      const selector = (pool as { spec?: { nodeSelector?: LabelSelector } }).spec?.nodeSelector;
+      if (!surelySelects(selector, labels)) continue;
+      const name = pool.metadata.name;
+      out.push({
+        nodePool: nodePool.metadata.name,
+        nodeClass,
+        pool: name,
+        message:
+          name === 'master'
+            ? `NodePool ${nodePool.metadata.name}'s nodes match the master pool's nodeSelector: the Machine Config Operator puts them in the master pool, not ${own}, and they would take the control plane's configuration`
+            : `NodePool ${nodePool.metadata.name}'s nodes match MachineConfigPool ${name}'s nodeSelector as well as ${own}'s: the Machine Config Operator refuses a node that belongs to 2 custom roles and leaves it unmanaged; change the NodePool's labels or the pool's nodeSelector`,
+      });
+    }
+  }
+  return out.sort((a, b) => a.nodePool.localeCompare(b.nodePool) || a.pool.localeCompare(b.pool));
+}
