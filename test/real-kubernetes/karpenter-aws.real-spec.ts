@@ -16,6 +16,7 @@ import {
   type KarpenterProcess,
 } from '../support/control-plane/karpenter-process.js';
 import { SimulatedKubelets } from '../support/control-plane/kubelets.js';
+import { MachineConfigPoolRenderer } from '../support/control-plane/machine-config-renderer.js';
 import {
   SimulatedMachines,
   taintsOfMachineConfigPool,
@@ -56,6 +57,7 @@ describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone 
   let sidecar: Omit<Harness, 'cluster'>;
   let kubelets: SimulatedKubelets;
   let machines: SimulatedMachines;
+  let mco: MachineConfigPoolRenderer;
   let karpenter: KarpenterProcess;
   let dir: string;
   let operandEnv: Record<string, string>;
@@ -72,6 +74,8 @@ describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone 
     kubelets = new SimulatedKubelets(cluster.plane);
     await kubelets.register('master-0');
     kubelets.start();
+    // The MCO renders the pool the sidecar writes; the launch gate opens only then.
+    mco = new MachineConfigPoolRenderer(cluster.plane).start();
     sidecar = await startSidecarRuntime(cluster, { requeueMs: 500 });
     await sidecar.runtime.apply(sidecar.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
 
@@ -97,6 +101,7 @@ describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone 
   }, 180_000);
   afterAll(async () => {
     machines?.stop();
+    mco?.stop();
     if (process.env.FLEET_KARPENTER_LOG)
       writeFileSync(process.env.FLEET_KARPENTER_LOG, karpenter?.process.output() ?? '');
     await karpenter?.process.stop();
