@@ -60,6 +60,15 @@ export default {
           ...shared,
           displayName: 'real-kubernetes',
           testMatch: ['<rootDir>/test/**/*.real-spec.ts'],
+          testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-karpenter/'],
+          slowTestThreshold: 60,
+        },
+        // The real karpenter-provider-aws (test/upstream) on those control planes, as the fleet
+        // and HyperShift run it (test/real-karpenter/README.md).
+        {
+          ...shared,
+          displayName: 'real-karpenter',
+          testMatch: ['<rootDir>/test/real-karpenter/*.real-spec.ts'],
           slowTestThreshold: 60,
         },
       ],

@@ -12,7 +12,7 @@ import {
 import { HOSTED } from '../support/hcp-aws-hosted.js';
 import { eventually } from '../support/processes.js';
 import { refusedRequests } from '../support/control-plane/scenario.js';
-import { ROLE, hasCondition, startHostedFleet, type HostedFleet } from './hosted-fleet.js';
+import { ROLE, hasCondition, startHostedFleet, type HostedFleet } from '../real-kubernetes/hosted-fleet.js';
 
 // The hosted headline scenario (test/hosted/autonode) on real servers, the management cluster's
 // and the guest's, through the fleet: the sidecar process, with only deploy/sidecar/hosted's Roles

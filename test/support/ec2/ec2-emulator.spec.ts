@@ -625,7 +625,7 @@ describe('Ec2Emulator', () => {
   });
 
   // What karpenter-provider-aws v1.14.1 calls before it launches anything
-  // (test/real-kubernetes/karpenter-aws.real-spec.ts runs the real provider against these).
+  // (test/real-karpenter/standalone-aws.real-spec.ts runs the real provider against these).
   describe('what Karpenter asks of EC2 at start and to validate an EC2NodeClass', () => {
     it('DescribeInstanceTypeOfferings: every catalogue type in each zone of the subnets', async () => {
       const out = await ec2.send(
