@@ -19,6 +19,24 @@ describe('unsupportedChange', () => {
     },
   );
 
+  it('admits on hosted clusters only the role ARN partitions HyperShift accepts (issue 42, point 13)', () => {
+    for (const partition of ['aws', 'aws-cn', 'aws-us-gov'])
+      expect(
+        unsupportedChange(hosted, {
+          webIdentityRoleArn: `arn:${partition}:iam::111122223333:role/karpenter`,
+        }),
+      ).toBeUndefined();
+    const iso = 'arn:aws-iso:iam::111122223333:role/karpenter';
+    expect(unsupportedChange(hosted, { webIdentityRoleArn: iso })).toMatchObject({
+      field: 'webIdentityRoleArn',
+      reason: expect.stringContaining(
+        'only in the aws, aws-cn and aws-us-gov partitions',
+      ) as unknown,
+    });
+    // IAM's other partitions stay valid where the operand assumes the role itself.
+    expect(unsupportedChange(aws, { webIdentityRoleArn: iso })).toBeUndefined();
+  });
+
   it('accepts either drift policy on every topology (the hosted sidecar watches its guest objects)', () => {
     expect(unsupportedChange(hosted, { driftPolicy: 'REPORT' })).toBeUndefined();
     expect(unsupportedChange(hosted, { driftPolicy: 'CORRECT' })).toBeUndefined();

@@ -106,13 +106,28 @@ export interface ChangeTarget {
  *   itself, standalone AWS: HyperShift runs its own on hosted clusters, and the Cluster API
  *   driver runs karpenter-provider-cluster-api's image.
  */
+/**
+ * The role ARNs HyperShift's API admits for AutoNode (the CEL rule on roleARN in
+ * api/hypershift/v1beta1/hostedcluster_types.go at 3ee9615567ac): narrower than IAM's partitions.
+ */
+const HYPERSHIFT_ROLE_ARN = /^arn:(aws|aws-cn|aws-us-gov):iam::[0-9]{12}:role\/.+$/;
+
 export function unsupportedChange(
   cluster: ChangeTarget,
   change: Pick<
     DesiredStateChange,
     'clusterAutoscalerMode' | 'karpenterVersion' | 'operandImage' | 'driftPolicy'
-  >,
+  > & { webIdentityRoleArn?: string | null },
 ): { field: string; reason: string } | undefined {
+  const role = change.webIdentityRoleArn;
+  if (cluster.topology === 'HOSTED' && role && !HYPERSHIFT_ROLE_ARN.test(role))
+    return {
+      field: 'webIdentityRoleArn',
+      reason:
+        'HyperShift accepts an AutoNode role ARN only in the aws, aws-cn and aws-us-gov partitions ' +
+        '(HostedCluster spec.autoNode.provisionerConfig.karpenter.aws.roleARN, ' +
+        `^arn:(aws|aws-cn|aws-us-gov):iam::[0-9]{12}:role/.+$); this one is ${role}`,
+    };
   const mode = change.clusterAutoscalerMode;
   if (cluster.topology === 'HOSTED' && mode !== undefined && mode !== 'KEEP')
     return {
