@@ -171,15 +171,34 @@ export interface HostedCondition {
   message: string;
 }
 
-/** HyperShift's AutoNodeEnabled condition on the HostedCluster, if it has written one. */
+/**
+ * HyperShift's AutoNodeEnabled condition on the HostedCluster, if it has written one. One written
+ * for an older generation (metav1.Condition observedGeneration, which reconcileAutoNodeEnabledCondition
+ * in hypershift-operator/controllers/hostedcluster/karpenter.go sets to the generation it saw) says
+ * nothing yet about the spec.autoNode the fleet just wrote: it is pending until HyperShift catches up.
+ */
 export function autoNodeEnabledCondition(hostedCluster: unknown): HostedCondition | undefined {
-  const status = (hostedCluster as { status?: { conditions?: unknown } } | undefined)?.status;
+  const object = hostedCluster as
+    { metadata?: { generation?: number }; status?: { conditions?: unknown } } | undefined;
+  const status = object?.status;
   const conditions = Array.isArray(status?.conditions) ? (status.conditions as unknown[]) : [];
   const c = conditions.find(
-    (x): x is HostedCondition =>
+    (x): x is HostedCondition & { observedGeneration?: number } =>
       typeof x === 'object' && x !== null && (x as { type?: unknown }).type === 'AutoNodeEnabled',
   );
   if (!c) return undefined;
+  const generation = object?.metadata?.generation;
+  if (
+    generation !== undefined &&
+    c.observedGeneration !== undefined &&
+    c.observedGeneration < generation
+  )
+    return {
+      type: 'AutoNodeEnabled',
+      status: 'Unknown',
+      reason: 'AutoNodeEvaluationPending',
+      message: `HyperShift has not evaluated generation ${generation} of the HostedCluster yet (its AutoNodeEnabled is of generation ${c.observedGeneration}: ${c.reason}${c.message ? `, ${c.message}` : ''})`,
+    };
   return {
     type: 'AutoNodeEnabled',
     status: c.status,
@@ -270,6 +289,18 @@ export function autoNodeConditions(view: AutoNodeView): HostedCondition[] {
       message: gone ? 'nothing to do' : 'HyperShift is disabling AutoNode',
     });
   }
-  out.push({ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems' });
+  // HyperShift could not tell (Unknown/AutoNodeEvaluationFailed: it failed to list its own
+  // components): nothing the fleet reports about AutoNode can be trusted until it can.
+  const failed = hs?.status === 'Unknown' && hs.reason === 'AutoNodeEvaluationFailed';
+  out.push(
+    failed
+      ? {
+          type: 'Degraded',
+          status: 'True',
+          reason: 'AutoNodeEvaluationFailed',
+          message: `HyperShift cannot evaluate AutoNode: ${hs.message}`,
+        }
+      : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problems' },
+  );
   return out;
 }
