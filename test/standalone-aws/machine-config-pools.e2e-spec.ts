@@ -134,11 +134,10 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
       'karpenter-default rendered with its KubeletConfig',
     );
     // The worker's own generated kubelet configuration (97-worker-…) is selected too, but the
-    // pool's (97- and 99-karpenter-default-…) merge after it: the MCO merges worker-role
-    // MachineConfigs first.
+    // pool's (99-karpenter-default-…) merges after it: the MCO merges worker-role MachineConfigs
+    // first.
     expect(poolStatus('karpenter-default').configuration?.source?.map((s) => s.name)).toEqual([
       '00-worker',
-      '97-karpenter-default-generated-kubelet',
       '97-worker-generated-kubelet',
       '99-karpenter-default-generated-kubelet',
       '99-worker-ssh',

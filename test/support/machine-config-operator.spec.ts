@@ -92,6 +92,11 @@ describe('emulated Machine Config Operator', () => {
         ) as Record<string, unknown>,
       );
     }
+    kube.addCrd(
+      parse(
+        readFileSync(join(CRDS_DIR, 'openshift', 'config.openshift.io_nodes.yaml'), 'utf8'),
+      ) as Record<string, unknown>,
+    );
     kube.seed(
       [
         'machineconfigpool-worker.yaml',
@@ -111,9 +116,10 @@ describe('emulated Machine Config Operator', () => {
   it("renders every pool's whole kubelet.conf from the worker templates, custom pools' merged last", async () => {
     customPool('infra', { matchLabels: { 'node-role.kubernetes.io/infra': '' } });
     const rendered = await until(() => status('infra').configuration?.name, 'infra rendered');
+    // A pool created after the controller started gets no 97- MachineConfig of its own until the
+    // cluster's node settings change (no pool handler in kubelet_config_nodes.go).
     expect(status('infra').configuration?.source?.map((s) => s.name)).toEqual([
       '00-worker',
-      '97-infra-generated-kubelet',
       '97-worker-generated-kubelet',
     ]);
     expect(kubeletConf(rendered)).toMatchObject({
@@ -122,6 +128,32 @@ describe('emulated Machine Config Operator', () => {
       clusterDomain: 'cluster.local',
       systemReservedCgroup: '/system.slice',
     });
+  });
+
+  it('puts the worker latency profile on role worker only, when the node settings change', async () => {
+    kube.create({
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'Node',
+      metadata: { name: 'cluster' },
+      spec: { workerLatencyProfile: 'MediumUpdateAverageReaction' },
+    });
+    const generated = (name: string) => {
+      const mc = kube.get(MCO, 'MachineConfig', name)?.spec as
+        { config: { storage: { files: { contents: { source: string } }[] } } } | undefined;
+      const source = mc?.config.storage.files[0]?.contents.source;
+      return source
+        ? (JSON.parse(decodeURIComponent(source.replace(/^data:,/, ''))) as Record<string, unknown>)
+        : undefined;
+    };
+    await until(
+      () =>
+        generated('97-worker-generated-kubelet')?.nodeStatusUpdateFrequency === '20s'
+          ? true
+          : undefined,
+      'the profile on 97-worker-generated-kubelet',
+    );
+    // Now the infra pool has its own, from the worker templates, without the profile.
+    expect(generated('97-infra-generated-kubelet')?.nodeStatusUpdateFrequency).toBe('10s');
   });
 
   it('validates KubeletConfigs as the MCO does and reports it in their status', async () => {

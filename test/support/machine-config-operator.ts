@@ -308,7 +308,8 @@ function kubeletFiles(
 /**
  * The Machine Config Operator's controllers, the daemon on every node and the Machine Config
  * Server, for an emulated cluster:
- * - node config (97-<pool>-generated-kubelet for every pool, the latency profile for `worker`);
+ * - node config (97-<pool>-generated-kubelet for every pool at start and when the cluster's node
+ *   settings change, the latency profile for `worker` only);
  * - KubeletConfig (validated, status written, 99-<pool>-generated-kubelet[-N] holding a whole
  *   kubelet.conf; a failed one holds back the rendering of every pool it selects);
  * - render (rendered-<pool>-<hash> from the selected MachineConfigs, worker ones merged first;
@@ -332,6 +333,8 @@ export class MachineConfigOperatorEmulator {
   /** Nodes the daemon is updating right now. */
   private readonly updating = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** The node-config controller's next sync is due (start, or nodes.config.openshift.io changed). */
+  private nodeConfigChanged = true;
   /** Pools the render controller could not render, with its message. */
   private readonly renderFailures = new Map<string, string>();
   /** Nodes the node controller cannot place, and why (the MCO logs it and leaves them be). */
@@ -354,7 +357,12 @@ export class MachineConfigOperatorEmulator {
     }
     this.offs.push(this.kube.watch('v1', 'Node', () => this.schedule()));
     try {
-      this.offs.push(this.kube.watch('config.openshift.io/v1', 'Node', () => this.schedule()));
+      this.offs.push(
+        this.kube.watch('config.openshift.io/v1', 'Node', () => {
+          this.nodeConfigChanged = true;
+          this.schedule();
+        }),
+      );
     } catch {
       // A cluster without the config.openshift.io Node kind: default node settings.
     }
@@ -512,7 +520,13 @@ export class MachineConfigOperatorEmulator {
 
   private sync(): void {
     const pools = this.kube.list(MCO, 'MachineConfigPool') as Pool[];
-    this.generateNodeConfigMachineConfigs(pools);
+    // The node-config controller syncs when the controller starts and when the cluster's node
+    // settings change, never for a pool alone (no MachineConfigPool handler): a pool created
+    // later has no 97- MachineConfig until then, and a deleted pool's stays.
+    if (this.nodeConfigChanged) {
+      this.nodeConfigChanged = false;
+      this.generateNodeConfigMachineConfigs(pools);
+    }
     this.generateKubeletMachineConfigs(pools);
     const renderedByPool = this.render(pools);
     const members = this.placeNodes(pools);
@@ -593,7 +607,7 @@ export class MachineConfigOperatorEmulator {
     };
   }
 
-  /** kubelet_config_nodes.go: 97-<pool>-generated-kubelet for every pool. */
+  /** kubelet_config_nodes.go: 97-<pool>-generated-kubelet for every pool there is now. */
   private generateNodeConfigMachineConfigs(pools: Pool[]): void {
     for (const pool of pools) {
       const name = pool.metadata!.name!;

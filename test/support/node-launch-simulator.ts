@@ -446,10 +446,11 @@ export class NodeLaunchSimulator {
     });
     // Karpenter core's registration (nodeclaim/lifecycle/registration.go): a node without
     // karpenter.sh/unregistered:NoExecute is registered anyway, with an error and this event.
+    // Judged only where the simulation knows the kubelet's configuration (booted through an MCO).
     const taints = (kube.get('v1', 'Node', claim.nodeName)?.spec as { taints?: Taint[] }).taints;
     const unregistered = (t: Taint) =>
       t.key === 'karpenter.sh/unregistered' && t.effect === 'NoExecute';
-    if (!taints?.some(unregistered)) {
+    if (booted && !taints?.some(unregistered)) {
       kube.create({
         apiVersion: 'v1',
         kind: 'Event',
