@@ -356,25 +356,48 @@ describe('hosted control plane, AutoNode mode', () => {
       (pool?.spec as { template: { spec: { expireAfter: string } } }).template.spec.expireAfter,
     ).toBe('720h');
 
-    // Karpenter still has a NodeClaim when the SRE disables it.
-    cluster.guest.create({
+    // Karpenter still has a NodeClaim of the fleet's NodePool when the SRE disables it, and one
+    // of a NodePool a guest admin made, which does not hold the fleet's disable back.
+    const nodeClaim = (name: string, nodePool: string) => ({
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
-      metadata: { name: 'general-x7k2p' },
+      metadata: { name, labels: { 'karpenter.sh/nodepool': nodePool } },
       spec: {
         requirements: [],
         nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'karpenter-fleet' },
       },
     });
+    cluster.guest.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'batch' },
+      spec: {
+        template: {
+          spec: {
+            requirements: [],
+            nodeClassRef: {
+              group: 'karpenter.k8s.aws',
+              kind: 'EC2NodeClass',
+              name: 'karpenter-fleet',
+            },
+          },
+        },
+      },
+    });
+    cluster.guest.create(nodeClaim('batch-q2w8r', 'batch'));
+    cluster.guest.create(nodeClaim('general-x7k2p', 'general'));
     const off = await api.admin<{ setKarpenter: { karpenter: { generation: number } } }>(SET, {
       id,
       input: { enabled: false },
     });
     const generation = off.data!.setKarpenter.karpenter.generation;
-    await status(
+    const waiting = await status(
       generation,
       (cs) => has(cs, 'Progressing', 'True', 'WaitingForNodeClaims'),
       'waiting for the NodeClaim',
+    );
+    expect(waiting.find((c) => c.type === 'Progressing')?.message).toMatch(
+      /^waiting for Karpenter to remove 1 NodeClaim\(s\)/,
     );
     expect(cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general')).toBeUndefined();
     expect(
@@ -398,6 +421,9 @@ describe('hosted control plane, AutoNode mode', () => {
     expect(
       cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec,
     ).not.toHaveProperty('autoNode');
+    // The guest admin's NodePool and its NodeClaim were never the fleet's to wait for or touch.
+    expect(cluster.guest.get('karpenter.sh/v1', 'NodeClaim', 'batch-q2w8r')).toBeDefined();
+    expect(cluster.guest.get('karpenter.sh/v1', 'NodePool', 'batch')).toBeDefined();
     expect(cluster.sidecarAccess.refused()).toEqual([]);
   }, 90_000);
 });

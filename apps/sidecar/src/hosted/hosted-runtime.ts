@@ -2,6 +2,7 @@ import {
   CERTIFICATE_SIGNING_REQUEST,
   DEPLOYMENT,
   NODECLAIM,
+  NODEPOOL,
   type ClusterMetrics,
   type Condition,
   type ReconcileOrder,
@@ -9,6 +10,9 @@ import {
 import {
   GUEST_OWNED_KINDS,
   InvalidDesiredStateError,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  NODEPOOL_LABEL,
   OWNED_BY_SELECTOR,
   autoNodeConditions,
   autoNodeEnabledCondition,
@@ -631,8 +635,18 @@ export class HostedRuntime {
           pruned++;
         }
       }
-      const claims = await guest.list(NODECLAIM.apiVersion, NODECLAIM.kind);
-      return { pruned, nodeClaims: claims.length };
+      // Only the fleet's NodeClaims hold the disable back: a guest admin's own NodePools (live,
+      // without the fleet's label) keep theirs. A claim whose NodePool is gone was the fleet's.
+      const others = new Set(
+        (await guest.list<KubeObject>(NODEPOOL.apiVersion, NODEPOOL.kind))
+          .filter((pool) => pool.metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE)
+          .map((pool) => pool.metadata.name),
+      );
+      const claims = await guest.list<KubeObject>(NODECLAIM.apiVersion, NODECLAIM.kind);
+      const fleets = claims.filter(
+        (claim) => !others.has(claim.metadata.labels?.[NODEPOOL_LABEL] ?? ''),
+      );
+      return { pruned, nodeClaims: fleets.length };
     } catch (err) {
       // No Karpenter CRDs in the guest: nothing of the fleet's can be there.
       if (isUnserved(err)) return { pruned, nodeClaims: 0 };

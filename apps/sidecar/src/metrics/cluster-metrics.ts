@@ -1,10 +1,9 @@
 import type { ClusterMetrics } from '@fleet/contracts';
+import { NODEPOOL_LABEL } from '@fleet/cloud-provider';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
 import type { ResourceWatch } from '../kube/resource-watch.js';
 
-/** Karpenter labels every node it launches with its NodePool. */
-const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
 /** NodeClaim lifecycle conditions, most advanced last. */
 const LIFECYCLE = ['Launched', 'Registered', 'Initialized', 'Ready'] as const;
 
