@@ -21,8 +21,13 @@ fi
 if [ $# -ge 1 ]; then
   checkout=$(cd "$1" && pwd)
   git -C "$checkout" rev-parse HEAD 2>/dev/null || true
+  out="${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-fleet/upstream-bin/karpenter-provider-azure-openshift-8e5b2e51"
+  mkdir -p "$out"
   echo "== go build -mod=vendor ./cmd/controller in $checkout"
   start=$(date +%s)
-  (cd "$checkout" && nice -n 15 go build -mod=vendor -p 2 -trimpath -o "$scratch/karpenter-provider-azure-openshift" ./cmd/controller)
-  echo "built in $(($(date +%s) - start)) s: $(ls -l "$scratch/karpenter-provider-azure-openshift")"
+  (cd "$checkout" && nice -n 15 go build -mod=vendor -p 2 -trimpath -o "$out/karpenter-provider-azure-openshift.tmp" ./cmd/controller)
+  mv "$out/karpenter-provider-azure-openshift.tmp" "$out/karpenter-provider-azure-openshift"
+  echo "built in $(($(date +%s) - start)) s: $out/karpenter-provider-azure-openshift"
+  echo "run it against a real kube-apiserver and the ARM emulator:"
+  echo "  AZURE_FORK_BINARY=$out/karpenter-provider-azure-openshift node --experimental-vm-modules node_modules/jest/bin/jest.js --selectProjects real-kubernetes --testPathPatterns test/real-kubernetes/azure-fork"
 fi

@@ -232,4 +232,65 @@ describe('ARM emulator: what ARM and Entra ID refuse', () => {
     });
     expect(throttled.body.error?.code).toBe('SubscriptionRequestsThrottled');
   });
+
+  it("serves what MSAL reads for an authority it does not trust by name, and the fork's Resource Graph query", async () => {
+    const discovery = await call(
+      arm,
+      'GET',
+      `/common/discovery/instance?api-version=1.1&authorization_endpoint=${encodeURIComponent(`${arm.url}/${world.tenantID}/oauth2/v2.0/authorize`)}`,
+      {},
+    );
+    expect(discovery.body.tenant_discovery_endpoint).toBe(
+      `${arm.url}/${world.tenantID}/v2.0/.well-known/openid-configuration`,
+    );
+    const config = await call(
+      arm,
+      'GET',
+      `/${world.tenantID}/v2.0/.well-known/openid-configuration`,
+      {},
+    );
+    expect(config.body).toMatchObject({
+      issuer: `${arm.url}/${world.tenantID}/v2.0`,
+      token_endpoint: `${arm.url}/${world.tenantID}/oauth2/v2.0/token`,
+    });
+    // MSAL sends the OpenID Connect scopes beside the resource's /.default.
+    const answer = await token(arm, {
+      client_id: SIDECAR.clientId,
+      client_secret: SIDECAR.clientSecret!,
+      scope: `${arm.url}/.default openid offline_access profile`,
+    });
+    expect(answer.status).toBe(200);
+    arm.addVirtualMachine({
+      resourceGroup: RG,
+      name: 'aks-general-b',
+      location: 'eastus',
+      computerName: 'aks-general-b',
+      powerState: 'running',
+      networkInterfaces: [],
+      tags: {
+        'karpenter.azure.com_cluster': 'prod-west-q8m4d',
+        'karpenter.sh_nodepool': 'general',
+      },
+    });
+    const query = (q: string) =>
+      call(
+        arm,
+        'POST',
+        '/providers/Microsoft.ResourceGraph/resources?api-version=2024-04-01',
+        {
+          authorization: `Bearer ${answer.body.access_token as string}`,
+          'content-type': 'application/json',
+        },
+        JSON.stringify({
+          subscriptions: [SUB],
+          query: q,
+          options: { resultFormat: 'objectArray' },
+        }),
+      );
+    const listed = await query(
+      `Resources | where type == "microsoft.compute/virtualmachines" | where resourceGroup == "${RG}" | where tags has_cs "karpenter.sh_nodepool" | where not(tags has_cs "karpenter.azure.com_aksmachine_nodeclaim")`,
+    );
+    expect((listed.body.data as { name: string }[]).map((v) => v.name)).toEqual(['aks-general-b']);
+    expect((await query('Resources | take 5')).status).toBe(400);
+  });
 });

@@ -256,6 +256,9 @@ interface AccessTokenClaims {
   exp: number;
 }
 
+/** OpenID Connect scopes MSAL sends beside a resource's `/.default`. */
+const OIDC_SCOPES = new Set(['openid', 'offline_access', 'profile']);
+
 /** The principal credential() stands for: an implicit Owner of the subscription. */
 const TEST_PRINCIPAL = 'arm-emulator-test-principal';
 
@@ -269,7 +272,16 @@ const decodePart = (part: string): unknown => {
 
 export class ArmEmulator {
   private readonly ca = new CertificateAuthority('arm-emulator-ca');
-  private readonly serving = this.ca.issueServing(['127.0.0.1', 'localhost']);
+  /**
+   * Also valid for Entra ID's public host, so that a process whose HTTPS proxy sends
+   * login.microsoftonline.com here (MSAL's instance discovery for an authority it does not know,
+   * as the fork's DefaultAzureCredential does for this emulator) is served too.
+   */
+  private readonly serving = this.ca.issueServing([
+    '127.0.0.1',
+    'localhost',
+    'login.microsoftonline.com',
+  ]);
   /** Signs the access tokens this Entra ID issues (HS256), so ARM can tell its own from forgeries. */
   private readonly signingKey = randomBytes(32);
   /** How many of the next ARM requests get 429, and the Retry-After they carry. */
@@ -472,6 +484,130 @@ export class ArmEmulator {
     (this.world.networkInterfaces ??= []).push(...structuredClone(nics));
   }
 
+  /**
+   * Entra ID's metadata, as MSAL reads it before a token request for an authority it does not
+   * trust by name: instance discovery (`/common/discovery/instance`, answered for this host) and
+   * the tenant's OpenID configuration, whose issuer is on the authority's own host.
+   */
+  private onDiscovery(url: URL, res: ServerResponse): boolean {
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify(body));
+      return true;
+    };
+    const host = new URL(this.url).host;
+    if (url.pathname === '/common/discovery/instance') {
+      const tenant = /\/\/[^/]+\/([^/]+)\//.exec(
+        url.searchParams.get('authorization_endpoint') ?? '',
+      )?.[1];
+      return json(200, {
+        'api-version': '1.1',
+        tenant_discovery_endpoint: `${this.url}/${tenant ?? this.world.tenantID}/v2.0/.well-known/openid-configuration`,
+        metadata: [{ preferred_network: host, preferred_cache: host, aliases: [host] }],
+      });
+    }
+    const config = /^\/([^/]+)\/v2\.0\/\.well-known\/openid-configuration$/.exec(url.pathname);
+    if (!config) return false;
+    const tenant = decodeURIComponent(config[1]!);
+    if (!same(tenant, this.world.tenantID)) {
+      return json(400, {
+        error: 'invalid_tenant',
+        error_description: `AADSTS90002: Tenant '${tenant}' not found.`,
+      });
+    }
+    return json(200, {
+      issuer: `${this.url}/${tenant}/v2.0`,
+      token_endpoint: `${this.url}/${tenant}/oauth2/v2.0/token`,
+      authorization_endpoint: `${this.url}/${tenant}/oauth2/v2.0/authorize`,
+      jwks_uri: `${this.url}/${tenant}/discovery/v2.0/keys`,
+      response_types_supported: ['code', 'id_token', 'code id_token', 'id_token token'],
+      tenant_region_scope: 'NA',
+    });
+  }
+
+  /**
+   * Azure Resource Graph's `POST /providers/Microsoft.ResourceGraph/resources`, for the one query
+   * shape the fork sends (pkg/providers/instance/azureresourcegraphlist.go at 8e5b2e51):
+   * `Resources | where type == "<t>" | where resourceGroup == "<rg>" | where tags has_cs "<k>"
+   * | where not(tags has_cs "<k2>")`, answered from the world's VMs and NICs as objectArray; any
+   * other query 400 BadRequest, as the emulator cannot run KQL.
+   */
+  private onResourceGraph(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (raw += chunk));
+    req.on('end', () => {
+      const apiVersion = url.searchParams.get('api-version');
+      let status = 200;
+      let body: unknown;
+      try {
+        const claims = this.authenticate(req.headers.authorization);
+        const versions = ['2021-03-01', '2022-10-01', '2024-04-01'];
+        if (!apiVersion || !versions.includes(apiVersion)) {
+          throw new ArmError(
+            400,
+            apiVersion ? 'NoRegisteredProviderFound' : 'MissingApiVersionParameter',
+            `The api-version '${apiVersion ?? ''}' is not supported for type 'resources'. The supported api-versions are '${versions.join(', ')}'.`,
+          );
+        }
+        const request = JSON.parse(raw || '{}') as { subscriptions?: string[]; query?: string };
+        for (const sub of request.subscriptions ?? []) {
+          this.authorize(claims, `/subscriptions/${sub}`, 'Microsoft.ResourceGraph/resources/read');
+        }
+        const match =
+          /^Resources \| where type == "([^"]+)" \| where resourceGroup == "([^"]+)" \| where tags has_cs "([^"]+)"(?: \| where not\(tags has_cs "([^"]+)"\))?$/.exec(
+            (request.query ?? '').trim(),
+          );
+        if (!match) {
+          throw new ArmError(
+            400,
+            'BadRequest',
+            `Query is invalid or not served here: ${request.query ?? ''}`,
+          );
+        }
+        const [, type, group, has, hasNot] = match as unknown as [
+          string,
+          string,
+          string,
+          string,
+          string?,
+        ];
+        const tagged = (tags: Record<string, string> | undefined) =>
+          Object.keys(tags ?? {}).some((k) => k.includes(has)) &&
+          !(hasNot && Object.keys(tags ?? {}).some((k) => k.includes(hasNot)));
+        const sub = `/subscriptions/${this.world.subscriptionID}`;
+        const data =
+          type === 'microsoft.compute/virtualmachines'
+            ? (this.world.virtualMachines ?? [])
+                .filter((v) => same(v.resourceGroup, group) && tagged(v.tags))
+                .map((v) => ({
+                  id: `${sub}/resourceGroups/${v.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${v.name}`,
+                  name: v.name,
+                  type,
+                  location: v.location,
+                  resourceGroup: v.resourceGroup.toLowerCase(),
+                  tags: v.tags ?? {},
+                  properties: { provisioningState: v.provisioningState ?? 'Succeeded' },
+                }))
+            : [];
+        body = {
+          totalRecords: data.length,
+          count: data.length,
+          resultTruncated: 'false',
+          data,
+          facets: [],
+        };
+      } catch (err) {
+        if (!(err instanceof ArmError)) throw err;
+        status = err.status;
+        body = { error: { code: err.code, message: err.message } };
+      }
+      this.requests.push({ method: 'POST', path: url.pathname, apiVersion, status });
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify(body));
+    });
+  }
+
   /** The Entra ID token endpoint: `POST /<tenant>/oauth2/v2.0/token`, form-encoded. */
   private onTokenRequest(req: IncomingMessage, res: ServerResponse, tenant: string): void {
     let raw = '';
@@ -489,8 +625,12 @@ export class ArmEmulator {
         form.get('client_assertion_type') ===
           'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' &&
         this.assertionMatches(client, form.get('client_assertion'));
-      // The v2.0 endpoint's scope is `<resource>/.default`: the token's audience is the resource.
-      const scope = form.get('scope') ?? '';
+      // The v2.0 endpoint's scope is `<resource>/.default` (MSAL adds the OpenID Connect scopes
+      // openid, offline_access, profile, which Entra ID ignores here): the token's audience is the
+      // resource.
+      const scopes = (form.get('scope') ?? '').split(' ').filter(Boolean);
+      const resources = scopes.filter((x) => !OIDC_SCOPES.has(x));
+      const scope = resources.length === 1 ? resources[0]! : resources.join(' ');
       let status = 200;
       let body: Record<string, unknown>;
       if (!same(tenant, this.world.tenantID)) {
@@ -540,6 +680,14 @@ export class ArmEmulator {
     const tokenPath = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(url.pathname);
     if (req.method === 'POST' && tokenPath) {
       this.onTokenRequest(req, res, decodeURIComponent(tokenPath[1]!));
+      return;
+    }
+    if (req.method === 'GET' && this.onDiscovery(url, res)) return;
+    if (
+      req.method === 'POST' &&
+      same(url.pathname, '/providers/Microsoft.ResourceGraph/resources')
+    ) {
+      this.onResourceGraph(req, res, url);
       return;
     }
     const apiVersion = url.searchParams.get('api-version');
