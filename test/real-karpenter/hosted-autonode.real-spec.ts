@@ -9,10 +9,15 @@ import {
   startKarpenterFromDeployment,
   type KarpenterProcess,
 } from '../support/control-plane/karpenter-process.js';
-import { HOSTED } from '../support/hcp-aws-hosted.js';
+import { HOSTED, HOSTED_SIDECAR_SA } from '../support/hcp-aws-hosted.js';
 import { eventually } from '../support/processes.js';
 import { refusedRequests } from '../support/control-plane/scenario.js';
-import { ROLE, hasCondition, startHostedFleet, type HostedFleet } from '../real-kubernetes/hosted-fleet.js';
+import {
+  ROLE,
+  hasCondition,
+  startHostedFleet,
+  type HostedFleet,
+} from '../real-kubernetes/hosted-fleet.js';
 
 // The hosted headline scenario (test/hosted/autonode) on real servers, the management cluster's
 // and the guest's, through the fleet: the sidecar process, with only deploy/sidecar/hosted's Roles
@@ -135,4 +140,50 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
     );
     expect(conditions.map((c) => c.type)).toContain('NodeClassReady');
   }, 120_000);
+
+  it('the sidecar may change only spec.autoNode and its own annotation on its HostedCluster (issue 42, point 6)', async () => {
+    const { cluster } = fleet;
+    const token = await cluster.management.serviceAccountToken(
+      HOSTED.hcpNamespace,
+      HOSTED_SIDECAR_SA,
+    );
+    const path = await cluster.management.resourcePath(
+      'hypershift.openshift.io/v1beta1',
+      'HostedCluster',
+      HOSTED.hostedCluster.name,
+      HOSTED.hostedCluster.namespace,
+    );
+    const patch = (body: unknown) =>
+      cluster.management.request('PATCH', path, body, 'application/merge-patch+json', token);
+    // RBAC alone would let these through (patch on the HostedCluster by name).
+    for (const [body, message] of [
+      [{ spec: { release: { image: 'quay.io/attacker/release:evil' } } }, 'only spec.autoNode'],
+      [
+        { metadata: { annotations: { 'hypershift.openshift.io/silence': 'x' } } },
+        'only its own annotation',
+      ],
+      [{ metadata: { labels: { team: 'x' } } }, 'may not change the labels'],
+    ] as const) {
+      const refused = await patch(body);
+      expect({
+        status: refused.status,
+        message: (refused.json as { message?: string }).message,
+      }).toEqual({
+        status: 403,
+        message: expect.stringContaining(message) as unknown,
+      });
+    }
+    // What the sidecar itself writes still goes through.
+    const live = await cluster.management.get(
+      'hypershift.openshift.io/v1beta1',
+      'HostedCluster',
+      HOSTED.hostedCluster.name,
+      HOSTED.hostedCluster.namespace,
+    );
+    const allowed = await patch({
+      metadata: { annotations: { 'fleet.karpenter.sh/auto-node': 'true' } },
+      spec: { autoNode: (live?.spec as { autoNode?: unknown }).autoNode },
+    });
+    expect(allowed.status).toBe(200);
+  });
 });

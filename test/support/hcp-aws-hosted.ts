@@ -85,6 +85,15 @@ export function hostedFixtureObjectsFor(names: HostedNames): KubeObject[] {
 }
 
 /**
+ * deploy/sidecar/hosted's admission policy: one per management cluster, whichever hosted clusters
+ * it holds (the sidecar may change only spec.autoNode and its annotation on a HostedCluster).
+ */
+export const hostedSidecarAdmissionPolicy = (): KubeObject[] =>
+  deployDocuments()
+    .filter((f) => f.file === 'sidecar/hosted/admission-policy.yaml')
+    .flatMap((f) => f.docs as KubeObject[]);
+
+/**
  * deploy/sidecar/hosted's RBAC (plus deploy/sidecar/hosted-converged's in converged mode) with
  * this cluster's names put in, as an overlay would.
  */
@@ -157,6 +166,7 @@ export async function startEmulatedManagementCluster(): Promise<EmulatedManageme
   const ec2 = new Ec2Emulator({ region: HOSTED.region });
   await Promise.all([management.start(), ec2.start()]);
   management.loadCrdFiles(upstreamCrdFiles('hypershift'));
+  management.seed(hostedSidecarAdmissionPolicy());
   const hostedControlPlanes: EmulatedHostedCluster[] = [];
   return {
     management,

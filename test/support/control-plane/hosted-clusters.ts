@@ -10,6 +10,7 @@ import {
   HOSTED_SIDECAR_SA,
   convergedHyperShiftObjects,
   hostedFixtureObjectsFor,
+  hostedSidecarAdmissionPolicy,
   hostedSidecarRbac,
   hyperShiftDeployment,
   type HostedSidecarMode,
@@ -57,6 +58,7 @@ export async function startRealHostedCluster(
     );
     await ec2.start();
     await management.installCrds(upstreamCrdFiles('hypershift'));
+    await management.seed(hostedSidecarAdmissionPolicy());
     // What the mounted hcco-kubeconfig Secret holds: the guest's admin.
     const guestKubeconfig = guest.kubeconfigYaml();
     const rbac = hostedSidecarRbac(mode, HOSTED);
