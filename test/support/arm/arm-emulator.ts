@@ -25,6 +25,12 @@ export interface ArmSubnet {
   natGateway?: string;
   /** The name of the route table associated with it, in its resource group. */
   routeTable?: string;
+  /**
+   * ARM's `defaultOutboundAccess`: false makes it a private subnet (no implicit egress for VMs in
+   * no backend pool and without a public IP); absent, ARM omits it and Azure's default outbound
+   * access applies (subnets of virtual networks created before its retirement).
+   */
+  defaultOutboundAccess?: boolean;
 }
 
 /** A route table: user-defined routes, e.g. 0.0.0.0/0 to a firewall (VirtualAppliance). */
@@ -909,6 +915,9 @@ export class ArmEmulator {
                   id: `${rgPath}/providers/Microsoft.Network/natGateways/${subnet.natGateway}`,
                 },
               }
+            : {}),
+          ...(subnet.defaultOutboundAccess !== undefined
+            ? { defaultOutboundAccess: subnet.defaultOutboundAccess }
             : {}),
           ...(subnet.routeTable
             ? {

@@ -7,12 +7,18 @@ import type { AzureMarketplaceImage } from './types.js';
 
 /** What discovery asks Azure Resource Manager; `undefined` when ARM answers 404. */
 export interface AzureResourceReader {
-  /** The subnet, with the ARM IDs of its NAT gateway and route table when it has them. */
+  /**
+   * The subnet, with the ARM IDs of its NAT gateway and route table when it has them, and its
+   * `defaultOutboundAccess` when ARM gives it.
+   */
   getSubnet(
     resourceGroup: string,
     virtualNetwork: string,
     subnet: string,
-  ): Promise<{ id: string; natGatewayID?: string; routeTableID?: string } | undefined>;
+  ): Promise<
+    | { id: string; natGatewayID?: string; routeTableID?: string; defaultOutboundAccess?: boolean }
+    | undefined
+  >;
   /** A route table's routes (address prefix and next hop type). */
   getRouteTable(
     resourceGroup: string,
@@ -94,6 +100,9 @@ export class ArmResourceReader implements AzureResourceReader {
         id: found.id ?? '',
         ...(found.natGateway?.id ? { natGatewayID: found.natGateway.id } : {}),
         ...(found.routeTable?.id ? { routeTableID: found.routeTable.id } : {}),
+        ...(found.defaultOutboundAccess !== undefined
+          ? { defaultOutboundAccess: found.defaultOutboundAccess }
+          : {}),
       };
     });
   }

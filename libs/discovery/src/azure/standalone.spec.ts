@@ -406,7 +406,7 @@ describe('discoverAzureStandalone asks Azure Resource Manager', () => {
     });
   });
 
-  it("refuses a worker subnet whose only egress is the cluster's load balancer, which the fork never joins Karpenter's NICs to", async () => {
+  it("refuses a private worker subnet whose only egress is the cluster's load balancer, which the fork never joins Karpenter's NICs to", async () => {
     const world = azureFixtureArmWorld();
     const worker = (edit: (s: ArmWorld['subnets'][number]) => void) => ({
       ...world,
@@ -416,17 +416,20 @@ describe('discoverAzureStandalone asks Azure Resource Manager', () => {
         return copy;
       }),
     });
-    // OpenShift's default outboundType LoadBalancer: no NAT gateway, no route to an appliance.
+    // OpenShift's default outboundType LoadBalancer on a private subnet (defaultOutboundAccess
+    // false, the default for virtual networks created since Azure retired default outbound
+    // access): no NAT gateway, no route to an appliance.
     arm.seed(
       worker((s) => {
         delete s.natGateway;
         delete s.routeTable;
+        s.defaultOutboundAccess = false;
       }),
     );
     expect(failure(await discover(cluster()))).toEqual({
       reason: 'NoOutboundConnectivity',
       message:
-        'subnet prod-west-q8m4d-worker-subnet of virtual network prod-west-q8m4d-vnet in resource group prod-west-q8m4d-rg has no NAT gateway and no route table sending 0.0.0.0/0 to a virtual appliance or gateway: its workers reach the internet through the outbound rule of load balancer prod-west-q8m4d, whose backend pool the OpenShift fork of karpenter-provider-azure never adds its NICs to (it joins only load balancers named kubernetes and kubernetes-internal), so Karpenter nodes would have no egress and never pull their images. Attach a NAT gateway to the subnet, or route 0.0.0.0/0 to a firewall (outboundType UserDefinedRouting)',
+        'subnet prod-west-q8m4d-worker-subnet of virtual network prod-west-q8m4d-vnet in resource group prod-west-q8m4d-rg is private (defaultOutboundAccess false) and has no NAT gateway and no route table sending 0.0.0.0/0 to a virtual appliance or gateway: its workers reach the internet through the outbound rule of load balancer prod-west-q8m4d, whose backend pool the OpenShift fork of karpenter-provider-azure never adds its NICs to (it joins only load balancers named kubernetes and kubernetes-internal), so Karpenter nodes would have no egress and never pull their images. Attach a NAT gateway to the subnet, or route 0.0.0.0/0 to a firewall (outboundType UserDefinedRouting)',
     });
     // A route table sending the default route to a firewall: user-defined routing works.
     arm.seed({
@@ -452,6 +455,16 @@ describe('discoverAzureStandalone asks Azure Resource Manager', () => {
     expect(infrastructure(await discover(cluster())).egress).toEqual({
       type: 'UserDefinedRouting',
       routeTable: 'prod-west-q8m4d-udr',
+    });
+    // A subnet that keeps Azure's default outbound access: a VM in no backend pool still gets out.
+    arm.seed(
+      worker((s) => {
+        delete s.natGateway;
+        delete s.routeTable;
+      }),
+    );
+    expect(infrastructure(await discover(cluster())).egress).toEqual({
+      type: 'DefaultOutboundAccess',
     });
     // The fixture's worker subnet has a NAT gateway.
     arm.seed(world);

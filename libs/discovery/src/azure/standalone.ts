@@ -262,15 +262,16 @@ const EGRESS_NEXT_HOPS = new Set(['virtualappliance', 'virtualnetworkgateway']);
 
 /**
  * How a VM in the worker subnet reaches the internet without being in a load balancer's backend
- * pool: a NAT gateway on the subnet, or a route table sending 0.0.0.0/0 to a firewall or gateway.
- * Otherwise the workers' egress is the outbound rule of the cluster's load balancer (named after
- * the infraID), whose backend pool the fork never joins (pkg/providers/loadbalancer/loadbalancer.go
+ * pool: a NAT gateway on the subnet, a route table sending 0.0.0.0/0 to a firewall or gateway, or
+ * (a subnet that is not private) Azure's default outbound access. Otherwise the workers' egress is
+ * the outbound rule of the cluster's load balancer (named after the infraID), whose backend pool
+ * the fork never joins (pkg/providers/loadbalancer/loadbalancer.go
  * at 8e5b2e51 looks only for kubernetes and kubernetes-internal): refused.
  */
 async function subnetEgress(
   arm: AzureResourceReader,
   worker: AzureWorkerMachineSet,
-  subnet: { natGatewayID?: string; routeTableID?: string },
+  subnet: { natGatewayID?: string; routeTableID?: string; defaultOutboundAccess?: boolean },
   subnetName: string,
 ): Promise<AzureEgress> {
   if (subnet.natGatewayID) {
@@ -286,10 +287,12 @@ async function subnetEgress(
     );
     if (routed) return { type: 'UserDefinedRouting', routeTable: name };
   }
+  // Not a private subnet: Azure's default outbound access gives a VM in no backend pool an IP.
+  if (subnet.defaultOutboundAccess !== false) return { type: 'DefaultOutboundAccess' };
   const loadBalancer = worker.name.replace(/-worker-.*$/, '');
   fail(
     'NoOutboundConnectivity',
-    `${subnetName} has no NAT gateway and no route table sending 0.0.0.0/0 to a virtual appliance or gateway: its workers reach the internet through the outbound rule of load balancer ${loadBalancer}, whose backend pool the OpenShift fork of karpenter-provider-azure never adds its NICs to (it joins only load balancers named kubernetes and kubernetes-internal), so Karpenter nodes would have no egress and never pull their images. Attach a NAT gateway to the subnet, or route 0.0.0.0/0 to a firewall (outboundType UserDefinedRouting)`,
+    `${subnetName} is private (defaultOutboundAccess false) and has no NAT gateway and no route table sending 0.0.0.0/0 to a virtual appliance or gateway: its workers reach the internet through the outbound rule of load balancer ${loadBalancer}, whose backend pool the OpenShift fork of karpenter-provider-azure never adds its NICs to (it joins only load balancers named kubernetes and kubernetes-internal), so Karpenter nodes would have no egress and never pull their images. Attach a NAT gateway to the subnet, or route 0.0.0.0/0 to a firewall (outboundType UserDefinedRouting)`,
   );
 }
 

@@ -110,9 +110,16 @@ export interface AzureStandaloneInfrastructure {
 }
 
 /**
- * Egress the worker subnet itself gives every VM in it. A cluster whose workers get theirs from
- * the load balancer's outbound rule (OpenShift's default outboundType LoadBalancer) is refused:
- * the fork only adds NICs to load balancers named kubernetes/kubernetes-internal.
+ * Egress the worker subnet itself gives every VM in it. A private subnet whose workers get theirs
+ * only from the load balancer's outbound rule (OpenShift's default outboundType LoadBalancer) is
+ * refused: the fork only adds NICs to load balancers named kubernetes/kubernetes-internal.
  */
 export type AzureEgress =
-  { type: 'NATGateway'; natGateway: string } | { type: 'UserDefinedRouting'; routeTable: string };
+  | { type: 'NATGateway'; natGateway: string }
+  | { type: 'UserDefinedRouting'; routeTable: string }
+  /**
+   * Azure's default outbound access, which a subnet keeps unless `defaultOutboundAccess` is false
+   * (virtual networks created before its retirement): retiring, and its IP may change, but VMs in
+   * no backend pool do get out.
+   */
+  | { type: 'DefaultOutboundAccess' };
