@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Deployment } from '@kubernetes/client-node';
+import type { KubeObject } from '../support/kube-apiserver/index.js';
 
 import { RealHyperShiftStandIn } from '../support/control-plane/hosted-clusters.js';
 import {
@@ -10,6 +11,12 @@ import {
   type KarpenterProcess,
 } from '../support/control-plane/karpenter-process.js';
 import { HOSTED, HOSTED_SIDECAR_SA } from '../support/hcp-aws-hosted.js';
+import { SimulatedKubelets } from '../support/control-plane/kubelets.js';
+import {
+  HOSTED_RELEASE_AMI,
+  RealKarpenterOperatorStandIn,
+} from '../support/control-plane/karpenter-operator.js';
+import { SimulatedMachines } from '../support/control-plane/machines.js';
 import { eventually } from '../support/processes.js';
 import { refusedRequests } from '../support/control-plane/scenario.js';
 import {
@@ -31,14 +38,21 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
   let fleet: HostedFleet;
   let hypershift: RealHyperShiftStandIn | undefined;
   let karpenter: KarpenterProcess | undefined;
+  let operator: RealKarpenterOperatorStandIn | undefined;
+  let guestKubelets: SimulatedKubelets | undefined;
+  let machines: SimulatedMachines | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'fleet-hosted-karpenter-'));
 
   beforeAll(async () => {
     fleet = await startHostedFleet('AutoNode', (cluster) => {
       hypershift = new RealHyperShiftStandIn(cluster).start();
+      operator = new RealKarpenterOperatorStandIn(cluster, cluster.ec2).start();
     });
   }, 180_000);
   afterAll(async () => {
+    machines?.stop();
+    guestKubelets?.stop();
+    operator?.stop();
     await karpenter?.process.stop();
     hypershift?.stop();
     await fleet?.stop();
@@ -186,4 +200,101 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
     });
     expect(allowed.status).toBe(200);
   });
+
+  it('a pending pod in the guest launches a node from the fleet’s NodePool: HyperShift derives the EC2NodeClass, approves the CSRs, the pod runs', async () => {
+    const { cluster } = fleet;
+    const { guest } = cluster;
+    await guest.create({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'openshift-machine-config-operator' },
+    });
+    guestKubelets = new SimulatedKubelets(guest).start();
+    const started = await new SimulatedMachines(guest, cluster.ec2, {
+      // HyperShift's set-karpenter-taint KubeletConfig, rendered into every Karpenter node's
+      // user data (support/karpenter KarpenterBaseTaints).
+      registerWithTaints: () => [
+        { key: 'karpenter.sh/unregistered', value: 'true', effect: 'NoExecute' },
+      ],
+    }).start();
+    machines = started;
+    // The EC2NodeClass HyperShift derived from the fleet's OpenshiftEC2NodeClass, Ready by
+    // Karpenter's own conditions against the hosted account.
+    await eventually(
+      async () => {
+        const nodeClass = await guest.get(
+          'karpenter.k8s.aws/v1',
+          'EC2NodeClass',
+          'karpenter-fleet',
+        );
+        const conditions = (
+          nodeClass?.status as { conditions?: { type: string; status: string }[] }
+        )?.conditions;
+        return conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: 'the derived EC2NodeClass to be Ready' },
+    );
+    await guest.create(
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'workloads' } },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'inflate', namespace: 'workloads' },
+        spec: {
+          nodeSelector: { 'karpenter.sh/nodepool': 'general' },
+          containers: [
+            {
+              name: 'pause',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: { cpu: '1', memory: '1Gi' } },
+            },
+          ],
+        },
+      },
+    );
+    const pod = await eventually(
+      async () => {
+        const live = await guest.get('v1', 'Pod', 'inflate', 'workloads');
+        return (live?.status as { phase?: string } | undefined)?.phase === 'Running'
+          ? live
+          : undefined;
+      },
+      {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+        what: `the pod to run on a node Karpenter launched (machines failed: ${JSON.stringify(started.failed)})`,
+      },
+    );
+    // The pod can run before the kubelet holds its serving certificate (joined is recorded then).
+    await eventually(() => (started.joined.length > 0 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: `the machine's serving certificate (machines failed: ${JSON.stringify(started.failed)})`,
+    });
+    expect(started.joined).toHaveLength(1);
+    expect((pod.spec as { nodeName?: string }).nodeName).toBe(started.joined[0]!.nodeName);
+    expect(operator!.approved).toEqual(
+      expect.arrayContaining([started.joined[0]!.clientCsr, started.joined[0]!.servingCsr]),
+    );
+    const [claim] = (
+      (await guest.request('GET', '/apis/karpenter.sh/v1/nodeclaims')).json as {
+        items: KubeObject[];
+      }
+    ).items;
+    expect(claim?.metadata?.labels).toMatchObject({ 'karpenter.sh/nodepool': 'general' });
+    expect(
+      Object.fromEntries(
+        (claim?.status as { conditions: { type: string; status: string }[] }).conditions.map(
+          (c) => [c.type, c.status],
+        ),
+      ),
+    ).toMatchObject({ Launched: 'True', Registered: 'True', Initialized: 'True' });
+    const launched = cluster.ec2.getInstance(started.joined[0]!.instanceId);
+    expect(launched).toMatchObject({
+      ImageId: HOSTED_RELEASE_AMI,
+      InstanceType: expect.any(String),
+    });
+  }, 180_000);
 });

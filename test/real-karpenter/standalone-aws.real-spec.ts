@@ -217,6 +217,12 @@ describe('karpenter-provider-aws v1.14.1 as the fleet installs it on standalone 
       (r) => r.action === 'CreateFleet' && !r.params.DryRun,
     );
     expect(launches.length).toBeGreaterThanOrEqual(1);
+    // The pod can run before the kubelet holds its serving certificate (joined is recorded then).
+    await eventually(() => (machines.joined.length > 0 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: `the machine's serving certificate (machines failed: ${JSON.stringify(machines.failed)})`,
+    });
     expect(machines.joined).toHaveLength(1);
     const [machine] = machines.joined;
     const nodeName = (pod.spec as { nodeName?: string }).nodeName;

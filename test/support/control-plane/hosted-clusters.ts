@@ -17,6 +17,7 @@ import {
 } from '../hcp-aws-hosted.js';
 import type { KubeObject } from '../kube-apiserver/index.js';
 import { startControlPlanePair, type RealControlPlane } from './control-plane.js';
+import { hostedEc2World } from './karpenter-operator.js';
 
 const HC_API = 'hypershift.openshift.io/v1beta1';
 
@@ -44,7 +45,7 @@ export async function startRealHostedCluster(
   mode: HostedSidecarMode = 'AutoNode',
 ): Promise<RealHostedCluster> {
   const tmp = mkdtempSync(join(tmpdir(), 'fleet-real-hosted-'));
-  const ec2 = new Ec2Emulator({ region: HOSTED.region });
+  const ec2 = new Ec2Emulator(hostedEc2World());
   let management: RealControlPlane | undefined;
   let guest: RealControlPlane | undefined;
   const stop = async () => {
