@@ -63,6 +63,18 @@ export default {
           testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-karpenter/'],
           slowTestThreshold: 60,
         },
+        // Upstream forks the module proxy refuses, built by hand from their own source
+        // (test/upstream/*/README.md): only `npm run test:forks`, which names the binaries.
+        ...(process.env.FLEET_FORK_SUITES === '1'
+          ? [
+              {
+                ...shared,
+                displayName: 'forks',
+                testMatch: ['<rootDir>/test/**/*.fork-spec.ts'],
+                slowTestThreshold: 60,
+              },
+            ]
+          : []),
         // The real karpenter-provider-aws (test/upstream) on those control planes, as the fleet
         // and HyperShift run it (test/real-karpenter/README.md).
         {
