@@ -316,7 +316,9 @@ const UPSTREAM_BINARIES_FOR = {
     'kube-scheduler',
     'karpenter-provider-aws',
   ],
-  demo: [],
+  // The demo prints a kubectl command for its emulated clusters (issue 47): the pinned kubectl,
+  // not an older one the machine may carry (Debian's is 1.20).
+  demo: ['kubectl'],
   bench: [],
 };
 

@@ -8,6 +8,9 @@
  */
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { AppModule } from '../../apps/api/src/app.module.js';
 import { loadApiConfig } from '../../apps/api/src/config.js';
@@ -25,9 +28,50 @@ import { registerCluster, startSidecarProcess } from '../support/fleet-sidecar.j
 import { graphqlClient } from '../support/graphql-client.js';
 import { NodeLaunchSimulator } from '../support/node-launch-simulator.js';
 import { eventually, type RunningProcess } from '../support/processes.js';
+import { upstreamBinary } from '../support/upstream-binaries.js';
+import type { KubeApiServerEmulator } from '../support/kube-apiserver/index.js';
 
 const CLUSTERS = Number(process.env.DEMO_CLUSTERS ?? 3);
 const say = (msg: string) => console.log(`[demo] ${msg}`);
+
+/**
+ * Where the demo writes one administrator kubeconfig per emulated API server (the sidecars'
+ * own kubeconfigs are their service accounts', Forbidden for most reads): DEMO_KUBECONFIG_DIR,
+ * else <tmp>/karpenter-fleet-demo. Each is the emulator's cluster-admin token over HTTPS with
+ * its CA, which kubectl needs (it sends no bearer token to a plain-http server).
+ */
+const KUBECONFIG_DIR = process.env.DEMO_KUBECONFIG_DIR ?? join(tmpdir(), 'karpenter-fleet-demo');
+const kubeconfigs: { name: string; path: string }[] = [];
+function writeAdminKubeconfig(name: string, kube: KubeApiServerEmulator): string {
+  mkdirSync(KUBECONFIG_DIR, { recursive: true, mode: 0o700 });
+  const path = join(KUBECONFIG_DIR, `${name}.kubeconfig`);
+  writeFileSync(path, kube.kubeconfigYaml(), { mode: 0o600 });
+  kubeconfigs.push({ name, path });
+  return path;
+}
+
+/**
+ * The kubectl the set-up built (pinned, test/upstream/versions.json), else the one on PATH. The
+ * built demo runs from dist/, where test/upstream/.bin is not copied: the repository's, from the
+ * working directory `npm run demo` runs in.
+ */
+function kubectlCommand(): string {
+  for (const candidate of [
+    () => upstreamBinary('kubectl'),
+    () => {
+      const path = join(process.cwd(), 'test', 'upstream', '.bin', 'kubectl');
+      accessSync(path, constants.X_OK);
+      return path;
+    },
+  ]) {
+    try {
+      return candidate();
+    } catch {
+      // the next one
+    }
+  }
+  return 'kubectl';
+}
 
 /** A fresh demo database each run (the report tokens of a previous run are gone with it). */
 async function freshDatabase(): Promise<string> {
@@ -92,6 +136,7 @@ async function main(): Promise<void> {
     for (let i = 1; i <= CLUSTERS; i++) {
       const cluster = await startEmulatedCluster();
       clusters.push(cluster);
+      writeAdminKubeconfig(`ocp-east-${i}`, cluster.kube);
       const registered = await registerCluster(gql, {
         name: `ocp-east-${i}`,
         labels: { env: i === 1 ? 'staging' : 'prod', region: 'us-east-1' },
@@ -113,6 +158,8 @@ async function main(): Promise<void> {
     // its sidecar runs on the workload cluster and reaches the management one by kubeconfig.
     const capi = await startEmulatedCapiCluster();
     capiClusters.push(capi);
+    writeAdminKubeconfig('capi-east', capi.workload);
+    writeAdminKubeconfig('capi-east-management', capi.management);
     const capiRegistered = await registerCluster(gql, {
       name: 'capi-east',
       platform: 'CAPI',
@@ -165,6 +212,7 @@ async function main(): Promise<void> {
     // OpenShift fork of karpenter-provider-azure can boot), its Azure Resource Manager emulated.
     const azure = await startEmulatedAzureCluster({ objects: azureMarketplaceFixtureObjects() });
     capiClusters.push(azure);
+    writeAdminKubeconfig('azure-east', azure.kube);
     const azureRegistered = await registerCluster(gql, {
       name: 'azure-east',
       platform: 'AZURE',
@@ -207,6 +255,7 @@ async function main(): Promise<void> {
     // which the fork cannot boot. Enabling Karpenter there reports why, and writes nothing.
     const gallery = await startEmulatedAzureCluster({ objects: azureFixtureObjects() });
     capiClusters.push(gallery);
+    writeAdminKubeconfig('azure-gallery', gallery.kube);
     const galleryRegistered = await registerCluster(gql, {
       name: 'azure-gallery',
       platform: 'AZURE',
@@ -255,6 +304,7 @@ async function main(): Promise<void> {
     // Roles in its own HCP namespace.
     const mgmt = await startEmulatedManagementCluster();
     capiClusters.push(mgmt);
+    writeAdminKubeconfig('mgmt-west', mgmt.management);
     const hypershifts: HyperShiftStandIn[] = [];
     const hosted = await Promise.all(
       (
@@ -265,6 +315,7 @@ async function main(): Promise<void> {
         ] as const
       ).map(async ([name, mode]) => {
         const hcp = await mgmt.addHostedControlPlane({ name, mode });
+        writeAdminKubeconfig(name, hcp.guest);
         if (mode === 'AutoNode') hypershifts.push(new HyperShiftStandIn(hcp));
         const registered = await registerCluster(gql, {
           name,
@@ -428,11 +479,17 @@ async function main(): Promise<void> {
       `mutation { createApiToken(input: { name: "demo-viewer", role: VIEWER }) { secret } }`,
     );
     const viewerToken = viewer.data?.createApiToken.secret ?? '(not created)';
+    const east1Kubeconfig = kubeconfigs.find((k) => k.name === 'ocp-east-1')!.path;
     console.log(`
 Console: ${apiUrl}/   (sign in with the admin token, or ${viewerToken} read-only)
 GraphQL: ${apiUrl}/graphql   (admin token: ${adminToken})
 
   curl -s ${apiUrl}/graphql -H 'content-type: application/json' -H 'authorization: Bearer ${adminToken}' -d '{"query":"{ clusters(first: 10) { totalCount edges { node { name inSync karpenter { enabled generation } status { observedGeneration conditions { type status reason } } nodePools { name } } } } }"}'
+
+Kubeconfigs (cluster-admin on each emulated API server), in ${KUBECONFIG_DIR}:
+${kubeconfigs.map((k) => `  ${k.name.padEnd(22)} ${k.path}`).join('\n')}
+
+  ${kubectlCommand()} --kubeconfig ${east1Kubeconfig} get nodepools.karpenter.sh,ec2nodeclasses,nodes
 
 Ctrl-C stops everything.`);
   } catch (err) {

@@ -76,6 +76,11 @@ export const isLaunchGateDenial = (err: unknown): boolean =>
   err instanceof Error && err.message.includes(`'${LAUNCH_GATE_POLICY}'`);
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const LEASE = 'coordination.k8s.io/v1';
+/** The kubelet renews its Lease every 10 s (a quarter of nodeLeaseDurationSeconds, 40). */
+const LEASE_RENEW_MS = 10_000;
+/** How often the simulated kubelet posts its status when nothing changed (kubelet: 5 min). */
+const NODE_STATUS_REPORT_MS = 60_000;
 interface Taint {
   key?: string;
   effect?: string;
@@ -91,6 +96,9 @@ const suffix = () => randomBytes(3).toString('hex').slice(0, 5);
  */
 export class NodeLaunchSimulator {
   private stopWatch?: () => void;
+  /** The kubelets' heartbeats (node Leases and status), while there are nodes to beat for. */
+  private heartbeat?: NodeJS.Timeout;
+  private readonly kubelets = new Set<string>();
   readonly terminated: string[] = [];
   /**
    * What Karpenter does goes through RBAC as its service account, so the operand needs exactly
@@ -126,6 +134,43 @@ export class NodeLaunchSimulator {
 
   stop(): void {
     this.stopWatch?.();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  /**
+   * The kubelet's heartbeats, as the kubelet sends them: its Lease in kube-node-lease renewed
+   * every nodeLeaseDurationSeconds/4 (10 s of the default 40 s), and the node's status posted
+   * every nodeStatusReportFrequency (here 1 min, the kubelet's 5 min being too slow to watch
+   * in a demo) with each condition's lastHeartbeatTime moved on. A node that is gone loses its
+   * Lease (upstream: its ownerReference to the Node, garbage-collected).
+   */
+  private beat(): void {
+    const { kube } = this.options;
+    const t = now();
+    for (const nodeName of [...this.kubelets]) {
+      const node = kube.get('v1', 'Node', nodeName);
+      if (!node) {
+        this.kubelets.delete(nodeName);
+        if (kube.get(LEASE, 'Lease', nodeName, 'kube-node-lease'))
+          kube.delete(LEASE, 'Lease', nodeName, 'kube-node-lease');
+        continue;
+      }
+      kube.patch(LEASE, 'Lease', nodeName, 'kube-node-lease', {
+        spec: { renewTime: new Date().toISOString().replace('Z', '000Z') },
+      });
+      const status = node.status as { conditions?: { lastHeartbeatTime?: string }[] } | undefined;
+      const last = status?.conditions?.[0]?.lastHeartbeatTime;
+      if (!last || Date.now() - Date.parse(last) >= NODE_STATUS_REPORT_MS) {
+        kube.patchStatus('v1', 'Node', nodeName, undefined, {
+          conditions: (status?.conditions ?? []).map((c) => ({ ...c, lastHeartbeatTime: t })),
+        });
+      }
+    }
+    if (!this.kubelets.size && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+    }
   }
 
   /**
@@ -405,6 +450,102 @@ export class NodeLaunchSimulator {
     return Date.now() - since;
   }
 
+  /** The status a kubelet posts at registration: Ready, with allocatable and heartbeats. */
+  private kubeletStatus(claim: { nodeName: string; providerID: string }, vcpus: string) {
+    const t = now();
+    const instance = this.options.ec2
+      .listInstances()
+      .find((i) => claim.providerID.endsWith(`/${i.InstanceId}`));
+    const condition = (type: string, status: string, reason: string, message: string) => ({
+      type,
+      status,
+      reason,
+      message,
+      lastHeartbeatTime: t,
+      lastTransitionTime: t,
+    });
+    return {
+      capacity: { cpu: vcpus, memory: '16Gi', pods: '110', 'ephemeral-storage': '125293548Ki' },
+      allocatable: {
+        cpu: `${Number(vcpus) * 1000 - 500}m`,
+        memory: '15Gi',
+        pods: '110',
+        'ephemeral-storage': '114396791822',
+      },
+      conditions: [
+        condition(
+          'MemoryPressure',
+          'False',
+          'KubeletHasSufficientMemory',
+          'kubelet has sufficient memory available',
+        ),
+        condition(
+          'DiskPressure',
+          'False',
+          'KubeletHasNoDiskPressure',
+          'kubelet has no disk pressure',
+        ),
+        condition(
+          'PIDPressure',
+          'False',
+          'KubeletHasSufficientPID',
+          'kubelet has sufficient PID available',
+        ),
+        condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
+      ],
+      addresses: [
+        ...(instance?.PrivateIpAddress
+          ? [{ type: 'InternalIP', address: instance.PrivateIpAddress }]
+          : []),
+        { type: 'Hostname', address: claim.nodeName },
+        { type: 'InternalDNS', address: claim.nodeName },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: {
+        architecture: 'amd64',
+        operatingSystem: 'linux',
+        osImage: 'Red Hat Enterprise Linux CoreOS',
+        kubeletVersion: this.options.kube.gitVersion,
+        kubeProxyVersion: '',
+        containerRuntimeVersion: 'cri-o://1.34.1',
+        kernelVersion: '5.14.0-570.el9_6.x86_64',
+        machineID: '',
+        systemUUID: '',
+        bootID: '',
+      },
+    };
+  }
+
+  /** The kubelet's Lease, then its heartbeats (see beat). */
+  private startKubelet(nodeName: string): void {
+    const { kube } = this.options;
+    if (!kube.get('v1', 'Namespace', 'kube-node-lease')) {
+      kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-node-lease' } });
+    }
+    const node = kube.get('v1', 'Node', nodeName);
+    kube.create({
+      apiVersion: LEASE,
+      kind: 'Lease',
+      metadata: {
+        name: nodeName,
+        namespace: 'kube-node-lease',
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Node', name: nodeName, uid: node?.metadata?.uid ?? '' },
+        ],
+      },
+      spec: {
+        holderIdentity: nodeName,
+        leaseDurationSeconds: 40,
+        renewTime: new Date().toISOString().replace('Z', '000Z'),
+      },
+    });
+    this.kubelets.add(nodeName);
+    if (!this.heartbeat) {
+      this.heartbeat = setInterval(() => this.beat(), LEASE_RENEW_MS);
+      this.heartbeat.unref();
+    }
+  }
+
   /** The Node registers (the kubelet holds a client certificate now) and Karpenter notices. */
   registerNode(
     claim: { name: string; nodeName: string; providerID: string; nodeClass?: string },
@@ -442,8 +583,12 @@ export class NodeLaunchSimulator {
           ? { taints: booted.kubeletConfig.registerWithTaints as unknown[] }
           : {}),
       },
-      status: { capacity: { cpu: vcpus, memory: '16Gi', pods: '110' } },
+      // What the kubelet posts with its registration (kubelet_node_status.go initialNode and
+      // the setters): capacity, allocatable, addresses, node info and its conditions, Ready once
+      // its runtime and network are up (a booted RHCOS worker's are at first sync).
+      status: this.kubeletStatus(claim, vcpus),
     });
+    this.startKubelet(claim.nodeName);
     // Karpenter core's registration (nodeclaim/lifecycle/registration.go): a node without
     // karpenter.sh/unregistered:NoExecute is registered anyway, with an error and this event.
     // Judged only where the simulation knows the kubelet's configuration (booted through an MCO).
@@ -485,15 +630,38 @@ export class NodeLaunchSimulator {
       },
     });
     const t = now();
+    // Karpenter core's initialization (nodeclaim/lifecycle/initialization.go): Initialized only
+    // once the Node is Ready, its startup and unregistered taints are gone and its resources are
+    // registered; until then the NodeClaim is Registered but not Initialized (and not Ready).
+    const node = kube.get('v1', 'Node', claim.nodeName);
+    const nodeStatus = node?.status as
+      | { conditions?: { type: string; status: string }[]; allocatable?: Record<string, string> }
+      | undefined;
+    const nodeReady =
+      nodeStatus?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+    const stillTainted = (node?.spec as { taints?: Taint[] } | undefined)?.taints?.some(
+      unregistered,
+    );
+    const initialized = nodeReady && !stillTainted && !!nodeStatus?.allocatable;
+    const condition = (type: string, status: boolean, reason: string, message = '') => ({
+      type,
+      status: status ? 'True' : 'False',
+      reason,
+      message,
+      lastTransitionTime: t,
+    });
     this.karpenter.patchStatus(NODECLAIM, 'NodeClaim', claim.name, undefined, {
       nodeName: claim.nodeName,
-      conditions: ['Launched', 'Registered', 'Initialized', 'Ready'].map((type) => ({
-        type,
-        status: 'True',
-        reason: type,
-        message: '',
-        lastTransitionTime: t,
-      })),
+      conditions: [
+        condition('Launched', true, 'Launched'),
+        condition('Registered', true, 'Registered'),
+        initialized
+          ? condition('Initialized', true, 'Initialized')
+          : condition('Initialized', false, 'NodeNotReady', 'Node status is NotReady'),
+        initialized
+          ? condition('Ready', true, 'Ready')
+          : condition('Ready', false, 'UnhealthyDependents', 'Initialized=False'),
+      ],
     });
     // Karpenter's NodePool counter: the resources its nodes hold, on nodepools/status.
     const nodes = this.options.kube
