@@ -88,7 +88,8 @@ describe('dead letters and health history over GraphQL', () => {
       db.url,
       `INSERT INTO "HealthSample" ("clusterId", "observedAt", "observedGeneration", available, degraded, progressing, metrics)
        SELECT $1::uuid, to_timestamp($2 / 1000.0) - make_interval(secs => i * 30), 1, i % 4 <> 0, i % 4 = 0, false,
-              jsonb_build_object('nodes', 4, 'vcpus', 16)
+              jsonb_build_object('nodes', 4, 'vcpus', 16, 'nodeClaimsByState',
+                CASE WHEN i % 2 = 0 THEN '{"Ready": 4, "Launched": 2}'::jsonb ELSE '{"Ready": 4}'::jsonb END)
          FROM generate_series(1, 2880) AS i`,
       [cluster.uid, now],
     );
@@ -99,10 +100,16 @@ describe('dead letters and health history over GraphQL', () => {
       [cluster.uid],
     );
     const HEALTH = `query($id: ID!, $from: DateTime!, $to: DateTime!, $step: Int) { cluster(id: $id) {
-      health(from: $from, to: $to, step: $step) { at samples available degraded nodes vcpus } } }`;
+      health(from: $from, to: $to, step: $step) { at samples available degraded nodes vcpus nodeClaimsByState } } }`;
     type Res = {
       cluster: {
-        health: { samples: number; available: number; degraded: number; nodes: number }[];
+        health: {
+          samples: number;
+          available: number;
+          degraded: number;
+          nodes: number;
+          nodeClaimsByState: unknown;
+        }[];
       };
     };
     const day = await api.admin<Res>(HEALTH, {
@@ -116,6 +123,8 @@ describe('dead letters and health history over GraphQL', () => {
     expect(points.length).toBeGreaterThanOrEqual(24);
     expect(points.reduce((n, p) => n + p.samples, 0)).toBe(2880);
     expect(points[5]).toMatchObject({ available: 0.75, degraded: 0.25, nodes: 4 });
+    // NodeClaims by state, averaged over the step's reports (issue 47): Launched in every other.
+    expect(points[5]!.nodeClaimsByState).toEqual({ Ready: 4, Launched: 1 });
 
     const month = await api.admin<Res>(HEALTH, {
       id: cluster.id,
@@ -127,5 +136,7 @@ describe('dead letters and health history over GraphQL', () => {
       24 * 29 * 120,
     );
     expect(month.data!.cluster.health[10]).toMatchObject({ available: 0.75, nodes: 4 });
+    // The hourly roll-ups keep no states: null, never zeros.
+    expect(month.data!.cluster.health[10]!.nodeClaimsByState).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ import {
 import { startApi, type RunningApi } from './start-api.js';
 
 const SUMMARY = `{ fleetSummary { clusters inSync stale karpenterEnabled clusterAutoscalerDisabled paused
+  byHealth { healthy progressing degraded stale paused }
   byPlatform { value count } byTopology { value count } byHostedMode { value count }
   bySidecarVersion { value count } byCondition { type status reason count } } }`;
 
@@ -114,6 +115,29 @@ describe('fleetSummary from maintained counts', () => {
     expect(reported.inSync).toBeGreaterThanOrEqual(1);
     expect(reported.byHostedMode).toEqual([{ value: 'Converged', count: 1 }]);
     expect(reported.stale).toBe(4);
+    // One health state per cluster (issue 47): the degraded cluster is in sync too, yet counted
+    // once; the paused one is not also stale; the states add up to the clusters.
+    expect(reported.byHealth).toEqual({
+      healthy: 0,
+      progressing: 0,
+      degraded: 1,
+      stale: 3,
+      paused: 1,
+    });
+    const states = await api.admin<{
+      clusters: {
+        nodes: { uid: string; healthState: string; inSync: boolean; generationSync: string }[];
+      };
+    }>(`{ clusters(first: 10) { nodes { uid healthState inSync generationSync } } }`);
+    expect(states.errors).toBeUndefined();
+    const stateOf = (uid: string) => states.data!.clusters.nodes.find((n) => n.uid === uid);
+    expect(stateOf(a.uid)).toMatchObject({
+      healthState: 'DEGRADED',
+      inSync: true,
+      generationSync: `applied generation ${generation} of ${generation}`,
+    });
+    expect(stateOf(c.uid)?.healthState).toBe('PAUSED');
+    expect(stateOf(d.uid)?.healthState).toBe('STALE');
     await pool.query(`UPDATE "ClusterStatus" SET "lastReportAt" = now() WHERE "clusterId" = $1`, [
       b.uid,
     ]);

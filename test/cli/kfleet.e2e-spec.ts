@@ -100,15 +100,15 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
       'PLATFORM',
       'REGION',
       'KARPENTER',
+      'HEALTH',
       'GEN',
       'OBSERVED',
-      'IN-SYNC',
-      'STALE',
       'AGE',
     ]);
+    // One health state per cluster (issue 47): never reported is Stale, not also out of sync.
     expect(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 7))).toEqual([
-      ['ocp-east', 'AWS', 'us-east-1', 'Disabled', '1', '0', 'False'],
-      ['ocp-west', 'AWS', 'us-west-2', 'Disabled', '1', '0', 'False'],
+      ['ocp-east', 'AWS', 'us-east-1', 'Disabled', 'Stale', '1', '0'],
+      ['ocp-west', 'AWS', 'us-west-2', 'Disabled', 'Stale', '1', '0'],
     ]);
     // Columns line up: every row's REGION starts where the header's does.
     const at = lines[0]!.indexOf('REGION');
@@ -162,9 +162,7 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
       kfleet(['clusters', 'list', '--enabled', '--out-of-sync']),
     ]);
     expect(byId.stdout).toMatch(/^ {2}generation: 3$/m);
-    expect(listed.stdout).toMatch(
-      /\nocp-east +AWS +us-east-1 +Enabled +3 +0 +False +(True|False) /,
-    );
+    expect(listed.stdout).toMatch(/\nocp-east +AWS +us-east-1 +Enabled +Stale +3 +0 /);
   });
 
   it('relabels with key=value and key-', async () => {
@@ -266,6 +264,7 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
       clusters: 2,
       karpenterEnabled: 1,
       clusterAutoscalerDisabled: 1,
+      byHealth: { healthy: 0, progressing: 0, degraded: 0, stale: 2, paused: 0 },
     });
   });
 

@@ -128,7 +128,7 @@ describe('the web console', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Fleet overview' }).waitFor();
     await textMatches(page.getByTestId('count-clusters'), /^2$/);
-    await textMatches(page.getByTestId('count-in-sync'), /^\d$/);
+    await textMatches(page.getByTestId('count-generation-applied'), /^\d$/);
     expect(await page.getByText('sre-operator').count()).toBeGreaterThan(0);
     // The token is kept for the tab only.
     expect(await page.evaluate<string[]>('Object.values(sessionStorage)')).toContain(operatorToken);
@@ -198,7 +198,7 @@ describe('the web console', () => {
     await signIn(page, operatorToken);
     await page.goto(clusterUrl());
     await page.getByRole('heading', { name: 'prod-east' }).waitFor();
-    await textMatches(page.getByTestId('cluster-state'), /^In sync$/);
+    await textMatches(page.getByTestId('cluster-state'), /^Healthy$/);
     await expectAccessible(page);
     await screenshot(page, '05-cluster');
     const before = await clusterState();
@@ -243,7 +243,7 @@ describe('the web console', () => {
     ).catch((err: Error) => {
       throw new Error(`${err.message}\n${sidecar.output()}`);
     });
-    await textMatches(page.getByTestId('cluster-state'), /^In sync$/, 15_000);
+    await textMatches(page.getByTestId('cluster-state'), /^Healthy$/, 15_000);
     // The Cluster Autoscaler stays until Karpenter can take over (never without an autoscaler).
     await textMatches(page.getByTestId('cas-mode'), /observed: Present/, 15_000);
     expect(
@@ -258,7 +258,7 @@ describe('the web console', () => {
     expect(
       cluster.kube.get('autoscaling.openshift.io/v1', 'ClusterAutoscaler', 'default'),
     ).toBeUndefined();
-    await textMatches(row, new RegExp(`In sync.*Enabled.*DISABLE.*${generation} / ${generation}`));
+    await textMatches(row, new RegExp(`Healthy.*Enabled.*DISABLE.*${generation} of ${generation}`));
     expect(await list.evaluate<boolean | undefined>('window.noReload')).toBe(true);
     await screenshot(page, '07-cluster-in-sync');
   });

@@ -6,7 +6,7 @@
 const CLUSTER_ROW = `
   id uid name platform region topology createdAt labels
   karpenter { enabled paused generation clusterAutoscalerMode logLevel }
-  inSync
+  inSync healthState generationSync
   status { observedGeneration stale lastReportAt sidecar { version contractVersion } }`;
 
 const CLUSTER_DETAIL = `
@@ -101,6 +101,7 @@ mutation ReconcileCluster($id: ID!) { reconcileCluster(clusterId: $id) { ${CLUST
 
 const FLEET_SUMMARY_FIELDS = `
     clusters inSync stale paused karpenterEnabled clusterAutoscalerDisabled
+    byHealth { healthy progressing degraded stale paused }
     byPlatform { value count }
     byTopology { value count }
     byHostedMode { value count }
@@ -108,6 +109,11 @@ const FLEET_SUMMARY_FIELDS = `
     byCondition { type status reason count }`;
 
 export const FLEET_SUMMARY = `query FleetSummary { fleetSummary { ${FLEET_SUMMARY_FIELDS} } }`;
+
+export const FLEET_HEALTH_HISTORY = `
+query FleetHealthHistory($from: DateTime!, $to: DateTime!) {
+  fleetHealthHistory(from: $from, to: $to) { at healthy progressing degraded stale }
+}`;
 
 const TOKEN = `id name role labelSelector createdAt expiresAt lastUsedAt revokedAt`;
 

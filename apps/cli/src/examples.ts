@@ -15,6 +15,11 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'vault read -field=token secret/kfleet | kfleet login https://fleet.example.com --context prod',
     'kfleet login https://fleet.example.com --oidc   # then open the URL it prints in a browser',
   ],
+  history: [
+    'kfleet history',
+    'kfleet history --since 7d',
+    'kfleet history -o json | jq "map(select(.degraded > 0)) | length"',
+  ],
   whoami: ['kfleet whoami', 'kfleet whoami -o json | jq -r .expiresAt'],
   config: ['kfleet config get-contexts', 'kfleet config use-context prod'],
   'config get-contexts': ['kfleet config get-contexts', 'kfleet config get-contexts -o name'],

@@ -24,6 +24,7 @@ describe('table', () => {
           region: 'us-east-1',
           createdAt: '2026-01-07T00:00:00Z',
           inSync: false,
+          healthState: 'PAUSED',
           karpenter: { enabled: true, paused: true, generation: 3 },
           status: { observedGeneration: 2, stale: false },
         },
@@ -31,8 +32,8 @@ describe('table', () => {
       now,
     );
     expect(text).toBe(
-      'NAME      PLATFORM  REGION     KARPENTER       GEN  OBSERVED  IN-SYNC  STALE  AGE\n' +
-        'ocp-east  AWS       us-east-1  Enabled,Paused  3    2         False    False  3d\n',
+      'NAME      PLATFORM  REGION     KARPENTER       HEALTH  GEN  OBSERVED  AGE\n' +
+        'ocp-east  AWS       us-east-1  Enabled,Paused  Paused  3    2         3d\n',
     );
   });
 });

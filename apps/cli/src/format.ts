@@ -36,6 +36,8 @@ export interface ClusterRow {
   createdAt: string;
   labels?: Record<string, unknown>;
   inSync: boolean;
+  /** The one health state (Cluster.healthState): PAUSED, STALE, DEGRADED, PROGRESSING or HEALTHY. */
+  healthState?: string;
   karpenter: {
     enabled: boolean;
     paused: boolean;
@@ -53,22 +55,24 @@ export const CLUSTER_COLUMNS = [
   'PLATFORM',
   'REGION',
   'KARPENTER',
+  'HEALTH',
   'GEN',
   'OBSERVED',
-  'IN-SYNC',
-  'STALE',
   'AGE',
 ] as const;
+
+/** PAUSED → Paused, as the console words it. */
+const healthWord = (state: string | undefined): string =>
+  state ? state.charAt(0) + state.slice(1).toLowerCase() : '<unknown>';
 
 const clusterCells = (c: ClusterRow, now: Date): string[] => [
   c.name,
   c.platform,
   c.region,
   karpenterState(c.karpenter),
+  healthWord(c.healthState),
   String(c.karpenter.generation),
   String(c.status.observedGeneration),
-  c.inSync ? 'True' : 'False',
-  c.status.stale ? 'True' : 'False',
   age(c.createdAt, now),
 ];
 

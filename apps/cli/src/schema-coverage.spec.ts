@@ -24,6 +24,7 @@ const COMMAND_FOR: Record<string, string> = {
   'Query.clusters': 'clusters list',
   'Query.deadLetters': 'dead-letters list',
   'Query.fleetSummary': 'summary',
+  'Query.fleetHealthHistory': 'history',
   'Query.migrationPlan': 'migrate plan',
   'Query.changePlan': 'plan show',
   'Query.rollout': 'rollouts get',
@@ -80,6 +81,7 @@ const LEFT_OUT: Record<string, string> = {
 
 /** Reads beyond the root queries: they print API objects too, so they take -o as well. */
 const OTHER_READS = [
+  'history',
   'clusters history',
   'clusters csr',
   'clusters activity',

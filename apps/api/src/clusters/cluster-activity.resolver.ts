@@ -1,10 +1,14 @@
 import { Args, Int, Parent, ResolveField, Resolver } from '@nestjs/graphql';
+import { Prisma } from '@fleet/database';
+import { RequireRole } from '../auth/roles.decorator.js';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
 import { decodeCursor, encodeCursor, pageWindow } from '../common/connection.js';
 import { userInputError } from '../common/errors.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { Cluster } from './models/cluster.model.js';
 import {
   AuditEventConnection,
+  CsrDecisionBucket,
   CsrDecisionConnection,
   ReconcileRunConnection,
   ReconcileRunState,
@@ -159,5 +163,30 @@ export class ClusterActivityResolver {
         after: e.after,
       }),
     );
+  }
+
+  @ResolveField(() => [CsrDecisionBucket], {
+    description:
+      'CSR decisions between from and to, counted per step (seconds; default range/48, at least range/500) by decision and reason, oldest first.',
+  })
+  @RequireRole('VIEWER')
+  csrDecisionHistory(
+    @Parent() cluster: Cluster,
+    @Args('from', { type: () => DateTimeScalar }) from: Date,
+    @Args('to', { type: () => DateTimeScalar }) to: Date,
+    @Args('step', { type: () => Int, nullable: true }) step: number | null,
+  ): Promise<CsrDecisionBucket[]> {
+    const range = (to.getTime() - from.getTime()) / 1000;
+    if (!(range > 0)) throw userInputError('to', 'must be after from');
+    if (range > 31 * 86_400) throw userInputError('from', 'the range may span at most 31 days');
+    if (step != null && step < 1) throw userInputError('step', 'must be at least 1 second');
+    const seconds = Math.max(step ?? Math.ceil(range / 48), Math.ceil(range / 500), 1);
+    // By the (clusterId, decidedAt) index.
+    return this.prisma.client.$queryRaw<CsrDecisionBucket[]>(Prisma.sql`
+      SELECT date_bin(make_interval(secs => ${seconds}), "decidedAt", ${from}::timestamptz) AS at,
+             decision, reason, count(*)::int AS count
+        FROM "CsrDecision"
+       WHERE "clusterId" = ${cluster.uid}::uuid AND "decidedAt" >= ${from} AND "decidedAt" < ${to}
+       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
   }
 }

@@ -6,6 +6,7 @@ import type {
   MachineConfigPoolStatus,
 } from './models/cluster.model.js';
 import type { DriftEntry as ReportedDrift } from '@fleet/contracts';
+import { clusterHealthState } from './health-state.js';
 import { toGlobalId } from '../common/global-id.js';
 import {
   ClusterAutoscalerMode,
@@ -167,6 +168,14 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
           : { version: status.sidecarVersion, contractVersion: status.sidecarContractVersion },
     },
     inSync: status.observedGeneration === desired.generation,
+    healthState: clusterHealthState({
+      paused: desired.paused,
+      stale: !status.lastReportAt || now - status.lastReportAt.getTime() > staleAfterSeconds * 1000,
+      observedGeneration: status.observedGeneration,
+      generation: desired.generation,
+      conditions,
+    }),
+    generationSync: `applied generation ${status.observedGeneration} of ${desired.generation}`,
     nodePools: row.nodePools.map((p) => ({ name: p.name, spec: p.spec, updatedAt: p.updatedAt })),
   };
 }

@@ -24,13 +24,40 @@ export class ConditionCount {
   count!: number;
 }
 
+@ObjectType({
+  description:
+    'Clusters by their one health state (Cluster.healthState): mutually exclusive, they add up to clusters.',
+})
+export class HealthStateCounts {
+  @Field(() => Int)
+  healthy!: number;
+
+  @Field(() => Int)
+  progressing!: number;
+
+  @Field(() => Int)
+  degraded!: number;
+
+  @Field(() => Int, { description: 'Not paused, and no report for longer than the threshold.' })
+  stale!: number;
+
+  @Field(() => Int)
+  paused!: number;
+}
+
 @ObjectType({ description: 'Counts over the clusters the caller may see; never scans history.' })
 export class FleetSummary {
   @Field(() => Int)
   clusters!: number;
 
-  @Field(() => Int)
+  @Field(() => Int, {
+    description:
+      'Clusters whose sidecar applied the latest generation: generation sync, a fact of its own that overlaps the health states (a degraded cluster can be in sync).',
+  })
   inSync!: number;
+
+  @Field(() => HealthStateCounts)
+  byHealth!: HealthStateCounts;
 
   @Field(() => Int)
   stale!: number;

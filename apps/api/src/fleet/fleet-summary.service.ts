@@ -48,7 +48,14 @@ export class FleetSummaryService {
       UNION ALL
       -- Every status row has its cluster and desired state (registered together, deleted together).
       SELECT 'stale', count(*)::int FROM "ClusterStatus" s
-       WHERE s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfter})`;
+       WHERE s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfter})
+      UNION ALL
+      -- The stale clusters by the health key they are counted under (stale moves with the clock,
+      -- so the maintained keys leave it out); usually few, found by the lastReportAt index.
+      SELECT 'staleHealth' || chr(31) || fleet_health_key(d.paused, s."observedGeneration", d.generation, s.conditions), count(*)::int
+        FROM "ClusterStatus" s JOIN "DesiredState" d ON d."clusterId" = s."clusterId"
+       WHERE s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfter})
+       GROUP BY 1`;
     const count = (key: string) => rows.find((r) => r.key === key)?.count ?? 0;
     const values = (dimension: string) =>
       rows
@@ -67,9 +74,18 @@ export class FleetSummaryService {
           byCodePoint(a.status, b.status) ||
           byCodePoint(a.reason, b.reason),
       );
+    const health = (state: string) => count(`health${SEP}${state}`);
+    const staleAs = (state: string) => count(`staleHealth${SEP}${state}`);
     return {
       clusters: count('clusters'),
       inSync: count('inSync'),
+      byHealth: {
+        healthy: health('healthy') - staleAs('healthy'),
+        progressing: health('progressing') - staleAs('progressing'),
+        degraded: health('degraded') - staleAs('degraded'),
+        stale: staleAs('healthy') + staleAs('progressing') + staleAs('degraded'),
+        paused: health('paused'),
+      },
       stale: count('stale'),
       karpenterEnabled: count('enabled'),
       clusterAutoscalerDisabled: count('casDisabled'),
@@ -104,6 +120,10 @@ export class FleetSummaryService {
           enabled: number;
           casDisabled: number;
           paused: number;
+          healthy: number;
+          progressing: number;
+          degraded: number;
+          staleHealth: number;
         }[]
       >`
         SELECT c.platform::text AS platform, c.topology::text AS topology,
@@ -113,8 +133,16 @@ export class FleetSummaryService {
                (count(*) FILTER (WHERE s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfter})))::int AS stale,
                (count(*) FILTER (WHERE d.enabled))::int AS enabled,
                (count(*) FILTER (WHERE d."clusterAutoscalerMode" = 'DISABLE'))::int AS "casDisabled",
-               (count(*) FILTER (WHERE d.paused))::int AS paused
-          FROM ${from} ${where}
+               (count(*) FILTER (WHERE d.paused))::int AS paused,
+               (count(*) FILTER (WHERE h.state = 'healthy'))::int AS healthy,
+               (count(*) FILTER (WHERE h.state = 'progressing'))::int AS progressing,
+               (count(*) FILTER (WHERE h.state = 'degraded'))::int AS degraded,
+               (count(*) FILTER (WHERE h.state = 'stale'))::int AS "staleHealth"
+          FROM ${from}
+          CROSS JOIN LATERAL (SELECT CASE
+            WHEN NOT d.paused AND (s."lastReportAt" IS NULL OR s."lastReportAt" < now() - make_interval(secs => ${staleAfter})) THEN 'stale'
+            ELSE fleet_health_key(d.paused, s."observedGeneration", d.generation, s.conditions) END AS state) h
+          ${where}
          GROUP BY GROUPING SETS ((), (c.platform), (c.topology))`,
       db.$queryRaw<{ type: string; status: string; reason: string; count: number }[]>`
         SELECT cond->>'type' AS type, cond->>'status' AS status, cond->>'reason' AS reason, count(*)::int AS count
@@ -132,6 +160,10 @@ export class FleetSummaryService {
       enabled: 0,
       casDisabled: 0,
       paused: 0,
+      healthy: 0,
+      progressing: 0,
+      degraded: 0,
+      staleHealth: 0,
     };
     const platforms = groups
       .filter((r) => r.g === 1 && r.platform !== null)
@@ -144,6 +176,13 @@ export class FleetSummaryService {
     return {
       clusters: totals.clusters,
       inSync: totals.inSync,
+      byHealth: {
+        healthy: totals.healthy,
+        progressing: totals.progressing,
+        degraded: totals.degraded,
+        stale: totals.staleHealth,
+        paused: totals.paused,
+      },
       stale: totals.stale,
       karpenterEnabled: totals.enabled,
       clusterAutoscalerDisabled: totals.casDisabled,

@@ -18,6 +18,8 @@ import { FleetEventsService } from '../events/fleet-events.service.js';
 import { RolloutsService } from '../rollouts/rollouts.service.js';
 import { FleetSummary } from './fleet-summary.model.js';
 import { FleetSummaryService } from './fleet-summary.service.js';
+import { FleetHealthHistoryService, FleetHealthPoint } from './fleet-health-history.js';
+import { DateTimeScalar } from '../common/date-time.scalar.js';
 import { Inject } from '@nestjs/common';
 
 type SubscriptionContext = { req?: AuthCarrier; connection?: AuthCarrier };
@@ -29,6 +31,7 @@ const SUMMARY_INTERVAL_MS = 1000;
 export class FleetResolver {
   constructor(
     private readonly summaries: FleetSummaryService,
+    private readonly history: FleetHealthHistoryService,
     private readonly clusters: ClusterQueries,
     private readonly rollouts: RolloutsService,
     private readonly events: FleetEventsService,
@@ -40,6 +43,19 @@ export class FleetResolver {
   @RequireRole('VIEWER')
   fleetSummary(@CurrentPrincipal() principal: Principal): Promise<FleetSummary> {
     return this.summaries.summary(principal);
+  }
+
+  @Query(() => [FleetHealthPoint], {
+    description:
+      'The fleet (the clusters the caller may see) by health state, one point per hour between from and to (at most 31 days), from the hourly roll-ups; an hour no roll-up covers is a gap (nulls).',
+  })
+  @RequireRole('VIEWER')
+  fleetHealthHistory(
+    @CurrentPrincipal() principal: Principal,
+    @Args('from', { type: () => DateTimeScalar }) from: Date,
+    @Args('to', { type: () => DateTimeScalar }) to: Date,
+  ): Promise<FleetHealthPoint[]> {
+    return this.history.points(principal, from, to);
   }
 
   @Query(() => Node, { nullable: true, description: 'Any object by its global ID.' })

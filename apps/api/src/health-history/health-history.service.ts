@@ -48,7 +48,14 @@ export class HealthHistoryService {
                  count(*)::int AS samples,
                  avg(available::int)::float8 AS available, avg(degraded::int)::float8 AS degraded,
                  avg(progressing::int)::float8 AS progressing,
-                 avg((metrics->>'nodes')::float8) AS nodes, avg((metrics->>'vcpus')::float8) AS vcpus
+                 avg((metrics->>'nodes')::float8) AS nodes, avg((metrics->>'vcpus')::float8) AS vcpus,
+                 -- Each state's count summed over the step's reports (a report without it: 0),
+                 -- divided by the reports that carried the map at all; null when none did.
+                 (SELECT jsonb_object_agg(e.key, e.total / nullif(count(*) FILTER (WHERE metrics ? 'nodeClaimsByState'), 0))
+                    FROM (SELECT key, sum(value::float8) AS total
+                            FROM unnest(array_agg(metrics->'nodeClaimsByState')) m(v),
+                                 jsonb_each_text(CASE WHEN jsonb_typeof(m.v) = 'object' THEN m.v ELSE '{}' END)
+                           GROUP BY key) e) AS "nodeClaimsByState"
             FROM "HealthSample"
            WHERE "clusterId" = ${clusterId}::uuid AND "observedAt" >= ${from} AND "observedAt" < ${to}
            GROUP BY 1 ORDER BY 1`)
@@ -59,7 +66,8 @@ export class HealthHistoryService {
                  sum("degradedSamples")::float8 / sum(samples) AS degraded,
                  sum("progressingSamples")::float8 / sum(samples) AS progressing,
                  sum("nodesAvg" * samples) / nullif(sum(samples) FILTER (WHERE "nodesAvg" IS NOT NULL), 0) AS nodes,
-                 sum("vcpusAvg" * samples) / nullif(sum(samples) FILTER (WHERE "vcpusAvg" IS NOT NULL), 0) AS vcpus
+                 sum("vcpusAvg" * samples) / nullif(sum(samples) FILTER (WHERE "vcpusAvg" IS NOT NULL), 0) AS vcpus,
+                 NULL::jsonb AS "nodeClaimsByState"
             FROM "HealthRollup"
            WHERE "clusterId" = ${clusterId}::uuid AND bucket >= date_trunc('hour', ${from}::timestamptz) AND bucket < ${to}
            GROUP BY 1 ORDER BY 1`);

@@ -1,5 +1,6 @@
 import { DateTimeScalar } from '../common/date-time.scalar.js';
 import { Field, Float, Int, ObjectType } from '@nestjs/graphql';
+import { JSONScalar } from '../common/json.scalar.js';
 
 @ObjectType({
   description: 'Health of a cluster over one step of time, from raw samples or hourly roll-ups.',
@@ -25,4 +26,11 @@ export class HealthPoint {
 
   @Field(() => Float, { nullable: true, description: 'Average vCPUs.' })
   vcpus!: number | null;
+
+  @Field(() => JSONScalar, {
+    nullable: true,
+    description:
+      'NodeClaims by state (Pending, Launched, Registered, Initialized, Ready, Terminating, …) averaged over the step\'s reports, e.g. {"Ready": 3, "Launched": 0.5}. From raw samples only (ranges up to 48 h within their retention); null from the hourly roll-ups, which keep no states.',
+  })
+  nodeClaimsByState!: Record<string, number> | null;
 }

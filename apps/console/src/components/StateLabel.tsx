@@ -1,5 +1,5 @@
 import { Label } from '@patternfly/react-core';
-import { clusterState, STATE_COLOR } from '../lib/cluster-state.js';
+import { clusterState, relativeTime, STATE_COLOR } from '../lib/cluster-state.js';
 
 export function StateLabel({ cluster }: { cluster: Parameters<typeof clusterState>[0] }) {
   const state = clusterState(cluster);
@@ -7,6 +7,17 @@ export function StateLabel({ cluster }: { cluster: Parameters<typeof clusterStat
     <Label color={STATE_COLOR[state]} isCompact data-testid="cluster-state">
       {state}
     </Label>
+  );
+}
+
+/** A relative time ("3 min ago") with the absolute one on hover and for assistive technology. */
+export function When({ at, never = 'never' }: { at: string | null | undefined; never?: string }) {
+  if (!at) return <span className="fleet-muted">{never}</span>;
+  const absolute = new Date(at).toLocaleString();
+  return (
+    <time dateTime={at} title={absolute}>
+      {relativeTime(at)}
+    </time>
   );
 }
 

@@ -16,11 +16,14 @@ export function CountCard({
   value,
   to,
   id,
+  of,
 }: {
   title: string;
   value: number;
   to?: string;
   id: string;
+  /** A total the value is a part of ("7 of 10"). */
+  of?: number;
 }) {
   return (
     <Card isCompact>
@@ -29,6 +32,7 @@ export function CountCard({
         <span className="fleet-count" data-testid={`count-${id}`}>
           {to ? <Link to={to}>{value}</Link> : value}
         </span>
+        {of !== undefined ? <span className="fleet-muted"> of {of} clusters</span> : null}
       </CardBody>
     </Card>
   );

@@ -28,6 +28,9 @@ export type ClusterFilter = {
   topology?: Topology | null | undefined;
 };
 
+/** One state per cluster, the first that holds in this order: PAUSED (the fleet does not reconcile it), STALE (no report for longer than the staleness threshold: what it last said is old news), DEGRADED (Degraded=True), PROGRESSING (the sidecar has not applied the latest generation yet, or reports Progressing=True), HEALTHY. fleetSummary.byHealth counts the same states. */
+export type ClusterHealthState = 'DEGRADED' | 'HEALTHY' | 'PAUSED' | 'PROGRESSING' | 'STALE';
+
 export type ClusterOrder = {
   direction?: OrderDirection;
   field: ClusterOrderField;
@@ -200,6 +203,13 @@ export type SummaryFieldsFragment = {
   paused: number;
   karpenterEnabled: number;
   clusterAutoscalerDisabled: number;
+  byHealth: {
+    healthy: number;
+    progressing: number;
+    degraded: number;
+    stale: number;
+    paused: number;
+  };
   byPlatform: Array<{ value: string; count: number }>;
   byTopology: Array<{ value: string; count: number }>;
   byCondition: Array<{ type: string; status: string; reason: string; count: number }>;
@@ -215,6 +225,13 @@ export type FleetSummaryQuery = {
     paused: number;
     karpenterEnabled: number;
     clusterAutoscalerDisabled: number;
+    byHealth: {
+      healthy: number;
+      progressing: number;
+      degraded: number;
+      stale: number;
+      paused: number;
+    };
     byPlatform: Array<{ value: string; count: number }>;
     byTopology: Array<{ value: string; count: number }>;
     byCondition: Array<{ type: string; status: string; reason: string; count: number }>;
@@ -231,6 +248,13 @@ export type FleetSummaryChangedSubscription = {
     paused: number;
     karpenterEnabled: number;
     clusterAutoscalerDisabled: number;
+    byHealth: {
+      healthy: number;
+      progressing: number;
+      degraded: number;
+      stale: number;
+      paused: number;
+    };
     byPlatform: Array<{ value: string; count: number }>;
     byTopology: Array<{ value: string; count: number }>;
     byCondition: Array<{ type: string; status: string; reason: string; count: number }>;
@@ -246,6 +270,8 @@ export type ClusterRowFragment = {
   region: string;
   labels: unknown;
   inSync: boolean;
+  healthState: ClusterHealthState;
+  generationSync: string;
   karpenter: {
     enabled: boolean;
     clusterAutoscalerMode: ClusterAutoscalerMode;
@@ -287,6 +313,8 @@ export type ClustersQuery = {
       region: string;
       labels: unknown;
       inSync: boolean;
+      healthState: ClusterHealthState;
+      generationSync: string;
       karpenter: {
         enabled: boolean;
         clusterAutoscalerMode: ClusterAutoscalerMode;
@@ -317,6 +345,8 @@ export type ClusterChangedSubscription = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       enabled: boolean;
       clusterAutoscalerMode: ClusterAutoscalerMode;
@@ -347,6 +377,8 @@ export type ClusterDetailFragment = {
   region: string;
   labels: unknown;
   inSync: boolean;
+  healthState: ClusterHealthState;
+  generationSync: string;
   karpenter: {
     logLevel: KarpenterLogLevel;
     featureGates: unknown;
@@ -420,6 +452,8 @@ export type ClusterQuery = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -492,6 +526,8 @@ export type ClusterDetailChangedSubscription = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -567,6 +603,8 @@ export type SetKarpenterMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -642,6 +680,8 @@ export type UpsertNodePoolMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -718,6 +758,8 @@ export type DeleteNodePoolMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -792,6 +834,8 @@ export type PauseClusterMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -866,6 +910,8 @@ export type ResumeClusterMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -940,6 +986,8 @@ export type ReconcileClusterMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -1753,6 +1801,8 @@ export type ApplyPlanMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -1854,6 +1904,8 @@ export type ApplyMigrationPlanMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -2041,6 +2093,8 @@ export type ResetClusterOverrideMutation = {
     region: string;
     labels: unknown;
     inSync: boolean;
+    healthState: ClusterHealthState;
+    generationSync: string;
     karpenter: {
       logLevel: KarpenterLogLevel;
       featureGates: unknown;
@@ -2113,6 +2167,130 @@ export type DeleteRolloutStrategyMutationVariables = Exact<{
 
 export type DeleteRolloutStrategyMutation = { deleteRolloutStrategy: { name: string } };
 
+export type FleetHealthHistoryQueryVariables = Exact<{
+  from: string;
+  to: string;
+}>;
+
+export type FleetHealthHistoryQuery = {
+  fleetHealthHistory: Array<{
+    at: string;
+    healthy: number | null;
+    progressing: number | null;
+    degraded: number | null;
+    stale: number | null;
+  }>;
+};
+
+export type AttentionClusterFragment = {
+  id: string;
+  name: string;
+  healthState: ClusterHealthState;
+  status: {
+    lastReportAt: string | null;
+    conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+  };
+};
+
+export type NeedsAttentionQueryVariables = Exact<{ [key: string]: never }>;
+
+export type NeedsAttentionQuery = {
+  degraded: {
+    totalCount: number;
+    nodes: Array<{
+      id: string;
+      name: string;
+      healthState: ClusterHealthState;
+      status: {
+        lastReportAt: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      };
+    }>;
+  };
+  stale: {
+    totalCount: number;
+    nodes: Array<{
+      id: string;
+      name: string;
+      healthState: ClusterHealthState;
+      status: {
+        lastReportAt: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      };
+    }>;
+  };
+  drifted: {
+    totalCount: number;
+    nodes: Array<{
+      id: string;
+      name: string;
+      healthState: ClusterHealthState;
+      status: {
+        lastReportAt: string | null;
+        conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+      };
+    }>;
+  };
+  waiting: {
+    totalCount: number;
+    nodes: Array<{
+      id: string;
+      selector: string;
+      waitingStage: number | null;
+      createdAt: string;
+      createdBy: string;
+    }>;
+  };
+};
+
+export type ClusterHistoryQueryVariables = Exact<{
+  id: string | number;
+  from: string;
+  to: string;
+  step: number;
+}>;
+
+export type ClusterHistoryQuery = {
+  cluster: {
+    id: string;
+    health: Array<{
+      at: string;
+      samples: number;
+      available: number;
+      degraded: number;
+      progressing: number;
+      nodes: number | null;
+      nodeClaimsByState: unknown;
+    }>;
+    csrDecisionHistory: Array<{ at: string; decision: string; reason: string; count: number }>;
+  };
+};
+
+export type ClusterActivityQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type ClusterActivityQuery = {
+  cluster: {
+    id: string;
+    csrDecisions: {
+      totalCount: number;
+      nodes: Array<{
+        csrName: string;
+        nodeName: string | null;
+        decision: string;
+        reason: string;
+        message: string;
+        decidedAt: string;
+      }>;
+    };
+    auditEvents: {
+      totalCount: number;
+      nodes: Array<{ at: string; actor: string; action: string; before: unknown; after: unknown }>;
+    };
+  };
+};
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -2138,6 +2316,13 @@ export const SummaryFieldsFragmentDoc = new TypedDocumentString(
   inSync
   stale
   paused
+  byHealth {
+    healthy
+    progressing
+    degraded
+    stale
+    paused
+  }
   karpenterEnabled
   clusterAutoscalerDisabled
   byPlatform {
@@ -2169,6 +2354,8 @@ export const ClusterRowFragmentDoc = new TypedDocumentString(
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -2262,6 +2449,8 @@ export const ClusterDetailFragmentDoc = new TypedDocumentString(
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -2477,6 +2666,25 @@ export const EffectiveStateFieldsFragmentDoc = new TypedDocumentString(
     `,
   { fragmentName: 'EffectiveStateFields' },
 ) as unknown as TypedDocumentString<EffectiveStateFieldsFragment, unknown>;
+export const AttentionClusterFragmentDoc = new TypedDocumentString(
+  `
+    fragment AttentionCluster on Cluster {
+  id
+  name
+  healthState
+  status {
+    lastReportAt
+    conditions {
+      type
+      status
+      reason
+      message
+    }
+  }
+}
+    `,
+  { fragmentName: 'AttentionCluster' },
+) as unknown as TypedDocumentString<AttentionClusterFragment, unknown>;
 export const ViewerDocument = new TypedDocumentString(`
     query Viewer {
   viewer {
@@ -2503,6 +2711,13 @@ export const FleetSummaryDocument = new TypedDocumentString(`
   inSync
   stale
   paused
+  byHealth {
+    healthy
+    progressing
+    degraded
+    stale
+    paused
+  }
   karpenterEnabled
   clusterAutoscalerDisabled
   byPlatform {
@@ -2531,6 +2746,13 @@ export const FleetSummaryChangedDocument = new TypedDocumentString(`
   inSync
   stale
   paused
+  byHealth {
+    healthy
+    progressing
+    degraded
+    stale
+    paused
+  }
   karpenterEnabled
   clusterAutoscalerDisabled
   byPlatform {
@@ -2582,6 +2804,8 @@ export const ClustersDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -2615,6 +2839,8 @@ export const ClusterChangedDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -2651,6 +2877,8 @@ export const ClusterDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -2745,6 +2973,8 @@ export const ClusterDetailChangedDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -2842,6 +3072,8 @@ export const SetKarpenterDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -2936,6 +3168,8 @@ export const UpsertNodePoolDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -3034,6 +3268,8 @@ export const DeleteNodePoolDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -3128,6 +3364,8 @@ export const PauseClusterDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -3222,6 +3460,8 @@ export const ResumeClusterDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -3316,6 +3556,8 @@ export const ReconcileClusterDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -4109,6 +4351,8 @@ export const ApplyPlanDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -4233,6 +4477,8 @@ export const ApplyMigrationPlanDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -4441,6 +4687,8 @@ export const ResetClusterOverrideDocument = new TypedDocumentString(`
   region
   labels
   inSync
+  healthState
+  generationSync
   karpenter {
     enabled
     clusterAutoscalerMode
@@ -4559,3 +4807,112 @@ export const DeleteRolloutStrategyDocument = new TypedDocumentString(`
   DeleteRolloutStrategyMutation,
   DeleteRolloutStrategyMutationVariables
 >;
+export const FleetHealthHistoryDocument = new TypedDocumentString(`
+    query FleetHealthHistory($from: DateTime!, $to: DateTime!) {
+  fleetHealthHistory(from: $from, to: $to) {
+    at
+    healthy
+    progressing
+    degraded
+    stale
+  }
+}
+    `) as unknown as TypedDocumentString<FleetHealthHistoryQuery, FleetHealthHistoryQueryVariables>;
+export const NeedsAttentionDocument = new TypedDocumentString(`
+    query NeedsAttention {
+  degraded: clusters(
+    filter: {condition: {type: "Degraded", status: "True"}}
+    first: 10
+  ) {
+    totalCount
+    nodes {
+      ...AttentionCluster
+    }
+  }
+  stale: clusters(filter: {stale: true}, first: 10) {
+    totalCount
+    nodes {
+      ...AttentionCluster
+    }
+  }
+  drifted: clusters(filter: {drifted: true}, first: 10) {
+    totalCount
+    nodes {
+      ...AttentionCluster
+    }
+  }
+  waiting: rollouts(state: WAITING_APPROVAL, first: 10) {
+    totalCount
+    nodes {
+      id
+      selector
+      waitingStage
+      createdAt
+      createdBy
+    }
+  }
+}
+    fragment AttentionCluster on Cluster {
+  id
+  name
+  healthState
+  status {
+    lastReportAt
+    conditions {
+      type
+      status
+      reason
+      message
+    }
+  }
+}`) as unknown as TypedDocumentString<NeedsAttentionQuery, NeedsAttentionQueryVariables>;
+export const ClusterHistoryDocument = new TypedDocumentString(`
+    query ClusterHistory($id: ID!, $from: DateTime!, $to: DateTime!, $step: Int!) {
+  cluster(id: $id) {
+    id
+    health(from: $from, to: $to, step: $step) {
+      at
+      samples
+      available
+      degraded
+      progressing
+      nodes
+      nodeClaimsByState
+    }
+    csrDecisionHistory(from: $from, to: $to, step: $step) {
+      at
+      decision
+      reason
+      count
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ClusterHistoryQuery, ClusterHistoryQueryVariables>;
+export const ClusterActivityDocument = new TypedDocumentString(`
+    query ClusterActivity($id: ID!) {
+  cluster(id: $id) {
+    id
+    csrDecisions(first: 20) {
+      totalCount
+      nodes {
+        csrName
+        nodeName
+        decision
+        reason
+        message
+        decidedAt
+      }
+    }
+    auditEvents(first: 20) {
+      totalCount
+      nodes {
+        at
+        actor
+        action
+        before
+        after
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ClusterActivityQuery, ClusterActivityQueryVariables>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError, describeRefusal } from '../graphql/client.js';
-import { clusterState } from './cluster-state.js';
+import { clusterState, relativeTime } from './cluster-state.js';
 import { lineOf, specPath } from './field-location.js';
 import { describeKarpenterChange } from './karpenter-change.js';
 import {
@@ -134,24 +134,23 @@ describe('describeKarpenterChange', () => {
 });
 
 describe('clusterState', () => {
-  const base = {
-    inSync: true,
-    karpenter: { paused: false },
-    status: { stale: false, conditions: [{ type: 'Degraded', status: 'False' }] },
-  };
+  it("words the API's one health state, never deriving its own", () => {
+    expect(clusterState({ healthState: 'HEALTHY' })).toBe('Healthy');
+    expect(clusterState({ healthState: 'DEGRADED' })).toBe('Degraded');
+    expect(clusterState({ healthState: 'STALE' })).toBe('Stale');
+    expect(clusterState({ healthState: 'PAUSED' })).toBe('Paused');
+    expect(clusterState({ healthState: 'PROGRESSING' })).toBe('Progressing');
+  });
+});
 
-  it('orders what needs acting on first', () => {
-    expect(clusterState(base)).toBe('In sync');
-    expect(clusterState({ ...base, inSync: false })).toBe('Progressing');
-    const degraded = {
-      ...base,
-      status: { stale: false, conditions: [{ type: 'Degraded', status: 'True' }] },
-    };
-    expect(clusterState({ ...degraded, inSync: false })).toBe('Degraded');
-    expect(clusterState({ ...degraded, status: { ...degraded.status, stale: true } })).toBe(
-      'Stale',
-    );
-    expect(clusterState({ ...degraded, karpenter: { paused: true } })).toBe('Paused');
+describe('relativeTime', () => {
+  const now = Date.parse('2026-12-05T12:00:00Z');
+  it('reads as a table should: seconds, minutes, hours, days', () => {
+    expect(relativeTime('2026-12-05T11:59:58Z', now)).toBe('just now');
+    expect(relativeTime('2026-12-05T11:59:30Z', now)).toBe('30 s ago');
+    expect(relativeTime('2026-12-05T11:57:00Z', now)).toBe('3 min ago');
+    expect(relativeTime('2026-12-05T09:00:00Z', now)).toBe('3 h ago');
+    expect(relativeTime('2026-11-30T12:00:00Z', now)).toBe('5 d ago');
   });
 });
 

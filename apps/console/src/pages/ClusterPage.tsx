@@ -31,7 +31,7 @@ import { useMutation, useQuery, useSubscription } from '../lib/hooks.js';
 import { driftFields, driftObject } from '../lib/drift.js';
 import { Link } from '../lib/router.js';
 import { useSession } from '../lib/session-context.js';
-import { Labels, StateLabel } from '../components/StateLabel.js';
+import { Labels, StateLabel, When } from '../components/StateLabel.js';
 import { KarpenterModal } from '../components/KarpenterModal.js';
 import { NodePoolEditor } from '../components/NodePoolEditor.js';
 import { ConfirmModal } from '../components/ConfirmModal.js';
@@ -39,6 +39,7 @@ import { MigrationPlanCard } from '../components/MigrationPlanCard.js';
 import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
 import { Term } from '../components/Term.js';
 import { EffectiveStateCard } from '../components/EffectiveStateCard.js';
+import { ClusterActivityCards, ClusterHistoryCard } from '../components/ClusterWhatHappened.js';
 
 type Dialog =
   | { kind: 'karpenter' }
@@ -93,6 +94,12 @@ export function ClusterPage({ id }: { id: string }) {
         </Flex>
         <LiveUpdatesAlert error={liveError} />
       </PageSection>
+      <PageSection aria-label="What happened">
+        <ClusterHistoryCard id={cluster.id} />
+        <div className="fleet-gap">
+          <ClusterActivityCards id={cluster.id} />
+        </div>
+      </PageSection>
       <PageSection>
         <Grid hasGutter>
           <GridItem md={6}>
@@ -121,6 +128,9 @@ export function ClusterPage({ id }: { id: string }) {
                     <span data-testid="observed-generation">
                       {cluster.status.observedGeneration}
                     </span>{' '}
+                    <span className="fleet-muted" data-testid="generation-sync">
+                      ({cluster.generationSync})
+                    </span>{' '}
                     {cluster.inSync ? (
                       <Label color="green" isCompact>
                         in sync
@@ -132,9 +142,7 @@ export function ClusterPage({ id }: { id: string }) {
                     )}
                   </Term>
                   <Term term="Last report">
-                    {cluster.status.lastReportAt
-                      ? new Date(cluster.status.lastReportAt).toLocaleString()
-                      : 'never'}
+                    <When at={cluster.status.lastReportAt} />
                   </Term>
                   <Term term="Labels">
                     <Labels labels={cluster.labels} />

@@ -2,6 +2,10 @@ import {
   Alert,
   Button,
   Checkbox,
+  DescriptionList,
+  DescriptionListDescription,
+  DescriptionListGroup,
+  DescriptionListTerm,
   EmptyState,
   EmptyStateBody,
   FormSelect,
@@ -28,7 +32,7 @@ import {
   type ClusterListState,
   type SortField,
 } from '../lib/url-state.js';
-import { Labels, StateLabel } from '../components/StateLabel.js';
+import { Labels, StateLabel, When } from '../components/StateLabel.js';
 import { LiveUpdatesAlert } from '../components/LiveUpdatesAlert.js';
 import { SelectorInput } from '../components/SelectorInput.js';
 import { useSession } from '../lib/session-context.js';
@@ -48,6 +52,17 @@ export function Clusters() {
         if (on) next.set(row.id, row.name);
         else next.delete(row.id);
       }
+      return next;
+    });
+
+  // Rows whose details (topology, region, labels) are open: the less important columns live there
+  // so the table fits 1280 px (issue 47).
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (id: string) =>
+    setExpanded((current) => {
+      const next = new Set(current);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
       return next;
     });
 
@@ -193,9 +208,10 @@ export function Clusters() {
           </EmptyState>
         ) : null}
         {connection && !query.error && connection.nodes.length > 0 ? (
-          <Table aria-label="Clusters" variant="compact">
+          <Table aria-label="Clusters" variant="compact" className="fleet-clusters-table">
             <Thead>
               <Tr>
+                <Th screenReaderText="Details" />
                 {canMutate ? (
                   <Th
                     select={{
@@ -208,13 +224,11 @@ export function Clusters() {
                 <Th modifier="wrap" sort={sortBy('NAME', 0)}>
                   Name
                 </Th>
-                <Th modifier="wrap">State</Th>
+                <Th modifier="wrap">Health</Th>
                 <Th modifier="wrap">Platform</Th>
-                <Th modifier="wrap">Topology</Th>
                 <Th modifier="wrap">Karpenter</Th>
                 <Th modifier="wrap">Cluster Autoscaler</Th>
-                <Th modifier="wrap">Generation</Th>
-                <Th modifier="wrap">Labels</Th>
+                <Th modifier="wrap">Generation applied</Th>
                 <Th modifier="wrap" sort={sortBy('LAST_REPORT', 8)}>
                   Last report
                 </Th>
@@ -223,43 +237,78 @@ export function Clusters() {
                 </Th>
               </Tr>
             </Thead>
-            <Tbody>
-              {connection.nodes.map((c, rowIndex) => (
-                <Tr key={c.id} data-testid={`cluster-row-${c.name}`}>
-                  {canMutate ? (
+            {connection.nodes.map((c, rowIndex) => {
+              const open = expanded.has(c.id);
+              return (
+                <Tbody key={c.id} isExpanded={open}>
+                  <Tr data-testid={`cluster-row-${c.name}`}>
                     <Td
-                      select={{
+                      expand={{
                         rowIndex,
-                        onSelect: (_e, on) => pick([c], on),
-                        isSelected: picked.has(c.id),
+                        isExpanded: open,
+                        onToggle: () => toggle(c.id),
+                        expandId: `cluster-details-${rowIndex}`,
                       }}
                     />
-                  ) : null}
-                  <Td dataLabel="Name">
-                    <Link to={`/clusters/${encodeURIComponent(c.id)}`}>{c.name}</Link>
-                  </Td>
-                  <Td dataLabel="State">
-                    <StateLabel cluster={c} />
-                  </Td>
-                  <Td dataLabel="Platform">{c.platform}</Td>
-                  <Td dataLabel="Topology">{c.topology}</Td>
-                  <Td dataLabel="Karpenter">{c.karpenter.enabled ? 'Enabled' : 'Disabled'}</Td>
-                  <Td dataLabel="Cluster Autoscaler">{c.karpenter.clusterAutoscalerMode}</Td>
-                  <Td dataLabel="Generation">
-                    {c.status.observedGeneration} / {c.karpenter.generation}
-                  </Td>
-                  <Td dataLabel="Labels">
-                    <Labels labels={c.labels} />
-                  </Td>
-                  <Td dataLabel="Last report">
-                    {c.status.lastReportAt
-                      ? new Date(c.status.lastReportAt).toLocaleString()
-                      : 'never'}
-                  </Td>
-                  <Td dataLabel="Registered">{new Date(c.createdAt).toLocaleDateString()}</Td>
-                </Tr>
-              ))}
-            </Tbody>
+                    {canMutate ? (
+                      <Td
+                        select={{
+                          rowIndex,
+                          onSelect: (_e, on) => pick([c], on),
+                          isSelected: picked.has(c.id),
+                        }}
+                      />
+                    ) : null}
+                    <Td dataLabel="Name">
+                      <Link to={`/clusters/${encodeURIComponent(c.id)}`}>{c.name}</Link>
+                    </Td>
+                    <Td dataLabel="Health">
+                      <StateLabel cluster={c} />
+                    </Td>
+                    <Td dataLabel="Platform">{c.platform}</Td>
+                    <Td dataLabel="Karpenter">{c.karpenter.enabled ? 'Enabled' : 'Disabled'}</Td>
+                    <Td dataLabel="Cluster Autoscaler">{c.karpenter.clusterAutoscalerMode}</Td>
+                    <Td dataLabel="Generation applied" data-testid="generation-sync">
+                      {c.status.observedGeneration} of {c.karpenter.generation}
+                    </Td>
+                    <Td dataLabel="Last report">
+                      <When at={c.status.lastReportAt} />
+                    </Td>
+                    <Td dataLabel="Registered">
+                      <When at={c.createdAt} />
+                    </Td>
+                  </Tr>
+                  <Tr isExpanded={open} data-testid={`cluster-details-${c.name}`}>
+                    <Td colSpan={canMutate ? 10 : 9}>
+                      {open ? (
+                        <DescriptionList isHorizontal isCompact isAutoFit>
+                          <DescriptionListGroup>
+                            <DescriptionListTerm>Topology</DescriptionListTerm>
+                            <DescriptionListDescription>{c.topology}</DescriptionListDescription>
+                          </DescriptionListGroup>
+                          <DescriptionListGroup>
+                            <DescriptionListTerm>Region</DescriptionListTerm>
+                            <DescriptionListDescription>{c.region}</DescriptionListDescription>
+                          </DescriptionListGroup>
+                          <DescriptionListGroup>
+                            <DescriptionListTerm>Labels</DescriptionListTerm>
+                            <DescriptionListDescription>
+                              <Labels labels={c.labels} />
+                            </DescriptionListDescription>
+                          </DescriptionListGroup>
+                          <DescriptionListGroup>
+                            <DescriptionListTerm>Generation sync</DescriptionListTerm>
+                            <DescriptionListDescription>
+                              {c.generationSync}
+                            </DescriptionListDescription>
+                          </DescriptionListGroup>
+                        </DescriptionList>
+                      ) : null}
+                    </Td>
+                  </Tr>
+                </Tbody>
+              );
+            })}
           </Table>
         ) : null}
         {connection && !query.error ? (

@@ -57,6 +57,24 @@ export class CsrDecision {
   decidedAt!: Date;
 }
 
+@ObjectType({
+  description:
+    'CSR decisions of one decision and reason in one step of time. Steps with no decision have no row: a chart shows them as nothing decided, which is what happened (the approver reports every decision it makes).',
+})
+export class CsrDecisionBucket {
+  @Field(() => DateTimeScalar, { description: 'Start of the step.' })
+  at!: Date;
+
+  @Field({ description: 'Approved, Ignored or Denied.' })
+  decision!: string;
+
+  @Field()
+  reason!: string;
+
+  @Field(() => Int)
+  count!: number;
+}
+
 @ObjectType({ description: 'Who changed what, when; before and after.' })
 export class AuditEvent {
   @Field(() => DateTimeScalar)

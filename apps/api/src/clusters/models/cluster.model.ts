@@ -31,6 +31,18 @@ registerEnumType(ClusterAutoscalerMode, {
     'KEEP the Cluster Autoscaler, DISABLE it (kept copy restored on KEEP), or run both as a visible MIGRATE state.',
 });
 registerEnumType(KarpenterLogLevel, { name: 'KarpenterLogLevel' });
+export enum ClusterHealthState {
+  PAUSED = 'PAUSED',
+  STALE = 'STALE',
+  DEGRADED = 'DEGRADED',
+  PROGRESSING = 'PROGRESSING',
+  HEALTHY = 'HEALTHY',
+}
+registerEnumType(ClusterHealthState, {
+  name: 'ClusterHealthState',
+  description:
+    'One state per cluster, the first that holds in this order: PAUSED (the fleet does not reconcile it), STALE (no report for longer than the staleness threshold: what it last said is old news), DEGRADED (Degraded=True), PROGRESSING (the sidecar has not applied the latest generation yet, or reports Progressing=True), HEALTHY. fleetSummary.byHealth counts the same states.',
+});
 export enum DriftPolicy {
   CORRECT = 'CORRECT',
   REPORT = 'REPORT',
@@ -336,6 +348,18 @@ export class Cluster implements Node {
 
   @Field(() => Boolean, { description: 'observedGeneration == generation' })
   inSync!: boolean;
+
+  @Field(() => ClusterHealthState, {
+    description:
+      "The cluster's one health state (see ClusterHealthState); generation sync is generationSync.",
+  })
+  healthState!: ClusterHealthState;
+
+  @Field({
+    description:
+      'Generation sync as its own fact, e.g. "applied generation 3 of 3" (or "applied generation 2 of 3" while the sidecar catches up).',
+  })
+  generationSync!: string;
 
   @Field(() => [NodePool])
   nodePools!: NodePool[];
