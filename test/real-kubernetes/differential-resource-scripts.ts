@@ -290,6 +290,7 @@ const CASES: ResourceCase[] = [
     status: true,
   },
   { resource: 'config.openshift.io/infrastructures', version: 'v1', namespaced: false },
+  { resource: 'config.openshift.io/nodes', version: 'v1', namespaced: false },
   { resource: 'config.openshift.io/proxies', version: 'v1', namespaced: false },
   {
     resource: 'coordination.k8s.io/leases',

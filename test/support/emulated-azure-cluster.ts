@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { ArmEmulator, type ArmWorld } from './arm/arm-emulator.js';
 import { deployDocuments } from './deploy-manifests.js';
 import { CREDENTIALS_REQUEST_CRD_PATH, fixtureClusterDir, fixtureCrdFiles } from './fixtures.js';
+import { upstreamCrdFiles } from './capi-aws-workload.js';
 import { KubeApiServerEmulator, type KubeObject } from './kube-apiserver/index.js';
 import { azureFixtureArmWorld } from './ocp-azure-standalone.js';
 import { startMachineConfigOperator } from './emulated-cluster.js';
@@ -72,7 +73,12 @@ export async function startEmulatedAzureCluster(
 ): Promise<EmulatedAzureCluster> {
   const kube = new KubeApiServerEmulator();
   await kube.start();
-  for (const file of [...fixtureCrdFiles(), CREDENTIALS_REQUEST_CRD_PATH]) {
+  // An Azure cluster's karpenter.sh CRDs are the fork's (the Azure driver installs those).
+  for (const file of [
+    ...fixtureCrdFiles(),
+    ...upstreamCrdFiles('karpenter-azure-openshift-pr6'),
+    CREDENTIALS_REQUEST_CRD_PATH,
+  ]) {
     kube.addCrd(parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
   }
   kube.seed(

@@ -18,18 +18,27 @@ export const CREDENTIALS_REQUEST_CRD_PATH = join(
 );
 export const fixtureClusterDir = (name: string): string => join(FIXTURES_DIR, 'clusters', name);
 
-/** Every upstream CRD file the project ships, in a stable order. */
+/**
+ * Directories of other copies of CRDs the main directories hold (same names, another release or
+ * a fork's): a cluster has one of them installed, the default until a test installs another.
+ */
+const ALTERNATIVE_CRD_DIRECTORIES = new Set([
+  'sources',
+  'karpenter-releases',
+  // What HyperShift installs in a guest cluster (test/support/hcp-aws-hosted.ts).
+  'hypershift-guest',
+  // The Azure fork's karpenter.sh CRDs (the Azure driver installs them).
+  'karpenter-azure-openshift-pr6',
+]);
+
+/** Every upstream CRD file the project ships once, in a stable order. */
 export function fixtureCrdFiles(): string[] {
-  return (
-    readdirSync(CRDS_DIR, { withFileTypes: true })
-      // Other Karpenter releases' CRDs have the same names as the default release's: a cluster
-      // has one of them installed, the default until a test installs another.
-      .filter((d) => d.isDirectory() && d.name !== 'sources' && d.name !== 'karpenter-releases')
-      .flatMap((d) =>
-        readdirSync(join(CRDS_DIR, d.name))
-          .filter((f) => f.endsWith('.yaml'))
-          .map((f) => join(CRDS_DIR, d.name, f)),
-      )
-      .sort()
-  );
+  return readdirSync(CRDS_DIR, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !ALTERNATIVE_CRD_DIRECTORIES.has(d.name))
+    .flatMap((d) =>
+      readdirSync(join(CRDS_DIR, d.name))
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => join(CRDS_DIR, d.name, f)),
+    )
+    .sort();
 }

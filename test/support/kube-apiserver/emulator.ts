@@ -963,8 +963,14 @@ export class KubeApiServerEmulator {
   private checkTypeMeta(def: ResourceDef, body: KubeObject): void {
     const expected = def.group ? `${def.group}/${def.version}` : def.version;
     if (def.custom && (!body.apiVersion || !body.kind)) {
+      const data = JSON.stringify(body);
+      const missing = `Object '${body.kind ? 'apiVersion' : 'Kind'}' is missing in '${data.slice(0, 200)}'`;
+      // Without a kind the decoder knows no type, so the handler names the one it expected and
+      // a summary of the body (apiserver handlers/rest.go transformDecodeError, summarizeData).
       throw badRequest(
-        `Object '${body.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(body).slice(0, 200)}'`,
+        body.kind
+          ? missing
+          : `the object provided is unrecognized (must be of type ${def.kind}): ${missing} (${data.length > 30 ? `${data.slice(0, 30)} ...` : data})`,
       );
     }
     if (body.apiVersion !== undefined && body.apiVersion !== expected) {
