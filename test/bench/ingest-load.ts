@@ -49,6 +49,26 @@ export interface IngestLoadResult {
 }
 
 /** wrk's Lua: round-robin over the clusters file, each request with that cluster's own token. */
+/**
+ * NodeClaims each benchmark report carries (issue 47: the sidecar reports them, at most
+ * REPORT_NODECLAIMS_MAX): one per node of the report's 12 by default, as a 12-node cluster's
+ * sidecar sends them; BENCH_REPORT_NODECLAIMS=0 for the body before issue 47.
+ */
+const REPORT_NODECLAIMS = Number(process.env.BENCH_REPORT_NODECLAIMS ?? 12);
+const nodeClaimsJson = (n: number): string =>
+  JSON.stringify(
+    Array.from({ length: n }, (_, i) => ({
+      name: `general-${String(i).padStart(5, '0')}`,
+      nodePool: 'general',
+      nodeName: `ip-10-0-${i >> 8}-${i & 255}.ec2.internal`,
+      instanceType: 'm6i.xlarge',
+      zone: `us-east-1${'abc'[i % 3]}`,
+      capacityType: 'on-demand',
+      state: 'Ready',
+      createdAt: '2026-12-05T00:00:00.000Z',
+    })),
+  ).replace(/"/g, '\\"');
+
 const REPORT_SCRIPT = `
 local clusters = {}
 for line in io.lines(os.getenv("BENCH_CLUSTERS")) do
@@ -58,6 +78,7 @@ end
 local n = #clusters
 local i = math.random(n)
 local digest = string.rep("d", 64)
+local nodeClaims = ${REPORT_NODECLAIMS > 0 ? `'"nodeClaims":' .. "${nodeClaimsJson(REPORT_NODECLAIMS)}" .. ','` : `''`}
 request = function()
   i = i % n + 1
   local c = clusters[i]
@@ -65,7 +86,7 @@ request = function()
   local body = '{"clusterId":"' .. c[1] .. '","observedGeneration":1,"conditions":[' ..
     '{"type":"Available","status":"True","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"},' ..
     '{"type":"Degraded","status":"False","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"}],' ..
-    '"metrics":{"nodes":12,"vcpus":96},"csrDecisions":[],"reportedAt":"' .. now .. '","digest":"' .. digest .. '"}'
+    '"metrics":{"nodes":12,"vcpus":96},"csrDecisions":[],' .. nodeClaims .. '"reportedAt":"' .. now .. '","digest":"' .. digest .. '"}'
   return wrk.format("POST", "/v1/clusters/" .. c[1] .. "/status",
     { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. c[2] }, body)
 end

@@ -128,6 +128,33 @@ describe('the console shows what happened', () => {
           new Date(now - back),
         ],
       );
+    // The NodeClaims as the ingest stores the sidecar's report of them.
+    await pool.query(`UPDATE "ClusterStatus" SET "nodeClaims" = $2::jsonb WHERE "clusterId" = $1`, [
+      degraded.uid,
+      JSON.stringify([
+        {
+          name: 'general-x7k2p',
+          nodePool: 'general',
+          state: 'Pending',
+          instanceType: 'm5.large',
+          createdAt: new Date(now - 5 * 60_000).toISOString(),
+          launchFailure: {
+            reason: 'InsufficientCapacityError',
+            message: 'no m5.large capacity in us-east-1a',
+          },
+        },
+        {
+          name: 'general-q9w4z',
+          nodePool: 'general',
+          nodeName: 'ip-10-0-1-7.ec2.internal',
+          state: 'Ready',
+          instanceType: 'm6i.xlarge',
+          zone: 'us-east-1b',
+          capacityType: 'spot',
+          createdAt: new Date(now - 2 * HOUR).toISOString(),
+        },
+      ]),
+    ]);
     await decide(
       'csr-a1',
       'Approved',
@@ -266,6 +293,16 @@ describe('the console shows what happened', () => {
       /3 CSR decisions.*Approved: KarpenterNodeClaim 2.*Denied: NoMatchingNodeClaim 1/,
     );
 
+    // What Karpenter launched and failed to launch, and why.
+    const claims = page.getByTestId('node-claims');
+    await textMatches(
+      claims.getByTestId('nodeclaim-general-x7k2p'),
+      /general-x7k2p\s*Launch failed\s*m5\.large.*5 min ago\s*InsufficientCapacityError\s*no m5\.large capacity in us-east-1a/,
+    );
+    await textMatches(
+      claims.getByTestId('nodeclaim-general-q9w4z'),
+      /general-q9w4z\s*Ready\s*m6i\.xlarge\s*us-east-1b\s*spot\s*ip-10-0-1-7\.ec2\.internal\s*2 h ago/,
+    );
     // The approver's decisions with reasons, and the audit timeline of who changed what.
     const decisions = page.getByTestId('csr-decisions');
     await textMatches(

@@ -170,6 +170,20 @@ describe('standalone AWS: a sidecar at rest', () => {
       throw new Error(`${err.message}; last metrics ${JSON.stringify(last)}`);
     });
     expect(report.metrics.nodeClaimsByState).toMatchObject({ Pending: 1 });
+    // What Karpenter did, NodeClaim by NodeClaim (issue 47): the refused one with its reason.
+    expect(report.nodeClaims).toEqual([
+      {
+        name: 'general-refused',
+        nodePool: 'general',
+        instanceType: 'm5.large',
+        state: 'Pending',
+        createdAt: expect.any(String) as unknown as string,
+        launchFailure: {
+          reason: 'InsufficientCapacityError',
+          message: 'no m5.large capacity in us-east-1a',
+        },
+      },
+    ]);
     expect(report.metrics.nodeClaimLaunchFailureTimes).toEqual([new Date(at).toISOString()]);
     expect(Date.parse(report.metrics.oldestPendingPodSince!)).toBeLessThanOrEqual(Date.now());
     expect(report.metrics).not.toHaveProperty('oldestPendingPodSeconds');

@@ -3,6 +3,7 @@ import {
   DRIFT_ENTRIES_MAX,
   DRIFT_FIELDS_MAX,
   REPORT_CSR_DECISIONS_MAX,
+  REPORT_NODECLAIMS_MAX,
   StatusReport,
   type Condition,
   type CsrDecision,
@@ -15,7 +16,7 @@ const pad = (prefix: string, length: number) => (prefix + 'x'.repeat(length)).sl
  * The largest report the contract allows: 64 conditions and REPORT_CSR_DECISIONS_MAX decisions,
  * DRIFT_ENTRIES_MAX drift entries of DRIFT_FIELDS_MAX fields,
  * every bounded string at its maximum length (ASCII, as the sidecar writes them), 16 NodeClaim
- * states, integers at the largest the fleet stores. Parsed by the real schema, so it is valid by construction.
+ * states, REPORT_NODECLAIMS_MAX NodeClaims, integers at the largest the fleet stores. Parsed by the real schema, so it is valid by construction.
  */
 export function largestStatusReport(clusterId: string): StatusReport {
   const at = '2026-01-01T00:00:00.000Z';
@@ -81,6 +82,18 @@ export function largestStatusReport(clusterId: string): StatusReport {
     csrDecisions,
     clusterAutoscaler: { mode: 'MIGRATE', observed: 'Present', machineAutoscalers: big },
     drift,
+    // REPORT_NODECLAIMS_MAX NodeClaims, every field at its longest (issue 47).
+    nodeClaims: Array.from({ length: REPORT_NODECLAIMS_MAX }, (_, i) => ({
+      name: pad(`nodeclaim-${i}-`, 253),
+      nodePool: pad('pool-', 253),
+      nodeName: pad(`node-${i}-`, 253),
+      instanceType: pad('type-', 64),
+      zone: pad('zone-', 64),
+      capacityType: pad('cap-', 32),
+      state: pad('State', 64),
+      createdAt: at,
+      launchFailure: { reason: pad('Reason', 128), message: pad('message ', 512) },
+    })),
     sidecar: { version: pad('v', 64), contractVersion: CONTRACT_VERSION },
     reportedAt: at,
   });

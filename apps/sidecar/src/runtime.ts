@@ -47,7 +47,7 @@ import type { ApiServers } from './kube/api-servers.js';
 import type { ClusterClient } from './kube/cluster-client.js';
 import { ResourceWatch, type ResourceWatchOptions } from './kube/resource-watch.js';
 import { karpenterPoolsCondition, machineConfigPoolStates } from './machine-config/pool-status.js';
-import { collectMetrics } from './metrics/cluster-metrics.js';
+import { collectMetrics, nodeClaimSummaries } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
 import { NodeClassController } from './nodeclass/nodeclass-controller.js';
 import { ConditionSet } from './reconcile/conditions.js';
@@ -698,6 +698,8 @@ export class SidecarRuntime {
       ...(cas.state ? { clusterAutoscaler: cas.state } : {}),
       ...(cas.migration ? { migrationProposal: cas.migration } : {}),
       ...(pools ? { machineConfigPools: pools } : {}),
+      // From the watch's cache, as the metrics: no request of its own.
+      ...(this.nodeClaims.synced ? { nodeClaims: nodeClaimSummaries(this.nodeClaims.items()) } : {}),
       drift: this.drift.list(),
     };
   }

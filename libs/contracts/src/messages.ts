@@ -140,6 +140,35 @@ export const ClusterAutoscalerState = z.object({
 });
 export type ClusterAutoscalerState = z.infer<typeof ClusterAutoscalerState>;
 
+/**
+ * NodeClaims a report carries (issue 47): every launch failure first, then the newest, at most
+ * this many, so a report stays small (about 400 bytes each) however many nodes a cluster runs.
+ */
+export const REPORT_NODECLAIMS_MAX = 20;
+
+/** One NodeClaim as the sidecar sees it: what Karpenter launched or failed to launch, and why. */
+export const NodeClaimSummary = z.object({
+  name: z.string().min(1).max(253),
+  nodePool: z.string().max(253).optional(),
+  /** The Node it registered as (status.nodeName), once it did. */
+  nodeName: z.string().max(253).optional(),
+  instanceType: z.string().max(64).optional(),
+  zone: z.string().max(64).optional(),
+  /** karpenter.sh/capacity-type: on-demand, spot, reserved. */
+  capacityType: z.string().max(32).optional(),
+  /** Its most advanced true condition (Launched … Ready), or Pending, or Terminating. */
+  state: z
+    .string()
+    .max(64)
+    .regex(/^[A-Z][A-Za-z0-9]*$/, 'NodeClaim states are CamelCase, e.g. Launched'),
+  createdAt: z.iso.datetime({ offset: true }),
+  /** Launched=False: the cloud refused or failed the instance, with Karpenter's reason. */
+  launchFailure: z
+    .object({ reason: z.string().max(128), message: z.string().max(512) })
+    .optional(),
+});
+export type NodeClaimSummary = z.infer<typeof NodeClaimSummary>;
+
 /** Decisions a report may carry (the outbox of a contract-1 sidecar could send them all). */
 export const REPORT_CSR_DECISIONS_MAX = 1000;
 
@@ -215,6 +244,11 @@ export const StatusReport = z.object({
   clusterAutoscaler: ClusterAutoscalerState.optional(),
   /** Standalone OpenShift: each NodeClass's MachineConfigPool; absent where there are none. */
   machineConfigPools: z.array(MachineConfigPoolState).max(256).optional(),
+  /**
+   * What Karpenter launched (issue 47): launch failures first, then the newest NodeClaims, at
+   * most REPORT_NODECLAIMS_MAX. Absent from older sidecars and before the NodeClaim watch synced.
+   */
+  nodeClaims: z.array(NodeClaimSummary).max(REPORT_NODECLAIMS_MAX).optional(),
   /**
    * Drift of the objects the fleet owns: open entries (left in place under REPORT, or being
    * corrected) and recent corrections. Absent from sidecars that do not watch for drift.

@@ -157,6 +157,7 @@ export interface PageRow {
   lastReportAt: Date | null;
   clusterAutoscaler: Prisma.JsonValue;
   machineConfigPools: Prisma.JsonValue;
+  nodeClaims: Prisma.JsonValue;
   drift: Prisma.JsonValue;
   drifted: boolean;
   sidecarVersion: string | null;
@@ -183,7 +184,7 @@ export function pageSql(q: PageQuery): Prisma.Sql {
            d.generation, d.enabled, d.paused, d."clusterAutoscalerMode"::text AS "clusterAutoscalerMode",
            d."logLevel"::text AS "logLevel", d."featureGates", d."nodeClassOverrides", d."webIdentityRoleArn", d."allowedInstanceTypes",
            d."driftPolicy"::text AS "driftPolicy",
-           s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler", s."machineConfigPools",
+           s."observedGeneration", s.conditions, s.metrics, s."lastReportAt", s."clusterAutoscaler", s."machineConfigPools", s."nodeClaims",
            s.drift, s.drifted,
            s."sidecarVersion", s."sidecarContractVersion",
            COALESCE((SELECT jsonb_agg(jsonb_build_object('name', p.name, 'spec', p.spec, 'updatedAt', p."updatedAt") ORDER BY p.name)
@@ -251,6 +252,7 @@ export function fromPageRow(r: PageRow): ClusterView {
       lastReportAt: r.lastReportAt,
       clusterAutoscaler: r.clusterAutoscaler,
       machineConfigPools: r.machineConfigPools,
+      nodeClaims: r.nodeClaims,
       drift: r.drift,
       drifted: r.drifted,
       sidecarVersion: r.sidecarVersion,

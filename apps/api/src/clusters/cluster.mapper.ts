@@ -4,8 +4,12 @@ import type {
   Condition,
   DriftEntry,
   MachineConfigPoolStatus,
+  NodeClaimSummary,
 } from './models/cluster.model.js';
-import type { DriftEntry as ReportedDrift } from '@fleet/contracts';
+import type {
+  DriftEntry as ReportedDrift,
+  NodeClaimSummary as ReportedNodeClaim,
+} from '@fleet/contracts';
 import { clusterHealthState } from './health-state.js';
 import { toGlobalId } from '../common/global-id.js';
 import {
@@ -42,6 +46,7 @@ type StatusView = Pick<
   | 'lastReportAt'
   | 'clusterAutoscaler'
   | 'machineConfigPools'
+  | 'nodeClaims'
   | 'drift'
   | 'drifted'
   | 'sidecarVersion'
@@ -119,6 +124,22 @@ export function toDrift(stored: unknown): DriftEntry[] | null {
   );
 }
 
+/** The reported NodeClaims (contract: NodeClaimSummary), with absent fields as nulls. */
+export function toNodeClaims(raw: unknown): NodeClaimSummary[] | null {
+  if (!Array.isArray(raw)) return null;
+  return (raw as ReportedNodeClaim[]).map((c) => ({
+    name: c.name,
+    nodePool: c.nodePool ?? null,
+    nodeName: c.nodeName ?? null,
+    instanceType: c.instanceType ?? null,
+    zone: c.zone ?? null,
+    capacityType: c.capacityType ?? null,
+    state: c.state,
+    createdAt: new Date(c.createdAt),
+    launchFailure: c.launchFailure ?? null,
+  }));
+}
+
 export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Date.now()): Cluster {
   const desired = row.desired;
   const status = row.status;
@@ -160,6 +181,7 @@ export function toCluster(row: ClusterView, staleAfterSeconds: number, now = Dat
       metrics: status.metrics,
       clusterAutoscaler: (status.clusterAutoscaler as ClusterAutoscalerStatus | null) ?? null,
       machineConfigPools: toMachineConfigPools(status.machineConfigPools),
+      nodeClaims: toNodeClaims(status.nodeClaims),
       drift: toDrift(status.drift),
       drifted: status.drifted,
       sidecar:

@@ -97,8 +97,84 @@ export function ClusterActivityCards({ id }: { id: string }) {
   }
   if (!cluster)
     return <Skeleton height="200px" screenreaderText="Loading the cluster's activity" />;
+  const claims = cluster.status.nodeClaims;
   return (
     <Grid hasGutter>
+      <GridItem xl={12}>
+        <Card data-testid="node-claims">
+          <CardTitle component="h2">NodeClaims</CardTitle>
+          <CardBody>
+            {claims === null ? (
+              <Content component="p">
+                The sidecar has not reported NodeClaims (before its first report, or an older
+                sidecar).
+              </Content>
+            ) : claims.length === 0 ? (
+              <Content component="p">Karpenter has no NodeClaims on this cluster.</Content>
+            ) : (
+              <>
+                <Content component="p" className="fleet-muted">
+                  Launch failures first, then the newest, at most 20, as the sidecar last reported.
+                </Content>
+                <Table aria-label="NodeClaims" variant="compact">
+                  <Thead>
+                    <Tr>
+                      <Th modifier="wrap">Name</Th>
+                      <Th modifier="wrap">State</Th>
+                      <Th modifier="wrap">Instance type</Th>
+                      <Th modifier="wrap">Zone</Th>
+                      <Th modifier="wrap">Capacity</Th>
+                      <Th modifier="wrap">Node</Th>
+                      <Th modifier="wrap">Age</Th>
+                      <Th modifier="wrap">Launch failure</Th>
+                    </Tr>
+                  </Thead>
+                  <Tbody>
+                    {claims.map((c) => (
+                      <Tr key={c.name} data-testid={`nodeclaim-${c.name}`}>
+                        <Td dataLabel="Name">{c.name}</Td>
+                        <Td dataLabel="State">
+                          <Label
+                            isCompact
+                            color={
+                              c.launchFailure
+                                ? 'red'
+                                : c.state === 'Ready'
+                                  ? 'green'
+                                  : c.state === 'Terminating'
+                                    ? 'grey'
+                                    : 'blue'
+                            }
+                          >
+                            {c.launchFailure ? 'Launch failed' : c.state}
+                          </Label>
+                        </Td>
+                        <Td dataLabel="Instance type">{c.instanceType ?? '—'}</Td>
+                        <Td dataLabel="Zone">{c.zone ?? '—'}</Td>
+                        <Td dataLabel="Capacity">{c.capacityType ?? '—'}</Td>
+                        <Td dataLabel="Node">{c.nodeName ?? '—'}</Td>
+                        <Td dataLabel="Age">
+                          <When at={c.createdAt} />
+                        </Td>
+                        <Td dataLabel="Launch failure">
+                          {c.launchFailure ? (
+                            <>
+                              {c.launchFailure.reason}
+                              <div className="fleet-muted">{c.launchFailure.message}</div>
+                            </>
+                          ) : (
+                            '—'
+                          )}
+                        </Td>
+                      </Tr>
+                    ))}
+                  </Tbody>
+                </Table>
+              </>
+            )}
+          </CardBody>
+        </Card>
+      </GridItem>
       <GridItem xl={6}>
         <Card data-testid="csr-decisions">
           <CardTitle component="h2">

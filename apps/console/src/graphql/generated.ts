@@ -2273,6 +2273,19 @@ export type ClusterActivityQueryVariables = Exact<{
 export type ClusterActivityQuery = {
   cluster: {
     id: string;
+    status: {
+      nodeClaims: Array<{
+        name: string;
+        nodePool: string | null;
+        nodeName: string | null;
+        instanceType: string | null;
+        zone: string | null;
+        capacityType: string | null;
+        state: string;
+        createdAt: string;
+        launchFailure: { reason: string; message: string } | null;
+      }> | null;
+    };
     csrDecisions: {
       totalCount: number;
       nodes: Array<{
@@ -4892,6 +4905,22 @@ export const ClusterActivityDocument = new TypedDocumentString(`
     query ClusterActivity($id: ID!) {
   cluster(id: $id) {
     id
+    status {
+      nodeClaims {
+        name
+        nodePool
+        nodeName
+        instanceType
+        zone
+        capacityType
+        state
+        createdAt
+        launchFailure {
+          reason
+          message
+        }
+      }
+    }
     csrDecisions(first: 20) {
       totalCount
       nodes {

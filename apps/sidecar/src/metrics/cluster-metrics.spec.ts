@@ -6,8 +6,10 @@ import {
   collectMetrics,
   launchFailed,
   launchFailureTimes,
+  nodeClaimSummaries,
   oldestUnschedulableSince,
 } from './cluster-metrics.js';
+import { REPORT_NODECLAIMS_MAX, StatusReport } from '@fleet/contracts';
 
 const now = new Date('2026-12-02T12:00:00Z');
 const pod = (name: string, createdSecondsAgo: number, scheduled: Record<string, string>) => ({
@@ -116,5 +118,72 @@ describe('Karpenter health metrics', () => {
       oldestPendingPodSince: ago(120),
     });
     expect(metrics).not.toHaveProperty('oldestPendingPodSeconds');
+  });
+});
+
+describe('nodeClaimSummaries (issue 47)', () => {
+  const claim = (i: number, failed = false) => ({
+    metadata: {
+      name: `general-${i}`,
+      labels: {
+        'karpenter.sh/nodepool': 'general',
+        'node.kubernetes.io/instance-type': 'm6i.xlarge',
+        'topology.kubernetes.io/zone': 'us-east-1a',
+        'karpenter.sh/capacity-type': 'spot',
+      },
+      creationTimestamp: new Date(now.getTime() - i * 60_000).toISOString() as unknown as Date,
+    },
+    status: {
+      ...(failed ? {} : { nodeName: `ip-10-0-0-${i}.ec2.internal` }),
+      conditions: failed
+        ? [
+            {
+              type: 'Launched',
+              status: 'False',
+              reason: 'InsufficientCapacityError',
+              message: 'x'.repeat(2000),
+            },
+          ]
+        : [
+            { type: 'Launched', status: 'True' },
+            { type: 'Registered', status: 'True' },
+          ],
+    },
+  });
+
+  it('keeps every launch failure, then the newest, within the bound and the contract', () => {
+    // 30 claims; the two oldest failed: they are kept, the oldest successes go.
+    const claims = [
+      ...Array.from({ length: 28 }, (_, i) => claim(i)),
+      claim(40, true),
+      claim(41, true),
+    ];
+    const summaries = nodeClaimSummaries(claims);
+    expect(summaries).toHaveLength(REPORT_NODECLAIMS_MAX);
+    expect(summaries.filter((s) => s.launchFailure).map((s) => s.name)).toEqual([
+      'general-40',
+      'general-41',
+    ]);
+    expect(summaries[0]).toEqual({
+      name: 'general-0',
+      nodePool: 'general',
+      nodeName: 'ip-10-0-0-0.ec2.internal',
+      instanceType: 'm6i.xlarge',
+      zone: 'us-east-1a',
+      capacityType: 'spot',
+      state: 'Registered',
+      createdAt: now.toISOString(),
+    });
+    // The message is cut to what the contract takes, and the whole report still parses.
+    expect(summaries.at(-1)!.launchFailure!.message).toHaveLength(512);
+    expect(
+      StatusReport.safeParse({
+        clusterId: '6a1f2d3c-0b6e-4c55-9d5e-2f3a4b5c6d7e',
+        observedGeneration: 1,
+        conditions: [],
+        nodeClaims: summaries,
+        reportedAt: now.toISOString(),
+      }).success,
+    ).toBe(true);
   });
 });

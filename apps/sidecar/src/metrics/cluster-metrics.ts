@@ -1,4 +1,4 @@
-import type { ClusterMetrics } from '@fleet/contracts';
+import { REPORT_NODECLAIMS_MAX, type ClusterMetrics, type NodeClaimSummary } from '@fleet/contracts';
 import { NODEPOOL_LABEL } from '@fleet/cloud-provider';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';
@@ -9,9 +9,73 @@ const LIFECYCLE = ['Launched', 'Registered', 'Initialized', 'Ready'] as const;
 
 interface Conditioned extends KubernetesObject {
   status?: {
-    conditions?: { type?: string; status?: string; reason?: string; lastTransitionTime?: string }[];
+    conditions?: {
+      type?: string;
+      status?: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+    }[];
     capacity?: Record<string, string>;
+    nodeName?: string;
   };
+  spec?: { requirements?: { key?: string; operator?: string; values?: string[] }[] };
+}
+
+/**
+ * The NodeClaims a report names (issue 47): every launch failure (newest first), then the newest
+ * of the others, at most REPORT_NODECLAIMS_MAX, newest first. Labels Karpenter sets on a launched
+ * claim give the instance type, zone and capacity type; before launch, a single-valued In
+ * requirement does. Times, not ages: an unchanged cluster's report stays equal (heartbeats go).
+ */
+export function nodeClaimSummaries(claims: readonly Conditioned[]): NodeClaimSummary[] {
+  const created = (c: Conditioned) => timeOf(c.metadata?.creationTimestamp) || 0;
+  const newest = (a: Conditioned, b: Conditioned) =>
+    created(b) - created(a) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
+  const failed = claims.filter(launchFailed).sort(newest);
+  const others = claims.filter((c) => !launchFailed(c)).sort(newest);
+  const picked = [...failed, ...others].slice(0, REPORT_NODECLAIMS_MAX).sort(newest);
+  return picked.map((claim) => {
+    const labels = claim.metadata?.labels ?? {};
+    const single = (key: string): string | undefined => {
+      if (labels[key]) return labels[key];
+      const r = claim.spec?.requirements?.find(
+        (x) => x.key === key && x.operator === 'In' && x.values?.length === 1,
+      );
+      return r?.values?.[0];
+    };
+    const cut = (v: string | undefined, max: number) => (v ? v.slice(0, max) : undefined);
+    const failure = (claim.status?.conditions ?? []).find(
+      (c) => c.type === 'Launched' && c.status === 'False',
+    );
+    const at = created(claim);
+    const summary: NodeClaimSummary = {
+      name: (claim.metadata?.name ?? '').slice(0, 253),
+      state: nodeClaimState(claim),
+      createdAt: new Date(at).toISOString(),
+    };
+    const nodePool = cut(labels[NODEPOOL_LABEL], 253);
+    const nodeName = cut(claim.status?.nodeName, 253);
+    const instanceType = cut(single('node.kubernetes.io/instance-type'), 64);
+    const zone = cut(single('topology.kubernetes.io/zone'), 64);
+    const capacityType = cut(single('karpenter.sh/capacity-type'), 32);
+    return {
+      ...summary,
+      ...(nodePool ? { nodePool } : {}),
+      ...(nodeName ? { nodeName } : {}),
+      ...(instanceType ? { instanceType } : {}),
+      ...(zone ? { zone } : {}),
+      ...(capacityType ? { capacityType } : {}),
+      ...(failure
+        ? {
+            launchFailure: {
+              reason: (failure.reason ?? 'Unknown').slice(0, 128),
+              message: (failure.message ?? '').slice(0, 512),
+            },
+          }
+        : {}),
+    };
+  });
 }
 
 /** Kubernetes CPU quantity ("4", "3500m", "0.5") in cores. */

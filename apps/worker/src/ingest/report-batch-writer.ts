@@ -92,7 +92,7 @@ export async function writeReportBatch(
         `UPDATE "ClusterStatus" s
             SET "observedGeneration" = u."observedGeneration", conditions = u.conditions, metrics = u.metrics,
                 "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
-                "machineConfigPools" = u."machineConfigPools", drift = u.drift, drifted = u.drifted,
+                "machineConfigPools" = u."machineConfigPools", "nodeClaims" = u."nodeClaims", drift = u.drift, drifted = u.drifted,
                 "sidecarVersion" = u."sidecarVersion", "sidecarContractVersion" = u."sidecarContractVersion",
                 "migrationProposal" = CASE WHEN u."clusterAutoscaler" IS NULL THEN s."migrationProposal" ELSE u."migrationProposal" END,
                 "migrationProposalGeneration" = CASE WHEN u."clusterAutoscaler" IS NULL THEN s."migrationProposalGeneration"
@@ -100,7 +100,7 @@ export async function writeReportBatch(
                 "updatedAt" = now()
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, "observedGeneration" int, conditions jsonb,
                 metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb, "machineConfigPools" jsonb,
-                drift jsonb, drifted boolean, "sidecarVersion" text, "sidecarContractVersion" int,
+                "nodeClaims" jsonb, drift jsonb, drifted boolean, "sidecarVersion" text, "sidecarContractVersion" int,
                 "migrationProposal" jsonb)
           WHERE s."clusterId" = u."clusterId"`,
         [
@@ -114,6 +114,8 @@ export async function writeReportBatch(
               clusterAutoscaler: report.clusterAutoscaler ?? null,
               // Absent where the platform has no pools: the status says so too.
               machineConfigPools: report.machineConfigPools ?? null,
+              // Absent from older sidecars: the status says nothing about NodeClaims either.
+              nodeClaims: report.nodeClaims ?? null,
               // Absent from sidecars that do not watch for drift: the status says nothing either.
               drift: report.drift ?? null,
               drifted: conditionTrue(report, 'Drifted'),

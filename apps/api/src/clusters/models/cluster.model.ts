@@ -243,6 +243,51 @@ export class DriftEntry {
   correctedAt!: Date | null;
 }
 
+@ObjectType({ description: "A NodeClaim's launch failure: Karpenter's Launched=False reason and message." })
+export class NodeClaimLaunchFailure {
+  @Field()
+  reason!: string;
+
+  @Field()
+  message!: string;
+}
+
+@ObjectType({
+  description:
+    'A NodeClaim as the sidecar last reported it: what Karpenter launched or failed to launch.',
+})
+export class NodeClaimSummary {
+  @Field()
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  nodePool!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The Node it registered as.' })
+  nodeName!: string | null;
+
+  @Field(() => String, { nullable: true })
+  instanceType!: string | null;
+
+  @Field(() => String, { nullable: true })
+  zone!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'on-demand, spot or reserved.' })
+  capacityType!: string | null;
+
+  @Field({
+    description:
+      'Its most advanced true condition (Launched, Registered, Initialized, Ready), Pending or Terminating.',
+  })
+  state!: string;
+
+  @Field(() => DateTimeScalar)
+  createdAt!: Date;
+
+  @Field(() => NodeClaimLaunchFailure, { nullable: true })
+  launchFailure!: NodeClaimLaunchFailure | null;
+}
+
 @ObjectType()
 export class ClusterStatus {
   @Field(() => Int, { description: 'The desired generation the sidecar last applied.' })
@@ -283,6 +328,13 @@ export class ClusterStatus {
     description: 'The Drifted condition is True: hand edits left in place or being put back.',
   })
   drifted!: boolean;
+
+  @Field(() => [NodeClaimSummary], {
+    nullable: true,
+    description:
+      "What Karpenter launched, as the sidecar last reported it: every launch failure, then the newest NodeClaims, at most 20, newest first. Null before a report or from a sidecar that does not report them.",
+  })
+  nodeClaims!: NodeClaimSummary[] | null;
 
   @Field(() => SidecarInfo, { nullable: true, description: 'Null until the sidecar reports.' })
   sidecar!: SidecarInfo | null;
