@@ -1,10 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTestDatabase,
-  eventually,
-  testQueuePrefix,
-  type TestDatabase,
-} from '@fleet/testing';
+import { createTestDatabase, eventually, testQueuePrefix, type TestDatabase } from '@fleet/testing';
 import { REPORT_NODECLAIMS_MAX, type StatusReport } from '@fleet/contracts';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { postReport, registerClusters, type RegisteredCluster } from '../faults/fleet-fixture.js';

@@ -699,7 +699,9 @@ export class SidecarRuntime {
       ...(cas.migration ? { migrationProposal: cas.migration } : {}),
       ...(pools ? { machineConfigPools: pools } : {}),
       // From the watch's cache, as the metrics: no request of its own.
-      ...(this.nodeClaims.synced ? { nodeClaims: nodeClaimSummaries(this.nodeClaims.items()) } : {}),
+      ...(this.nodeClaims.synced
+        ? { nodeClaims: nodeClaimSummaries(this.nodeClaims.items()) }
+        : {}),
       drift: this.drift.list(),
     };
   }

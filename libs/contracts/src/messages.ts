@@ -163,9 +163,7 @@ export const NodeClaimSummary = z.object({
     .regex(/^[A-Z][A-Za-z0-9]*$/, 'NodeClaim states are CamelCase, e.g. Launched'),
   createdAt: z.iso.datetime({ offset: true }),
   /** Launched=False: the cloud refused or failed the instance, with Karpenter's reason. */
-  launchFailure: z
-    .object({ reason: z.string().max(128), message: z.string().max(512) })
-    .optional(),
+  launchFailure: z.object({ reason: z.string().max(128), message: z.string().max(512) }).optional(),
 });
 export type NodeClaimSummary = z.infer<typeof NodeClaimSummary>;
 

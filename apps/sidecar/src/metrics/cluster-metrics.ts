@@ -1,4 +1,8 @@
-import { REPORT_NODECLAIMS_MAX, type ClusterMetrics, type NodeClaimSummary } from '@fleet/contracts';
+import {
+  REPORT_NODECLAIMS_MAX,
+  type ClusterMetrics,
+  type NodeClaimSummary,
+} from '@fleet/contracts';
 import { NODEPOOL_LABEL } from '@fleet/cloud-provider';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isUnknownKind, type ClusterClient } from '../kube/cluster-client.js';

@@ -243,7 +243,9 @@ export class DriftEntry {
   correctedAt!: Date | null;
 }
 
-@ObjectType({ description: "A NodeClaim's launch failure: Karpenter's Launched=False reason and message." })
+@ObjectType({
+  description: "A NodeClaim's launch failure: Karpenter's Launched=False reason and message.",
+})
 export class NodeClaimLaunchFailure {
   @Field()
   reason!: string;
@@ -332,7 +334,7 @@ export class ClusterStatus {
   @Field(() => [NodeClaimSummary], {
     nullable: true,
     description:
-      "What Karpenter launched, as the sidecar last reported it: every launch failure, then the newest NodeClaims, at most 20, newest first. Null before a report or from a sidecar that does not report them.",
+      'What Karpenter launched, as the sidecar last reported it: every launch failure, then the newest NodeClaims, at most 20, newest first. Null before a report or from a sidecar that does not report them.',
   })
   nodeClaims!: NodeClaimSummary[] | null;
 
