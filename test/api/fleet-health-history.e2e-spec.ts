@@ -26,6 +26,8 @@ describe('fleet health history and CSR decision history', () => {
     clusters = await registerClusters(api, 3, 'history');
     // Registered a day ago, so each hour below counts all three.
     await pool.query(`UPDATE "Cluster" SET "createdAt" = now() - interval '1 day'`);
+    // Registered now: not stale in the hours before it existed.
+    await registerClusters(api, 1, 'history-late');
     const rollup = (c: RegisteredCluster, back: number, degraded: number, progressing: number) =>
       pool.query(
         `INSERT INTO "HealthRollup" ("clusterId", bucket, samples, "availableSamples", "degradedSamples", "progressingSamples", "nodesAvg", "nodesMax", "vcpusAvg")

@@ -59,11 +59,16 @@ export class FleetHealthHistoryService {
                     count(*) FILTER (WHERE r."degradedSamples" = 0 AND r."progressingSamples" = 0)::int AS healthy
                FROM "HealthRollup" r JOIN "Cluster" c ON c.id = r."clusterId"
               WHERE r.bucket >= date_trunc('hour', ${from}::timestamptz) AND r.bucket < ${to} ${inScope}
-              GROUP BY r.bucket)
+              GROUP BY r.bucket),
+           total AS (SELECT count(*)::int AS n FROM "Cluster" c WHERE true ${inScope})
+      -- Registered by the end of the hour: all of them but the few registered since (by the
+      -- createdAt index), rather than counting the whole fleet again for every hour.
       SELECT h.at, s.healthy, s.progressing, s.degraded,
              CASE WHEN s.at IS NULL THEN NULL ELSE
-               (SELECT count(*)::int FROM "Cluster" c
-                 WHERE c."createdAt" < h.at + interval '1 hour' ${inScope}) - s.healthy - s.progressing - s.degraded
+               (SELECT n FROM total)
+               - (SELECT count(*)::int FROM "Cluster" c
+                   WHERE c."createdAt" >= h.at + interval '1 hour' ${inScope})
+               - s.healthy - s.progressing - s.degraded
              END AS stale
         FROM hours h LEFT JOIN states s ON s.at = h.at
        ORDER BY h.at`);
