@@ -195,3 +195,46 @@ describe('standalone AWS: a sidecar at rest', () => {
     ).toEqual([]);
   });
 });
+
+/**
+ * While the order is re-checked every requeue period (here: the Cluster Autoscaler waits for
+ * Karpenter's NodeClass to be Ready), each re-check applies the desired objects once: the
+ * NodeClass controller, given the same target again, does not write the pool a second time.
+ */
+describe('standalone AWS: a sidecar re-checking an unchanged order', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({ requeueMs: 200 });
+    await h.runtime.apply(
+      h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL], clusterAutoscalerMode: 'DISABLE' }),
+    );
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('writes the pool, its KubeletConfig and its user data once per re-check, as every other object', async () => {
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = h.cluster.kube.requests.length;
+    // Ten requeue periods of re-checks, Karpenter's NodeClass still not Ready.
+    await new Promise((r) => setTimeout(r, 2000));
+    const writes = (fragment: string) =>
+      h.cluster.kube.requests
+        .slice(before)
+        .filter((e) => e.verb === 'patch' && e.path.includes(fragment)).length;
+    const operand = writes(`/deployments/${OPERAND_NAME}`);
+    expect(operand).toBeGreaterThan(0);
+    // One more at most: a re-check may straddle the window's edge between the two writes.
+    expect(
+      Math.max(
+        writes('/machineconfigpools/karpenter-default'),
+        writes('/kubeletconfigs/karpenter-default'),
+        writes('/secrets/karpenter-default-user-data'),
+      ),
+    ).toBeLessThanOrEqual(operand + 1);
+    expect(h.runtime.lastResult()?.result.conditions).toContainEqual(
+      expect.objectContaining({ type: 'ClusterAutoscalerDisabled', reason: 'WaitingForKarpenter' }),
+    );
+  });
+});

@@ -72,6 +72,8 @@ export class NodeClassController {
   private readonly problems = new Map<string, NodeClassProblem>();
   /** NodeClasses whose pool and pointer are in place: the launch gate lets their NodeClaims in. */
   private readonly launchable = new Set<string>();
+  /** The last target, serialized: setTarget with the same one changes nothing. */
+  private targetKey: string | undefined;
   /** What the launch gate's ConfigMap was last written with. */
   private launchableWritten?: string;
   /** Corrections applied since start, for tests and logs. */
@@ -129,7 +131,13 @@ export class NodeClassController {
 
   /** Called after every order: what to keep, or undefined to leave NodeClasses alone. */
   setTarget(target: NodeClassTarget | undefined): void {
+    // Every reconcile and re-check sets the target; only a different one may change what is
+    // rendered, so only then is everything applied again (an unchanged pool is never rewritten).
+    const key = target === undefined ? undefined : JSON.stringify(target);
+    const changed = key === undefined || key !== this.targetKey;
+    this.targetKey = key;
     this.target = target;
+    if (!changed) return;
     this.applied.clear();
     this.pruneWanted = true;
     if (!target) {
