@@ -23,6 +23,7 @@ const POLICY: Record<string, Role> = {
   clusters: 'VIEWER',
   node: 'VIEWER',
   fleetSummary: 'VIEWER',
+  fleetHealthHistory: 'VIEWER',
   apiTokens: 'ADMIN',
   deadLetters: 'ADMIN',
   rollout: 'VIEWER',
