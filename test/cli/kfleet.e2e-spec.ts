@@ -155,6 +155,12 @@ describe('kfleet, the built CLI as a real process against the real API', () => {
     expect(cluster.nodePools.map((p) => [p.name, p.spec.limits])).toEqual([
       ['general', { cpu: '100' }],
     ]);
+    // One health state, generation sync apart, and the NodeClaims (none reported: no sidecar).
+    expect(cluster).toMatchObject({
+      healthState: 'STALE',
+      generationSync: 'applied generation 0 of 3',
+      status: { nodeClaims: null },
+    });
 
     // By ID too, and as YAML by default.
     const [byId, listed] = await Promise.all([

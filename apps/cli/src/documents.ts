@@ -12,7 +12,7 @@ const CLUSTER_ROW = `
 const CLUSTER_DETAIL = `
   id uid name platform region topology createdAt labels infraID managementCluster hcpNamespace
   clusterApiName clusterApiNamespace infrastructureProvider
-  inSync
+  inSync healthState generationSync
   karpenter {
     enabled paused generation clusterAutoscalerMode logLevel featureGates nodeClassOverrides
     webIdentityRoleArn allowedInstanceTypes
@@ -27,6 +27,10 @@ const CLUSTER_DETAIL = `
       readyMachineCount renderedConfig conditions { type status reason message lastTransitionTime }
     }
     conditions { type status reason message lastTransitionTime }
+    nodeClaims {
+      name nodePool nodeName instanceType zone capacityType state createdAt
+      launchFailure { reason message }
+    }
   }`;
 
 /** What a mutation on a cluster echoes back, enough for a one-line confirmation. */
