@@ -10,6 +10,41 @@ const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 /** MicroTime, as a Lease's renewTime is written. */
 const microNow = () => new Date().toISOString().replace(/Z$/, '000Z');
 
+/** A Ready Node's status as its kubelet posts it: resources, addresses, one machine's identity. */
+export function readyNodeStatus(
+  machineID: string,
+  resources: Record<string, string>,
+  addresses: { type: string; address: string }[],
+): Record<string, unknown> {
+  return {
+    capacity: resources,
+    allocatable: resources,
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'kubelet is posting ready status',
+        lastHeartbeatTime: now(),
+        lastTransitionTime: now(),
+      },
+    ],
+    addresses,
+    nodeInfo: {
+      kubeletVersion: 'v1.34.4',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+      containerRuntimeVersion: 'cri-o://1.34.0',
+      kernelVersion: '5.14.0',
+      osImage: 'Red Hat Enterprise Linux CoreOS',
+      kubeProxyVersion: '',
+      machineID,
+      systemUUID: machineID,
+      bootID: machineID,
+    },
+  };
+}
+
 export class SimulatedKubelets {
   private timer?: NodeJS.Timeout;
   private busy = false;
@@ -40,35 +75,7 @@ export class SimulatedKubelets {
       'Node',
       name,
       undefined,
-      {
-        status: {
-          capacity: resources,
-          allocatable: resources,
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'True',
-              reason: 'KubeletReady',
-              message: 'kubelet is posting ready status',
-              lastHeartbeatTime: now(),
-              lastTransitionTime: now(),
-            },
-          ],
-          addresses: [{ type: 'Hostname', address: name }],
-          nodeInfo: {
-            kubeletVersion: 'v1.34.4',
-            operatingSystem: 'linux',
-            architecture: 'amd64',
-            containerRuntimeVersion: 'cri-o://1.34.0',
-            kernelVersion: '5.14.0',
-            osImage: 'Red Hat Enterprise Linux CoreOS',
-            kubeProxyVersion: '',
-            machineID: name,
-            systemUUID: name,
-            bootID: name,
-          },
-        },
-      },
+      { status: readyNodeStatus(name, resources, [{ type: 'Hostname', address: name }]) },
       'merge',
       'status',
     );

@@ -5,6 +5,7 @@ import type { KubeObject } from '../kube-apiserver/index.js';
 import { createCertificateRequestPem } from '../pkcs10.js';
 import { eventually } from '../processes.js';
 import type { ClientCredentials, RealControlPlane } from './control-plane.js';
+import { readyNodeStatus } from './kubelets.js';
 
 // What an EC2 instance that real Karpenter launched does on a real control plane, and nothing of
 // Karpenter's: it boots, its kubelet asks for a client certificate as the node-bootstrapper (a
@@ -18,7 +19,6 @@ export const NODE_BOOTSTRAPPER = 'node-bootstrapper';
 const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 
-const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const microNow = () => new Date().toISOString().replace(/Z$/, '000Z');
 
 export interface Taint {
@@ -223,37 +223,11 @@ export class SimulatedMachines {
       'PATCH',
       `/api/v1/nodes/${nodeName}/status`,
       {
-        status: {
-          capacity: resources,
-          allocatable: resources,
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'True',
-              reason: 'KubeletReady',
-              message: 'kubelet is posting ready status',
-              lastHeartbeatTime: now(),
-              lastTransitionTime: now(),
-            },
-          ],
-          addresses: [
-            { type: 'InternalIP', address: instance.PrivateIpAddress },
-            { type: 'Hostname', address: nodeName },
-            { type: 'InternalDNS', address: nodeName },
-          ],
-          nodeInfo: {
-            kubeletVersion: 'v1.34.4',
-            operatingSystem: 'linux',
-            architecture: 'amd64',
-            containerRuntimeVersion: 'cri-o://1.34.0',
-            kernelVersion: '5.14.0',
-            osImage: 'Red Hat Enterprise Linux CoreOS',
-            kubeProxyVersion: '',
-            machineID: instance.InstanceId,
-            systemUUID: instance.InstanceId,
-            bootID: instance.InstanceId,
-          },
-        },
+        status: readyNodeStatus(instance.InstanceId, resources, [
+          { type: 'InternalIP', address: instance.PrivateIpAddress },
+          { type: 'Hostname', address: nodeName },
+          { type: 'InternalDNS', address: nodeName },
+        ]),
       },
       'application/merge-patch+json',
     );
