@@ -4,7 +4,7 @@
  * its management cluster) and two OpenShift-on-Azure clusters (with the ARM emulator): one on a
  * marketplace image the fork can boot, one on the installer's gallery image, which it cannot
  * (Degraded ImageNotSupported), and one HyperShift management cluster hosting three control
- * planes (two in AutoNode mode, one converged); each cluster with its own sidecar process.
+ * planes in AutoNode mode; each cluster with its own sidecar process.
  */
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -298,10 +298,9 @@ async function main(): Promise<void> {
       `registered azure-gallery (${galleryRegistered.id}): Degraded ImageNotSupported (Karpenter not installed): ${galleryDegraded.message}`,
     );
 
-    // HyperShift on AWS: one management cluster hosting three control planes, two in AutoNode
-    // mode (HyperShift runs Karpenter; a stand-in plays HyperShift) and one converged (the fleet
-    // runs the operand in the HCP namespace), each served by its own sidecar with only its own
-    // Roles in its own HCP namespace.
+    // HyperShift on AWS: one management cluster hosting three control planes in AutoNode mode
+    // (HyperShift runs Karpenter; a stand-in plays HyperShift), each served by its own sidecar
+    // with only its own Roles in its own HCP namespace.
     const mgmt = await startEmulatedManagementCluster();
     capiClusters.push(mgmt);
     writeAdminKubeconfig('mgmt-west', mgmt.management);
@@ -311,12 +310,12 @@ async function main(): Promise<void> {
         [
           ['hcp-west-1', 'AutoNode'],
           ['hcp-west-2', 'AutoNode'],
-          ['hcp-west-3', 'Converged'],
+          ['hcp-west-3', 'AutoNode'],
         ] as const
       ).map(async ([name, mode]) => {
         const hcp = await mgmt.addHostedControlPlane({ name, mode });
         writeAdminKubeconfig(name, hcp.guest);
-        if (mode === 'AutoNode') hypershifts.push(new HyperShiftStandIn(hcp));
+        hypershifts.push(new HyperShiftStandIn(hcp));
         const registered = await registerCluster(gql, {
           name,
           topology: 'HOSTED',
@@ -346,17 +345,6 @@ async function main(): Promise<void> {
         );
         await eventually(
           async () => {
-            // The management cluster's kubelet: the converged operand's pod runs.
-            if (
-              mode === 'Converged' &&
-              mgmt.management.get(
-                'apps/v1',
-                'Deployment',
-                'karpenter-fleet-operand',
-                hcp.hcpNamespace,
-              )
-            )
-              mgmt.management.setDeploymentAvailable(hcp.hcpNamespace, 'karpenter-fleet-operand');
             const res = await gql<{
               cluster: {
                 inSync: boolean;
@@ -381,11 +369,9 @@ async function main(): Promise<void> {
     );
     // Stopped with the management cluster; the stand-ins only watch it.
     process.once('exit', () => hypershifts.forEach((h) => h.stop()));
-    for (const { name, mode, hcp, registered } of hosted)
+    for (const { name, hcp, registered } of hosted)
       say(
-        mode === 'AutoNode'
-          ? `registered ${name} (${registered.id}): hosted on mgmt-west in AutoNode mode: spec.autoNode set on HostedCluster clusters/${name}, HyperShift's Karpenter in ${hcp.hcpNamespace}, NodePool "general" and OpenshiftEC2NodeClass karpenter-fleet on its guest ${hcp.guest.url}; Available`
-          : `registered ${name} (${registered.id}): hosted on mgmt-west in Converged mode: the fleet's operand in ${hcp.hcpNamespace}, NodePool "general" and the derived EC2NodeClass on its guest ${hcp.guest.url}; Available`,
+        `registered ${name} (${registered.id}): hosted on mgmt-west in AutoNode mode: spec.autoNode set on HostedCluster clusters/${name}, HyperShift's Karpenter in ${hcp.hcpNamespace}, NodePool "general" and OpenshiftEC2NodeClass karpenter-fleet on its guest ${hcp.guest.url}; Available`,
       );
     const onMgmt = await gql<{
       clusters: { totalCount: number; edges: { node: { name: string } }[] };

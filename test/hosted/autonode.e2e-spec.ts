@@ -41,7 +41,7 @@ interface Cond {
  * refuses a Cluster Autoscaler switch it cannot do, the sidecar (with only deploy/'s Roles on the
  * management cluster) sets spec.autoNode, HyperShift (a stand-in) runs Karpenter, the fleet's
  * NodePool and OpenshiftEC2NodeClass land in the guest and the status is HyperShift's. Asked to
- * run converged mode beside HyperShift's operator, a sidecar writes nothing.
+ * run converged mode, which no HyperShift build can support, a sidecar refuses and writes nothing.
  */
 describe('hosted control plane, AutoNode mode', () => {
   let db: TestDatabase;
@@ -271,7 +271,7 @@ describe('hosted control plane, AutoNode mode', () => {
     );
   }, 60_000);
 
-  it('asked to run converged mode beside HyperShift’s karpenter-operator, reports ConflictingKarpenterOperator and writes nothing', async () => {
+  it('asked to run converged mode, reports ConvergedModeUnsupported with what HyperShift would have to delegate, and writes nothing', async () => {
     await sidecar?.stop();
     const writes: RequestLogEntry[] = [];
     const record = (e: RequestLogEntry) => {
@@ -291,13 +291,22 @@ describe('hosted control plane, AutoNode mode', () => {
         input: { logLevel: 'debug' },
       });
       const generation = res.data!.setKarpenter.karpenter.generation;
-      const conflict = await status(
+      const refused = await status(
         generation,
-        (cs) => has(cs, 'Degraded', 'True', 'ConflictingKarpenterOperator'),
-        'ConflictingKarpenterOperator',
+        (cs) => has(cs, 'Degraded', 'True', 'ConvergedModeUnsupported'),
+        'ConvergedModeUnsupported',
       );
-      expect(conflict.find((c) => c.type === 'Degraded')?.message).toMatch(
-        /^HyperShift's karpenter-operator Deployment runs in clusters-alpha and spec.autoNode is set/,
+      const message = refused.find((c) => c.type === 'Degraded')?.message ?? '';
+      for (const missing of [
+        'karpenterignition',
+        'nodepool/token.go',
+        'karpenter.sh/discovery',
+        'set-karpenter-taint',
+        'HOSTED_MODE=AutoNode',
+      ])
+        expect(message).toContain(missing);
+      expect(refused).toContainEqual(
+        expect.objectContaining({ type: 'HostedMode', status: 'False', reason: 'Converged' }),
       );
       expect(writes).toEqual([]);
       expect(cluster.sidecarAccess.refused()).toEqual([]);

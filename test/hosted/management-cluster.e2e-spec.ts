@@ -16,7 +16,6 @@ import { startApi, type RunningApi } from '../api/start-api.js';
 import { startWorker } from '../../apps/worker/src/main.js';
 
 const HC_API = 'hypershift.openshift.io/v1beta1';
-const OPERAND = 'karpenter-fleet-operand';
 const STATUS = `query($id: ID!) { cluster(id: $id) { status { observedGeneration
   conditions { type status reason message } } } }`;
 const SET = `mutation($id: ID!, $input: SetKarpenterInput!) {
@@ -40,10 +39,11 @@ interface Hosted {
 }
 
 /**
- * One management cluster hosting three control planes (two in AutoNode mode, one converged), each
- * served by its own sidecar process with only its own Roles: every cluster reaches Available in
- * its mode, no sidecar is refused anything or touches another's HCP namespace or HostedCluster,
- * and the fleet lists the three under their management cluster.
+ * One management cluster hosting three control planes (two in AutoNode mode, one whose sidecar is
+ * asked for converged mode), each served by its own sidecar process with only its own Roles: the
+ * AutoNode clusters reach Available, the converged one is refused (ConvergedModeUnsupported) and
+ * writes nothing, no sidecar is refused anything or touches another's HCP namespace or
+ * HostedCluster, and the fleet lists the three under their management cluster.
  */
 describe('one management cluster, three hosted control planes', () => {
   let db: TestDatabase;
@@ -130,28 +130,24 @@ describe('one management cluster, three hosted control planes', () => {
       hosted.map((h, i) =>
         eventually(
           async () => {
-            // The management cluster's kubelet: the converged operand's pod runs.
-            if (
-              h.mode === 'Converged' &&
-              mgmt.management.get('apps/v1', 'Deployment', OPERAND, h.hcp.hcpNamespace)
-            )
-              mgmt.management.setDeploymentAvailable(h.hcp.hcpNamespace, OPERAND);
             const res = await api.admin<{
               cluster: { status: { observedGeneration: number; conditions: Cond[] } | null };
             }>(STATUS, { id: h.id });
             const s = res.data?.cluster.status;
+            const has = (type: string, status: string, reason: string) =>
+              s?.conditions.some(
+                (c) => c.type === type && c.status === status && c.reason === reason,
+              );
             const ok =
               s &&
               s.observedGeneration >= generations[i]! &&
-              s.conditions.some(
-                (c) => c.type === 'Available' && c.status === 'True' && c.reason === 'AsExpected',
-              ) &&
-              s.conditions.some(
-                (c) => c.type === 'HostedMode' && c.status === 'True' && c.reason === h.mode,
-              );
+              (h.mode === 'AutoNode'
+                ? has('Available', 'True', 'AsExpected') && has('HostedMode', 'True', 'AutoNode')
+                : has('Degraded', 'True', 'ConvergedModeUnsupported') &&
+                  has('HostedMode', 'False', 'Converged'));
             return ok ? true : undefined;
           },
-          { timeoutMs: 60_000, what: `${h.name} Available in ${h.mode} mode` },
+          { timeoutMs: 60_000, what: `${h.name} in ${h.mode} mode: Available, or refused` },
         ).catch((err: Error) => {
           throw new Error(`${err.message}\n${h.sidecar.output()}`);
         }),
@@ -185,17 +181,16 @@ describe('one management cluster, three hosted control planes', () => {
         .list('apps/v1', 'Deployment', h.hcp.hcpNamespace)
         .map((d) => d.metadata?.name)
         .sort();
-      expect(deployments).toEqual(
-        h.mode === 'AutoNode'
-          ? ['karpenter', 'karpenter-operator']
-          : ['control-plane-operator', OPERAND],
-      );
-      // The fleet's objects land in its own guest.
-      expect(h.hcp.guest.get('karpenter.sh/v1', 'NodePool', 'general')).toBeDefined();
+      expect(deployments).toEqual(h.mode === 'AutoNode' ? ['karpenter', 'karpenter-operator'] : []);
+      // The fleet's objects land in its own guest; the refused cluster's guest gets nothing.
+      const pool = () => h.hcp.guest.get('karpenter.sh/v1', 'NodePool', 'general');
+      if (h.mode === 'AutoNode') expect(pool()).toBeDefined();
+      // Not even Karpenter's CRDs: nothing was installed there.
+      else expect(pool).toThrow('no kind "NodePool" is registered');
     }
   }, 90_000);
 
-  it('fleetSummary breaks the three down by topology and by hosted mode', async () => {
+  it('fleetSummary breaks the three down by topology, and by the hosted mode each runs in', async () => {
     const res = await api.admin<{
       fleetSummary: {
         byTopology: { value: string; count: number }[];
@@ -205,10 +200,7 @@ describe('one management cluster, three hosted control planes', () => {
     expect(res.errors).toBeUndefined();
     expect(res.data?.fleetSummary).toEqual({
       byTopology: [{ value: 'HOSTED', count: 3 }],
-      byHostedMode: [
-        { value: 'AutoNode', count: 2 },
-        { value: 'Converged', count: 1 },
-      ],
+      byHostedMode: [{ value: 'AutoNode', count: 2 }],
     });
   });
 

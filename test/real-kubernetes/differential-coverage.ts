@@ -1,14 +1,11 @@
 import type { V1PolicyRule } from '@kubernetes/client-node';
-import type { HostedAwsInfrastructure } from '@fleet/discovery';
 import {
   DEFAULT_KARPENTER_IMAGE,
   renderAwsOperand,
   renderAzureOperand,
   renderClusterApiOperand,
-  renderConvergedOperand,
 } from '@fleet/cloud-provider';
 import {
-  HOSTED,
   azureFixtureInfrastructure,
   capiFixtureInfrastructure,
   deployDocuments,
@@ -72,27 +69,6 @@ async function productRoles(): Promise<{ source: string; role: RbacDocument }[]>
     ))
       out.push({ source: `renderClusterApiOperand (${access})`, role });
 
-  const hosted: HostedAwsInfrastructure = {
-    hcpNamespace: HOSTED.hcpNamespace,
-    hcpName: HOSTED.hostedCluster.name,
-    hostedCluster: { ...HOSTED.hostedCluster },
-    infraID: HOSTED.infraID,
-    region: HOSTED.region,
-    release: { desiredVersion: '4.21.3', updating: false },
-    autoNodeStatus: {},
-    instanceProfile: 'worker',
-    resourceTags: [],
-    controlPlaneEndpoint: 'https://api.hosted.example.com:443',
-    deleting: false,
-    finalizers: [],
-  };
-  for (const role of rolesIn(
-    renderConvergedOperand(hosted, desired, 'arn:aws:iam::111122223333:role/karpenter', {
-      image: 'operand',
-      tokenMinterImage: 'token-minter',
-    }).map((t) => t.object),
-  ))
-    out.push({ source: 'renderConvergedOperand', role });
   return out;
 }
 

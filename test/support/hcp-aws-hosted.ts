@@ -94,17 +94,11 @@ export const hostedSidecarAdmissionPolicy = (): KubeObject[] =>
     .flatMap((f) => f.docs as KubeObject[]);
 
 /**
- * deploy/sidecar/hosted's RBAC (plus deploy/sidecar/hosted-converged's in converged mode) with
+ * deploy/sidecar/hosted's RBAC, whatever the mode (converged mode is refused and writes nothing), with
  * this cluster's names put in, as an overlay would.
  */
-export function hostedSidecarRbac(
-  mode: HostedSidecarMode = 'AutoNode',
-  names: HostedNames = HOSTED,
-): KubeObject[] {
-  const files = [
-    'sidecar/hosted/rbac.yaml',
-    ...(mode === 'Converged' ? ['sidecar/hosted-converged/rbac.yaml'] : []),
-  ];
+export function hostedSidecarRbac(names: HostedNames = HOSTED): KubeObject[] {
+  const files = ['sidecar/hosted/rbac.yaml'];
   const text = JSON.stringify(
     deployDocuments()
       .filter((f) => files.includes(f.file))
@@ -146,15 +140,11 @@ export interface EmulatedManagementCluster {
    * A hosted cluster on this management cluster: the fixture renamed (HostedCluster `name` in
    * `clusters`, HCP namespace `clusters-<name>`), its own guest API server, the guest kubeconfig
    * Secrets HyperShift writes, deploy/'s sidecar Roles in its namespace and a service account.
-   * In converged mode, unless `hyperShiftObjects` is false, also what HyperShift runs in every
-   * HCP namespace that converged mode reads (the control-plane-operator Deployment, the user-data
-   * Secret of the fleet's NodeClass).
    */
   addHostedControlPlane(options: {
     name: string;
     mode?: HostedSidecarMode;
     infraID?: string;
-    hyperShiftObjects?: boolean;
   }): Promise<EmulatedHostedCluster>;
   /** Stops every guest, then the management cluster and EC2. */
   stop(): Promise<void>;
@@ -172,13 +162,11 @@ export async function startEmulatedManagementCluster(): Promise<EmulatedManageme
     management,
     ec2,
     hostedControlPlanes,
-    async addHostedControlPlane({ name, mode = 'AutoNode', infraID, hyperShiftObjects = true }) {
+    async addHostedControlPlane({ name, mode = 'AutoNode', infraID }) {
       const names = hostedNames(name, infraID);
       if (hostedControlPlanes.some((h) => h.hcpNamespace === names.hcpNamespace))
         throw new Error(`hosted cluster ${name} is already on this management cluster`);
       const hcp = await addHostedControlPlane(management, ec2, names, mode);
-      if (mode === 'Converged' && hyperShiftObjects)
-        management.seed(convergedHyperShiftObjects(names));
       hostedControlPlanes.push(hcp);
       return hcp;
     },
@@ -187,48 +175,6 @@ export async function startEmulatedManagementCluster(): Promise<EmulatedManageme
       await Promise.all([management.stop(), ec2.stop()]);
     },
   };
-}
-
-/**
- * What HyperShift runs in an HCP namespace that converged mode reads: the control-plane-operator
- * Deployment (the token-minter's image) and the Ignition pipeline's user-data Secret for the
- * fleet's NodeClass.
- */
-export function convergedHyperShiftObjects(names: HostedNames): KubeObject[] {
-  const fixtureSecret = hostedFixtureObjectsFor(names).find(
-    (o) => o.kind === 'Secret' && o.metadata?.name === 'user-data-default-karpenter-3f9a1c',
-  )!;
-  return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'control-plane-operator', namespace: names.hcpNamespace },
-      spec: {
-        selector: { matchLabels: { app: 'control-plane-operator' } },
-        template: {
-          metadata: { labels: { app: 'control-plane-operator' } },
-          spec: {
-            containers: [
-              {
-                name: 'control-plane-operator',
-                image: 'quay.io/hypershift/cpo@sha256:' + 'c'.repeat(64),
-              },
-            ],
-          },
-        },
-      },
-    },
-    {
-      ...fixtureSecret,
-      metadata: {
-        ...fixtureSecret.metadata,
-        name: 'user-data-karpenter-fleet-karpenter-7d2e01',
-        annotations: {
-          'hypershift.openshift.io/nodePool': `${names.hostedCluster.namespace}/karpenter-fleet-karpenter`,
-        },
-      },
-    },
-  ];
 }
 
 async function addHostedControlPlane(
@@ -255,7 +201,7 @@ async function addHostedControlPlane(
       stringData: { value: guestKubeconfig },
     },
   ]);
-  const rbac = hostedSidecarRbac(mode, names);
+  const rbac = hostedSidecarRbac(names);
   management.seed(rbac);
   const token = management.addServiceAccount(names.hcpNamespace, SIDECAR_SA);
   const sidecarUser = `system:serviceaccount:${names.hcpNamespace}:${SIDECAR_SA}`;
@@ -315,7 +261,6 @@ export async function startEmulatedHostedCluster(
     name: HOSTED.hostedCluster.name,
     infraID: HOSTED.infraID,
     mode,
-    hyperShiftObjects: false,
   });
 }
 

@@ -89,15 +89,10 @@ export const SidecarConfigSchema = z.object({
     .default('karpenter-fleet-sidecar'),
   /**
    * Hosted clusters only: who runs Karpenter. `AutoNode` (default): HyperShift does, the sidecar
-   * drives HostedCluster.spec.autoNode. `Converged`: the sidecar runs it itself in the HCP
-   * namespace (refused with ConflictingKarpenterOperator while HyperShift's operator runs).
+   * drives HostedCluster.spec.autoNode. `Converged` (the sidecar running it itself) is accepted
+   * only to be refused with its reason (ConvergedModeUnsupported) rather than a crash loop.
    */
   HOSTED_MODE: z.enum(['AutoNode', 'Converged']).default('AutoNode'),
-  /**
-   * Converged mode: the image of HyperShift's token-minter (the control-plane-operator image);
-   * by default the one the HCP namespace's control-plane-operator Deployment runs.
-   */
-  HOSTED_TOKEN_MINTER_IMAGE: imageByDigest.optional(),
   /** Reported to the fleet and as the ClusterOperator's operator version. */
   SIDECAR_VERSION: z.string().min(1).default('0.1.0'),
   LOG_LEVEL: logLevel,

@@ -1,5 +1,4 @@
 import {
-  type AwsHostedCloudProvider,
   clusterApiLocation,
   loadCustomResourceDefinitions,
   type ClusterDriver,
@@ -55,26 +54,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
         connection: (target) => apiServers.client(target).connection(),
       });
       if (registration.topology === 'HOSTED') {
-        const provider = driver.provider as AwsHostedCloudProvider;
-        const proxy = {
-          ...(env.HTTP_PROXY ? { httpProxy: env.HTTP_PROXY } : {}),
-          ...(env.HTTPS_PROXY ? { httpsProxy: env.HTTPS_PROXY } : {}),
-          ...(env.NO_PROXY ? { noProxy: env.NO_PROXY } : {}),
-        };
         return new HostedRuntime({
-          ...(config.HOSTED_MODE === 'Converged'
-            ? {
-                crds: await loadCustomResourceDefinitions(
-                  provider.convergedCustomResourceDefinitions(),
-                  config.CRD_DIR,
-                ),
-                proxy,
-                csrApprovalsPerMinute: config.CSR_APPROVALS_PER_MINUTE,
-                ...(config.HOSTED_TOKEN_MINTER_IMAGE
-                  ? { tokenMinterImage: config.HOSTED_TOKEN_MINTER_IMAGE }
-                  : {}),
-              }
-            : {}),
           apiServers,
           driver: driver as ClusterDriver<HostedAwsInfrastructure>,
           reader: new KubeClusterObjectReader(

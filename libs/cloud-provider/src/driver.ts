@@ -17,11 +17,10 @@ import type {
 
 /**
  * Status objects a driver keeps up to date for the cluster's own administrators, besides the
- * fleet's report. Only standalone OpenShift has a ClusterOperator; a hosted control plane in
- * converged mode has `HostedControlPlaneAutoNode` (HostedControlPlane.status.autoNode, written by
- * apps/sidecar/src/hosted/converged-mode.ts) — see docs/DESIGN.md § Drivers.
+ * fleet's report. Only standalone OpenShift has a ClusterOperator (HyperShift writes a hosted
+ * control plane's status.autoNode itself) — see docs/DESIGN.md § Drivers.
  */
-export type StatusSurface = 'ClusterOperator' | 'HostedControlPlaneAutoNode';
+export type StatusSurface = 'ClusterOperator';
 
 /** What the sidecar hands a driver when it creates it. */
 export interface DriverContext {

@@ -8,7 +8,6 @@ import {
   GUEST_KARPENTER_CRDS,
   HOSTED,
   HOSTED_SIDECAR_SA,
-  convergedHyperShiftObjects,
   hostedFixtureObjectsFor,
   hostedSidecarAdmissionPolicy,
   hostedSidecarRbac,
@@ -38,8 +37,7 @@ export interface RealHostedCluster {
  * test/fixtures/clusters/hcp-aws-hosted on two real control planes, as
  * test/support/hcp-aws-hosted.ts lays it on emulators: HyperShift's CRDs and the fixture on the
  * management server with the guest kubeconfig Secrets HyperShift writes, the sidecar's service
- * account holding exactly deploy/sidecar/hosted's Roles (and hosted-converged's in converged
- * mode); the guest serves no Karpenter CRD until HyperShift's karpenter-operator installs them.
+ * account holding exactly deploy/sidecar/hosted's Roles; the guest serves no Karpenter CRD until HyperShift's karpenter-operator installs them.
  */
 export async function startRealHostedCluster(
   mode: HostedSidecarMode = 'AutoNode',
@@ -62,7 +60,7 @@ export async function startRealHostedCluster(
     await management.seed(hostedSidecarAdmissionPolicy());
     // What the mounted hcco-kubeconfig Secret holds: the guest's admin.
     const guestKubeconfig = guest.kubeconfigYaml();
-    const rbac = hostedSidecarRbac(mode, HOSTED);
+    const rbac = hostedSidecarRbac(HOSTED);
     await management.seed([
       ...hostedFixtureObjectsFor(HOSTED),
       {
@@ -87,7 +85,6 @@ export async function startRealHostedCluster(
             },
           ]),
       ...rbac,
-      ...(mode === 'Converged' ? convergedHyperShiftObjects(HOSTED) : []),
     ]);
     const token = await management.serviceAccountToken(HOSTED.hcpNamespace, HOSTED_SIDECAR_SA);
     const managementKubeconfig = join(tmp, 'management.kubeconfig');

@@ -185,7 +185,7 @@ describe('HostedRuntime (AutoNode mode)', () => {
     expect(cluster.management.list('apps/v1', 'Deployment', HOSTED.hcpNamespace)).toEqual([]);
   });
 
-  it('converged beside HyperShift’s operator: ConflictingKarpenterOperator, nothing written', async () => {
+  it('converged mode is refused on every HyperShift: ConvergedModeUnsupported, nothing written', async () => {
     await runtime('AutoNode').apply(order(7, enabledSpec));
     const writes: string[] = [];
     const offs = [cluster.management, cluster.guest].map((k) =>
@@ -196,7 +196,7 @@ describe('HostedRuntime (AutoNode mode)', () => {
     const r = runtime('Converged');
     const result = await r.apply(order(4, { enabled: true }));
     expect(condition(result, 'Degraded')).toEqual(
-      expect.objectContaining({ status: 'True', reason: 'ConflictingKarpenterOperator' }),
+      expect.objectContaining({ status: 'True', reason: 'ConvergedModeUnsupported' }),
     );
     expect(result.applied).toBe(0);
     for (const off of offs) off();

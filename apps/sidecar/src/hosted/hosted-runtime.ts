@@ -1,5 +1,4 @@
 import {
-  CERTIFICATE_SIGNING_REQUEST,
   DEPLOYMENT,
   NODECLAIM,
   NODEPOOL,
@@ -23,7 +22,6 @@ import {
   type ClusterDriver,
   type HostedMode,
   type KubeObject,
-  type TargetedObject,
 } from '@fleet/cloud-provider';
 import {
   HOSTED_CLUSTER,
@@ -44,8 +42,6 @@ import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
 import { RETRIED_FAILURES, retryDelayMs } from '../reconcile/outcome.js';
 import type { StatusSnapshot } from '../runtime.js';
-import { ConvergedMode } from './converged-mode.js';
-import { CsrApprover, type CsrObject, type NodeClaimObject } from '../csr/csr-approver.js';
 
 export interface HostedRuntimeOptions {
   apiServers: ApiServers;
@@ -65,19 +61,23 @@ export interface HostedRuntimeOptions {
    * rotation needs no restart. Without it, the ApiServers' workload client is used as built.
    */
   guestKubeconfigPath?: string;
-  /** Converged mode: the CRDs it installs in the guest (Karpenter's and OpenshiftEC2NodeClass). */
-  crds?: readonly TargetedObject[];
-  /** Converged mode: the token-minter's image, else the control-plane-operator Deployment's. */
-  tokenMinterImage?: string;
-  /** Converged mode: the management cluster's proxy, handed to the operand. */
-  proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
-  /** Converged mode: how long an unreachable guest may hold the HCP's deletion (default 5 min). */
-  guestUnreachableGraceMs?: number;
-  /** Converged mode: the CSR approver's cap (CSR_APPROVALS_PER_MINUTE). */
-  csrApprovalsPerMinute?: number;
 }
 
 const isUnserved = (err: unknown) => isNotFound(err);
+
+/**
+ * Why converged mode is refused, from openshift/hypershift 3ee9615567ac: each piece Karpenter
+ * needs on a hosted cluster is produced only while HostedCluster.spec.autoNode is set.
+ */
+export const CONVERGED_MODE_UNSUPPORTED =
+  'converged mode (the fleet running Karpenter without spec.autoNode) cannot work on HyperShift: ' +
+  'its karpenterignition controller writes Karpenter user data only with spec.autoNode ' +
+  '(karpenter-operator/controllers/karpenterignition), the NodePool token gets its Karpenter and AMI labels ' +
+  'only with it (hypershift-operator/controllers/nodepool/token.go), the default security group is tagged ' +
+  'karpenter.sh/discovery only with it (hostedcontrolplane_controller.go), and without it the HyperShift ' +
+  'operator clears HostedControlPlane status.autoNode and deletes set-karpenter-taint on every reconcile ' +
+  '(hostedcluster/karpenter.go). Run this sidecar with HOSTED_MODE=AutoNode: HyperShift then runs Karpenter ' +
+  '(with its standalone karpenter-operator where the KarpenterOperator feature gate enables it) and the fleet drives it';
 
 /**
  * A hosted cluster. In AutoNode mode HyperShift runs Karpenter (its karpenter-operator and the
@@ -88,13 +88,8 @@ const isUnserved = (err: unknown) => isNotFound(err);
  * then it writes nothing and reports ConflictingKarpenterOperator.
  */
 export class HostedRuntime {
-  /**
-   * Converged mode approves the guest's CSRs with the fleet's full rules (the standalone
-   * approver, on guest watches); AutoNode mode leaves them to HyperShift.
-   */
-  approver: CsrApprover | undefined = undefined;
-  private approverWatches: ResourceWatch[] = [];
-  private approverOff?: () => void;
+  /** HyperShift approves a hosted cluster's CSRs (AutoNode); the sidecar approves none. */
+  readonly approver = undefined;
   private readonly hcps: ResourceWatch;
   private readonly deployments: ResourceWatch;
   private order?: ReconcileOrder;
@@ -119,7 +114,6 @@ export class HostedRuntime {
   readonly drift: DriftDetector;
   /** Kept across reports, so its lastTransitionTime only moves when its status does. */
   private readonly driftCondition = new ConditionSet();
-  private readonly convergedMode: ConvergedMode;
 
   constructor(private readonly options: HostedRuntimeOptions) {
     const { apiServers, hcpNamespace, log } = options;
@@ -136,17 +130,6 @@ export class HostedRuntime {
     this.drift = new DriftDetector({
       log: log.child({ controller: 'drift' }),
       onChange: (drifted) => this.driftChanged(drifted),
-    });
-    this.convergedMode = new ConvergedMode({
-      management: apiServers.client('management'),
-      guest: () => this.guest(),
-      crds: options.crds ?? [],
-      ...(options.tokenMinterImage ? { tokenMinterImage: options.tokenMinterImage } : {}),
-      ...(options.proxy ? { proxy: options.proxy } : {}),
-      ...(options.guestUnreachableGraceMs !== undefined
-        ? { guestUnreachableGraceMs: options.guestUnreachableGraceMs }
-        : {}),
-      log: log.child({ controller: 'converged' }),
     });
   }
 
@@ -171,42 +154,6 @@ export class HostedRuntime {
     for (const w of this.guestWatches) {
       this.guestOffs.push(w.on((type, object) => this.drift.observe(type, object)));
       if (this.started) w.start();
-    }
-    if (this.options.mode === 'Converged') this.approveIn(client, watch);
-  }
-
-  /** The approver follows the guest client like the other guest watches. */
-  private approveIn(client: ClusterClient, watch: Watch): void {
-    const previous = this.approver;
-    previous?.stop();
-    for (const w of this.approverWatches) w.stop();
-    const { log } = this.options;
-    const csrs = new ResourceWatch<CsrObject>(
-      client.objects,
-      watch,
-      CERTIFICATE_SIGNING_REQUEST,
-      log,
-      { maxBackoffMs: 5_000 },
-    );
-    const nodeClaims = new ResourceWatch<NodeClaimObject>(client.objects, watch, NODECLAIM, log, {
-      // The NodeClaim CRD arrives with the sidecar's own first apply.
-      maxBackoffMs: 5_000,
-    });
-    this.approverWatches = [csrs, nodeClaims];
-    // A NodeClaim coming or going changes HostedControlPlane status.autoNode: look again.
-    this.approverOff?.();
-    this.approverOff = nodeClaims.on(() => this.soon());
-    this.approver = new CsrApprover({
-      cluster: client,
-      csrs,
-      nodeClaims,
-      approvalsPerMinute: this.options.csrApprovalsPerMinute ?? 60,
-      log: log.child({ controller: 'karpenter-machine-approver' }),
-      onDecision: () => this.changed(false),
-    });
-    if (this.started) {
-      for (const w of this.approverWatches) w.start();
-      this.approver.start();
     }
   }
 
@@ -252,8 +199,6 @@ export class HostedRuntime {
       this.options.log.warn({ err: String(err) }, 'guest kubeconfig not readable yet');
     }
     for (const w of this.guestWatches) w.start();
-    for (const w of this.approverWatches) w.start();
-    this.approver?.start();
   }
 
   /** Looks again shortly (events come in bursts). */
@@ -272,9 +217,6 @@ export class HostedRuntime {
     this.started = false;
     for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
-    this.approver?.stop();
-    this.approverOff?.();
-    for (const w of this.approverWatches) w.stop();
     this.options.driver.close();
     await this.chain.catch(() => undefined);
   }
@@ -394,7 +336,7 @@ export class HostedRuntime {
       );
     }
 
-    if (this.options.mode === 'Converged') return this.converged(order, infra, mode, conditions);
+    if (this.options.mode === 'Converged') return this.converged(conditions);
     conditions.set(
       'HostedMode',
       'True',
@@ -517,63 +459,18 @@ export class HostedRuntime {
   }
 
   /**
-   * Converged mode is the sidecar running Karpenter itself (converged-mode.ts); never beside
-   * HyperShift's own operator: then nothing is written.
+   * Converged mode (the sidecar running Karpenter itself, without spec.autoNode) is refused: no
+   * HyperShift build produces what it needs without AutoNode, and HyperShift undoes it (see
+   * CONVERGED_MODE_UNSUPPORTED). Nothing is written.
    */
-  private converged(
-    order: ReconcileOrder,
-    infra: HostedAwsInfrastructure,
-    mode: HostedModeObservation,
-    conditions: ConditionSet,
-  ) {
-    if (mode.hypershiftOperator || mode.autoNodeConfigured) {
-      conditions.set(
-        'HostedMode',
-        'False',
-        'Converged',
-        'asked to run Karpenter itself (HOSTED_MODE=Converged)',
-      );
-      const why = [
-        mode.hypershiftOperator
-          ? `HyperShift's karpenter-operator Deployment runs in ${this.options.hcpNamespace}`
-          : undefined,
-        mode.autoNodeConfigured
-          ? `spec.autoNode is set on HostedControlPlane ${infra.hcpNamespace}/${infra.hcpName}`
-          : undefined,
-      ].filter(Boolean);
-      // Nothing is written; only what this sidecar itself wrote before HyperShift's Karpenter
-      // started is taken away, so the two never run side by side.
-      return this.convergedMode
-        .stepAside(infra)
-        .then((removed) =>
-          this.degraded(
-            conditions,
-            'ConflictingKarpenterOperator',
-            `${why.join(' and ')}; the sidecar never runs a Karpenter operand beside HyperShift's, so nothing was written${removed ? ` and the ${removed} objects of its own converged operand were removed` : ''}. Clear spec.autoNode (AutoNode mode: HOSTED_MODE=AutoNode) or run this sidecar in AutoNode mode`,
-          ),
-        );
-    }
-    const { spec } = order;
-    let guestObjects: ReturnType<typeof renderGuestObjects>;
-    try {
-      guestObjects = renderGuestObjects(infra, spec);
-    } catch (err) {
-      if (err instanceof InvalidDesiredStateError)
-        return this.degraded(conditions, 'InvalidDesiredState', err.message);
-      throw err;
-    }
-    this.approver?.setNodeIdentityCheck(this.options.driver.nodeIdentity(infra));
-    for (const w of this.approverWatches) w.nudge();
-    return this.convergedMode.reconcile(
-      order,
-      infra,
-      conditions,
-      {
-        apply: () => this.applyGuest(guestObjects, spec.driftPolicy),
-        remove: () => this.removeGuest(),
-      },
-      (reason, message, requeue) => this.degraded(conditions, reason, message, requeue),
+  private converged(conditions: ConditionSet) {
+    conditions.set(
+      'HostedMode',
+      'False',
+      'Converged',
+      'asked to run Karpenter itself (HOSTED_MODE=Converged)',
     );
+    return this.degraded(conditions, 'ConvergedModeUnsupported', CONVERGED_MODE_UNSUPPORTED);
   }
 
   /** Applies the guest objects and prunes the owned ones no longer rendered; undefined while the CRDs are not served. */
@@ -698,7 +595,7 @@ export class HostedRuntime {
       conditions,
       drift: this.drift.list(),
       metrics: { ...this.counts, nodePools },
-      csrDecisions: this.approver?.unsentDecisions() ?? [],
+      csrDecisions: [],
     });
   }
 }

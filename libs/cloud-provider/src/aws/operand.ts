@@ -252,7 +252,7 @@ function serviceAccount(): V1ServiceAccount {
   };
 }
 
-/** Karpenter's AWS rules beside core's: its NodeClass kind (the hosted converged operand uses them too). */
+/** Karpenter's AWS rules beside core's: its NodeClass kind . */
 export const AWS_CLUSTER_RULES: readonly V1PolicyRule[] = [
   {
     apiGroups: [EC2_NODE_CLASS.group],

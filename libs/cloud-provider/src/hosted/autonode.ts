@@ -37,7 +37,7 @@ export const HOSTED_DEFAULT_NODE_CLASS_NAME = 'karpenter-fleet';
 
 /**
  * How the sidecar runs a hosted cluster. `AutoNode`: HyperShift runs Karpenter (spec.autoNode),
- * the fleet drives it. `Converged`: the sidecar runs the operand itself (converged.ts).
+ * the fleet drives it. `Converged` (the sidecar running it itself) is refused.
  */
 export type HostedMode = 'AutoNode' | 'Converged';
 

@@ -108,22 +108,6 @@ export class AwsHostedCloudProvider implements CloudProvider<
     ];
   }
 
-  /**
-   * Converged mode installs these in the guest itself: AutoNode mode's, plus the EC2NodeClass
-   * it derives (as HyperShift's karpenter-operator does).
-   */
-  convergedCustomResourceDefinitions(): readonly CustomResourceDefinitionSource[] {
-    return [
-      ...this.customResourceDefinitions(),
-      {
-        identity: EC2_NODE_CLASS,
-        target: 'workload',
-        origin: 'upstream',
-        path: 'karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml',
-      },
-    ];
-  }
-
   /** HyperShift runs the operand in AutoNode mode. */
   renderOperand(): TargetedObject[] {
     return [];
@@ -197,14 +181,12 @@ class AwsHostedDriver implements ClusterDriver<HostedAwsInfrastructure> {
   readonly platform = 'AWS';
   readonly topology = 'HOSTED';
   readonly provider: AwsHostedCloudProvider;
-  /** In converged mode the sidecar writes HostedControlPlane.status.autoNode; HyperShift otherwise. */
-  readonly statusSurfaces: readonly StatusSurface[];
+  /** HyperShift writes HostedControlPlane.status.autoNode (AutoNode); the sidecar writes none. */
+  readonly statusSurfaces: readonly StatusSurface[] = [];
   private readonly clients = new Map<string, EC2Client>();
 
   constructor(private readonly context: DriverContext) {
     this.provider = new AwsHostedCloudProvider(context.env.SIDECAR_NAMESPACE ?? '');
-    this.statusSurfaces =
-      context.env.HOSTED_MODE === 'Converged' ? ['HostedControlPlaneAutoNode'] : [];
   }
 
   discover() {

@@ -1,4 +1,2 @@
 export * from './autonode.js';
 export { AWS_HOSTED_DRIVER, AWS_HOSTED_PLATFORM_RULES, AwsHostedCloudProvider } from './driver.js';
-export * from './converged.js';
-export * from './kubelet-config.js';
