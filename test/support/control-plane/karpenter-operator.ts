@@ -78,6 +78,8 @@ export class RealKarpenterOperatorStandIn {
   private timer?: NodeJS.Timeout;
   private busy = false;
   readonly approved: string[] = [];
+  /** What each EC2NodeClass was last written with. */
+  private readonly applied = new Map<string, string>();
 
   constructor(
     private readonly cluster: RealHostedCluster,
@@ -216,6 +218,9 @@ export class RealKarpenterOperatorStandIn {
         ],
       },
     };
+    // CreateOrUpdate writes only when the object would change: so does the stand-in.
+    const key = JSON.stringify(desired);
+    if (this.applied.get(name) === key) return;
     const { status, body } = await this.cluster.guest.request(
       'PATCH',
       `/apis/karpenter.k8s.aws/v1/ec2nodeclasses/${name}?fieldManager=karpenter-operator&force=true`,
@@ -223,6 +228,7 @@ export class RealKarpenterOperatorStandIn {
       'application/apply-patch+yaml',
     );
     if (status >= 300) throw new Error(`EC2NodeClass ${name}: ${status} ${body}`);
+    this.applied.set(name, key);
   }
 
   /** machine approver: CSRs whose node name is a NodeClaim's instance's private DNS name. */
