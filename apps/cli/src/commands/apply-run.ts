@@ -133,7 +133,7 @@ async function manifestFiles(path: string): Promise<string[]> {
     .sort();
 }
 
-// Every active state the API names in its overlap CONFLICT (rollouts.service.ts, ACTIVE).
+// Every active state the API names in its overlap CONFLICT (rollout-access.ts, ACTIVE).
 export const ROLLOUT_BUSY = /is part of rollout (\S+) \((RUNNING|WAITING_APPROVAL|PAUSED|FAILED)\)/;
 
 /** The options `kfleet apply` declares (commands/apply.ts). */
