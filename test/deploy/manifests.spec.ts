@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { deployDocuments, imageSidecar, type ManifestDocument } from '@fleet/testing';
+import { HCCO_KUBECONFIG_SECRET, HOSTED_GUEST_KUBECONFIG_SECRET } from '@fleet/discovery';
 import { existsSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { z } from 'zod';
@@ -210,8 +211,10 @@ describe('deploy/ manifests', () => {
     for (const name of ['WORKLOAD_KUBECONFIG', 'SIDECAR_NAMESPACE', 'HOSTED_MODE'])
       expect([name, envOf(bootstrap, name)]).toEqual([name, envOf(shipped, name)]);
     const guest = (pod: PodSpec) =>
-      pod.volumes?.find((v) => v.secret?.secretName === 'hcco-kubeconfig');
+      pod.volumes?.find((v) => v.secret?.secretName === HOSTED_GUEST_KUBECONFIG_SECRET);
+    expect(guest(bootstrap)).toBeDefined();
     expect(guest(bootstrap)).toEqual(guest(shipped));
+    expect(JSON.stringify(bootstrap)).not.toContain(HCCO_KUBECONFIG_SECRET);
     expect(bootstrap.containers[0]!.volumeMounts).toEqual(shipped.containers[0]!.volumeMounts);
     // What the sidecar reads is sidecar config.
     const known = Object.keys(SidecarConfigSchema.shape);
@@ -329,7 +332,7 @@ describe('deploy/ manifests', () => {
     ]);
   });
 
-  it('the hosted sidecar uses a Role, not a ClusterRole, and the mounted guest kubeconfig', () => {
+  it('the hosted sidecar uses a Role, not a ClusterRole, and its own guest kubeconfig, never HyperShift’s admin one', () => {
     const docs = docsUnder('sidecar/hosted');
     expect(docs.map((d) => d.kind)).not.toContain('ClusterRole');
     expect(docs.map((d) => d.kind)).toContain('Role');
@@ -338,7 +341,8 @@ describe('deploy/ manifests', () => {
       env: { name: string; value?: string }[];
       volumeMounts: { name: string; mountPath: string }[];
     };
-    // The management cluster is the pod's own; the guest comes from HyperShift's hcco-kubeconfig.
+    // The management cluster is the pod's own; the guest is reached as the sidecar's own guest
+    // service account, whose kubeconfig the guest bootstrap Job writes.
     expect(container.env.map((e) => e.name)).not.toContain('KUBECONFIG');
     const kubeconfig = container.env.find((e) => e.name === 'WORKLOAD_KUBECONFIG')?.value ?? '';
     const mount = container.volumeMounts.find((m) => kubeconfig.startsWith(`${m.mountPath}/`));
@@ -347,9 +351,28 @@ describe('deploy/ manifests', () => {
     expect(volumes).toContainEqual(
       expect.objectContaining({
         name: mount?.name,
-        secret: expect.objectContaining({ secretName: 'hcco-kubeconfig' }),
+        secret: expect.objectContaining({ secretName: HOSTED_GUEST_KUBECONFIG_SECRET }),
       }),
     );
+    // Only the one-shot bootstrap Job mounts HyperShift's admin guest kubeconfig, and all it may
+    // do on the management cluster is patch the sidecar's guest kubeconfig Secret.
+    const mountsAdmin = docs.filter((d) =>
+      JSON.stringify(d).includes(`"${HCCO_KUBECONFIG_SECRET}"`),
+    );
+    expect(mountsAdmin.map((d) => `${d.kind}/${d.metadata?.name}`)).toEqual([
+      'Job/karpenter-fleet-guest-bootstrap',
+    ]);
+    const bootstrapRules = docs
+      .filter((d) => d.kind === 'Role' && d.metadata?.name === 'karpenter-fleet-guest-bootstrap')
+      .flatMap((d) => (d as unknown as { rules: unknown[] }).rules);
+    expect(bootstrapRules).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: [HOSTED_GUEST_KUBECONFIG_SECRET],
+        verbs: ['patch'],
+      },
+    ]);
     // The HostedCluster is reached by name only: get and patch, no list, watch or delete.
     const roles = docs.filter((d) => d.kind === 'Role') as unknown as {
       metadata: { namespace: string };

@@ -19,6 +19,9 @@ import {
 import { SimulatedMachines } from '../support/control-plane/machines.js';
 import { eventually } from '../support/processes.js';
 import { refusedRequests } from '../support/control-plane/scenario.js';
+import { grantedPermissions, unusedInAuditLog } from '../support/rbac-usage.js';
+import { guestSidecarRbac } from '../../apps/sidecar/src/hosted/guest-identity.js';
+import { ClusterClient } from '../../apps/sidecar/src/kube/cluster-client.js';
 import {
   ROLE,
   hasCondition,
@@ -296,5 +299,42 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
       ImageId: HOSTED_RELEASE_AMI,
       InstanceType: expect.any(String),
     });
+  }, 180_000);
+
+  it('disabling removes the fleet’s objects from the guest as the sidecar’s own guest service account: nothing refused, no grant unused, no Secret readable (issue 42, point 6)', async () => {
+    const { cluster } = fleet;
+    const { guest } = cluster;
+    // The pod goes first: Karpenter then drains nothing when the NodePool goes.
+    await guest.request('DELETE', '/api/v1/namespaces/workloads/pods/inflate?gracePeriodSeconds=0');
+    await fleet.status(
+      await fleet.setKarpenter({ enabled: false }),
+      (cs) => hasCondition(cs, 'AutoNodeEnabled', 'False', 'AutoNodeNotConfigured'),
+      'AutoNode cleared once Karpenter removed the fleet’s NodeClaim',
+    );
+    expect(await guest.get('karpenter.sh/v1', 'NodePool', 'general')).toBeUndefined();
+    expect(
+      await guest.get(
+        'karpenter.hypershift.openshift.io/v1',
+        'OpenshiftEC2NodeClass',
+        'karpenter-fleet',
+      ),
+    ).toBeUndefined();
+    // The guest kubeconfig the sidecar was given is its own service account's, not HyperShift's
+    // admin: it cannot read the guest's Secrets.
+    const sidecarGuest = ClusterClient.fromKubeconfigFile(cluster.sidecarEnv.WORKLOAD_KUBECONFIG);
+    expect(await sidecarGuest.whoAmI()).toBe(cluster.guestSidecarUser);
+    expect(await sidecarGuest.allowed({ verb: 'list', resource: 'secrets' })).toBe(false);
+    expect(
+      await sidecarGuest.allowed({ verb: 'get', resource: 'secrets', namespace: 'kube-system' }),
+    ).toBe(false);
+    // Everything it did in the guest was granted, and everything granted was used.
+    expect(refusedRequests(guest, cluster.guestSidecarUser)).toEqual([]);
+    expect(
+      unusedInAuditLog(
+        grantedPermissions(guestSidecarRbac() as KubeObject[], cluster.guestSidecarUser),
+        guest.auditedRequests(cluster.guestSidecarUser),
+      ),
+    ).toEqual([]);
+    expect(refusedRequests(cluster.management, cluster.bootstrapUser)).toEqual([]);
   }, 180_000);
 });

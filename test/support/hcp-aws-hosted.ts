@@ -2,6 +2,11 @@
 // cluster holding HostedCluster, HostedControlPlane and HyperShift NodePools, and the guest
 // cluster; two API servers, each with the real CRDs and RBAC. `HyperShiftStandIn` plays the part
 // of HyperShift the fleet relies on in AutoNode mode.
+import {
+  GUEST_NAMESPACE,
+  GUEST_SERVICE_ACCOUNT,
+  guestSidecarRbac,
+} from '../../apps/sidecar/src/hosted/guest-identity.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,11 +103,14 @@ export const hostedSidecarAdmissionPolicy = (): KubeObject[] =>
  * this cluster's names put in, as an overlay would.
  */
 export function hostedSidecarRbac(names: HostedNames = HOSTED): KubeObject[] {
-  const files = ['sidecar/hosted/rbac.yaml'];
+  // The guest bootstrap's service account, Role and (empty) kubeconfig Secret too; not its Job,
+  // which the tests run as a function (guest-identity.ts).
+  const files = ['sidecar/hosted/rbac.yaml', 'sidecar/hosted/guest-bootstrap.yaml'];
   const text = JSON.stringify(
     deployDocuments()
       .filter((f) => files.includes(f.file))
-      .flatMap((f) => f.docs),
+      .flatMap((f) => f.docs)
+      .filter((d) => d.kind !== 'Job'),
   )
     .replaceAll('"clusters-example"', `"${names.hcpNamespace}"`)
     .replaceAll(
@@ -211,8 +219,17 @@ async function addHostedControlPlane(
   const managementKubeconfig = join(tmp, 'management.kubeconfig');
   const guestKubeconfigPath = join(tmp, 'guest.kubeconfig');
   writeFileSync(managementKubeconfig, management.kubeconfigYaml(names.hcpNamespace, token));
-  // What the mounted hcco-kubeconfig Secret holds.
-  writeFileSync(guestKubeconfigPath, guestKubeconfig);
+  // The sidecar's own guest identity, as its guest bootstrap leaves it (the bootstrap itself runs
+  // on real servers: test/real-karpenter/hosted-autonode.real-spec.ts); the emulator's service
+  // account token stands in for the token Secret.
+  guest.seed(guestSidecarRbac().filter((d) => d.kind !== 'Secret') as KubeObject[]);
+  writeFileSync(
+    guestKubeconfigPath,
+    guest.kubeconfigYaml(
+      GUEST_NAMESPACE,
+      guest.addServiceAccount(GUEST_NAMESPACE, GUEST_SERVICE_ACCOUNT),
+    ),
+  );
   const stopGuest = async () => {
     sidecarAccess.stop();
     await guest.stop();

@@ -127,3 +127,43 @@ export function recordRbacUsage(kube: KubeApiServerEmulator, username: string): 
     stop,
   };
 }
+
+/** What a real API server's audit log says of a request, as much as `uses` reads. */
+interface AuditedRequest {
+  verb: string;
+  responseStatus?: { code: number };
+  objectRef?: {
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+    apiGroup?: string;
+  };
+}
+
+/**
+ * Granted permissions no allowed request in a real API server's audit log used (the log's verbs
+ * are the authorizer's: `list`, `watch`, `patch`…): the manifest grants too much.
+ */
+export function unusedInAuditLog(
+  granted: readonly Permission[],
+  requests: readonly AuditedRequest[],
+): string[] {
+  const allowed = requests
+    .filter((r) => r.objectRef?.resource && r.responseStatus && r.responseStatus.code !== 403)
+    // A server-side apply that created its object (201) was authorized for `create` as well.
+    .flatMap((r) =>
+      r.verb === 'patch' && r.responseStatus?.code === 201 ? [r, { ...r, verb: 'create' }] : [r],
+    )
+    .map((r): Attributes => ({
+      user: { username: '', groups: [] },
+      verb: r.verb,
+      resourceRequest: true,
+      apiGroup: r.objectRef?.apiGroup ?? '',
+      resource: r.objectRef?.resource,
+      ...(r.objectRef?.subresource ? { subresource: r.objectRef.subresource } : {}),
+      ...(r.objectRef?.name ? { name: r.objectRef.name } : {}),
+      ...(r.objectRef?.namespace ? { namespace: r.objectRef.namespace } : {}),
+    }));
+  return granted.filter((p) => !allowed.some((a) => uses(a, p))).map(describePermission);
+}

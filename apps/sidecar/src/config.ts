@@ -100,3 +100,15 @@ export const SidecarConfigSchema = z.object({
 export type SidecarConfig = z.infer<typeof SidecarConfigSchema>;
 export const loadSidecarConfig = (env: NodeJS.ProcessEnv = process.env): SidecarConfig =>
   parseEnv(SidecarConfigSchema, env);
+
+/** The hosted guest bootstrap (`main.mjs bootstrap-guest`): no fleet connection, two kubeconfigs. */
+export const GuestBootstrapConfigSchema = SidecarConfigSchema.pick({
+  KUBECONFIG: true,
+  SIDECAR_NAMESPACE: true,
+  LOG_LEVEL: true,
+}).extend({
+  /** HyperShift's guest kubeconfig (hcco-kubeconfig), mounted for the bootstrap only. */
+  GUEST_ADMIN_KUBECONFIG: z.string().min(1, "must be the path of HyperShift's guest kubeconfig"),
+});
+export const loadGuestBootstrapConfig = (env: NodeJS.ProcessEnv = process.env) =>
+  parseEnv(GuestBootstrapConfigSchema, env);

@@ -9,7 +9,9 @@ import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
 import { createRedisClient } from '@fleet/contracts';
 import { pino } from 'pino';
-import { loadSidecarConfig } from './config.js';
+import { loadGuestBootstrapConfig, loadSidecarConfig } from './config.js';
+import { ClusterClient } from './kube/cluster-client.js';
+import { bootstrapGuestIdentity } from './hosted/guest-identity.js';
 import { apiServersFor } from './kube/api-servers.js';
 import { HeapTrimmer } from './memory/heap-trimmer.js';
 import { OrderConsumer } from './orders/order-consumer.js';
@@ -166,8 +168,31 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 
+/**
+ * `main.mjs bootstrap-guest`: the hosted sidecar's one-shot guest bootstrap
+ * (deploy/sidecar/hosted/guest-bootstrap.yaml), with HyperShift's guest kubeconfig mounted at
+ * GUEST_ADMIN_KUBECONFIG and the HCP namespace in SIDECAR_NAMESPACE.
+ */
+export async function bootstrapGuest(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadGuestBootstrapConfig(env);
+  await bootstrapGuestIdentity({
+    guestAdmin: ClusterClient.fromKubeconfigFile(config.GUEST_ADMIN_KUBECONFIG),
+    management: ClusterClient.fromKubeconfigFile(config.KUBECONFIG),
+    hcpNamespace: config.SIDECAR_NAMESPACE,
+    log: pino({ name: 'sidecar-guest-bootstrap', level: config.LOG_LEVEL }),
+  });
+}
+
 const isMain = import.meta.url === `file://${process.argv[1]}`;
-if (isMain) {
+if (isMain && process.argv[2] === 'bootstrap-guest') {
+  bootstrapGuest().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+} else if (isMain) {
   startSidecar()
     .then((sidecar) => {
       const stop = () => void sidecar.close().then(() => process.exit(0));

@@ -1,4 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { HOSTED_GUEST_KUBECONFIG_SECRET } from '@fleet/discovery';
+import { pino } from 'pino';
+import {
+  GUEST_NAMESPACE,
+  GUEST_SERVICE_ACCOUNT,
+  bootstrapGuestIdentity,
+} from '../../../apps/sidecar/src/hosted/guest-identity.js';
+import { ClusterClient } from '../../../apps/sidecar/src/kube/cluster-client.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,6 +28,8 @@ import { startControlPlanePair, type RealControlPlane } from './control-plane.js
 import { hostedEc2World } from './karpenter-operator.js';
 
 const HC_API = 'hypershift.openshift.io/v1beta1';
+/** deploy/sidecar/hosted/guest-bootstrap.yaml's service account. */
+const GUEST_BOOTSTRAP_SA = 'karpenter-fleet-guest-bootstrap';
 
 /** A HyperShift management cluster and one hosted cluster's guest, each on a real control plane. */
 export interface RealHostedCluster {
@@ -28,6 +39,10 @@ export interface RealHostedCluster {
   mode: HostedSidecarMode;
   /** the sidecar's service account on the management cluster */
   sidecarUser: string;
+  /** the sidecar's own service account in the guest (its guest bootstrap creates it) */
+  guestSidecarUser: string;
+  /** the guest bootstrap Job's service account on the management cluster */
+  bootstrapUser: string;
   /** what a sidecar process needs: its management kubeconfig (TokenRequest), the guest's, its namespace */
   sidecarEnv: Record<string, string>;
   stop(): Promise<void>;
@@ -90,13 +105,43 @@ export async function startRealHostedCluster(
     const managementKubeconfig = join(tmp, 'management.kubeconfig');
     const guestKubeconfigPath = join(tmp, 'guest.kubeconfig');
     writeFileSync(managementKubeconfig, management.kubeconfigYaml({ token }, HOSTED_SIDECAR_SA));
-    writeFileSync(guestKubeconfigPath, guestKubeconfig);
+    // deploy/sidecar/hosted/guest-bootstrap.yaml's Job, as its service account: the sidecar gets
+    // the kubeconfig it writes, never HyperShift's admin one.
+    const bootstrapToken = await management.serviceAccountToken(
+      HOSTED.hcpNamespace,
+      GUEST_BOOTSTRAP_SA,
+    );
+    const asClient = (yaml: string) => {
+      const config = new KubeConfig();
+      config.loadFromString(yaml);
+      return new ClusterClient(config);
+    };
+    await bootstrapGuestIdentity({
+      guestAdmin: asClient(guestKubeconfig),
+      management: asClient(
+        management.kubeconfigYaml({ token: bootstrapToken }, GUEST_BOOTSTRAP_SA),
+      ),
+      hcpNamespace: HOSTED.hcpNamespace,
+      log: pino({ level: 'silent' }),
+    });
+    const written = await management.get(
+      'v1',
+      'Secret',
+      HOSTED_GUEST_KUBECONFIG_SECRET,
+      HOSTED.hcpNamespace,
+    );
+    writeFileSync(
+      guestKubeconfigPath,
+      Buffer.from((written?.data as { kubeconfig: string }).kubeconfig, 'base64'),
+    );
     return {
       management,
       guest,
       ec2,
       mode,
       sidecarUser: `system:serviceaccount:${HOSTED.hcpNamespace}:${HOSTED_SIDECAR_SA}`,
+      guestSidecarUser: `system:serviceaccount:${GUEST_NAMESPACE}:${GUEST_SERVICE_ACCOUNT}`,
+      bootstrapUser: `system:serviceaccount:${HOSTED.hcpNamespace}:${GUEST_BOOTSTRAP_SA}`,
       sidecarEnv: {
         KUBECONFIG: managementKubeconfig,
         WORKLOAD_KUBECONFIG: guestKubeconfigPath,

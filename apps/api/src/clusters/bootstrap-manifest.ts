@@ -1,3 +1,4 @@
+import { HOSTED_GUEST_KUBECONFIG_SECRET } from '@fleet/discovery';
 import { stringify } from 'yaml';
 
 export interface BootstrapInput {
@@ -11,9 +12,9 @@ export interface BootstrapInput {
   /** HOSTED: the sidecar runs in the HCP namespace of the management cluster. */
   namespace: string;
   /**
-   * HOSTED: the sidecar reaches the guest through HyperShift's `hcco-kubeconfig` in the HCP
-   * namespace (HyperShift's namespace: the manifest creates no Namespace), as
-   * deploy/sidecar/hosted runs it.
+   * HOSTED: the sidecar reaches the guest as its own guest service account, through the kubeconfig
+   * its guest bootstrap writes in the HCP namespace (HyperShift's namespace: the manifest creates
+   * no Namespace), as deploy/sidecar/hosted runs it.
    */
   hosted?: boolean;
   /**
@@ -57,7 +58,10 @@ export function bootstrapManifest(input: BootstrapInput): string {
       volume: {
         name: 'guest-kubeconfig',
         secret: {
-          secretName: 'hcco-kubeconfig',
+          secretName: HOSTED_GUEST_KUBECONFIG_SECRET,
+          // Written by the guest bootstrap Job (deploy/sidecar/hosted/guest-bootstrap.yaml), which
+          // may run after the sidecar starts; until then the sidecar reports the guest unreachable.
+          optional: true,
           items: [{ key: 'kubeconfig', path: 'kubeconfig' }],
         },
       },

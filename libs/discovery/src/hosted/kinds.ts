@@ -35,3 +35,8 @@ export const HYPERSHIFT_KARPENTER_OPERATOR = 'karpenter-operator';
 export const HYPERSHIFT_KARPENTER_OPERAND = 'karpenter';
 /** The guest kubeconfig HyperShift's control-plane components use (key `kubeconfig`). */
 export const HCCO_KUBECONFIG_SECRET = 'hcco-kubeconfig';
+/**
+ * The hosted sidecar's own guest kubeconfig (key `kubeconfig`) in the HCP namespace, written by
+ * its guest bootstrap: what the sidecar's pod mounts instead of the admin `hcco-kubeconfig`.
+ */
+export const HOSTED_GUEST_KUBECONFIG_SECRET = 'karpenter-fleet-guest-kubeconfig';
