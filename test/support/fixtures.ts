@@ -27,6 +27,8 @@ const ALTERNATIVE_CRD_DIRECTORIES = new Set([
   'karpenter-releases',
   // What HyperShift installs in a guest cluster (test/support/hcp-aws-hosted.ts).
   'hypershift-guest',
+  // HyperShift builds before OpenshiftEC2NodeClass v1 (test/support/hcp-aws-hosted.ts).
+  'hypershift-guest-v1beta1',
   // The Azure fork's karpenter.sh CRDs (the Azure driver installs them).
   'karpenter-azure-openshift-pr6',
 ]);

@@ -129,10 +129,11 @@ export function hostedSidecarRbac(names: HostedNames = HOSTED): KubeObject[] {
  * EC2NodeClass as hack/adjust-cel.sh relaxes it, and the OpenshiftEC2NodeClass. Not the
  * NodeOverlay CRD, which sits in its assets but neither installs.
  */
-export const GUEST_KARPENTER_CRDS = () => [
+export const GUEST_KARPENTER_CRDS = (openshiftEc2NodeClassVersion: 'v1' | 'v1beta1' = 'v1') => [
   ...upstreamCrdFiles('hypershift-guest'),
+  // v1beta1: a HyperShift build before the promotion to v1 (9ce89af8c1, 2026-04-20).
   ...upstreamCrdFiles(
-    'karpenter',
+    openshiftEc2NodeClassVersion === 'v1' ? 'karpenter' : 'hypershift-guest-v1beta1',
     (f) => f === 'karpenter.hypershift.openshift.io_openshiftec2nodeclasses.yaml',
   ),
 ];
@@ -340,6 +341,8 @@ export class HyperShiftStandIn {
       EmulatedHostedCluster,
       'management' | 'guest' | 'hostedCluster' | 'hcpNamespace'
     >,
+    /** The OpenshiftEC2NodeClass version this HyperShift build installs in the guest. */
+    private readonly openshiftEc2NodeClassVersion: 'v1' | 'v1beta1' = 'v1',
   ) {
     const { namespace, name } = this.cluster.hostedCluster;
     this.off = cluster.management.watch(HC_API, 'HostedCluster', (type, o) => {
@@ -371,7 +374,7 @@ export class HyperShiftStandIn {
     });
     if (autoNode) {
       if (!this.crdsInstalled) {
-        guest.loadCrdFiles(GUEST_KARPENTER_CRDS());
+        guest.loadCrdFiles(GUEST_KARPENTER_CRDS(this.openshiftEc2NodeClassVersion));
         this.crdsInstalled = true;
       }
       for (const d of ['karpenter-operator', 'karpenter']) {

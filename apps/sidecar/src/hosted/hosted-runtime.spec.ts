@@ -299,3 +299,82 @@ describe('HostedRuntime (AutoNode mode)', () => {
     expect(cpu()).toBe('64');
   });
 });
+
+describe('HostedRuntime on a HyperShift build that serves OpenshiftEC2NodeClass v1beta1 only (issue 42, point 10)', () => {
+  let cluster: EmulatedHostedCluster;
+  let hypershift: HyperShiftStandIn;
+  let r: HostedRuntime | undefined;
+
+  beforeAll(async () => {
+    cluster = await startEmulatedHostedCluster();
+    hypershift = new HyperShiftStandIn(cluster, 'v1beta1');
+  }, 30_000);
+  afterAll(async () => {
+    await r?.stop();
+    hypershift?.stop();
+    await cluster?.stop();
+  });
+
+  it('finds the served version by discovery and keeps its class in it; kubelet overrides, which v1beta1 lacks, are refused naming the field', async () => {
+    const apiServers = apiServersFor(['management', 'workload'], cluster.sidecarEnv);
+    const reader = new KubeClusterObjectReader(apiServers.kubeConfig('management'), 5_000);
+    r = new HostedRuntime({
+      apiServers,
+      driver: AWS_HOSTED_DRIVER.create({
+        reader: () => reader,
+        env: cluster.sidecarEnv,
+      }) as ClusterDriver<HostedAwsInfrastructure>,
+      reader,
+      mode: 'AutoNode',
+      hcpNamespace: HOSTED.hcpNamespace,
+      log: pino({ level: 'silent' }),
+      requeueMs: 200,
+    });
+    const enabled = {
+      enabled: true,
+      webIdentityRoleArn: 'arn:aws:iam::111122223333:role/alpha-k7m2x-karpenter',
+      nodePools: [{ name: 'general', spec: { template: { spec: { requirements: [] } } } }],
+    };
+    // The first pass sets spec.autoNode; HyperShift then installs the CRDs.
+    await r.apply(order(1, enabled));
+    const result = await eventually(
+      async () => {
+        const again = await r!.apply(order(1, enabled));
+        return again.conditions.some((c) => c.type === 'Available' && c.status === 'True')
+          ? again
+          : undefined;
+      },
+      { timeoutMs: 10_000, what: 'Available on the v1beta1 build' },
+    );
+    expect(result.conditions.find((c) => c.type === 'Degraded')?.status).toBe('False');
+    expect(
+      cluster.guest.get(
+        'karpenter.hypershift.openshift.io/v1beta1',
+        'OpenshiftEC2NodeClass',
+        'karpenter-fleet',
+      )?.metadata?.name,
+    ).toBe('karpenter-fleet');
+    expect(cluster.guest.get('karpenter.sh/v1', 'NodePool', 'general')).toBeDefined();
+
+    const withKubelet = await r.apply(
+      order(2, { ...enabled, nodeClassOverrides: { kubelet: { maxPods: 50 } } }),
+    );
+    expect(withKubelet.conditions.find((c) => c.type === 'Degraded')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'InvalidDesiredState' }),
+    );
+    expect(withKubelet.conditions.find((c) => c.type === 'Degraded')?.message).toMatch(
+      /^nodeClassOverrides\.kubelet: this HyperShift build serves OpenshiftEC2NodeClass v1beta1/,
+    );
+
+    // Disabling finds and removes the v1beta1 class too.
+    await r.apply(order(3, {}));
+    expect(
+      cluster.guest.get(
+        'karpenter.hypershift.openshift.io/v1beta1',
+        'OpenshiftEC2NodeClass',
+        'karpenter-fleet',
+      ),
+    ).toBeUndefined();
+    expect(cluster.sidecarAccess.refused()).toEqual([]);
+  });
+});

@@ -5,9 +5,12 @@ import {
   type ClusterMetrics,
   type Condition,
   type ReconcileOrder,
+  type ResourceIdentity,
 } from '@fleet/contracts';
 import {
-  GUEST_OWNED_KINDS,
+  OPENSHIFT_EC2_NODE_CLASS,
+  guestOwnedKinds,
+  servedOpenshiftEc2NodeClass,
   InvalidDesiredStateError,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
@@ -65,6 +68,17 @@ export interface HostedRuntimeOptions {
 
 const isUnserved = (err: unknown) => isNotFound(err);
 
+/** The refusal of `render` (field and reason), or undefined when it renders. */
+function invalidDesiredState(render: () => unknown): string | undefined {
+  try {
+    render();
+    return undefined;
+  } catch (err) {
+    if (err instanceof InvalidDesiredStateError) return err.message;
+    throw err;
+  }
+}
+
 /**
  * Why converged mode is refused, from openshift/hypershift 3ee9615567ac: each piece Karpenter
  * needs on a hosted cluster is produced only while HostedCluster.spec.autoNode is set.
@@ -104,6 +118,8 @@ export class HostedRuntime {
   private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
   private guestClient?: { content: string; client: ClusterClient };
+  /** The OpenshiftEC2NodeClass version the guest serves (discoverNodeClass). */
+  private nodeClass: ResourceIdentity = OPENSHIFT_EC2_NODE_CLASS;
   /** What the fleet keeps in the guest (NodePools, its NodeClass), watched for hand edits. */
   private guestWatches: ResourceWatch[] = [];
   private guestWatchesFor?: ClusterClient;
@@ -142,7 +158,7 @@ export class HostedRuntime {
     for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
     const watch = new Watch(config);
-    this.guestWatches = GUEST_OWNED_KINDS.map(
+    this.guestWatches = guestOwnedKinds(this.nodeClass).map(
       (kind) =>
         new ResourceWatch(client.objects, watch, kind, this.options.log, {
           labelSelector: OWNED_BY_SELECTOR,
@@ -375,20 +391,23 @@ export class HostedRuntime {
             `webIdentityRoleArn: required to enable Karpenter on a hosted cluster (${hostedCluster} spec.autoNode.provisionerConfig.karpenter.aws.roleARN), and HyperShift holds none`,
           );
         }
-        let guest: ReturnType<typeof renderGuestObjects>;
-        try {
-          guest = renderGuestObjects(infra, spec);
-        } catch (err) {
-          if (err instanceof InvalidDesiredStateError)
-            return this.degraded(conditions, 'InvalidDesiredState', err.message);
-          throw err;
-        }
+        const render = () => renderGuestObjects(infra, spec, this.nodeClass);
+        // Refused desired state writes nothing, spec.autoNode included.
+        const refusal = invalidDesiredState(render);
+        if (refusal) return this.degraded(conditions, 'InvalidDesiredState', refusal);
         // Taking over an autoNode set by hand marks it as the fleet's.
         if (infra.autoNode?.roleARN !== roleARN || !setByFleet) {
           await management.mergePatch(renderAutoNodePatch(infra.hostedCluster, roleARN));
           applied++;
         }
-        const written = await this.applyGuest(guest, spec.driftPolicy);
+        // HyperShift installs the CRDs once spec.autoNode is set; the served version decides the
+        // class's apiVersion (and what it may hold).
+        const nodeClassServed = await this.discoverNodeClass();
+        const versionRefusal = invalidDesiredState(render);
+        if (versionRefusal) return this.degraded(conditions, 'InvalidDesiredState', versionRefusal);
+        const written = nodeClassServed
+          ? await this.applyGuest(render(), spec.driftPolicy)
+          : undefined;
         if (written === undefined) {
           conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
           conditions.set(
@@ -497,7 +516,7 @@ export class HostedRuntime {
     this.drift.retain(objects.map(({ object }) => object));
     const wanted = new Set(objects.map(({ object }) => `${object.kind}/${object.metadata.name}`));
     let pruned = 0;
-    for (const kind of [...GUEST_OWNED_KINDS].reverse()) {
+    for (const kind of [...guestOwnedKinds(this.nodeClass)].reverse()) {
       const live = await guest.list<KubeObject>(kind.apiVersion, kind.kind, {
         labelSelector: OWNED_BY_SELECTOR,
       });
@@ -519,7 +538,8 @@ export class HostedRuntime {
     this.drift.retain([]);
     let pruned = 0;
     try {
-      for (const kind of [...GUEST_OWNED_KINDS].reverse()) {
+      await this.discoverNodeClass();
+      for (const kind of [...guestOwnedKinds(this.nodeClass)].reverse()) {
         const live = await guest.list<KubeObject>(kind.apiVersion, kind.kind, {
           labelSelector: OWNED_BY_SELECTOR,
         });
@@ -549,6 +569,26 @@ export class HostedRuntime {
       if (isUnserved(err)) return { pruned, nodeClaims: 0 };
       throw err;
     }
+  }
+
+  /**
+   * Which OpenshiftEC2NodeClass version the guest serves (HyperShift builds before its v1
+   * promotion serve v1beta1 only), from discovery; the watches follow it. False while the CRD is
+   * not installed.
+   */
+  private async discoverNodeClass(): Promise<boolean> {
+    const guest = this.guest();
+    const served = servedOpenshiftEc2NodeClass(
+      await guest.servedVersions(OPENSHIFT_EC2_NODE_CLASS.group),
+    );
+    if (!served) return false;
+    if (served.version !== this.nodeClass.version) {
+      this.options.log.info({ version: served.version }, 'guest serves OpenshiftEC2NodeClass');
+      this.nodeClass = served;
+      this.guestWatchesFor = undefined;
+      this.watchGuest(guest, guest.kubeConfig);
+    }
+    return true;
   }
 
   /** The guest's client, rebuilt when the mounted kubeconfig was rewritten (rotation). */

@@ -6,6 +6,7 @@ import {
   AuthenticationV1Api,
   AuthorizationV1Api,
   CertificatesV1Api,
+  ApisApi,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -83,6 +84,7 @@ export class ClusterClient {
   private readonly authentication: AuthenticationV1Api;
   private readonly authorization: AuthorizationV1Api;
   private readonly core: CoreV1Api;
+  private readonly apis: ApisApi;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -95,6 +97,16 @@ export class ClusterClient {
     this.authentication = new AuthenticationV1Api(config);
     this.authorization = new AuthorizationV1Api(config);
     this.core = new CoreV1Api(config);
+    this.apis = new ApisApi(config);
+  }
+
+  /**
+   * The versions the API server serves of an API group (discovery, allowed to every
+   * authenticated user); empty while no CRD of the group is installed.
+   */
+  async servedVersions(group: string): Promise<string[]> {
+    const groups = await this.apis.getAPIVersions();
+    return (groups.groups.find((g) => g.name === group)?.versions ?? []).map((v) => v.version);
   }
 
   /** A bound token of a service account (TokenRequest), valid for `expirationSeconds`. */

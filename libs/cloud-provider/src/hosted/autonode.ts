@@ -2,6 +2,7 @@ import {
   NODEPOOL,
   defineKind,
   type Condition,
+  type ResourceIdentity,
   type KarpenterDesiredState,
   type NodeClassOverrides,
 } from '@fleet/contracts';
@@ -13,6 +14,7 @@ import {
   type HostedModeObservation,
 } from '@fleet/discovery';
 import { canonical } from '../canonical.js';
+import { InvalidDesiredStateError } from '../errors.js';
 import { ownedLabels } from '../labels.js';
 import { EC2_NODE_CLASS } from '../aws/constants.js';
 import { renderNodePools } from '../nodepools.js';
@@ -29,6 +31,31 @@ export const OPENSHIFT_EC2_NODE_CLASS = defineKind(
   'openshiftec2nodeclasses',
   false,
 );
+/**
+ * The OpenshiftEC2NodeClass of HyperShift builds before its promotion to v1 (openshift/hypershift
+ * 9ce89af8c1, 2026-04-20: "types unchanged, only the API version bumped"); spec.kubelet came
+ * later, in v1 only (264fa5adaf). The karpenter-operator installs one version, never both.
+ */
+export const OPENSHIFT_EC2_NODE_CLASS_V1BETA1 = defineKind(
+  OPENSHIFT_EC2_NODE_CLASS.group,
+  'v1beta1',
+  OPENSHIFT_EC2_NODE_CLASS.kind,
+  OPENSHIFT_EC2_NODE_CLASS.plural,
+  false,
+);
+
+/**
+ * The OpenshiftEC2NodeClass version the guest serves, from its discovery of the group: v1 where
+ * served, else v1beta1; undefined until HyperShift has installed the CRD.
+ */
+export function servedOpenshiftEc2NodeClass(
+  servedVersions: readonly string[],
+): ResourceIdentity | undefined {
+  return [OPENSHIFT_EC2_NODE_CLASS, OPENSHIFT_EC2_NODE_CLASS_V1BETA1].find((k) =>
+    servedVersions.includes(k.version),
+  );
+}
+
 /**
  * HyperShift's karpenter-operator owns the OpenshiftEC2NodeClass `default` (it rewrites its spec),
  * so the fleet keeps its own beside it, with the same selectors plus the SRE's overrides.
@@ -104,10 +131,20 @@ export function autoNodeRoleArn(
 export function renderHostedDefaultNodeClass(
   infraID: string,
   overrides: NodeClassOverrides,
+  nodeClass: ResourceIdentity = OPENSHIFT_EC2_NODE_CLASS,
 ): KubeObject {
+  if (nodeClass.version === OPENSHIFT_EC2_NODE_CLASS_V1BETA1.version && 'kubelet' in overrides)
+    // The API server would prune the unknown field and the nodes would silently run without it.
+    throw new InvalidDesiredStateError([
+      {
+        field: 'nodeClassOverrides.kubelet',
+        message:
+          'this HyperShift build serves OpenshiftEC2NodeClass v1beta1, which has no kubelet field (it came with v1); upgrade HyperShift or remove the kubelet overrides',
+      },
+    ]);
   return canonical({
-    apiVersion: OPENSHIFT_EC2_NODE_CLASS.apiVersion,
-    kind: OPENSHIFT_EC2_NODE_CLASS.kind,
+    apiVersion: nodeClass.apiVersion,
+    kind: nodeClass.kind,
     metadata: { name: HOSTED_DEFAULT_NODE_CLASS_NAME, labels: ownedLabels() },
     spec: {
       subnetSelectorTerms: [
@@ -149,19 +186,21 @@ export function renderHostedNodePools(desired: KarpenterDesiredState): KubeObjec
 export function renderGuestObjects(
   infra: Pick<HostedAwsInfrastructure, 'infraID'>,
   desired: KarpenterDesiredState,
+  nodeClass: ResourceIdentity = OPENSHIFT_EC2_NODE_CLASS,
 ): TargetedObject[] {
   if (!desired.enabled) return [];
   return [
-    renderHostedDefaultNodeClass(infra.infraID, desired.nodeClassOverrides),
+    renderHostedDefaultNodeClass(infra.infraID, desired.nodeClassOverrides, nodeClass),
     ...renderHostedNodePools(desired),
   ].map((object) => ({ target: 'workload' as const, object }));
 }
 
 /** The guest kinds the sidecar prunes by its label, in apply order (prune in reverse). */
-export const GUEST_OWNED_KINDS = [
-  { ...OPENSHIFT_EC2_NODE_CLASS, target: 'workload' as const },
+export const guestOwnedKinds = (nodeClass: ResourceIdentity = OPENSHIFT_EC2_NODE_CLASS) => [
+  { ...nodeClass, target: 'workload' as const },
   { ...NODEPOOL, target: 'workload' as const },
 ];
+export const GUEST_OWNED_KINDS = guestOwnedKinds();
 
 type Status = Condition['status'];
 export interface HostedCondition {
