@@ -8,6 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchConnections } from './connections.js';
 import { benchConsole } from './console.js';
+import { benchGraphqlFlood } from './graphql-flood.js';
 import { benchGraphqlReads } from './graphql-reads.js';
 import { benchHistory } from './history.js';
 import { benchIngest } from './ingest.js';
@@ -23,7 +24,7 @@ import { median, percentile } from './stats.js';
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'resync,resync-cluster,ingest,load,connections,history,latency,reads,sidecar,console,plans'
+    'resync,resync-cluster,ingest,load,connections,history,latency,reads,flood,sidecar,console,plans'
   ).split(','),
 );
 const f = (n: number, digits = 0) => n.toFixed(digits);
@@ -59,6 +60,7 @@ const latency = await step('latency', () =>
 const reads = await step('reads', () =>
   benchGraphqlReads(Number(process.env.BENCH_CLUSTERS ?? 10_000)),
 );
+const flood = await step('flood', () => benchGraphqlFlood());
 const sidecar = await step('sidecar', () => benchSidecar());
 const consoleRun = await step('console', () => benchConsole());
 const plans = await step('plans', () =>
@@ -175,6 +177,16 @@ else if (reads) {
     );
   }
 }
+if (flood instanceof Error) failed('GraphQL alias flood', flood);
+else if (flood) {
+  const r = flood;
+  const p = (samples: number[]) =>
+    `median ${f(median(samples), 1)} ms, p95 ${f(percentile(samples, 95), 1)} ms`;
+  lines.push(
+    `| GraphQL alias flood: 3,000 aliases of \`viewer { name }\` (${f(r.floodBytes / 1000)} kB) over HTTP, refused by the size limits ("${r.refused.answer}"; ${r.refused.ms.length} runs, load average ${f(r.load[0], 1)} → ${f(r.load[1], 1)}) | ${p(r.refused.ms)}; CPU ${f(r.refused.cpuMs, 1)} ms a request | \`{ viewer { name } }\`: ${p(r.tiny.ms)}, CPU ${f(r.tiny.cpuMs, 1)} ms | ${f(median(r.refused.ms) / median(r.tiny.ms), 2)}x the tiny query | refused before execution, naming the limit |`,
+    `| the same flood with the limits raised past it (${r.answered.answer}), as before issue 48 | ${p(r.answered.ms)}; CPU ${f(r.answered.cpuMs, 1)} ms a request | the refusal above | ${f(median(r.answered.ms) / median(r.refused.ms), 1)}x the refusal | |`,
+  );
+}
 if (sidecar instanceof Error) failed('sidecar', sidecar);
 else if (sidecar) {
   const r = sidecar;
@@ -219,6 +231,7 @@ lines.push(
   "* **Health history** (`test/bench/history.ts`): 10 M rows generated with `INSERT ... SELECT generate_series` into the daily partitions (10,000 clusters over 7 days; the cluster under test reports every 30 s). 300 measured queries after 20 warm-ups of `cluster(id) { health(from, to, step: 300) }` over the last 24 h, through the real API; the baseline is the resolver's SQL alone.",
   "* **Mutation → applied → visible** (`test/bench/latency.ts`): 10,000 clusters; a simulator heartbeats for all of them at the sidecar's rate (one report per cluster per 30 s, through the API); 100 clusters run the sidecar's real `OrderConsumer` (its BullMQ worker on `sidecar.<id>`, report over HTTP) with an instant apply (no kube emulator: 100 emulated clusters plus 100 sidecar processes do not fit 2 cores). Each sample: `setKarpenter` mutation until `cluster.status.observedGeneration` shows the new generation in GraphQL (polled every 5 ms). API and worker in the bench process.",
   `* **GraphQL reads** (\`test/bench/graphql-reads.ts\`): 10,000 clusters (\`BENCH_CLUSTERS\`) seeded with labels, desired state and two conditions each, taken into the fleet summary's maintained counts as the worker's sweep does, then \`VACUUM ANALYZE\`; a VIEWER token queries \`clusters(first: 100, filter: {labelSelector: "env=prod,team notin (team-1)", karpenterEnabled: true})\` with status, conditions and \`totalCount\` 300 times after 10 warm-ups; the baseline is the raw SQL of the same page on one connection. \`fleetSummary\` (an unscoped token: the maintained counts) the same way. The row names the machine's load average before and after: the cores are shared.`,
+  "* **GraphQL alias flood** (`test/bench/graphql-flood.ts`): two APIs in the bench process on one empty fleet, each with a VIEWER token: one with the default size limits, one with `MAX_QUERY_FIELDS` and `MAX_QUERY_ALIASES` raised past the flood (the API as it was before them). In turn, 100 times each after 10 warm-ups, over HTTP: the issue's flood (`{ a0:viewer{name} … a2999:viewer{name} }`) to the first (refused), `{ viewer { name } }` to the first, the flood to the second (answered); wall time per request and the bench process's CPU per request (`process.cpuUsage`: the API and the fetch client).",
   `* **Sidecar** (\`test/bench/sidecar.ts\`): one emulated cluster and one real sidecar process (its order put on its queue directly, reports accepted by a stand-in endpoint); the node-launch simulator launches 40 nodes one after another and measures from each CSR's creation to its approval; then 30 s at rest: RSS and V8 heap in use from the sidecar's own \`/metrics\`, and every non-watch request the emulated API server received. The sidecar runs as its image runs it (\`Containerfile\`'s sidecar stage: the bundle \`dist/apps/sidecar/main.mjs\` and the stage's NODE_OPTIONS and malloc settings). Baseline: a Node process with the same settings that loads the libraries the sidecar is built on (client-node, the EC2 client, BullMQ, ioredis, pino, zod) and does nothing, its RSS after 10 s.`,
 );
 lines.push(

@@ -19,7 +19,12 @@ import { API_CONFIG, type ApiConfig } from './config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { FleetModule } from './fleet/fleet.module.js';
-import { queryLimitsPlugin, subscriptionLimits } from './graphql/query-limits.js';
+import {
+  keepQueryLimitCode,
+  queryLimitsPlugin,
+  selectionLimitsRule,
+  subscriptionLimits,
+} from './graphql/query-limits.js';
 import { HealthModule } from './health/health.module.js';
 import { graphqlMetricsPlugin } from './metrics/graphql-metrics.plugin.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -58,7 +63,13 @@ export class AppModule {
           driver: ApolloDriver,
           inject: [MetricsService, ApiTokensService],
           useFactory: (metrics: MetricsService, tokens: ApiTokensService) => {
-            const limits = { maxDepth: config.MAX_QUERY_DEPTH, maxCost: config.MAX_QUERY_COST };
+            const limits = {
+              maxDepth: config.MAX_QUERY_DEPTH,
+              maxCost: config.MAX_QUERY_COST,
+              maxFields: config.MAX_QUERY_FIELDS,
+              maxAliases: config.MAX_QUERY_ALIASES,
+            };
+            const masked = maskInternalErrors((line) => console.error(JSON.stringify(line)));
             return {
               autoSchemaFile: schemaFile,
               sortSchema: true,
@@ -70,7 +81,11 @@ export class AppModule {
                 ? config.GRAPHQL_INTROSPECTION === 'true'
                 : config.NODE_ENV !== 'production',
               includeStacktraceInErrorResponses: false,
-              formatError: maskInternalErrors((line) => console.error(JSON.stringify(line))),
+              formatError: (formatted, error) =>
+                masked(keepQueryLimitCode(formatted, error), error),
+              // Fields and aliases, before the specified rules read the document (HTTP; the
+              // socket checks them first in onSubscribe).
+              validationRules: [selectionLimitsRule(limits)],
               subscriptions: {
                 'graphql-ws': { ...subscriptionTokenWatch(tokens), ...subscriptionLimits(limits) },
               },

@@ -67,6 +67,14 @@ export const ApiConfigSchema = z.object({
   /** Reject queries nested deeper than this, or costing more (see graphql/query-limits.ts). */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(10),
   MAX_QUERY_COST: z.coerce.number().int().min(1).default(50_000),
+  /**
+   * Field selections and aliases a document may hold, fragments counted where spread (issue 48:
+   * 3,000 aliases of `viewer { name }` took 105 ms of the API's thread). The largest legitimate
+   * documents: introspection 230 fields, the console's 93 (ResetClusterOverride), kfleet's 77; at
+   * most 4 aliases (the console's NeedsAttention). docs/DESIGN.md § Size limits.
+   */
+  MAX_QUERY_FIELDS: z.coerce.number().int().min(1).default(1_000),
+  MAX_QUERY_ALIASES: z.coerce.number().int().min(0).default(100),
   /** A cluster with no report for this long is stale (3 heartbeats of the default 30 s). */
   STALE_AFTER_SECONDS: z.coerce.number().int().min(1).default(90),
   /** The API URL sidecars report to, written into bootstrap manifests. */

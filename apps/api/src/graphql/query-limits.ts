@@ -6,8 +6,10 @@ import {
   parse,
   type DocumentNode,
   type FragmentDefinitionNode,
+  type GraphQLFormattedError,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValidationRule,
   type ValueNode,
 } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
@@ -20,9 +22,152 @@ export const MIN_PAGE = 1;
 export const MAX_PAGE = 100;
 const PAGE_ARGUMENTS = ['first', 'last'] as const;
 
-export interface QueryLimits {
+export interface QueryLimits extends SelectionLimits {
   maxDepth: number;
   maxCost: number;
+}
+
+/** Bounds on the document itself, whatever its page sizes (issue 48, target 6). */
+export interface SelectionLimits {
+  /** Field selections, every fragment spread counted as if written out where it is spread. */
+  maxFields: number;
+  /** Aliased field selections, counted the same way. */
+  maxAliases: number;
+}
+
+/** The code of every refusal by a limit of this file, on HTTP and on the socket alike. */
+const TOO_COMPLEX = 'QUERY_TOO_COMPLEX';
+
+interface SelectionCounts {
+  fields: number;
+  aliases: number;
+}
+
+/**
+ * The field selections and aliases of a document: every operation's, each fragment spread
+ * counted as its fragment's selections written out there (so spreads cannot hide a flood, and a
+ * fragment spread twice counts twice), plus those of fragments no operation spreads (validation
+ * reads them all the same). One pass: each fragment is counted once and its count reused, so a
+ * fragment spreading another twice, thirty deep, costs thirty counts, not 2^30 walks (its count
+ * is then far over any limit). A cycle counts nothing where it closes; validation refuses it.
+ */
+export function selectionCounts(document: DocumentNode): SelectionCounts {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  }
+  const counted = new Map<string, SelectionCounts>();
+  const counting = new Set<string>();
+  const ofFragment = (name: string): SelectionCounts => {
+    const known = counted.get(name);
+    if (known) return known;
+    const fragment = fragments.get(name);
+    if (!fragment || counting.has(name)) return { fields: 0, aliases: 0 };
+    counting.add(name);
+    const counts = ofSet(fragment.selectionSet);
+    counting.delete(name);
+    counted.set(name, counts);
+    return counts;
+  };
+  const ofSet = (set: SelectionSetNode | undefined): SelectionCounts => {
+    let fields = 0;
+    let aliases = 0;
+    for (const selection of set?.selections ?? []) {
+      const inner =
+        selection.kind === Kind.FRAGMENT_SPREAD
+          ? ofFragment(selection.name.value)
+          : ofSet(selection.selectionSet);
+      if (selection.kind === Kind.FIELD) {
+        fields += 1;
+        if (selection.alias) aliases += 1;
+      }
+      fields += inner.fields;
+      aliases += inner.aliases;
+    }
+    return { fields, aliases };
+  };
+  const total = { fields: 0, aliases: 0 };
+  const add = (counts: SelectionCounts) => {
+    total.fields += counts.fields;
+    total.aliases += counts.aliases;
+  };
+  for (const def of document.definitions) {
+    if (def.kind === Kind.OPERATION_DEFINITION) add(ofSet(def.selectionSet));
+  }
+  // Fragments no operation reached (now uncounted): unused, which validation refuses after it
+  // has read them.
+  for (const name of fragments.keys()) if (!counted.has(name)) add(ofFragment(name));
+  return total;
+}
+
+/** A count in a message: exact, or past what a double holds exactly (a fragment bomb). */
+const shown = (n: number) => (Number.isSafeInteger(n) ? String(n) : 'over 2^53');
+
+/** One error per limit the document is over; empty when it keeps both. */
+export function selectionLimitErrors(
+  document: DocumentNode,
+  limits: SelectionLimits,
+): GraphQLError[] {
+  const { fields, aliases } = selectionCounts(document);
+  const over = (verb: string, what: 'fields' | 'aliases', count: number, limit: number) =>
+    count > limit
+      ? [
+          new GraphQLError(
+            `query ${verb} ${shown(count)} ${what}; the limit is ${limit} (fragments count where they are spread)`,
+            {
+              extensions: {
+                code: TOO_COMPLEX,
+                [what]: count,
+                [what === 'fields' ? 'maxFields' : 'maxAliases']: limit,
+                http: { status: 400 },
+              },
+            },
+          ),
+        ]
+      : [];
+  return [
+    ...over('selects', 'fields', fields, limits.maxFields),
+    ...over('uses', 'aliases', aliases, limits.maxAliases),
+  ];
+}
+
+/** What the specified rules see once the selection limits refused a document: nothing. */
+const EMPTY_DOCUMENT: DocumentNode = { kind: Kind.DOCUMENT, definitions: [] };
+
+/**
+ * HTTP: the selection limits as a validation rule, the only step Apollo runs between parsing and
+ * executing that can refuse a request with a client error (a plugin hook that throws there is
+ * answered 500). graphql-js runs every rule in one walk of the document, so the other rules would
+ * still read all 6,000 selections of a 3,000-alias flood (~30 ms) after this one refused it; a
+ * visitor that returns a node replaces the node being visited (graphql-js `visit`), and
+ * `visitInParallel` hands that node to the walk, so the refused document is swapped for an empty
+ * one at its root and nothing else reads the flood. Apollo answers 400 with these errors only.
+ */
+export function selectionLimitsRule(limits: SelectionLimits): ValidationRule {
+  return (context) => ({
+    Document(document) {
+      const errors = selectionLimitErrors(document, limits);
+      if (!errors.length) return undefined;
+      for (const error of errors) context.reportError(error);
+      return EMPTY_DOCUMENT;
+    },
+  });
+}
+
+/**
+ * Apollo relabels every validation rule's error GRAPHQL_VALIDATION_FAILED; a refusal by the
+ * selection limits keeps QUERY_TOO_COMPLEX, as on the socket and as the cost limit's does, so a
+ * client handles one code for every limit. For Apollo's formatError, before masking.
+ */
+export function keepQueryLimitCode(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+): GraphQLFormattedError {
+  const original = error instanceof GraphQLError ? error.originalError : undefined;
+  if (!(original instanceof GraphQLError) || original.extensions.code !== TOO_COMPLEX) {
+    return formatted;
+  }
+  return { ...formatted, extensions: { ...formatted.extensions, code: TOO_COMPLEX } };
 }
 
 interface Measure {
@@ -129,7 +274,9 @@ function measure(
 /**
  * The limits every operation of a document must keep, whatever the transport or operation type:
  * page arguments first (an out-of-range `first` is refused naming the argument, before any cost
- * is computed), then depth and cost. Empty when the document may run.
+ * is computed), then depth and cost. Empty when the document may run. Called only on documents
+ * within the selection limits (checked first on both transports): `measure` walks each fragment
+ * spread anew, so that bound is what keeps its walk short.
  */
 export function queryLimitErrors(
   document: DocumentNode,
@@ -160,7 +307,7 @@ export function queryLimitErrors(
           `query too complex: depth ${depth} (max ${limits.maxDepth}), cost ${cost} (max ${limits.maxCost}); ask for fewer or smaller pages`,
           {
             extensions: {
-              code: 'QUERY_TOO_COMPLEX',
+              code: TOO_COMPLEX,
               depth,
               cost,
               maxDepth: limits.maxDepth,
@@ -208,6 +355,9 @@ export function subscriptionLimits(limits: QueryLimits): Pick<ServerOptions, 'on
         if (err instanceof GraphQLError) return [err];
         throw err;
       }
+      // First, before anything else reads the document: what bounds every later walk of it.
+      const tooLarge = selectionLimitErrors(document, limits);
+      if (tooLarge.length) return tooLarge;
       const operations = document.definitions.filter(
         (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
       );
