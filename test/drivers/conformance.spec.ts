@@ -70,7 +70,7 @@ const FIXTURES: Record<
       hostedCluster: { ...HOSTED.hostedCluster },
       infraID: HOSTED.infraID,
       region: HOSTED.region,
-      release: { desiredVersion: '4.21.3', updating: false },
+      release: { desiredVersion: '4.21.3', updating: false, installing: false },
       autoNodeStatus: {},
       resourceTags: [{ key: 'cost-center', value: '5120' }],
       deleting: false,

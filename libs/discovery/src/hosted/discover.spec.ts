@@ -37,6 +37,7 @@ describe('discoverHostedAws', () => {
           desiredVersion: '4.21.3',
           desiredImage: 'quay.io/openshift-release-dev/ocp-release:4.21.3-x86_64',
           updating: false,
+          installing: false,
         },
         autoNodeStatus: {},
         instanceProfile: 'alpha-k7m2x-karpenter-worker',
@@ -75,6 +76,23 @@ describe('discoverHostedAws', () => {
       nodeClaimCount: 3,
     });
     expect(result.ok && result.conditions?.[0]?.reason).toBe('ControlPlaneUpdating');
+  });
+
+  it('a first Partial entry with no Completed one before it is the install, not an upgrade (issue 42, point 12)', async () => {
+    const result = await discover(
+      withHcp((hcp) => {
+        const status = hcp.status as { versionStatus: { history: Record<string, unknown>[] } };
+        status.versionStatus.history = [{ version: '4.21.3', state: 'Partial' }];
+      }),
+    );
+    expect(result.ok && result.infrastructure.release).toMatchObject({
+      updating: false,
+      installing: true,
+    });
+    expect(result.ok && result.conditions?.[0]?.reason).toBe('ControlPlaneInstalling');
+    expect(result.ok && result.conditions?.[0]?.message).toMatch(
+      /, release 4\.21\.\d+ \(installing\)$/,
+    );
   });
 
   it.each<[string, (hcp: Obj) => void, string, RegExp]>([

@@ -58,13 +58,17 @@ function parseRelease(status: unknown): HostedRelease {
   const versionStatus = record(record(status).versionStatus);
   const desired = record(versionStatus.desired);
   const history = Array.isArray(versionStatus.history) ? versionStatus.history : [];
-  const newest = record(history[0]);
+  const partial = text(record(history[0]).state) === 'Partial';
+  const completedBefore = history
+    .slice(1)
+    .some((entry) => text(record(entry).state) === 'Completed');
   const desiredVersion = text(desired.version);
   const desiredImage = text(desired.image);
   return {
     ...(desiredVersion ? { desiredVersion } : {}),
     ...(desiredImage ? { desiredImage } : {}),
-    updating: text(newest.state) === 'Partial',
+    updating: partial && completedBefore,
+    installing: partial && !completedBefore,
   };
 }
 
@@ -93,13 +97,17 @@ export async function discoverHostedAws(
         {
           type: 'HostedControlPlaneDiscovered',
           status: 'True',
-          reason: infrastructure.release.updating ? 'ControlPlaneUpdating' : 'AsExpected',
+          reason: infrastructure.release.updating
+            ? 'ControlPlaneUpdating'
+            : infrastructure.release.installing
+              ? 'ControlPlaneInstalling'
+              : 'AsExpected',
           message:
             `HostedControlPlane ${input.hcpNamespace}/${infrastructure.hcpName} of HostedCluster ` +
             `${infrastructure.hostedCluster.namespace}/${infrastructure.hostedCluster.name}, infraID ` +
             `${infrastructure.infraID}, region ${infrastructure.region}` +
             (infrastructure.release.desiredVersion
-              ? `, release ${infrastructure.release.desiredVersion}${infrastructure.release.updating ? ' (updating)' : ''}`
+              ? `, release ${infrastructure.release.desiredVersion}${infrastructure.release.updating ? ' (updating)' : infrastructure.release.installing ? ' (installing)' : ''}`
               : ''),
         },
       ],

@@ -9,8 +9,13 @@ export interface HostedRelease {
   /** The version the control plane is reconciling towards. */
   desiredVersion?: string;
   desiredImage?: string;
-  /** The newest history entry is Partial: an upgrade (or the install) is in progress. */
+  /**
+   * An upgrade is in progress: the newest history entry is Partial and an older one Completed
+   * (HyperShift's controlplaneversion.go writes Partial for the install too, as the only entry).
+   */
   updating: boolean;
+  /** The install is in progress: the only history entries are Partial, none Completed yet. */
+  installing: boolean;
 }
 
 /** The AutoNode (Karpenter) configuration HyperShift holds in spec.autoNode. */
