@@ -50,11 +50,11 @@ import { karpenterPoolsCondition, machineConfigPoolStates } from './machine-conf
 import { collectMetrics, nodeClaimSummaries } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
 import { NodeClassController } from './nodeclass/nodeclass-controller.js';
+import { OrderQueue } from './reconcile/order-queue.js';
 import { ConditionSet } from './reconcile/conditions.js';
 import type { SidecarIdentity } from './reconcile/operand-access.js';
 import { PeriodicCheck } from './reconcile/periodic-check.js';
 import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
-import { RETRIED_FAILURES, retryDelayMs } from './reconcile/outcome.js';
 import { OwnedObjects } from './reconcile/owned-objects.js';
 import { PlanPhase, type PlanResult } from './plan/plan-phase.js';
 
@@ -147,17 +147,11 @@ export class SidecarRuntime {
   private readonly planner: PlanPhase;
   /** Edits by other managers of what the fleet applied, from the watches' events. */
   readonly drift: DriftDetector;
-  private correctionQueued = false;
-  private order?: ReconcileOrder;
-  private last?: { generation: number; result: ReconcileResult };
-  private chain: Promise<unknown> = Promise.resolve();
-  private requeueTimer?: NodeJS.Timeout;
-  /** Reconciles in a row that ended in a failure worth retrying (RETRIED_FAILURES). */
-  private consecutiveFailures = 0;
+  /** Orders, re-checks, plans and drift corrections, one at a time. */
+  private readonly queue: OrderQueue;
   private requeueDebounce?: NodeJS.Timeout;
   private readonly extra = new ConditionSet();
   private readonly renderInputContent = new Map<string, string>();
-  private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
   private readonly clusterFinalizer?: ClusterFinalizer;
   private readonly credentialRenewal?: PeriodicCheck;
@@ -169,6 +163,12 @@ export class SidecarRuntime {
   };
 
   constructor(private readonly options: SidecarRuntimeOptions) {
+    this.queue = new OrderQueue({
+      reconcile: (order) => this.reconciler.reconcile(order),
+      afterReconcile: () => this.operator?.kick(),
+      requeueMs: options.requeueMs ?? 5_000,
+      log: options.log,
+    });
     const { apiServers, driver, log } = options;
     const { provider } = driver;
     this.cluster = apiServers.client('workload');
@@ -205,7 +205,7 @@ export class SidecarRuntime {
       // Every pool, not only the fleet's: the cluster's own custom pools may claim Karpenter's
       // nodes too (customPoolOverlaps); reports keep the fleet's (machineConfigPoolStates).
       this.machineConfigPools = make(MACHINE_CONFIG_POOL);
-      this.offs.push(this.machineConfigPools.on(() => this.changed(false)));
+      this.offs.push(this.machineConfigPools.on(() => this.queue.changed(false)));
       this.kubeletConfigs = make(KUBELET_CONFIG, {
         labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
       });
@@ -221,7 +221,7 @@ export class SidecarRuntime {
         karpenters: this.karpenters,
         version: options.version,
         log: log.child({ controller: 'cluster-operator' }),
-        onChange: () => this.changed(false),
+        onChange: () => this.queue.changed(false),
         // No Karpenter CR on this platform (Azure): the fleet's order says what it would.
         ...(provider.customResourceDefinitions().some((s) => s.identity.kind === KARPENTER_CR.kind)
           ? {}
@@ -236,7 +236,7 @@ export class SidecarRuntime {
         ? { pools: this.machineConfigPools, kubeletConfigs: this.kubeletConfigs }
         : {}),
       log: log.child({ controller: 'nodeclass' }),
-      onProblemsChange: () => this.changed(false),
+      onProblemsChange: () => this.queue.changed(false),
     });
     this.approver = new CsrApprover({
       cluster: this.cluster,
@@ -244,7 +244,7 @@ export class SidecarRuntime {
       nodeClaims: this.nodeClaims,
       approvalsPerMinute: options.csrApprovalsPerMinute,
       log: log.child({ controller: 'karpenter-machine-approver' }),
-      onDecision: () => this.changed(false),
+      onDecision: () => this.queue.changed(false),
     });
     // Cluster API: the Cluster Autoscaler's node groups are annotated MachineDeployments and
     // MachineSets on the management cluster; elsewhere, OpenShift's ClusterAutoscaler objects.
@@ -299,7 +299,7 @@ export class SidecarRuntime {
     this.operandNamespaceWatches = owned.filter((o) => o.inOperandNamespace).map((o) => o.watch);
     this.drift = new DriftDetector({
       log: log.child({ controller: 'drift' }),
-      onChange: (drifted) => this.driftChanged(drifted),
+      onChange: (drifted) => this.queue.driftChanged(drifted),
     });
     if (options.clusterApi) {
       const { namespace, clusterName } = options.clusterApi;
@@ -323,17 +323,12 @@ export class SidecarRuntime {
         what: 'operand credentials',
         log: log.child({ controller: 'credential-renewal' }),
         due: async () => {
-          const order = this.order;
+          const order = this.queue.order;
           if (!order?.spec.enabled || order.spec.paused || this.clusterFinalizer?.deleting())
             return false;
           return credentialsDue();
         },
-        run: async () => {
-          const order = this.order;
-          if (!order) return;
-          await this.enqueue(order);
-          this.changed(true);
-        },
+        run: () => this.queue.recheck(),
       });
     }
     this.planner = new PlanPhase({
@@ -361,10 +356,7 @@ export class SidecarRuntime {
       log,
       onCrdsInstalled: () => this.watches().forEach((w) => w.nudge()),
       ...(this.clusterFinalizer ? { clusterLifecycle: this.clusterFinalizer } : {}),
-      onProgress: (conditions) => {
-        if (this.last) this.last = { ...this.last, result: { ...this.last.result, conditions } };
-        this.changed(true);
-      },
+      onProgress: (conditions) => this.queue.progress(conditions),
     });
   }
 
@@ -395,9 +387,9 @@ export class SidecarRuntime {
     this.approver.start();
     // While a disable waits for NodeClaims, their deletion is the signal to look again.
     const recheck = () => {
-      if (!this.requeueTimer) return;
+      if (!this.queue.waiting()) return;
       clearTimeout(this.requeueDebounce);
-      this.requeueDebounce = setTimeout(() => void this.recheck(), 50);
+      this.requeueDebounce = setTimeout(() => void this.queue.recheck(true), 50);
     };
     // While DISABLE waits for Karpenter before removing the Cluster Autoscaler, the operand
     // Deployment and the NodeClass status are.
@@ -445,18 +437,12 @@ export class SidecarRuntime {
   ): void {
     if (type === 'DELETED' || !object.metadata?.deletionTimestamp) return;
     if (!(object.metadata.finalizers ?? []).includes(CLUSTER_CLEANUP_FINALIZER)) return;
-    if (!this.order) return;
+    if (!this.queue.order) return;
     clearTimeout(this.deletionDebounce);
-    this.deletionDebounce = setTimeout(() => {
-      const order = this.order;
-      if (!order) return;
-      this.options.log.info('the Cluster is being deleted; removing Karpenter');
-      void this.enqueue(order)
-        .catch((err: unknown) =>
-          this.options.log.error({ err: String(err) }, 'cleaning up for the Cluster deletion'),
-        )
-        .then(() => this.changed(true));
-    }, 50);
+    this.deletionDebounce = setTimeout(
+      () => this.queue.reapply('the Cluster is being deleted: removing Karpenter'),
+      50,
+    );
   }
 
   /**
@@ -471,74 +457,30 @@ export class SidecarRuntime {
     // Not seen yet is absent: creating the Proxy is a change too.
     if ((this.renderInputContent.get(key) ?? '') === content) return;
     this.renderInputContent.set(key, content);
-    const order = this.order;
-    if (!order) return;
-    this.options.log.info({ object: key, type }, 'render input changed; applying the order again');
-    void this.enqueue(order)
-      .catch((err: unknown) =>
-        this.options.log.error({ err: String(err) }, 're-applying after a render input change'),
-      )
-      .then(() => this.changed(true));
-  }
-
-  /**
-   * Drift under policy CORRECT (the default) is put back at once by applying the current order
-   * again (server-side apply with force takes the fields back); one correction is queued at a
-   * time, so a burst of edits costs one apply. Under REPORT it is only reported.
-   */
-  private driftChanged(drifted: boolean): void {
-    const order = this.order;
-    if (
-      drifted &&
-      order &&
-      !order.spec.paused &&
-      (order.spec.driftPolicy ?? 'CORRECT') === 'CORRECT' &&
-      !this.correctionQueued
-    ) {
-      this.correctionQueued = true;
-      this.options.log.info('drift: applying the order again to put it back');
-      const run = this.chain.then(() => {
-        this.correctionQueued = false;
-      });
-      this.chain = run;
-      void this.enqueue(order)
-        .catch((err: unknown) =>
-          this.options.log.error({ err: String(err) }, 're-applying after drift'),
-        )
-        .then(() => this.changed(true));
-    }
-    this.changed(true);
+    this.queue.reapply(`render input ${key} ${type.toLowerCase()}`);
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.requeueTimer);
     clearTimeout(this.requeueDebounce);
     clearTimeout(this.deletionDebounce);
     await this.credentialRenewal?.stop();
-    this.requeueTimer = undefined;
     for (const off of this.offs.splice(0)) off();
     this.operator?.stop();
     this.options.driver.close();
     this.nodeClasses.stop();
     this.approver.stop();
     for (const w of [...this.watches(), ...this.operandNamespaceWatches]) w.stop();
-    await this.chain.catch(() => undefined);
+    await this.queue.stop();
   }
 
   /** Called with urgent=true for steps that should be reported at once. */
   onChange(listener: (urgent: boolean) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private changed(urgent: boolean): void {
-    for (const l of this.listeners) l(urgent);
+    return this.queue.onChange(listener);
   }
 
   /** Applies an order (after any order or re-check in progress). */
   apply(order: ReconcileOrder): Promise<ReconcileResult> {
-    this.order = order;
-    return this.enqueue(order);
+    return this.queue.apply(order);
   }
 
   /**
@@ -546,71 +488,30 @@ export class SidecarRuntime {
    * cluster between them, never half-way through an apply.
    */
   plan(order: ReconcileOrder): Promise<PlanResult> {
-    const run = this.chain.then(() => this.planner.run(order));
-    this.chain = run.catch(() => undefined);
-    return run;
+    return this.queue.inTurn(() => this.planner.run(order));
   }
 
   lastResult(): { generation: number; result: ReconcileResult } | undefined {
-    return this.last;
+    return this.queue.lastResult();
   }
 
   /** What the ClusterOperator shows where no Karpenter CR exists: the order, and a refusal. */
   private orderForClusterOperator():
     { enabled: boolean; refusal?: { reason: string; message: string } } | undefined {
-    if (!this.order) return undefined;
-    const degraded = this.last?.result.conditions.find((c) => c.type === 'Degraded');
+    const order = this.queue.order;
+    if (!order) return undefined;
+    const degraded = this.queue.lastResult()?.result.conditions.find((c) => c.type === 'Degraded');
     return {
-      enabled: this.order.spec.enabled,
+      enabled: order.spec.enabled,
       ...(degraded?.status === 'True'
         ? { refusal: { reason: degraded.reason, message: degraded.message } }
         : {}),
     };
   }
 
-  private enqueue(order: ReconcileOrder): Promise<ReconcileResult> {
-    const run = this.chain.then(async () => {
-      const result = await this.reconciler.reconcile(order);
-      this.last = { generation: order.generation, result };
-      this.operator?.kick();
-      const degraded = result.conditions.find((c) => c.type === 'Degraded');
-      const retry = degraded?.status === 'True' && RETRIED_FAILURES.has(degraded.reason);
-      this.consecutiveFailures = retry ? this.consecutiveFailures + 1 : 0;
-      this.scheduleRequeue(order, result.requeue || retry);
-      return result;
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
-  }
-
-  private scheduleRequeue(order: ReconcileOrder, requeue: boolean): void {
-    clearTimeout(this.requeueTimer);
-    this.requeueTimer = undefined;
-    if (!requeue || this.order !== order) return;
-    const requeueMs = this.options.requeueMs ?? 5_000;
-    this.requeueTimer = setTimeout(
-      () => void this.recheck(),
-      this.consecutiveFailures ? retryDelayMs(requeueMs, this.consecutiveFailures) : requeueMs,
-    );
-  }
-
-  private async recheck(): Promise<void> {
-    const order = this.order;
-    if (!order || !this.requeueTimer) return;
-    clearTimeout(this.requeueTimer);
-    this.requeueTimer = undefined;
-    try {
-      await this.enqueue(order);
-    } catch (err) {
-      this.options.log.error({ err: String(err) }, 're-check failed');
-      this.scheduleRequeue(order, true);
-    }
-    this.changed(true);
-  }
-
   /** Resolves when orders, re-checks in flight and controllers have settled (for tests). */
   async idle(): Promise<void> {
-    await this.chain;
+    await this.queue.idle();
     await Promise.all([this.operator?.idle(), this.nodeClasses.idle(), this.approver.idle()]);
   }
 
@@ -635,8 +536,8 @@ export class SidecarRuntime {
 
   /** What a report says now; undefined before the first order (nothing to observe against). */
   async snapshot(): Promise<StatusSnapshot | undefined> {
-    const last = this.last;
-    const order = this.order;
+    const last = this.queue.lastResult();
+    const order = this.queue.order;
     if (!last || !order) return undefined;
     const operand = this.operator?.operandState();
     if (operand) {
