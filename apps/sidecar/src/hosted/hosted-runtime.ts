@@ -43,7 +43,9 @@ import { DriftDetector } from '../drift/drift-detector.js';
 import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
-import { RETRIED_FAILURES, retryDelayMs } from '../reconcile/outcome.js';
+import { degraded } from '../reconcile/outcome.js';
+import { OrderQueue } from '../reconcile/order-queue.js';
+import { OwnedObjects } from '../reconcile/owned-objects.js';
 import type { StatusSnapshot } from '../runtime.js';
 
 export interface HostedRuntimeOptions {
@@ -106,16 +108,11 @@ export class HostedRuntime {
   readonly approver = undefined;
   private readonly hcps: ResourceWatch;
   private readonly deployments: ResourceWatch;
-  private order?: ReconcileOrder;
-  private last?: { generation: number; result: ReconcileResult };
+  /** Orders, re-checks and drift corrections, one at a time (the standalone runtime's queue). */
+  private readonly queue: OrderQueue;
   private previous: Condition[] = [];
   private counts: ClusterMetrics = {};
-  private chain: Promise<unknown> = Promise.resolve();
-  private requeueTimer?: NodeJS.Timeout;
-  /** Reconciles in a row that ended in a failure worth retrying (RETRIED_FAILURES). */
-  private consecutiveFailures = 0;
   private debounce?: NodeJS.Timeout;
-  private readonly listeners = new Set<(urgent: boolean) => void>();
   private readonly offs: (() => void)[] = [];
   private guestClient?: { content: string; client: ClusterClient };
   /** The OpenshiftEC2NodeClass version the guest serves (discoverNodeClass). */
@@ -126,13 +123,22 @@ export class HostedRuntime {
   /** Their handlers, dropped with them when a rotation rebuilds them. */
   private readonly guestOffs: (() => void)[] = [];
   private started = false;
-  private correctionQueued = false;
   readonly drift: DriftDetector;
   /** Kept across reports, so its lastTransitionTime only moves when its status does. */
   private readonly driftCondition = new ConditionSet();
 
   constructor(private readonly options: HostedRuntimeOptions) {
     const { apiServers, hcpNamespace, log } = options;
+    this.queue = new OrderQueue({
+      reconcile: async (order) => {
+        const conditions = new ConditionSet(this.previous);
+        const outcome = await this.reconcile(order, conditions);
+        this.previous = conditions.list();
+        return { ...outcome, conditions: this.previous };
+      },
+      requeueMs: options.requeueMs ?? 2_000,
+      log,
+    });
     const watch = new Watch(apiServers.kubeConfig('management'));
     const objects = apiServers.client('management').objects;
     this.hcps = new ResourceWatch(objects, watch, HOSTED_CONTROL_PLANE, log, {
@@ -145,7 +151,7 @@ export class HostedRuntime {
     });
     this.drift = new DriftDetector({
       log: log.child({ controller: 'drift' }),
-      onChange: (drifted) => this.driftChanged(drifted),
+      onChange: (drifted) => this.queue.driftChanged(drifted),
     });
   }
 
@@ -173,33 +179,6 @@ export class HostedRuntime {
     }
   }
 
-  /**
-   * Drift under CORRECT is put back at once by running the order again (one correction queued at
-   * a time); under REPORT it is only reported.
-   */
-  private driftChanged(drifted: boolean): void {
-    const order = this.order;
-    if (
-      drifted &&
-      order &&
-      !order.spec.paused &&
-      (order.spec.driftPolicy ?? 'CORRECT') === 'CORRECT' &&
-      !this.correctionQueued
-    ) {
-      this.correctionQueued = true;
-      this.options.log.info('drift: applying the order again to put it back');
-      this.chain = this.chain.then(() => {
-        this.correctionQueued = false;
-      });
-      void this.enqueue(order)
-        .catch((err: unknown) =>
-          this.options.log.error({ err: String(err) }, 're-applying after drift'),
-        )
-        .then(() => this.changed(true));
-    }
-    this.changed(true);
-  }
-
   start(): void {
     // HyperShift's changes (spec.autoNode copied, its Deployments, status.autoNode) are the
     // signal to look again; the order is re-run, which only reads when nothing changed.
@@ -220,13 +199,11 @@ export class HostedRuntime {
   /** Looks again shortly (events come in bursts). */
   private soon(): void {
     clearTimeout(this.debounce);
-    this.debounce = setTimeout(() => void this.recheck(), 100);
+    this.debounce = setTimeout(() => void this.queue.recheck(), 100);
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.requeueTimer);
     clearTimeout(this.debounce);
-    this.requeueTimer = undefined;
     for (const off of this.offs.splice(0)) off();
     this.hcps.stop();
     this.deployments.stop();
@@ -234,79 +211,25 @@ export class HostedRuntime {
     for (const off of this.guestOffs.splice(0)) off();
     for (const w of this.guestWatches) w.stop();
     this.options.driver.close();
-    await this.chain.catch(() => undefined);
+    await this.queue.stop();
   }
 
   onChange(listener: (urgent: boolean) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private changed(urgent: boolean): void {
-    for (const l of this.listeners) l(urgent);
+    return this.queue.onChange(listener);
   }
 
   apply(order: ReconcileOrder): Promise<ReconcileResult> {
-    this.order = order;
-    return this.enqueue(order);
-  }
-
-  private enqueue(order: ReconcileOrder): Promise<ReconcileResult> {
-    const run = this.chain.then(async () => {
-      const conditions = new ConditionSet(this.previous);
-      const outcome = await this.reconcile(order, conditions);
-      this.previous = conditions.list();
-      const result = { ...outcome, conditions: this.previous };
-      this.last = { generation: order.generation, result };
-      const degraded = result.conditions.find((c) => c.type === 'Degraded');
-      const retry = degraded?.status === 'True' && RETRIED_FAILURES.has(degraded.reason);
-      this.consecutiveFailures = retry ? this.consecutiveFailures + 1 : 0;
-      this.schedule(order, result.requeue || retry);
-      return result;
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
-  }
-
-  private schedule(order: ReconcileOrder, requeue: boolean): void {
-    clearTimeout(this.requeueTimer);
-    this.requeueTimer = undefined;
-    if (!requeue || this.order !== order) return;
-    const requeueMs = this.options.requeueMs ?? 2_000;
-    this.requeueTimer = setTimeout(
-      () => void this.recheck(),
-      this.consecutiveFailures ? retryDelayMs(requeueMs, this.consecutiveFailures) : requeueMs,
-    );
-  }
-
-  private async recheck(): Promise<void> {
-    const order = this.order;
-    if (!order) return;
-    try {
-      await this.enqueue(order);
-    } catch (err) {
-      this.options.log.error({ err: String(err) }, 're-check failed');
-      this.schedule(order, true);
-    }
-    this.changed(true);
+    return this.queue.apply(order);
   }
 
   /** Resolves when orders and re-checks in flight have settled (for tests). */
-  async idle(): Promise<void> {
-    await this.chain;
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
+  /** The shared Degraded (outcome.ts); `requeue` for failures that heal by themselves. */
   private degraded(conditions: ConditionSet, reason: string, message: string, requeue = false) {
-    this.options.log.warn({ reason, message }, 'reconcile degraded');
-    conditions.set('Degraded', 'True', reason, message);
-    conditions.set('Available', 'False', reason, message);
-    conditions.set(
-      'Progressing',
-      'False',
-      reason,
-      'waiting for the problem to be fixed or a new order',
-    );
-    return { applied: 0, pruned: 0, requeue };
+    return { ...degraded(this.options.log, conditions, reason, message), requeue };
   }
 
   private async reconcile(
@@ -514,19 +437,21 @@ export class HostedRuntime {
     for (const w of this.guestWatches) w.nudge();
     // Before pruning, so the fleet's own deletions are never mistaken for drift.
     this.drift.retain(objects.map(({ object }) => object));
-    const wanted = new Set(objects.map(({ object }) => `${object.kind}/${object.metadata.name}`));
-    let pruned = 0;
-    for (const kind of [...guestOwnedKinds(this.nodeClass)].reverse()) {
-      const live = await guest.list<KubeObject>(kind.apiVersion, kind.kind, {
-        labelSelector: OWNED_BY_SELECTOR,
-      });
-      for (const o of live) {
-        if (wanted.has(`${kind.kind}/${o.metadata.name}`)) continue;
-        await guest.delete({ apiVersion: kind.apiVersion, kind: kind.kind, name: o.metadata.name });
-        pruned++;
-      }
-    }
-    return { applied, pruned };
+    return { applied, pruned: await this.owned().prune(objects) };
+  }
+
+  /**
+   * The reconcile pipeline's owned objects (list and prune by the fleet's label, a kind not
+   * served skipped) over the guest's current client and its served NodeClass version.
+   */
+  private owned(): OwnedObjects {
+    const guest = this.guest();
+    const kinds = guestOwnedKinds(this.nodeClass);
+    // No operand namespace: HyperShift runs the operand.
+    return new OwnedObjects(
+      { client: () => guest },
+      { ownedKinds: () => kinds, operandNamespace: '' },
+    );
   }
 
   /**
@@ -539,19 +464,7 @@ export class HostedRuntime {
     let pruned = 0;
     try {
       await this.discoverNodeClass();
-      for (const kind of [...guestOwnedKinds(this.nodeClass)].reverse()) {
-        const live = await guest.list<KubeObject>(kind.apiVersion, kind.kind, {
-          labelSelector: OWNED_BY_SELECTOR,
-        });
-        for (const o of live) {
-          await guest.delete({
-            apiVersion: kind.apiVersion,
-            kind: kind.kind,
-            name: o.metadata.name,
-          });
-          pruned++;
-        }
-      }
+      pruned = await this.owned().prune([]);
       // Only the fleet's NodeClaims hold the disable back: a guest admin's own NodePools (live,
       // without the fleet's label) keep theirs. A claim whose NodePool is gone was the fleet's.
       const others = new Set(
@@ -617,14 +530,15 @@ export class HostedRuntime {
   }
 
   lastResult(): { generation: number; result: ReconcileResult } | undefined {
-    return this.last;
+    return this.queue.lastResult();
   }
 
   snapshot(): Promise<StatusSnapshot | undefined> {
-    const last = this.last;
-    if (!last || !this.order) return Promise.resolve(undefined);
-    const nodePools = this.order.spec.enabled ? this.order.spec.nodePools.length : 0;
-    const drifted = this.drift.condition(this.order.spec.driftPolicy);
+    const last = this.queue.lastResult();
+    const order = this.queue.order;
+    if (!last || !order) return Promise.resolve(undefined);
+    const nodePools = order.spec.enabled ? order.spec.nodePools.length : 0;
+    const drifted = this.drift.condition(order.spec.driftPolicy);
     this.driftCondition.set('Drifted', drifted.status, drifted.reason, drifted.message);
     const conditions: Condition[] = [
       ...last.result.conditions.filter((c) => c.type !== 'Drifted'),

@@ -23,7 +23,10 @@ const keyOf = (o: {
 export class OwnedObjects {
   constructor(
     private readonly apiServers: { client(target: ClusterTarget): ClusterClient },
-    private readonly provider: CloudProvider<unknown, unknown>,
+    private readonly provider: Pick<
+      CloudProvider<unknown, unknown>,
+      'ownedKinds' | 'operandNamespace'
+    >,
   ) {}
 
   private client(target: ClusterTarget): ClusterClient {
