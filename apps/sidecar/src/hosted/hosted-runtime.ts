@@ -5,17 +5,12 @@ import {
   type ClusterMetrics,
   type Condition,
   type ReconcileOrder,
-  type ResourceIdentity,
 } from '@fleet/contracts';
 import {
-  OPENSHIFT_EC2_NODE_CLASS,
-  guestOwnedKinds,
-  servedOpenshiftEc2NodeClass,
   InvalidDesiredStateError,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
   NODEPOOL_LABEL,
-  OWNED_BY_SELECTOR,
   autoNodeConditions,
   autoNodeEnabledCondition,
   autoNodeRoleArn,
@@ -34,18 +29,17 @@ import {
   type HostedAwsInfrastructure,
   type HostedModeObservation,
 } from '@fleet/discovery';
-import { KubeConfig, Watch } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
+import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ApiServers } from '../kube/api-servers.js';
-import { ClusterClient, describeKubeError, isNotFound } from '../kube/cluster-client.js';
+import { describeKubeError, isNotFound } from '../kube/cluster-client.js';
 import { DriftDetector } from '../drift/drift-detector.js';
 import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
 import { degraded } from '../reconcile/outcome.js';
 import { OrderQueue } from '../reconcile/order-queue.js';
-import { OwnedObjects } from '../reconcile/owned-objects.js';
+import { GuestConnection } from './guest-connection.js';
 import type { StatusSnapshot } from '../runtime.js';
 
 export interface HostedRuntimeOptions {
@@ -114,15 +108,8 @@ export class HostedRuntime {
   private counts: ClusterMetrics = {};
   private debounce?: NodeJS.Timeout;
   private readonly offs: (() => void)[] = [];
-  private guestClient?: { content: string; client: ClusterClient };
-  /** The OpenshiftEC2NodeClass version the guest serves (discoverNodeClass). */
-  private nodeClass: ResourceIdentity = OPENSHIFT_EC2_NODE_CLASS;
-  /** What the fleet keeps in the guest (NodePools, its NodeClass), watched for hand edits. */
-  private guestWatches: ResourceWatch[] = [];
-  private guestWatchesFor?: ClusterClient;
-  /** Their handlers, dropped with them when a rotation rebuilds them. */
-  private readonly guestOffs: (() => void)[] = [];
-  private started = false;
+  /** The guest: its client (following a rotated kubeconfig), watches and served NodeClass. */
+  private readonly guestConnection: GuestConnection;
   readonly drift: DriftDetector;
   /** Kept across reports, so its lastTransitionTime only moves when its status does. */
   private readonly driftCondition = new ConditionSet();
@@ -153,30 +140,12 @@ export class HostedRuntime {
       log: log.child({ controller: 'drift' }),
       onChange: (drifted) => this.queue.driftChanged(drifted),
     });
-  }
-
-  /**
-   * The guest's watches follow its client: a rotated kubeconfig rebuilds the client, and the
-   * watches with it (the old credentials stop working).
-   */
-  private watchGuest(client: ClusterClient, config: KubeConfig): void {
-    if (this.guestWatchesFor === client) return;
-    for (const off of this.guestOffs.splice(0)) off();
-    for (const w of this.guestWatches) w.stop();
-    const watch = new Watch(config);
-    this.guestWatches = guestOwnedKinds(this.nodeClass).map(
-      (kind) =>
-        new ResourceWatch(client.objects, watch, kind, this.options.log, {
-          labelSelector: OWNED_BY_SELECTOR,
-          // HyperShift installs the Karpenter CRDs in the guest; until then the kind is not served.
-          maxBackoffMs: 5_000,
-        }),
-    );
-    this.guestWatchesFor = client;
-    for (const w of this.guestWatches) {
-      this.guestOffs.push(w.on((type, object) => this.drift.observe(type, object)));
-      if (this.started) w.start();
-    }
+    this.guestConnection = new GuestConnection({
+      apiServers,
+      ...(options.guestKubeconfigPath ? { guestKubeconfigPath: options.guestKubeconfigPath } : {}),
+      log,
+      onEvent: (type, object) => this.drift.observe(type, object),
+    });
   }
 
   start(): void {
@@ -186,14 +155,7 @@ export class HostedRuntime {
     this.offs.push(this.hcps.on(again), this.deployments.on(again));
     this.hcps.start();
     this.deployments.start();
-    this.started = true;
-    try {
-      this.guest();
-    } catch (err) {
-      // No guest kubeconfig yet: the first reconcile reports it.
-      this.options.log.warn({ err: String(err) }, 'guest kubeconfig not readable yet');
-    }
-    for (const w of this.guestWatches) w.start();
+    this.guestConnection.start();
   }
 
   /** Looks again shortly (events come in bursts). */
@@ -207,9 +169,7 @@ export class HostedRuntime {
     for (const off of this.offs.splice(0)) off();
     this.hcps.stop();
     this.deployments.stop();
-    this.started = false;
-    for (const off of this.guestOffs.splice(0)) off();
-    for (const w of this.guestWatches) w.stop();
+    this.guestConnection.stop();
     this.options.driver.close();
     await this.queue.stop();
   }
@@ -314,7 +274,7 @@ export class HostedRuntime {
             `webIdentityRoleArn: required to enable Karpenter on a hosted cluster (${hostedCluster} spec.autoNode.provisionerConfig.karpenter.aws.roleARN), and HyperShift holds none`,
           );
         }
-        const render = () => renderGuestObjects(infra, spec, this.nodeClass);
+        const render = () => renderGuestObjects(infra, spec, this.guestConnection.nodeClass);
         // Refused desired state writes nothing, spec.autoNode included.
         const refusal = invalidDesiredState(render);
         if (refusal) return this.degraded(conditions, 'InvalidDesiredState', refusal);
@@ -325,7 +285,7 @@ export class HostedRuntime {
         }
         // HyperShift installs the CRDs once spec.autoNode is set; the served version decides the
         // class's apiVersion (and what it may hold).
-        const nodeClassServed = await this.discoverNodeClass();
+        const nodeClassServed = await this.guestConnection.discoverNodeClass();
         const versionRefusal = invalidDesiredState(render);
         if (versionRefusal) return this.degraded(conditions, 'InvalidDesiredState', versionRefusal);
         const written = nodeClassServed
@@ -420,7 +380,7 @@ export class HostedRuntime {
     objects: ReturnType<typeof renderGuestObjects>,
     driftPolicy: ReconcileOrder['spec']['driftPolicy'],
   ): Promise<{ applied: number; pruned: number } | undefined> {
-    const guest = this.guest();
+    const guest = this.guestConnection.client();
     let applied = 0;
     try {
       for (const { object } of objects) {
@@ -434,24 +394,10 @@ export class HostedRuntime {
       throw err;
     }
     // The CRDs are served now: the watches need not wait out their backoff.
-    for (const w of this.guestWatches) w.nudge();
+    this.guestConnection.nudge();
     // Before pruning, so the fleet's own deletions are never mistaken for drift.
     this.drift.retain(objects.map(({ object }) => object));
-    return { applied, pruned: await this.owned().prune(objects) };
-  }
-
-  /**
-   * The reconcile pipeline's owned objects (list and prune by the fleet's label, a kind not
-   * served skipped) over the guest's current client and its served NodeClass version.
-   */
-  private owned(): OwnedObjects {
-    const guest = this.guest();
-    const kinds = guestOwnedKinds(this.nodeClass);
-    // No operand namespace: HyperShift runs the operand.
-    return new OwnedObjects(
-      { client: () => guest },
-      { ownedKinds: () => kinds, operandNamespace: '' },
-    );
+    return { applied, pruned: await this.guestConnection.owned().prune(objects) };
   }
 
   /**
@@ -459,12 +405,12 @@ export class HostedRuntime {
    * runs to drain and terminate their nodes; spec.autoNode is cleared once no NodeClaim is left.
    */
   private async removeGuest(): Promise<{ pruned: number; nodeClaims: number }> {
-    const guest = this.guest();
+    const guest = this.guestConnection.client();
     this.drift.retain([]);
     let pruned = 0;
     try {
-      await this.discoverNodeClass();
-      pruned = await this.owned().prune([]);
+      await this.guestConnection.discoverNodeClass();
+      pruned = await this.guestConnection.owned().prune([]);
       // Only the fleet's NodeClaims hold the disable back: a guest admin's own NodePools (live,
       // without the fleet's label) keep theirs. A claim whose NodePool is gone was the fleet's.
       const others = new Set(
@@ -482,51 +428,6 @@ export class HostedRuntime {
       if (isUnserved(err)) return { pruned, nodeClaims: 0 };
       throw err;
     }
-  }
-
-  /**
-   * Which OpenshiftEC2NodeClass version the guest serves (HyperShift builds before its v1
-   * promotion serve v1beta1 only), from discovery; the watches follow it. False while the CRD is
-   * not installed.
-   */
-  private async discoverNodeClass(): Promise<boolean> {
-    const guest = this.guest();
-    const served = servedOpenshiftEc2NodeClass(
-      await guest.servedVersions(OPENSHIFT_EC2_NODE_CLASS.group),
-    );
-    if (!served) return false;
-    if (served.version !== this.nodeClass.version) {
-      this.options.log.info({ version: served.version }, 'guest serves OpenshiftEC2NodeClass');
-      this.nodeClass = served;
-      this.guestWatchesFor = undefined;
-      this.watchGuest(guest, guest.kubeConfig);
-    }
-    return true;
-  }
-
-  /** The guest's client, rebuilt when the mounted kubeconfig was rewritten (rotation). */
-  private guest(): ClusterClient {
-    const { guestKubeconfigPath: path, apiServers, log } = this.options;
-    if (!path) {
-      const client = apiServers.client('workload');
-      this.watchGuest(client, apiServers.kubeConfig('workload'));
-      return client;
-    }
-    let content: string;
-    try {
-      content = readFileSync(path, 'utf8');
-    } catch (err) {
-      // Mid-rewrite or briefly absent: keep the client built from the last good content.
-      if (this.guestClient) return this.guestClient.client;
-      throw err;
-    }
-    if (this.guestClient?.content === content) return this.guestClient.client;
-    const config = new KubeConfig();
-    config.loadFromString(content);
-    if (this.guestClient) log.info({ path }, 'guest kubeconfig rotated; guest client rebuilt');
-    this.guestClient = { content, client: new ClusterClient(config, apiServers.timeoutMs) };
-    this.watchGuest(this.guestClient.client, config);
-    return this.guestClient.client;
   }
 
   lastResult(): { generation: number; result: ReconcileResult } | undefined {
