@@ -92,8 +92,8 @@ export class OrderQueue {
         this.correctionQueued = false;
       });
       this.reapply('drift: putting it back');
-      return;
     }
+    // Reported at once, before the correction lands.
     this.changed(true);
   }
 
