@@ -164,8 +164,8 @@ describe('Azure: CSR node identity through ARM', () => {
         )?.default,
       'the default AKSNodeClass in the launch gate',
     );
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
   });
   afterAll(async () => h?.stop());
 

@@ -105,8 +105,8 @@ describe('standalone Azure: the sidecar RBAC in deploy/ is exactly what the side
       'the Cluster Autoscaler to be removed',
     );
     // A node Karpenter launched: its NodeClaim, its VM and NIC in ARM, its client CSR approved.
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
     const vmName = 'aks-general-rbac01';
     h.cluster.kube.as(KARPENTER_USER).create(
       {

@@ -105,8 +105,8 @@ describe('Cluster API: deleting the workload Cluster (two API servers)', () => {
     expect(cluster()?.metadata?.finalizers).toEqual([CLUSTER_CLEANUP_FINALIZER]);
     h.pair.workload.setDeploymentAvailable(CAPI_OPERAND_NAMESPACE, CAPI_OPERAND_NAME);
     provider.markNodeClassReady();
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
     launched = provider.launch('general', 'c6i.2xlarge', 'us-east-1b');
     // Karpenter's termination finalizer: the NodeClaim stays until Karpenter has let its node go.
     h.pair.workload.patch(NODECLAIM, 'NodeClaim', launched.nodeClaim, undefined, {

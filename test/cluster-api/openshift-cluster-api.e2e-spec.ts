@@ -94,8 +94,8 @@ describe("Cluster API on OpenShift's own Cluster API (one API server)", () => {
     kube().setDeploymentAvailable(CAPI_OPERAND_NAMESPACE, CAPI_OPERAND_NAME);
     provider.markNodeClassReady();
     await h.runtime.apply(h.order(enabled));
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
     const launched = provider.launch('general', 'c6i.2xlarge', 'us-east-1b');
     const kubelet = new NodeLaunchSimulator({ kube: kube(), ec2: h.pair.ec2 });
     await kubelet.approved(kubelet.submitCsr(launched.nodeName, 'client'));

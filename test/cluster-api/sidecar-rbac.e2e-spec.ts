@@ -162,8 +162,8 @@ describe('Cluster API: the sidecar RBAC in deploy/sidecar/capi is exactly what t
     expect(h.pair.management.get('v1', 'ConfigMap', NODE_GROUP_SIZES_BACKUP, NS)).toBeDefined();
 
     // A node through the provider: its CSRs approved from the Machine's identity, the Node joins.
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
     const launched = provider.launch('general', 'c6i.2xlarge', 'us-east-1a');
     const kubelet = new NodeLaunchSimulator({ kube: h.pair.workload, ec2: h.pair.ec2 });
     await kubelet.approved(kubelet.submitCsr(launched.nodeName, 'client'));
@@ -213,7 +213,7 @@ describe('Cluster API: the sidecar RBAC in deploy/sidecar/capi is exactly what t
     await h.runtime.apply(enabled('KEEP'));
     h.pair.workload.setDeploymentAvailable(CAPI_OPERAND_NAMESPACE, CAPI_OPERAND_NAME);
     provider.markNodeClassReady();
-    await h.runtime.nodeClaims.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
     const claimed = provider.launch('general', 'c6i.2xlarge', 'us-east-1a');
     h.pair.management.delete('cluster.x-k8s.io/v1beta1', 'Cluster', NS, NS);
     await until(

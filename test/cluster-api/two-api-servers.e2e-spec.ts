@@ -188,8 +188,8 @@ describe('Cluster API: a workload cluster of a separate management cluster (two 
         .map((md) => md.metadata?.name)
         .sort(),
     );
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
     const launched = provider.launch('general', 'm6i.xlarge', 'us-east-1a');
     const kubelet = new NodeLaunchSimulator({ kube: h.pair.workload, ec2: h.pair.ec2 });
     const client = kubelet.submitCsr(launched.nodeName, 'client');

@@ -96,7 +96,7 @@ describe('drift: hand edits seen, and corrected by policy', () => {
     );
     // The sidecar's own watch has seen the edit (handlers run as the event arrives).
     await until(
-      () => (h.runtime.nodePools.get('general')?.metadata?.labels?.team ? true : undefined),
+      () => (h.runtime.watches.nodePools.get('general')?.metadata?.labels?.team ? true : undefined),
       "the sidecar's watch saw the label",
     );
     await h.runtime.idle();

@@ -23,9 +23,12 @@ describe('standalone AWS: a sidecar at rest', () => {
     const { runtime } = h;
     await until(
       () =>
-        [runtime.nodes, runtime.nodePools, runtime.pendingPods, ...runtime.autoscalerWatches].every(
-          (w) => w.synced,
-        ) || undefined,
+        [
+          runtime.watches.nodes,
+          runtime.watches.nodePools,
+          runtime.watches.pendingPods,
+          ...runtime.watches.autoscaler,
+        ].every((w) => w.synced) || undefined,
       'the metric and Cluster Autoscaler caches to sync',
     );
     await h.runtime.idle();
@@ -104,7 +107,7 @@ describe('standalone AWS: a sidecar at rest', () => {
   });
 
   it('reports the Karpenter health gates from the same caches: NodeClaims that failed to launch, the oldest unschedulable Pod', async () => {
-    await h.runtime.nodeClaims.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
     const at = new Date().toISOString();
     h.cluster.kube.create({
       apiVersion: 'karpenter.sh/v1',

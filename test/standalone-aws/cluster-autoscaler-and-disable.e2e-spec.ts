@@ -238,7 +238,7 @@ describe('standalone AWS: disabling Karpenter', () => {
           : true,
       'the Cluster Autoscaler to be removed',
     );
-    await h.runtime.nodeClaims.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
     const nodes = await Promise.all([sim.launch('general'), sim.launch('general')]);
     expect(h.cluster.kube.list('karpenter.sh/v1', 'NodeClaim')).toHaveLength(2);
 

@@ -26,8 +26,8 @@ describe('standalone AWS: the karpenter-machine-approver', () => {
     await h.runtime.apply(h.order({ enabled: true, nodePools: [GENERAL_NODEPOOL] }));
     h.cluster.kube.setDeploymentAvailable(OPERAND_NAMESPACE, OPERAND_NAME);
     sim = new NodeLaunchSimulator({ kube: h.cluster.kube, ec2: h.cluster.ec2 }).start();
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
   });
   afterAll(async () => {
     sim?.stop();

@@ -36,8 +36,8 @@ describe('standalone AWS: the approver under calls that never return', () => {
       ec2: h.cluster.ec2,
       approvalTimeoutMs: 30_000,
     }).start();
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
   });
   afterAll(async () => {
     sim?.stop();

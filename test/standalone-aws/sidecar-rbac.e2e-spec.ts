@@ -89,8 +89,8 @@ describe('standalone AWS: the sidecar RBAC in deploy/ is exactly what the sideca
           : true,
       'the Cluster Autoscaler to be removed',
     );
-    await h.runtime.nodeClaims.whenSynced();
-    await h.runtime.csrs.whenSynced();
+    await h.runtime.watches.nodeClaims.whenSynced();
+    await h.runtime.watches.csrs.whenSynced();
     const node = await sim.launch('general');
     await until(
       () => approved(h, node.clientCsr) && approved(h, node.servingCsr),

@@ -1,33 +1,18 @@
 import {
-  CERTIFICATE_SIGNING_REQUEST,
-  DEPLOYMENT,
   KARPENTER_CR,
-  KUBELET_CONFIG,
-  MACHINE_CONFIG_POOL,
-  NODE,
-  NODECLAIM,
-  NODEPOOL,
-  POD,
   type ClusterAutoscalerState,
   type Condition,
   type ReconcileOrder,
   type ReportedMigrationProposal,
-  type ResourceIdentity,
   type StatusReport,
 } from '@fleet/contracts';
 import {
   customPoolOverlaps,
-  NODECLASS_LABEL,
-  OPERAND_NAME,
-  OWNED_BY_SELECTOR,
   CLUSTER_CLEANUP_FINALIZER,
   type ClusterDriver,
   type KubeObject,
-  type ClusterTarget,
   type TargetedObject,
 } from '@fleet/cloud-provider';
-import { CAPI_CLUSTER } from '@fleet/discovery';
-import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ClusterFinalizer } from './cluster-api/cluster-finalizer.js';
 import { ClusterAutoscalerSwitch } from './cluster-autoscaler/cluster-autoscaler.js';
@@ -41,16 +26,16 @@ import {
   type ClusterAutoscalerControl,
 } from './cluster-autoscaler/node-group-sizes.js';
 import { ClusterOperatorController } from './cluster-operator/cluster-operator-controller.js';
-import { CsrApprover, type CsrObject, type NodeClaimObject } from './csr/csr-approver.js';
+import { CsrApprover } from './csr/csr-approver.js';
 import { DriftDetector } from './drift/drift-detector.js';
 import type { ApiServers } from './kube/api-servers.js';
 import type { ClusterClient } from './kube/cluster-client.js';
-import { ResourceWatch, type ResourceWatchOptions } from './kube/resource-watch.js';
 import { karpenterPoolsCondition, machineConfigPoolStates } from './machine-config/pool-status.js';
 import { collectMetrics, nodeClaimSummaries } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
 import { NodeClassController } from './nodeclass/nodeclass-controller.js';
 import { OrderQueue } from './reconcile/order-queue.js';
+import { ClusterWatches } from './kube/cluster-watches.js';
 import { ConditionSet } from './reconcile/conditions.js';
 import type { SidecarIdentity } from './reconcile/operand-access.js';
 import { PeriodicCheck } from './reconcile/periodic-check.js';
@@ -105,39 +90,8 @@ export type StatusSnapshot = Omit<StatusReport, 'clusterId' | 'reportedAt'>;
  */
 export class SidecarRuntime {
   readonly cluster: ClusterClient;
-  readonly deployments: ResourceWatch;
-  readonly karpenters: ResourceWatch;
-  readonly nodeClassWatch: ResourceWatch;
-  readonly nodeClaims: ResourceWatch<NodeClaimObject>;
-  readonly csrs: ResourceWatch<CsrObject>;
-  /** Nodes Karpenter launched (they carry the provider's NodeClass label). */
-  readonly karpenterNodes: ResourceWatch;
-  /** What every report counts (metrics), from caches, so a report at rest lists nothing. */
-  readonly nodes: ResourceWatch;
-  readonly nodePools: ResourceWatch;
-  readonly pendingPods: ResourceWatch;
-  /** Everything the Cluster Autoscaler observation reads; an event makes the next report look again. */
-  readonly autoscalerWatches: ResourceWatch[];
-  /** The NodeClasses' MachineConfigPools; only where the provider keeps them. */
-  readonly machineConfigPools?: ResourceWatch;
-  /** Their KubeletConfigs, whose status the launch gate reads. */
-  readonly kubeletConfigs?: ResourceWatch;
-  /** What rendering reads from the cluster (the Proxy), watched by name (renderInputs). */
-  readonly renderInputs: ResourceWatch[];
-  /** Cluster API: the workload Cluster on the management cluster (its deletion, our finalizer). */
-  readonly workloadCluster?: ResourceWatch;
-  /**
-   * The fleet's other owned kinds (RBAC, ServiceAccount, ConfigMaps, PodDisruptionBudget,
-   * CredentialsRequest, admission policies, ...), by the fleet's label, one watch per namespace:
-   * only so drift sees hand edits and deletions of them.
-   */
-  readonly ownedWatches: ResourceWatch[];
-  /**
-   * Those of them in the operand's namespace, which the sidecar creates and may watch only once
-   * its RoleBinding there exists: they run while the operand Deployment does (created after
-   * both, pruned before them).
-   */
-  private readonly operandNamespaceWatches: ResourceWatch[];
+  /** Every watch the sidecar holds: the caches its controllers, drift and reports read. */
+  readonly watches: ClusterWatches;
   /** Only where the driver owns a ClusterOperator (standalone OpenShift). */
   readonly operator?: ClusterOperatorController;
   readonly nodeClasses: NodeClassController;
@@ -172,80 +126,6 @@ export class SidecarRuntime {
     const { apiServers, driver, log } = options;
     const { provider } = driver;
     this.cluster = apiServers.client('workload');
-    const watches = new Map<ClusterTarget, Watch>();
-    const make = <T extends CsrObject | NodeClaimObject>(
-      kind: ResourceIdentity,
-      opts: ResourceWatchOptions = {},
-      target: ClusterTarget = 'workload',
-    ) => {
-      let watch = watches.get(target);
-      if (!watch) {
-        watch = new Watch(apiServers.kubeConfig(target));
-        watches.set(target, watch);
-      }
-      return new ResourceWatch<T>(apiServers.client(target).objects, watch, kind, log, {
-        maxBackoffMs: 5_000,
-        ...opts,
-      });
-    };
-    this.deployments = make(
-      DEPLOYMENT,
-      { namespace: provider.operandNamespace, fieldSelector: `metadata.name=${OPERAND_NAME}` },
-      provider.operandTarget ?? 'management',
-    );
-    this.karpenters = make(KARPENTER_CR, {}, 'management');
-    this.nodeClassWatch = make(provider.nodeClass);
-    this.nodeClaims = make<NodeClaimObject>(NODECLAIM);
-    this.csrs = make<CsrObject>(CERTIFICATE_SIGNING_REQUEST);
-    this.karpenterNodes = make(NODE, { labelSelector: provider.nodeClassLabel });
-    this.nodes = make(NODE);
-    this.nodePools = make(NODEPOOL);
-    this.pendingPods = make(POD, { fieldSelector: 'status.phase=Pending' });
-    if (provider.nodeClassConfigKinds().some((k) => k.kind === MACHINE_CONFIG_POOL.kind)) {
-      // Every pool, not only the fleet's: the cluster's own custom pools may claim Karpenter's
-      // nodes too (customPoolOverlaps); reports keep the fleet's (machineConfigPoolStates).
-      this.machineConfigPools = make(MACHINE_CONFIG_POOL);
-      this.offs.push(this.machineConfigPools.on(() => this.queue.changed(false)));
-      this.kubeletConfigs = make(KUBELET_CONFIG, {
-        labelSelector: `${OWNED_BY_SELECTOR},${NODECLASS_LABEL}`,
-      });
-    }
-    this.renderInputs = (provider.renderInputs?.() ?? []).map(({ kind, name }) =>
-      make(kind, { fieldSelector: `metadata.name=${name}` }),
-    );
-    if (driver.statusSurfaces.includes('ClusterOperator'))
-      this.operator = new ClusterOperatorController({
-        cluster: this.cluster,
-        provider,
-        deployments: this.deployments,
-        karpenters: this.karpenters,
-        version: options.version,
-        log: log.child({ controller: 'cluster-operator' }),
-        onChange: () => this.queue.changed(false),
-        // No Karpenter CR on this platform (Azure): the fleet's order says what it would.
-        ...(provider.customResourceDefinitions().some((s) => s.identity.kind === KARPENTER_CR.kind)
-          ? {}
-          : { order: () => this.orderForClusterOperator() }),
-      });
-    this.nodeClasses = new NodeClassController({
-      cluster: this.cluster,
-      provider,
-      nodeClasses: this.nodeClassWatch,
-      nodes: this.karpenterNodes,
-      ...(this.machineConfigPools && this.kubeletConfigs
-        ? { pools: this.machineConfigPools, kubeletConfigs: this.kubeletConfigs }
-        : {}),
-      log: log.child({ controller: 'nodeclass' }),
-      onProblemsChange: () => this.queue.changed(false),
-    });
-    this.approver = new CsrApprover({
-      cluster: this.cluster,
-      csrs: this.csrs,
-      nodeClaims: this.nodeClaims,
-      approvalsPerMinute: options.csrApprovalsPerMinute,
-      log: log.child({ controller: 'karpenter-machine-approver' }),
-      onDecision: () => this.queue.changed(false),
-    });
     // Cluster API: the Cluster Autoscaler's node groups are annotated MachineDeployments and
     // MachineSets on the management cluster; elsewhere, OpenShift's ClusterAutoscaler objects.
     // OpenShift's own Cluster API (one API server) has both: each mode acts on both.
@@ -263,56 +143,60 @@ export class SidecarRuntime {
             { control: nodeGroups(options.clusterApi), kinds: nodeGroupKinds },
           ])
         : nodeGroups(options.clusterApi);
-    // A kind a cluster does not serve (no ClusterAutoscaler CRD) is looked for again once a minute.
-    this.autoscalerWatches = this.clusterAutoscaler
-      .observedKinds()
-      .map(({ kind, target, ...selection }) =>
-        make(kind, { ...selection, maxBackoffMs: 60_000 }, target),
-      );
-    const watchedAlready = (kind: ResourceIdentity, namespace?: string) =>
-      [NODEPOOL, provider.nodeClass, KARPENTER_CR].some(
-        (k) => k.apiVersion === kind.apiVersion && k.kind === kind.kind,
-      ) ||
-      (kind.kind === DEPLOYMENT.kind &&
-        kind.apiVersion === DEPLOYMENT.apiVersion &&
-        namespace === provider.operandNamespace);
-    const operandTarget = provider.operandTarget ?? 'management';
-    const owned = provider.ownedKinds().flatMap(({ target, namespaces, ...kind }) =>
-      (kind.namespaced ? (namespaces ?? []) : [undefined])
-        .filter((namespace) => !watchedAlready(kind, namespace))
-        .map((namespace) => ({
-          inOperandNamespace:
-            namespace === provider.operandNamespace &&
-            (apiServers.single || target === operandTarget),
-          watch: make(
-            kind,
-            {
-              ...(namespace ? { namespace } : {}),
-              labelSelector: OWNED_BY_SELECTOR,
-              maxBackoffMs: 60_000,
-            },
-            target,
-          ),
-        })),
-    );
-    this.ownedWatches = owned.map((o) => o.watch);
-    this.operandNamespaceWatches = owned.filter((o) => o.inOperandNamespace).map((o) => o.watch);
+    this.watches = new ClusterWatches({
+      apiServers,
+      driver,
+      log,
+      autoscalerKinds: this.clusterAutoscaler.observedKinds(),
+      ...(options.clusterApi ? { clusterApi: options.clusterApi } : {}),
+    });
+    const w = this.watches;
+    if (w.machineConfigPools)
+      this.offs.push(w.machineConfigPools.on(() => this.queue.changed(false)));
+    if (driver.statusSurfaces.includes('ClusterOperator'))
+      this.operator = new ClusterOperatorController({
+        cluster: this.cluster,
+        provider,
+        deployments: w.deployments,
+        karpenters: w.karpenters,
+        version: options.version,
+        log: log.child({ controller: 'cluster-operator' }),
+        onChange: () => this.queue.changed(false),
+        // No Karpenter CR on this platform (Azure): the fleet's order says what it would.
+        ...(provider.customResourceDefinitions().some((s) => s.identity.kind === KARPENTER_CR.kind)
+          ? {}
+          : { order: () => this.orderForClusterOperator() }),
+      });
+    this.nodeClasses = new NodeClassController({
+      cluster: this.cluster,
+      provider,
+      nodeClasses: w.nodeClass,
+      nodes: w.karpenterNodes,
+      ...(w.machineConfigPools && w.kubeletConfigs
+        ? { pools: w.machineConfigPools, kubeletConfigs: w.kubeletConfigs }
+        : {}),
+      log: log.child({ controller: 'nodeclass' }),
+      onProblemsChange: () => this.queue.changed(false),
+    });
+    this.approver = new CsrApprover({
+      cluster: this.cluster,
+      csrs: w.csrs,
+      nodeClaims: w.nodeClaims,
+      approvalsPerMinute: options.csrApprovalsPerMinute,
+      log: log.child({ controller: 'karpenter-machine-approver' }),
+      onDecision: () => this.queue.changed(false),
+    });
     this.drift = new DriftDetector({
       log: log.child({ controller: 'drift' }),
       onChange: (drifted) => this.queue.driftChanged(drifted),
     });
     if (options.clusterApi) {
       const { namespace, clusterName } = options.clusterApi;
-      const workloadCluster = make(
-        CAPI_CLUSTER,
-        { namespace, fieldSelector: `metadata.name=${clusterName}` },
-        'management',
-      );
-      this.workloadCluster = workloadCluster;
+      const cluster = this.watches.workloadCluster!;
       this.clusterFinalizer = new ClusterFinalizer(
         apiServers.client('management'),
         options.clusterApi,
-        () => workloadCluster.get(clusterName, namespace),
+        () => cluster.get(clusterName, namespace),
         log.child({ controller: 'cluster-finalizer' }),
       );
     }
@@ -354,34 +238,15 @@ export class SidecarRuntime {
       approver: this.approver,
       clusterAutoscaler: this.clusterAutoscaler,
       log,
-      onCrdsInstalled: () => this.watches().forEach((w) => w.nudge()),
+      onCrdsInstalled: () => w.always().forEach((watch) => watch.nudge()),
       ...(this.clusterFinalizer ? { clusterLifecycle: this.clusterFinalizer } : {}),
       onProgress: (conditions) => this.queue.progress(conditions),
     });
   }
 
-  private watches(): { start(): void; stop(): void; nudge(): void }[] {
-    return [
-      this.deployments,
-      this.karpenters,
-      this.nodeClassWatch,
-      this.nodeClaims,
-      this.csrs,
-      this.karpenterNodes,
-      this.nodes,
-      this.nodePools,
-      this.pendingPods,
-      ...this.autoscalerWatches,
-      ...(this.machineConfigPools ? [this.machineConfigPools] : []),
-      ...(this.kubeletConfigs ? [this.kubeletConfigs] : []),
-      ...this.renderInputs,
-      ...(this.workloadCluster ? [this.workloadCluster] : []),
-      ...this.ownedWatches.filter((w) => !this.operandNamespaceWatches.includes(w)),
-    ];
-  }
-
   start(): void {
-    for (const w of this.watches()) w.start();
+    const w = this.watches;
+    for (const watch of w.always()) watch.start();
     this.operator?.start();
     this.nodeClasses.start();
     this.approver.start();
@@ -393,36 +258,18 @@ export class SidecarRuntime {
     };
     // While DISABLE waits for Karpenter before removing the Cluster Autoscaler, the operand
     // Deployment and the NodeClass status are.
-    this.offs.push(
-      this.nodeClaims.on(recheck),
-      this.nodeClassWatch.on(recheck),
-      this.deployments.on(recheck),
-    );
-    for (const input of this.renderInputs)
+    this.offs.push(w.nodeClaims.on(recheck), w.nodeClass.on(recheck), w.deployments.on(recheck));
+    for (const input of w.renderInputs)
       this.offs.push(input.on((type, object) => this.renderInputChanged(type, object)));
     // Drift is read from the watches: those the sidecar holds anyway on what it applies
     // (NodePools, NodeClasses, the operand Deployment, the Karpenter CR) and one per other owned
     // kind; never a request of its own.
-    for (const watch of [
-      this.nodePools,
-      this.nodeClassWatch,
-      this.deployments,
-      this.karpenters,
-      ...this.ownedWatches,
-    ])
+    for (const watch of w.applied())
       this.offs.push(watch.on((type, object) => this.drift.observe(type, object)));
-    for (const watch of this.autoscalerWatches)
-      this.offs.push(watch.on(() => void this.autoscalerEpoch++));
-    this.offs.push(
-      this.deployments.on(() => {
-        const operandExists = this.deployments.items().length > 0;
-        for (const watch of this.operandNamespaceWatches)
-          if (operandExists) watch.start();
-          else watch.stop();
-      }),
-    );
-    if (this.workloadCluster)
-      this.offs.push(this.workloadCluster.on((type, object) => this.clusterChanged(type, object)));
+    for (const watch of w.autoscaler) this.offs.push(watch.on(() => void this.autoscalerEpoch++));
+    this.offs.push(w.followOperand());
+    if (w.workloadCluster)
+      this.offs.push(w.workloadCluster.on((type, object) => this.clusterChanged(type, object)));
     this.credentialRenewal?.start();
   }
 
@@ -469,7 +316,7 @@ export class SidecarRuntime {
     this.options.driver.close();
     this.nodeClasses.stop();
     this.approver.stop();
-    for (const w of [...this.watches(), ...this.operandNamespaceWatches]) w.stop();
+    this.watches.stop();
     await this.queue.stop();
   }
 
@@ -548,15 +395,15 @@ export class SidecarRuntime {
         operand.message || 'operand state',
       );
     }
-    const pools = this.machineConfigPools
-      ? machineConfigPoolStates(this.machineConfigPools.items(), new Date())
+    const pools = this.watches.machineConfigPools
+      ? machineConfigPoolStates(this.watches.machineConfigPools.items(), new Date())
       : undefined;
     if (pools) {
       // NodePools whose nodes one of the cluster's own pools would claim too (every pool is
       // watched, the fleet's and the cluster's).
       const overlaps = customPoolOverlaps(
-        this.nodePools.items() as KubeObject[],
-        this.machineConfigPools!.items() as KubeObject[],
+        this.watches.nodePools.items() as KubeObject[],
+        this.watches.machineConfigPools!.items() as KubeObject[],
         this.options.driver.provider.nodeClassLabel,
       ).map((o) => ({
         nodeClass: o.nodeClass,
@@ -580,10 +427,10 @@ export class SidecarRuntime {
       collectMetrics(
         this.cluster,
         {
-          nodes: this.nodes,
-          nodePools: this.nodePools,
-          pendingPods: this.pendingPods,
-          nodeClaims: this.nodeClaims,
+          nodes: this.watches.nodes,
+          nodePools: this.watches.nodePools,
+          pendingPods: this.watches.pendingPods,
+          nodeClaims: this.watches.nodeClaims,
         },
         this.approver.counts,
       ),
@@ -600,8 +447,8 @@ export class SidecarRuntime {
       ...(cas.migration ? { migrationProposal: cas.migration } : {}),
       ...(pools ? { machineConfigPools: pools } : {}),
       // From the watch's cache, as the metrics: no request of its own.
-      ...(this.nodeClaims.synced
-        ? { nodeClaims: nodeClaimSummaries(this.nodeClaims.items()) }
+      ...(this.watches.nodeClaims.synced
+        ? { nodeClaims: nodeClaimSummaries(this.watches.nodeClaims.items()) }
         : {}),
       drift: this.drift.list(),
     };
