@@ -15,6 +15,7 @@ import { SimulatedKubelets } from '../support/control-plane/kubelets.js';
 import {
   HOSTED_RELEASE_AMI,
   RealKarpenterOperatorStandIn,
+  hostedEc2World,
 } from '../support/control-plane/karpenter-operator.js';
 import { SimulatedMachines } from '../support/control-plane/machines.js';
 import { eventually } from '../support/processes.js';
@@ -158,6 +159,221 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
     expect(conditions.map((c) => c.type)).toContain('NodeClassReady');
   }, 120_000);
 
+  it('HyperShift derives the EC2NodeClass from the fleet’s overrides field by field (block devices from volumeSizeGiB, kubelet typed fields only), Karpenter makes it Ready, and its status comes back to the OpenshiftEC2NodeClass (issue 42, points 7, 8, 13)', async () => {
+    const { cluster, api, id } = fleet;
+    const { guest, management } = cluster;
+    const overrides = await api.admin(
+      `mutation($id: ID!, $input: NodeClassOverridesInput!) {
+         setNodeClassOverrides(clusterId: $id, input: $input) { id } }`,
+      {
+        id,
+        input: {
+          blockDeviceMappings: [
+            {
+              deviceName: '/dev/xvda',
+              rootVolume: 'RootVolume',
+              ebs: {
+                volumeSizeGiB: 200,
+                volumeType: 'GP3',
+                encrypted: 'Encrypted',
+                deleteOnTermination: 'Delete',
+              },
+            },
+            {
+              deviceName: '/dev/xvdb',
+              ebs: { volumeSizeGiB: 50, volumeType: 'GP2', encrypted: 'Unencrypted' },
+            },
+          ],
+          kubelet: { maxPods: 110, containerLogMaxSize: '50Mi' },
+          metadataOptions: { httpTokens: 'Required', httpPutResponseHopLimit: 2 },
+          // cost-center is the HostedCluster's (resourceTags, no overridePolicy): it stays 5120.
+          tags: { team: 'platform', 'cost-center': '9999' },
+        },
+      },
+    );
+    expect(overrides.errors).toBeUndefined();
+    const ec2NodeClass = await eventually(
+      async () => {
+        const live = await guest.get('karpenter.k8s.aws/v1', 'EC2NodeClass', 'karpenter-fleet');
+        const spec = live?.spec as { blockDeviceMappings?: unknown[] } | undefined;
+        const ready = (
+          live?.status as {
+            conditions?: { type: string; status: string; observedGeneration?: number }[];
+          }
+        )?.conditions?.find((c) => c.type === 'Ready');
+        return spec?.blockDeviceMappings?.length === 2 &&
+          ready?.status === 'True' &&
+          ready.observedGeneration === live?.metadata?.generation
+          ? live
+          : undefined;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        what: `the derived EC2NodeClass with the overrides, Ready (operator errors: ${JSON.stringify([...operator!.errors])})`,
+      },
+    );
+    const openshiftNodeClass = await guest.get(
+      'karpenter.hypershift.openshift.io/v1',
+      'OpenshiftEC2NodeClass',
+      'karpenter-fleet',
+    );
+    expect(ec2NodeClass.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'karpenter.hypershift.openshift.io/v1',
+        kind: 'OpenshiftEC2NodeClass',
+        name: 'karpenter-fleet',
+        uid: openshiftNodeClass!.metadata!.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    // What the API server kept of what the operator wrote: its conversions, Karpenter's CRD's
+    // defaults where it wrote nothing.
+    expect(ec2NodeClass.spec).toMatchObject({
+      amiFamily: 'Custom',
+      amiSelectorTerms: [{ id: HOSTED_RELEASE_AMI }],
+      instanceProfile: `${HOSTED.infraID}-karpenter-worker`,
+      blockDeviceMappings: [
+        {
+          deviceName: '/dev/xvda',
+          rootVolume: true,
+          ebs: {
+            volumeSize: '200Gi',
+            volumeType: 'gp3',
+            encrypted: true,
+            deleteOnTermination: true,
+          },
+        },
+        {
+          deviceName: '/dev/xvdb',
+          ebs: { volumeSize: '50Gi', volumeType: 'gp2', encrypted: false },
+        },
+      ],
+      kubelet: { maxPods: 110 },
+      metadataOptions: { httpTokens: 'required', httpPutResponseHopLimit: 2 },
+      tags: { 'cost-center': '5120', team: 'platform' },
+    });
+    expect((ec2NodeClass.spec as { kubelet: Record<string, unknown> }).kubelet).not.toHaveProperty(
+      'containerLogMaxSize',
+    );
+    expect(ec2NodeClass.spec).not.toHaveProperty('detailedMonitoring');
+    // The overflow field goes to the kubelet ConfigMap HyperShift renders into the user data.
+    const kubeletConfig = await management.get(
+      'v1',
+      'ConfigMap',
+      'karpenter-kubelet-karpenter-fleet',
+      HOSTED.hcpNamespace,
+    );
+    expect((kubeletConfig?.data as { config: string }).config).toEqual(
+      expect.stringContaining('containerLogMaxSize: 50Mi'),
+    );
+    // The status, mirrored from the EC2NodeClass Karpenter made Ready.
+    const karpenterStatus = ec2NodeClass.status as {
+      subnets: { id: string }[];
+      securityGroups: unknown[];
+    };
+    const status = await eventually(
+      async () => {
+        const live = await guest.get(
+          'karpenter.hypershift.openshift.io/v1',
+          'OpenshiftEC2NodeClass',
+          'karpenter-fleet',
+        );
+        const s = live?.status as
+          { subnets?: unknown[]; conditions?: { type: string; status: string }[] } | undefined;
+        return s?.subnets?.length &&
+          s.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          ? (live!.status as Record<string, unknown>)
+          : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: 'the OpenshiftEC2NodeClass status mirrored' },
+    );
+    const world = hostedEc2World();
+    expect(status).toMatchObject({
+      subnets: expect.arrayContaining(
+        world.subnets!.map((s) => ({
+          id: s.SubnetId,
+          zone: s.AvailabilityZone,
+          zoneID: s.AvailabilityZoneId,
+        })),
+      ) as unknown,
+      securityGroups: karpenterStatus.securityGroups,
+      releaseImage: 'quay.io/openshift-release-dev/ocp-release:4.21.3-x86_64',
+      version: '4.21.3',
+    });
+    expect(
+      Object.fromEntries(
+        (status.conditions as { type: string; status: string; reason: string }[]).map((c) => [
+          c.type,
+          `${c.status} ${c.reason}`,
+        ]),
+      ),
+    ).toMatchObject({
+      Ready: 'True Ready',
+      VersionResolved: 'True VersionNotSpecified',
+      SupportedVersionSkew: 'True VersionNotSpecified',
+      SubnetsReady: 'True SubnetsReady',
+      AWSResourceTagConflict: 'True TagConflictDetected',
+    });
+    expect(openshiftNodeClass?.metadata?.finalizers).toEqual(
+      expect.arrayContaining([
+        'hypershift.openshift.io/ec2-nodeclass-finalizer',
+        'hypershift.openshift.io/karpenter-kubelet-config-finalizer',
+      ]),
+    );
+    // HyperShift's own class, beside the fleet's.
+    expect(
+      (await guest.get('karpenter.hypershift.openshift.io/v1', 'OpenshiftEC2NodeClass', 'default'))
+        ?.spec,
+    ).toEqual({
+      subnetSelectorTerms: [
+        {
+          tags: {
+            'kubernetes.io/role/internal-elb': '1',
+            [`kubernetes.io/cluster/${HOSTED.infraID}`]: '*',
+          },
+        },
+      ],
+      securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': HOSTED.infraID } }],
+    });
+    // The subnets ConfigMap HyperShift's VPC endpoints read, owned by the HostedControlPlane.
+    const subnets = await management.get(
+      'v1',
+      'ConfigMap',
+      'karpenter-subnets',
+      HOSTED.hcpNamespace,
+    );
+    expect(subnets?.data).toEqual({
+      subnetIDs: JSON.stringify(karpenterStatus.subnets.map((s) => s.id).sort()),
+    });
+    expect(subnets?.metadata?.labels).toMatchObject({
+      'hypershift.openshift.io/managed-by': 'karpenter',
+      'hypershift.openshift.io/infra-id': HOSTED.infraID,
+    });
+    expect(subnets?.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'HostedControlPlane', name: HOSTED.hostedCluster.name }),
+    ]);
+    // The EC2NodeClass is HyperShift's: anyone else (here the guest's admin) changing its spec is
+    // refused by the operator's admission policy.
+    const refused = await eventually(
+      async () => {
+        const res = await guest.request(
+          'PATCH',
+          '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/karpenter-fleet',
+          { spec: { detailedMonitoring: true } },
+          'application/merge-patch+json',
+        );
+        // The policy's validation names no reason: Invalid, 422.
+        return res.status === 422 ? res : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 250, what: 'the EC2NodeClass admission policy to refuse' },
+    );
+    expect((refused.json as { message?: string }).message).toContain(
+      "EC2NodeClass resource can't be created/updated/deleted directly, please use OpenshiftEC2NodeClass resource instead",
+    );
+  }, 120_000);
+
   it('the sidecar may change only spec.autoNode and its own annotation on its HostedCluster (issue 42, point 6)', async () => {
     const { cluster } = fleet;
     const token = await cluster.management.serviceAccountToken(
@@ -299,6 +515,37 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
       ImageId: HOSTED_RELEASE_AMI,
       InstanceType: expect.any(String),
     });
+    // HyperShift counts it into HostedControlPlane status.autoNode (the fleet's billing data).
+    const cpu = (claim?.status as { capacity: { cpu: string } }).capacity.cpu;
+    await eventually(
+      async () => {
+        const hcp = await cluster.management.get(
+          HC_API,
+          'HostedControlPlane',
+          HOSTED.hostedCluster.name,
+          HOSTED.hcpNamespace,
+        );
+        const autoNode = (hcp?.status as { autoNode?: Record<string, number> }).autoNode;
+        return autoNode?.nodeCount === 1 ? autoNode : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 250, what: 'status.autoNode to count the node' },
+    ).then((autoNode) =>
+      expect(autoNode).toEqual({ nodeCount: 1, nodeClaimCount: 1, vcpus: Math.ceil(Number(cpu)) }),
+    );
+    // Karpenter launched it from the derived EC2NodeClass: the converted block devices and
+    // metadata options are in its launch template.
+    expect(cluster.ec2.listLaunchTemplates().map((t) => t.Data)).toContainEqual(
+      expect.objectContaining({
+        'BlockDeviceMapping.1.DeviceName': '/dev/xvda',
+        'BlockDeviceMapping.1.Ebs.VolumeSize': '200',
+        'BlockDeviceMapping.1.Ebs.VolumeType': 'gp3',
+        'BlockDeviceMapping.1.Ebs.Encrypted': 'true',
+        'BlockDeviceMapping.2.DeviceName': '/dev/xvdb',
+        'BlockDeviceMapping.2.Ebs.VolumeSize': '50',
+        'MetadataOptions.HttpTokens': 'required',
+        'MetadataOptions.HttpPutResponseHopLimit': '2',
+      }),
+    );
   }, 180_000);
 
   it('disabling removes the fleet’s objects from the guest as the sidecar’s own guest service account: nothing refused, no grant unused, no Secret readable (issue 42, point 6)', async () => {
@@ -319,6 +566,35 @@ describe('hosted control plane in AutoNode mode, on real management and guest se
         'karpenter-fleet',
       ),
     ).toBeUndefined();
+    // HyperShift's finalizers ran: the EC2NodeClass went first, then the class's ConfigMaps.
+    expect(
+      await guest.get('karpenter.k8s.aws/v1', 'EC2NodeClass', 'karpenter-fleet'),
+    ).toBeUndefined();
+    expect(
+      await cluster.management.get(
+        'v1',
+        'ConfigMap',
+        'karpenter-kubelet-karpenter-fleet',
+        HOSTED.hcpNamespace,
+      ),
+    ).toBeUndefined();
+    // HyperShift's HostedCluster controller cleared the counts the operator wrote.
+    expect(
+      (
+        (
+          await cluster.management.get(
+            HC_API,
+            'HostedControlPlane',
+            HOSTED.hostedCluster.name,
+            HOSTED.hcpNamespace,
+          )
+        )?.status as Record<string, unknown>
+      ).autoNode,
+    ).toBeUndefined();
+    // HyperShift's own class `default` stays, and with it the subnets ConfigMap.
+    expect(
+      await guest.get('karpenter.hypershift.openshift.io/v1', 'OpenshiftEC2NodeClass', 'default'),
+    ).toBeDefined();
     // The guest kubeconfig the sidecar was given is its own service account's, not HyperShift's
     // admin: it cannot read the guest's Secrets.
     const sidecarGuest = ClusterClient.fromKubeconfigFile(cluster.sidecarEnv.WORKLOAD_KUBECONFIG);

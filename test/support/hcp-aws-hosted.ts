@@ -329,7 +329,8 @@ export function hyperShiftDeployment(namespace: string, name: string, hcp: KubeO
  * copies it to the HostedControlPlane and runs (or removes) the karpenter-operator and karpenter
  * Deployments in the HCP namespace; the karpenter-operator installs the Karpenter CRDs in the
  * guest and writes status.autoNode; the HostedCluster gets the AutoNodeEnabled condition with
- * upstream's reasons. `counts` is what status.autoNode reports.
+ * upstream's reasons. `counts` is what status.autoNode reports (set by the test: nothing here runs
+ * Karpenter to count). Parity with upstream: test/support/hypershift-stand-ins.README.md.
  */
 export class HyperShiftStandIn {
   private readonly off: () => void;

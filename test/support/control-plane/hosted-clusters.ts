@@ -166,13 +166,15 @@ export async function startRealHostedCluster(
  * HyperShiftStandIn, against real servers, polling): the HostedCluster controller copies it to
  * the HostedControlPlane and runs (or removes) the karpenter-operator and karpenter Deployments in
  * the HCP namespace (the real Deployment controller and the simulated kubelets run them); the
- * karpenter-operator installs the Karpenter CRDs in the guest and writes status.autoNode; the
- * HostedCluster gets AutoNodeEnabled with upstream's reasons.
+ * karpenter-operator installs the Karpenter CRDs in the guest and writes status.autoNode (counted
+ * from the guest as upstream counts); the HostedCluster gets AutoNodeEnabled with upstream's
+ * reasons. Parity with upstream: test/support/hypershift-stand-ins.README.md.
  */
 export class RealHyperShiftStandIn {
   private timer?: NodeJS.Timeout;
   private busy = false;
   private crdsInstalled = false;
+  /** What status.autoNode last reported. */
   counts = { nodeCount: 0, nodeClaimCount: 0, vcpus: 0 };
 
   constructor(private readonly cluster: RealHostedCluster) {}
@@ -226,7 +228,7 @@ export class RealHyperShiftStandIn {
         'HostedControlPlane',
         name,
         ns,
-        { status: { autoNode: { ...this.counts } } },
+        { status: { autoNode: await this.autoNodeStatus() } },
         'merge',
         'status',
       );
@@ -254,6 +256,31 @@ export class RealHyperShiftStandIn {
         'AutoNode provisioner is not configured',
       );
     }
+  }
+
+  /**
+   * karpenter_controller.go reconcileAutoNodeStatus (the karpenter-operator's): the guest's nodes
+   * carrying karpenter.sh/nodepool, every NodeClaim (deleting ones too), and the vCPUs of the
+   * NodeClaims whose node is still there (capacity cpu rounded up, Quantity.Value()).
+   */
+  private async autoNodeStatus(): Promise<typeof this.counts> {
+    const { guest } = this.cluster;
+    const items = async (path: string) =>
+      ((await guest.request('GET', path)).json as { items?: KubeObject[] }).items ?? [];
+    const nodes = await items('/api/v1/nodes');
+    const claims = await items('/apis/karpenter.sh/v1/nodeclaims');
+    const live = new Set(nodes.map((n) => n.metadata?.name));
+    const vcpus = claims
+      .map((c) => c.status as { nodeName?: string; capacity?: { cpu?: string } } | undefined)
+      .filter((s) => s?.nodeName && live.has(s.nodeName) && s.capacity?.cpu)
+      .reduce((sum, s) => sum + quantityValue(s!.capacity!.cpu!), 0);
+    this.counts = {
+      nodeCount: nodes.filter((n) => n.metadata?.labels?.['karpenter.sh/nodepool'] !== undefined)
+        .length,
+      nodeClaimCount: claims.length,
+      vcpus,
+    };
+    return this.counts;
   }
 
   private async setCondition(
@@ -288,4 +315,10 @@ export class RealHyperShiftStandIn {
       'status',
     );
   }
+}
+
+/** resource.Quantity.Value() of a CPU quantity: whole units, rounded up ("1500m" is 2). */
+function quantityValue(quantity: string): number {
+  const milli = /^(\d+)m$/.exec(quantity);
+  return milli ? Math.ceil(Number(milli[1]) / 1000) : Math.ceil(Number(quantity));
 }

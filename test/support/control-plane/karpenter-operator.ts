@@ -1,34 +1,72 @@
 import type { Ec2Emulator, Ec2World } from '../ec2/index.js';
 import { HOSTED, type HostedNames } from '../hcp-aws-hosted.js';
 import type { KubeObject } from '../kube-apiserver/index.js';
+import type { ClientCredentials } from './control-plane.js';
 import type { RealHostedCluster } from './hosted-clusters.js';
+import {
+  AMI_LABELS,
+  CONFIG_VERSION_ANNOTATION,
+  EC2_NODECLASS_FINALIZER,
+  HCCO_USER,
+  KARPENTER_SUBNETS_CONFIGMAP,
+  KUBELET_CONFIGMAP_LABEL,
+  KUBELET_CONFIG_FINALIZER,
+  configVersionHash,
+  derivedEc2NodeClassSpec,
+  ec2NodeClassAdmissionPolicy,
+  karpenterSubnetIDs,
+  kubeletConfigManifest,
+  kubeletIsZero,
+  mirroredStatus,
+  statusMergePatch,
+  versionStatus,
+  type HostedControlPlaneView,
+  type OpenshiftEC2NodeClassSpec,
+  type OpenshiftEC2NodeClassStatus,
+} from './karpenter-operator-nodeclass.js';
 
 // What HyperShift's karpenter-operator does for AutoNode on real servers, and nothing else, each
 // part following its upstream file at openshift/hypershift 3ee9615567ac (it cannot be built from
-// a fresh clone: test/upstream/hypershift-karpenter-operator):
-// - karpenterignition_controller.go: per OpenshiftEC2NodeClass, a user-data Secret in the HCP
-//   namespace (label managed-by-karpenter, the release's AMI label, annotation naming the
-//   HyperShift NodePool <nodeclass>-karpenter) holding the Ignition pointer;
-// - nodeclass/ec2_nodeclass_controller.go reconcileEC2NodeClass: the EC2NodeClass of the same
-//   name, owned by it: user data and AMI from that Secret, amiFamily Custom, the instance profile
-//   from the HCP's annotation, the default root volume, and the subnet and security-group
-//   selectors (the OpenshiftEC2NodeClass's, else the cluster's defaults);
+// a fresh clone: test/upstream/hypershift-karpenter-operator). The parity table, and what is not
+// played and why: test/support/hypershift-stand-ins.README.md. It runs while HyperShift keeps the
+// karpenter-operator Deployment in the HCP namespace, acts in the guest as HyperShift's
+// hcco-kubeconfig user (system:hosted-cluster-config), and reconciles each OpenshiftEC2NodeClass
+// on its own (one class's error holds no other back: `errors`):
+// - karpenter/karpenter_controller.go reconcileOpenshiftEC2NodeClassDefault: the class `default`
+//   (the CRDs, the karpenter Deployment and status.autoNode are RealHyperShiftStandIn's);
+// - karpenterignition_controller.go (only while spec.autoNode names Karpenter on AWS): the
+//   version status (releaseImage, version, VersionResolved, SupportedVersionSkew; a spec.version
+//   takes upstream's resolution-failure path, Cincinnati is not played), the kubelet ConfigMap
+//   karpenter-kubelet-<class> and its finalizer, a user-data Secret in the HCP namespace (label
+//   managed-by-karpenter, the release's AMI label, annotation naming the HyperShift NodePool
+//   <class>-karpenter) holding the Ignition pointer, and the config-version annotation;
+// - nodeclass/ec2_nodeclass_controller.go: its finalizer; the EC2NodeClass of the same name
+//   (reconcileEC2NodeClass through karpenter_util.go's conversions: karpenter-operator-nodeclass.ts),
+//   written as CreateOrUpdate writes it; the class's status mirrored from it (reconcileStatus);
+//   the karpenter-subnets ConfigMap; the ValidatingAdmissionPolicy that refuses anyone else's
+//   EC2NodeClass writes; on deletion, the EC2NodeClass first, then the finalizer;
 // - karpenter/machine_approver.go: approves a guest CSR when its node name is the private DNS name
 //   of the instance behind a NodeClaim (client CSRs from the node-bootstrapper, for NodeClaims
-//   without a node yet; serving CSRs from that node), with its reason and message.
-// Status mirroring, the subnets ConfigMap and the VAP are not played.
+//   without a node yet; serving CSRs in group system:nodes from that node), with its reason and
+//   message.
 
 /** The release's RHCOS AMI in the fixture's region (what HyperShift reads from the release). */
 export const HOSTED_RELEASE_AMI = 'ami-0e3a9b1c7d5f20481';
 const HCP_API = 'hypershift.openshift.io/v1beta1';
 const OPENSHIFT_NODECLASS = 'karpenter.hypershift.openshift.io/v1';
+const OPENSHIFT_NODECLASSES = `/apis/${OPENSHIFT_NODECLASS}/openshiftec2nodeclasses`;
+const EC2_NODECLASSES = '/apis/karpenter.k8s.aws/v1/ec2nodeclasses';
 const MANAGED_BY_KARPENTER = 'hypershift.openshift.io/managed-by-karpenter';
-const AMI_LABEL = 'hypershift.openshift.io/ami';
 const NODEPOOL_ANNOTATION = 'hypershift.openshift.io/nodePool';
-const INSTANCE_PROFILE_ANNOTATION =
-  'hypershift.openshift.io/aws-karpenter-default-instance-profile';
+/** nodepool/token.go TokenSecretAnnotation: the token Secret, not the user data. */
+const TOKEN_SECRET_ANNOTATION = 'hypershift.openshift.io/ignition-config';
+const E2E_OVERRIDE_ANNOTATION = 'hypershift.openshift.io/karpenter-core-e2e-override';
 const NODE_BOOTSTRAPPER =
   'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper';
+
+interface AutoNode {
+  provisionerConfig?: { name?: string; karpenter?: { platform?: string } };
+}
 
 /** The hosted fixture's AWS account, as HyperShift's install lays it out for AutoNode. */
 export function hostedEc2World(names: Pick<HostedNames, 'infraID'> = HOSTED): Ec2World {
@@ -78,13 +116,19 @@ export class RealKarpenterOperatorStandIn {
   private timer?: NodeJS.Timeout;
   private busy = false;
   readonly approved: string[] = [];
-  /** What each EC2NodeClass was last written with. */
-  private readonly applied = new Map<string, string>();
+  /** The last error of each OpenshiftEC2NodeClass's reconcile (a controller's requeue), by name. */
+  readonly errors = new Map<string, string>();
+  /** HyperShift's hcco-kubeconfig identity in the guest. */
+  private readonly hcco: ClientCredentials;
+  /** The spec each object was last written with, and the generation the write produced. */
+  private readonly written = new Map<string, { key: string; generation?: number }>();
 
   constructor(
     private readonly cluster: RealHostedCluster,
     private readonly ec2: Ec2Emulator,
-  ) {}
+  ) {
+    this.hcco = cluster.guest.ca.issueClient(HCCO_USER, ['system:masters']);
+  }
 
   start(): this {
     this.timer = setInterval(() => void this.tick(), 250);
@@ -95,30 +139,47 @@ export class RealKarpenterOperatorStandIn {
     clearInterval(this.timer);
   }
 
+  /**
+   * A request to one plane (the guest as system:hosted-cluster-config, the management cluster as
+   * its admin); undefined for a 404 except on create, an error for anything else but 2xx.
+   */
+  private async call(
+    plane: 'guest' | 'management',
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<KubeObject | undefined> {
+    const res = await this.cluster[plane].request(
+      method,
+      path,
+      body,
+      contentType,
+      plane === 'guest' ? this.hcco : undefined,
+    );
+    if (res.status === 404 && method !== 'POST') return undefined;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body}`);
+    return res.json;
+  }
+
+  private guest(method: string, path: string, body?: unknown, contentType?: string) {
+    return this.call('guest', method, path, body, contentType);
+  }
+
+  private management(method: string, path: string, body?: unknown, contentType?: string) {
+    return this.call('management', method, path, body, contentType);
+  }
+
   private async list(plane: 'guest' | 'management', path: string): Promise<KubeObject[]> {
-    const { json } = await this.cluster[plane].request('GET', path);
-    return (json as { items?: KubeObject[] }).items ?? [];
+    const json = await this[plane]('GET', path);
+    return (json as { items?: KubeObject[] } | undefined)?.items ?? [];
   }
 
   private async tick(): Promise<void> {
     if (this.busy) return;
     this.busy = true;
     try {
-      const hcp = await this.cluster.management.get(
-        HCP_API,
-        'HostedControlPlane',
-        HOSTED.hostedCluster.name,
-        HOSTED.hcpNamespace,
-      );
-      if (!hcp || !(hcp.spec as { autoNode?: unknown }).autoNode) return;
-      for (const nodeClass of await this.list(
-        'guest',
-        '/apis/karpenter.hypershift.openshift.io/v1/openshiftec2nodeclasses',
-      )) {
-        const secret = await this.userData(nodeClass);
-        await this.ec2NodeClass(nodeClass, hcp, secret);
-      }
-      await this.approveCsrs();
+      await this.reconcile();
     } catch {
       // CRDs not served yet, or a server restarting: the next tick tries again
     } finally {
@@ -126,18 +187,192 @@ export class RealKarpenterOperatorStandIn {
     }
   }
 
-  /** karpenterignition: the user-data Secret of a NodeClass's HyperShift NodePool. */
-  private async userData(nodeClass: KubeObject): Promise<KubeObject> {
-    const name = nodeClass.metadata!.name!;
-    const nodePool = `${HOSTED.hostedCluster.namespace}/${name}-karpenter`;
-    const secretName = `user-data-${name}-karpenter`;
-    const existing = await this.cluster.management.get(
-      'v1',
-      'Secret',
-      secretName,
-      HOSTED.hcpNamespace,
+  private async reconcile(): Promise<void> {
+    const ns = HOSTED.hcpNamespace;
+    // karpenterutil.GetHCP: the first HostedControlPlane in the namespace.
+    const [hcp] = await this.list(
+      'management',
+      `/apis/${HCP_API}/namespaces/${ns}/hostedcontrolplanes`,
     );
-    if (existing) return existing;
+    if (!hcp) return;
+    // The operator is the karpenter-operator Deployment HyperShift runs (or removes).
+    if (
+      !(await this.management(
+        'GET',
+        `/apis/apps/v1/namespaces/${ns}/deployments/karpenter-operator`,
+      ))
+    )
+      return;
+    const view = hcp as unknown as HostedControlPlaneView;
+    const autoNode = (hcp.spec as { autoNode?: AutoNode }).autoNode;
+    // karpenterutil.IsKarpenterEnabled: the ignition controller does nothing otherwise.
+    const enabled =
+      autoNode?.provisionerConfig?.name === 'Karpenter' &&
+      autoNode.provisionerConfig.karpenter?.platform === 'AWS';
+    // KarpenterCoreE2EOverrideAnnotation: the nodeclass controller leaves everything alone.
+    const e2eOverride = hcp.metadata?.annotations?.[E2E_OVERRIDE_ANNOTATION] === 'true';
+    if (!e2eOverride) await this.defaultNodeClass(view);
+    for (const nodeClass of await this.list('guest', OPENSHIFT_NODECLASSES)) {
+      const name = nodeClass.metadata!.name!;
+      try {
+        if (enabled) await this.ignition(name, hcp, view);
+        if (!e2eOverride) await this.nodeClass(name, hcp, view);
+        this.errors.delete(name);
+      } catch (err) {
+        this.errors.set(name, err instanceof Error ? err.message : String(err));
+      }
+    }
+    await this.approveCsrs();
+  }
+
+  /**
+   * karpenter_controller.go reconcileOpenshiftEC2NodeClassDefault: the class `default` with the
+   * cluster's subnet and security-group selectors, its spec replaced whole (CreateOrUpdate).
+   */
+  private async defaultNodeClass(hcp: HostedControlPlaneView): Promise<void> {
+    const spec = {
+      subnetSelectorTerms: [
+        {
+          tags: {
+            'kubernetes.io/role/internal-elb': '1',
+            [`kubernetes.io/cluster/${hcp.spec.infraID}`]: '*',
+          },
+        },
+      ],
+      securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': hcp.spec.infraID } }],
+    };
+    await this.createOrUpdate(OPENSHIFT_NODECLASSES, 'default', JSON.stringify(spec), (live) =>
+      live
+        ? { ...live, spec }
+        : {
+            apiVersion: OPENSHIFT_NODECLASS,
+            kind: 'OpenshiftEC2NodeClass',
+            metadata: { name: 'default' },
+            spec,
+          },
+    );
+  }
+
+  /**
+   * hypershift's upsert.CreateOrUpdate for a guest object: written when absent, or when what the
+   * operator sets (`key`) or the object's generation (another writer's spec change) moved since
+   * its last write; otherwise left alone. Returns the object as it stands.
+   */
+  private async createOrUpdate(
+    collection: string,
+    name: string,
+    key: string,
+    desired: (live: KubeObject | undefined) => KubeObject,
+  ): Promise<KubeObject> {
+    const path = `${collection}/${name}`;
+    const live = await this.guest('GET', path);
+    const last = this.written.get(path);
+    if (live && last?.key === key && last.generation === live.metadata?.generation) return live;
+    const written = live
+      ? await this.guest('PUT', path, desired(live))
+      : await this.guest('POST', collection, desired(undefined));
+    this.written.set(path, { key, generation: written!.metadata?.generation });
+    return written!;
+  }
+
+  private openshiftNodeClass(name: string): Promise<KubeObject | undefined> {
+    return this.guest('GET', `${OPENSHIFT_NODECLASSES}/${name}`);
+  }
+
+  /** A finalizer added or removed, with the optimistic lock controller-runtime's patch carries. */
+  private async setFinalizer(
+    nodeClass: KubeObject,
+    finalizer: string,
+    present: boolean,
+  ): Promise<KubeObject> {
+    const finalizers = nodeClass.metadata?.finalizers ?? [];
+    if (finalizers.includes(finalizer) === present) return nodeClass;
+    return (await this.guest(
+      'PATCH',
+      `${OPENSHIFT_NODECLASSES}/${nodeClass.metadata!.name}`,
+      {
+        metadata: {
+          resourceVersion: nodeClass.metadata!.resourceVersion,
+          finalizers: present
+            ? [...finalizers, finalizer]
+            : finalizers.filter((f) => f !== finalizer),
+        },
+      },
+      'application/merge-patch+json',
+    ))!;
+  }
+
+  private async patchStatus(nodeClass: KubeObject, status: OpenshiftEC2NodeClassStatus) {
+    const patch = statusMergePatch(
+      nodeClass.status as Record<string, unknown> | undefined,
+      status as Record<string, unknown>,
+    );
+    if (!patch) return;
+    await this.guest(
+      'PATCH',
+      `${OPENSHIFT_NODECLASSES}/${nodeClass.metadata!.name}/status`,
+      { status: patch },
+      'application/merge-patch+json',
+    );
+  }
+
+  /** karpenterignition_controller.go Reconcile for one class. */
+  private async ignition(name: string, hcp: KubeObject, view: HostedControlPlaneView) {
+    let nodeClass = await this.openshiftNodeClass(name);
+    if (!nodeClass) return;
+    const kubeletConfigMap = `/api/v1/namespaces/${HOSTED.hcpNamespace}/configmaps/karpenter-kubelet-${name}`;
+    if (nodeClass.metadata?.deletionTimestamp) {
+      // reconcileDeletedNodeClass
+      if (!nodeClass.metadata.finalizers?.includes(KUBELET_CONFIG_FINALIZER)) return;
+      await this.management('DELETE', kubeletConfigMap);
+      await this.setFinalizer(nodeClass, KUBELET_CONFIG_FINALIZER, false);
+      return;
+    }
+    const version = versionStatus(nodeClass, view);
+    if (!version.resolved) {
+      // Validation or resolution failed: the status says so and nothing else is written.
+      await this.patchStatus(nodeClass, version.status);
+      throw new Error(
+        version.status.conditions!.find((c) => c.type === 'VersionResolved')!.message,
+      );
+    }
+    const spec = (nodeClass.spec ?? {}) as OpenshiftEC2NodeClassSpec;
+    const kubeletZero = kubeletIsZero(spec.kubelet);
+    if (!kubeletZero)
+      nodeClass = await this.setFinalizer(nodeClass, KUBELET_CONFIG_FINALIZER, true);
+    // reconcileKubeletConfigMap
+    if (kubeletZero) await this.management('DELETE', kubeletConfigMap);
+    else
+      await this.upsertConfigMap(kubeletConfigMap, (cm) => {
+        cm.metadata!.labels = { ...cm.metadata!.labels, [KUBELET_CONFIGMAP_LABEL]: 'true' };
+        cm.data = { config: kubeletConfigManifest(name, spec.kubelet!) };
+      });
+    if (kubeletZero)
+      nodeClass = await this.setFinalizer(nodeClass, KUBELET_CONFIG_FINALIZER, false);
+    // reconcileNodeClassToken: the user data, then the config-version annotation.
+    const releaseImage = (hcp.spec as { releaseImage?: string }).releaseImage ?? '';
+    await this.userData(name);
+    const hash = configVersionHash(releaseImage, spec.kubelet);
+    if (nodeClass.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION] !== hash)
+      nodeClass = (await this.guest(
+        'PATCH',
+        `${OPENSHIFT_NODECLASSES}/${name}`,
+        {
+          metadata: {
+            resourceVersion: nodeClass.metadata!.resourceVersion,
+            annotations: { [CONFIG_VERSION_ANNOTATION]: hash },
+          },
+        },
+        'application/merge-patch+json',
+      ))!;
+    await this.patchStatus(nodeClass, versionStatus(nodeClass, view).status);
+  }
+
+  /** The user-data Secret of a NodeClass's HyperShift NodePool (token.go's, for Karpenter). */
+  private async userData(name: string): Promise<void> {
+    const nodePool = `${HOSTED.hcpNamespace}/${name}-karpenter`;
+    const secretName = `user-data-${name}-karpenter`;
+    if (await this.cluster.management.get('v1', 'Secret', secretName, HOSTED.hcpNamespace)) return;
     const ignition = JSON.stringify({
       ignition: {
         config: {
@@ -154,81 +389,173 @@ export class RealKarpenterOperatorStandIn {
         version: '3.2.0',
       },
     });
-    return this.cluster.management.create({
+    await this.cluster.management.create({
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: {
         name: secretName,
         namespace: HOSTED.hcpNamespace,
-        labels: { [MANAGED_BY_KARPENTER]: 'true', [AMI_LABEL]: HOSTED_RELEASE_AMI },
+        labels: { [MANAGED_BY_KARPENTER]: 'true', [AMI_LABELS[0]!]: HOSTED_RELEASE_AMI },
         annotations: { [NODEPOOL_ANNOTATION]: nodePool },
       },
       type: 'Opaque',
-      data: { value: Buffer.from(ignition).toString('base64') },
+      data: {
+        disableTemplating: Buffer.from(Buffer.from('true').toString('base64')).toString('base64'),
+        value: Buffer.from(ignition).toString('base64'),
+      },
     });
   }
 
-  /** nodeclass controller: reconcileEC2NodeClass, applied as the operator's CreateOrUpdate. */
-  private async ec2NodeClass(nodeClass: KubeObject, hcp: KubeObject, secret: KubeObject) {
-    const name = nodeClass.metadata!.name!;
-    const spec = (nodeClass.spec ?? {}) as {
-      subnetSelectorTerms?: { tags?: Record<string, string>; id?: string }[];
-      securityGroupSelectorTerms?: { tags?: Record<string, string>; id?: string; name?: string }[];
-      tags?: Record<string, string>;
-      blockDeviceMappings?: unknown[];
-    };
-    const infraID = (hcp.spec as { infraID: string }).infraID;
-    const instanceProfile = hcp.metadata?.annotations?.[INSTANCE_PROFILE_ANNOTATION];
-    const desired = {
-      apiVersion: 'karpenter.k8s.aws/v1',
-      kind: 'EC2NodeClass',
-      metadata: {
-        name,
-        ownerReferences: [
-          {
-            apiVersion: OPENSHIFT_NODECLASS,
-            kind: 'OpenshiftEC2NodeClass',
-            name,
-            uid: nodeClass.metadata!.uid!,
-          },
-        ],
-      },
-      spec: {
-        userData: Buffer.from((secret.data as { value: string }).value, 'base64').toString(),
-        amiFamily: 'Custom',
-        amiSelectorTerms: [{ id: secret.metadata!.labels![AMI_LABEL] }],
-        ...(spec.tags ? { tags: spec.tags } : {}),
-        ...(instanceProfile ? { instanceProfile } : {}),
-        blockDeviceMappings: spec.blockDeviceMappings ?? [
-          {
-            deviceName: '/dev/xvda',
-            ebs: { volumeSize: '120Gi', volumeType: 'gp3', encrypted: true },
-          },
-        ],
-        subnetSelectorTerms: spec.subnetSelectorTerms ?? [
-          {
-            tags: {
-              'kubernetes.io/role/internal-elb': '1',
-              [`kubernetes.io/cluster/${infraID}`]: '*',
-            },
-          },
-        ],
-        securityGroupSelectorTerms: spec.securityGroupSelectorTerms ?? [
-          { tags: { 'karpenter.sh/discovery': infraID } },
-        ],
-      },
-    };
-    // CreateOrUpdate writes only when the object would change: so does the stand-in.
-    const key = JSON.stringify(desired);
-    if (this.applied.get(name) === key) return;
-    const { status, body } = await this.cluster.guest.request(
-      'PATCH',
-      `/apis/karpenter.k8s.aws/v1/ec2nodeclasses/${name}?fieldManager=karpenter-operator&force=true`,
-      desired,
-      'application/apply-patch+yaml',
+  /** getUserDataSecret: the managed-by-karpenter Secret naming <class>-karpenter, not a token. */
+  private async userDataSecret(name: string): Promise<KubeObject | undefined> {
+    const secrets = await this.list(
+      'management',
+      `/api/v1/namespaces/${HOSTED.hcpNamespace}/secrets?labelSelector=${encodeURIComponent(`${MANAGED_BY_KARPENTER}=true`)}`,
     );
-    if (status >= 300) throw new Error(`EC2NodeClass ${name}: ${status} ${body}`);
-    this.applied.set(name, key);
+    return secrets.find((secret) => {
+      const annotations = secret.metadata?.annotations ?? {};
+      const nodePool = annotations[NODEPOOL_ANNOTATION];
+      if (!nodePool || annotations[TOKEN_SECRET_ANNOTATION] === 'true') return false;
+      return nodePool.slice(nodePool.indexOf('/') + 1) === `${name}-karpenter`;
+    });
+  }
+
+  /** ec2_nodeclass_controller.go Reconcile for one class. */
+  private async nodeClass(name: string, hcp: KubeObject, view: HostedControlPlaneView) {
+    let nodeClass = await this.openshiftNodeClass(name);
+    if (!nodeClass) return;
+    const path = `${EC2_NODECLASSES}/${name}`;
+    if (nodeClass.metadata?.deletionTimestamp) {
+      const live = await this.guest('GET', path);
+      if (live) {
+        // wait until the EC2NodeClass is gone (Karpenter's own finalizer first)
+        if (!live.metadata?.deletionTimestamp) await this.guest('DELETE', path);
+        return;
+      }
+      await this.subnetsConfigMap(hcp);
+      await this.setFinalizer(nodeClass, EC2_NODECLASS_FINALIZER, false);
+      return;
+    }
+    nodeClass = await this.setFinalizer(nodeClass, EC2_NODECLASS_FINALIZER, true);
+    const secret = await this.userDataSecret(name);
+    // Not an error: the ignition controller may not have written it yet.
+    if (!secret) return;
+    const ec2NodeClass = await this.writeEc2NodeClass(nodeClass, view, secret);
+    await this.patchStatus(
+      nodeClass,
+      mirroredStatus(nodeClass, ec2NodeClass.status as Parameters<typeof mirroredStatus>[1], view),
+    );
+    await this.subnetsConfigMap(hcp);
+    await this.admissionPolicy();
+  }
+
+  /**
+   * reconcileEC2NodeClass through hypershift's upsert.CreateOrUpdate: the live object's spec
+   * replaced whole and its controller reference ensured, written when that changes it (another
+   * writer's spec change, a new generation, is reverted as the operator's watch would).
+   */
+  private async writeEc2NodeClass(
+    nodeClass: KubeObject,
+    view: HostedControlPlaneView,
+    secret: KubeObject,
+  ): Promise<KubeObject> {
+    const name = nodeClass.metadata!.name!;
+    const spec = derivedEc2NodeClassSpec(
+      nodeClass as { spec?: OpenshiftEC2NodeClassSpec },
+      view,
+      secret,
+    );
+    const owner = {
+      apiVersion: OPENSHIFT_NODECLASS,
+      kind: 'OpenshiftEC2NodeClass',
+      name,
+      uid: nodeClass.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    };
+    return this.createOrUpdate(EC2_NODECLASSES, name, JSON.stringify([spec, owner]), (live) =>
+      live
+        ? {
+            ...live,
+            metadata: {
+              ...live.metadata,
+              ownerReferences: withOwner(live.metadata?.ownerReferences, owner),
+            },
+            spec,
+          }
+        : {
+            apiVersion: 'karpenter.k8s.aws/v1',
+            kind: 'EC2NodeClass',
+            metadata: { name, ownerReferences: [owner] },
+            spec,
+          },
+    );
+  }
+
+  /** A ConfigMap on the management cluster, created or updated through `mutate` (CreateOrUpdate). */
+  private async upsertConfigMap(path: string, mutate: (cm: KubeObject) => void): Promise<void> {
+    const live = await this.management('GET', path);
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    const cm: KubeObject = live
+      ? structuredClone(live)
+      : {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, namespace: HOSTED.hcpNamespace },
+        };
+    cm.metadata!.labels ??= {};
+    mutate(cm);
+    if (live && JSON.stringify(cm) === JSON.stringify(live)) return;
+    if (live) await this.management('PUT', path, cm);
+    else await this.management('POST', path.slice(0, path.lastIndexOf('/')), cm);
+  }
+
+  /** reconcileKarpenterSubnetsConfigMap: every class's subnets, for HyperShift's VPC endpoints. */
+  private async subnetsConfigMap(hcp: KubeObject): Promise<void> {
+    const path = `/api/v1/namespaces/${HOSTED.hcpNamespace}/configmaps/${KARPENTER_SUBNETS_CONFIGMAP}`;
+    const ids = karpenterSubnetIDs(await this.list('guest', OPENSHIFT_NODECLASSES));
+    if (!ids) {
+      await this.management('DELETE', path);
+      return;
+    }
+    await this.upsertConfigMap(path, (cm) => {
+      cm.metadata!.ownerReferences = withOwner(cm.metadata!.ownerReferences, {
+        apiVersion: HCP_API,
+        kind: 'HostedControlPlane',
+        name: hcp.metadata!.name!,
+        uid: hcp.metadata!.uid!,
+        controller: true,
+        blockOwnerDeletion: true,
+      });
+      cm.metadata!.labels = {
+        ...cm.metadata!.labels,
+        'hypershift.openshift.io/managed-by': 'karpenter',
+        'hypershift.openshift.io/infra-id': (hcp.spec as { infraID: string }).infraID,
+      };
+      cm.data = {
+        ...(cm.data as Record<string, string> | undefined),
+        subnetIDs: JSON.stringify(ids),
+      };
+    });
+  }
+
+  /** reconcileVAP: the policy and binding, their fields set as CreateOrUpdate sets them. */
+  private async admissionPolicy(): Promise<void> {
+    for (const desired of ec2NodeClassAdmissionPolicy()) {
+      const resource =
+        desired.kind === 'ValidatingAdmissionPolicy'
+          ? 'validatingadmissionpolicies'
+          : 'validatingadmissionpolicybindings';
+      await this.createOrUpdate(
+        `/apis/admissionregistration.k8s.io/v1/${resource}`,
+        (desired.metadata as { name: string }).name,
+        JSON.stringify(desired.spec),
+        (live) =>
+          live
+            ? { ...live, spec: { ...(live.spec as object), ...(desired.spec as object) } }
+            : desired,
+      );
+    }
   }
 
   /** machine approver: CSRs whose node name is a NodeClaim's instance's private DNS name. */
@@ -245,7 +572,12 @@ export class RealKarpenterOperatorStandIn {
     )) {
       const status = csr.status as { conditions?: unknown[] } | undefined;
       if (status?.conditions?.length) continue;
-      const spec = csr.spec as { signerName: string; username: string; request: string };
+      const spec = csr.spec as {
+        signerName: string;
+        username: string;
+        groups?: string[];
+        request: string;
+      };
       let nodeName: string | undefined;
       let candidates: KubeObject[] = [];
       if (spec.signerName === 'kubernetes.io/kube-apiserver-client-kubelet') {
@@ -253,14 +585,16 @@ export class RealKarpenterOperatorStandIn {
         nodeName = commonNameOf(spec.request)?.replace(/^system:node:/, '');
         candidates = claims.filter((c) => !(c.status as { nodeName?: string }).nodeName);
       } else if (spec.signerName === 'kubernetes.io/kubelet-serving') {
+        if (!spec.groups?.includes('system:nodes')) continue;
         nodeName = spec.username.replace(/^system:node:/, '');
-        candidates = claims.filter(
-          (c) => (c.status as { nodeName?: string }).nodeName === nodeName,
-        );
+        // FindTargetNodeClaim: the first NodeClaim of that node.
+        candidates = claims
+          .filter((c) => (c.status as { nodeName?: string }).nodeName === nodeName)
+          .slice(0, 1);
       }
       if (!nodeName || !candidates.some((c) => dnsName(c) === nodeName)) continue;
       const name = csr.metadata!.name!;
-      await this.cluster.guest.request(
+      await this.guest(
         'PUT',
         `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}/approval`,
         {
@@ -280,6 +614,23 @@ export class RealKarpenterOperatorStandIn {
       this.approved.push(name);
     }
   }
+}
+
+/** k8sutil.EnsureOwnerRef: the reference replaced where it is (same kind and name, same API version or UID), else appended. */
+function withOwner(
+  refs: readonly Record<string, unknown>[] | undefined,
+  owner: Record<string, string | boolean>,
+): Record<string, unknown>[] {
+  const list = [...(refs ?? [])];
+  const at = list.findIndex(
+    (r) =>
+      r.kind === owner.kind &&
+      r.name === owner.name &&
+      (r.apiVersion === owner.apiVersion || r.uid === owner.uid),
+  );
+  if (at >= 0) list[at] = owner;
+  else list.push(owner);
+  return list;
 }
 
 /** The subject common name of a base64 PEM CSR (the one string a kubelet's CSR names itself by). */
