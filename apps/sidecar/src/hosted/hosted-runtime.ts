@@ -1,16 +1,11 @@
 import {
   DEPLOYMENT,
-  NODECLAIM,
-  NODEPOOL,
   type ClusterMetrics,
   type Condition,
   type ReconcileOrder,
 } from '@fleet/contracts';
 import {
   InvalidDesiredStateError,
-  MANAGED_BY_LABEL,
-  MANAGED_BY_VALUE,
-  NODEPOOL_LABEL,
   autoNodeConditions,
   autoNodeEnabledCondition,
   autoNodeRoleArn,
@@ -19,7 +14,6 @@ import {
   renderGuestObjects,
   type ClusterDriver,
   type HostedMode,
-  type KubeObject,
 } from '@fleet/cloud-provider';
 import {
   HOSTED_CLUSTER,
@@ -32,7 +26,7 @@ import {
 import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ApiServers } from '../kube/api-servers.js';
-import { describeKubeError, isNotFound } from '../kube/cluster-client.js';
+import { describeKubeError } from '../kube/cluster-client.js';
 import { DriftDetector } from '../drift/drift-detector.js';
 import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
@@ -40,6 +34,8 @@ import type { ReconcileResult } from '../reconcile/reconciler.js';
 import { degraded } from '../reconcile/outcome.js';
 import { OrderQueue } from '../reconcile/order-queue.js';
 import { GuestConnection } from './guest-connection.js';
+import { applyGuestObjects, removeGuestObjects } from './guest-objects.js';
+import { refuseConverged } from './converged-refusal.js';
 import type { StatusSnapshot } from '../runtime.js';
 
 export interface HostedRuntimeOptions {
@@ -62,8 +58,6 @@ export interface HostedRuntimeOptions {
   guestKubeconfigPath?: string;
 }
 
-const isUnserved = (err: unknown) => isNotFound(err);
-
 /** The refusal of `render` (field and reason), or undefined when it renders. */
 function invalidDesiredState(render: () => unknown): string | undefined {
   try {
@@ -76,26 +70,13 @@ function invalidDesiredState(render: () => unknown): string | undefined {
 }
 
 /**
- * Why converged mode is refused, from openshift/hypershift 3ee9615567ac: each piece Karpenter
- * needs on a hosted cluster is produced only while HostedCluster.spec.autoNode is set.
- */
-export const CONVERGED_MODE_UNSUPPORTED =
-  'converged mode (the fleet running Karpenter without spec.autoNode) cannot work on HyperShift: ' +
-  'its karpenterignition controller writes Karpenter user data only with spec.autoNode ' +
-  '(karpenter-operator/controllers/karpenterignition), the NodePool token gets its Karpenter and AMI labels ' +
-  'only with it (hypershift-operator/controllers/nodepool/token.go), the default security group is tagged ' +
-  'karpenter.sh/discovery only with it (hostedcontrolplane_controller.go), and without it the HyperShift ' +
-  'operator clears HostedControlPlane status.autoNode and deletes set-karpenter-taint on every reconcile ' +
-  '(hostedcluster/karpenter.go). Run this sidecar with HOSTED_MODE=AutoNode: HyperShift then runs Karpenter ' +
-  '(with its standalone karpenter-operator where the KarpenterOperator feature gate enables it) and the fleet drives it';
-
-/**
  * A hosted cluster. In AutoNode mode HyperShift runs Karpenter (its karpenter-operator and the
  * operand in the HCP namespace), the sidecar drives it: enabling sets HostedCluster.spec.autoNode,
  * disabling clears it; in the guest the sidecar keeps the default OpenshiftEC2NodeClass and the
- * NodePools of desired state, and it reports what HyperShift reports. In converged mode the
- * sidecar runs Karpenter itself (converged-mode.ts), never beside HyperShift's own operator:
- * then it writes nothing and reports ConflictingKarpenterOperator.
+ * NodePools of desired state, and it reports what HyperShift reports. Converged mode is refused
+ * (converged-refusal.ts). Ordering, requeueing, Degraded, pruning and drift are the reconcile
+ * pipeline's (OrderQueue, degraded(), OwnedObjects, DriftDetector); this class supplies the
+ * hosted phases: discover, the HostedCluster patch, the guest objects, HyperShift's status.
  */
 export class HostedRuntime {
   /** HyperShift approves a hosted cluster's CSRs (AutoNode); the sidecar approves none. */
@@ -235,7 +216,8 @@ export class HostedRuntime {
       );
     }
 
-    if (this.options.mode === 'Converged') return this.converged(conditions);
+    if (this.options.mode === 'Converged')
+      return this.degraded(conditions, ...refuseConverged(conditions));
     conditions.set(
       'HostedMode',
       'True',
@@ -289,7 +271,7 @@ export class HostedRuntime {
         const versionRefusal = invalidDesiredState(render);
         if (versionRefusal) return this.degraded(conditions, 'InvalidDesiredState', versionRefusal);
         const written = nodeClassServed
-          ? await this.applyGuest(render(), spec.driftPolicy)
+          ? await applyGuestObjects(this.guestConnection, this.drift, render(), spec.driftPolicy)
           : undefined;
         if (written === undefined) {
           conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
@@ -310,7 +292,7 @@ export class HostedRuntime {
         applied += written.applied;
         pruned += written.pruned;
       } else {
-        const removal = await this.removeGuest();
+        const removal = await removeGuestObjects(this.guestConnection, this.drift);
         pruned += removal.pruned;
         if (removal.nodeClaims > 0) {
           conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
@@ -358,76 +340,6 @@ export class HostedRuntime {
     for (const c of view) conditions.set(c.type, c.status, c.reason, c.message);
     const progressing = view.find((c) => c.type === 'Progressing')?.status === 'True';
     return { applied, pruned, requeue: progressing };
-  }
-
-  /**
-   * Converged mode (the sidecar running Karpenter itself, without spec.autoNode) is refused: no
-   * HyperShift build produces what it needs without AutoNode, and HyperShift undoes it (see
-   * CONVERGED_MODE_UNSUPPORTED). Nothing is written.
-   */
-  private converged(conditions: ConditionSet) {
-    conditions.set(
-      'HostedMode',
-      'False',
-      'Converged',
-      'asked to run Karpenter itself (HOSTED_MODE=Converged)',
-    );
-    return this.degraded(conditions, 'ConvergedModeUnsupported', CONVERGED_MODE_UNSUPPORTED);
-  }
-
-  /** Applies the guest objects and prunes the owned ones no longer rendered; undefined while the CRDs are not served. */
-  private async applyGuest(
-    objects: ReturnType<typeof renderGuestObjects>,
-    driftPolicy: ReconcileOrder['spec']['driftPolicy'],
-  ): Promise<{ applied: number; pruned: number } | undefined> {
-    const guest = this.guestConnection.client();
-    let applied = 0;
-    try {
-      for (const { object } of objects) {
-        // Under REPORT an object with open drift stays as its editor left it.
-        if (this.drift.held(object, driftPolicy)) continue;
-        this.drift.recordApplied('workload', await guest.apply(object));
-        applied++;
-      }
-    } catch (err) {
-      if (isUnserved(err)) return undefined;
-      throw err;
-    }
-    // The CRDs are served now: the watches need not wait out their backoff.
-    this.guestConnection.nudge();
-    // Before pruning, so the fleet's own deletions are never mistaken for drift.
-    this.drift.retain(objects.map(({ object }) => object));
-    return { applied, pruned: await this.guestConnection.owned().prune(objects) };
-  }
-
-  /**
-   * Disabling: the fleet's NodePools and NodeClass go first, while HyperShift's Karpenter still
-   * runs to drain and terminate their nodes; spec.autoNode is cleared once no NodeClaim is left.
-   */
-  private async removeGuest(): Promise<{ pruned: number; nodeClaims: number }> {
-    const guest = this.guestConnection.client();
-    this.drift.retain([]);
-    let pruned = 0;
-    try {
-      await this.guestConnection.discoverNodeClass();
-      pruned = await this.guestConnection.owned().prune([]);
-      // Only the fleet's NodeClaims hold the disable back: a guest admin's own NodePools (live,
-      // without the fleet's label) keep theirs. A claim whose NodePool is gone was the fleet's.
-      const others = new Set(
-        (await guest.list<KubeObject>(NODEPOOL.apiVersion, NODEPOOL.kind))
-          .filter((pool) => pool.metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE)
-          .map((pool) => pool.metadata.name),
-      );
-      const claims = await guest.list<KubeObject>(NODECLAIM.apiVersion, NODECLAIM.kind);
-      const fleets = claims.filter(
-        (claim) => !others.has(claim.metadata.labels?.[NODEPOOL_LABEL] ?? ''),
-      );
-      return { pruned, nodeClaims: fleets.length };
-    } catch (err) {
-      // No Karpenter CRDs in the guest: nothing of the fleet's can be there.
-      if (isUnserved(err)) return { pruned, nodeClaims: 0 };
-      throw err;
-    }
   }
 
   lastResult(): { generation: number; result: ReconcileResult } | undefined {
