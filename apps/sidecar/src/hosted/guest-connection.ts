@@ -6,6 +6,7 @@ import {
   OWNED_BY_SELECTOR,
   guestOwnedKinds,
   servedOpenshiftEc2NodeClass,
+  type OwnedKind,
 } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
 import type { ApiServers } from '../kube/api-servers.js';
@@ -122,6 +123,11 @@ export class GuestConnection {
       { client: () => guest },
       { ownedKinds: () => kinds, operandNamespace: '' },
     );
+  }
+
+  /** The fleet's NodeClass kind as the pipeline's owned objects list it. */
+  ownedNodeClassKind(): OwnedKind {
+    return guestOwnedKinds(this.served)[0]!;
   }
 
   /**

@@ -39,12 +39,13 @@ export async function applyGuestObjects(
 
 /**
  * Disabling: the fleet's NodePools and NodeClass go first, while HyperShift's Karpenter still
- * runs to drain and terminate their nodes; spec.autoNode is cleared once no NodeClaim is left.
+ * runs to drain and terminate their nodes; spec.autoNode is cleared once no NodeClaim of the
+ * fleet's is left and HyperShift's karpenter-operator has released the fleet's NodeClass.
  */
 export async function removeGuestObjects(
   guest: GuestConnection,
   drift: DriftDetector,
-): Promise<{ pruned: number; nodeClaims: number }> {
+): Promise<{ pruned: number; nodeClaims: number; nodeClasses: number }> {
   const client = guest.client();
   drift.retain([]);
   let pruned = 0;
@@ -62,10 +63,13 @@ export async function removeGuestObjects(
     const fleets = claims.filter(
       (claim) => !others.has(claim.metadata.labels?.[NODEPOOL_LABEL] ?? ''),
     );
-    return { pruned, nodeClaims: fleets.length };
+    // Deleted but still held by the operator's finalizer (it deletes the derived EC2NodeClass
+    // first): still listed, with a deletionTimestamp.
+    const nodeClasses = (await guest.owned().list(guest.ownedNodeClassKind())).length;
+    return { pruned, nodeClaims: fleets.length, nodeClasses };
   } catch (err) {
     // No Karpenter CRDs in the guest: nothing of the fleet's can be there.
-    if (isNotFound(err)) return { pruned, nodeClaims: 0 };
+    if (isNotFound(err)) return { pruned, nodeClaims: 0, nodeClasses: 0 };
     throw err;
   }
 }

@@ -185,6 +185,39 @@ describe('HostedRuntime (AutoNode mode)', () => {
     expect(cluster.management.list('apps/v1', 'Deployment', HOSTED.hcpNamespace)).toEqual([]);
   });
 
+  it('disabled: spec.autoNode is cleared only once HyperShift has let the fleet’s OpenshiftEC2NodeClass go (its finalizer), not only its NodeClaims', async () => {
+    const r = runtime('AutoNode');
+    await r.apply(order(5, enabledSpec));
+    // HyperShift's karpenter-operator holds every OpenshiftEC2NodeClass with a finalizer until it
+    // has deleted the derived EC2NodeClass (nodeclass/ec2_nodeclass_controller.go, 3ee9615567ac).
+    const finalizer = 'hypershift.openshift.io/ec2-nodeclass-finalizer';
+    cluster.guest.patch(
+      'karpenter.hypershift.openshift.io/v1',
+      'OpenshiftEC2NodeClass',
+      'karpenter-fleet',
+      undefined,
+      { metadata: { finalizers: [finalizer] } },
+    );
+    const hc = () =>
+      cluster.management.get(HC_API, 'HostedCluster', 'alpha', 'clusters')?.spec as {
+        autoNode?: unknown;
+      };
+    const waiting = await r.apply(order(6, {}));
+    expect(condition(waiting, 'Progressing')).toEqual(
+      expect.objectContaining({ status: 'True', reason: 'WaitingForNodeClass' }),
+    );
+    expect(hc().autoNode).toBeDefined();
+    cluster.guest.patch(
+      'karpenter.hypershift.openshift.io/v1',
+      'OpenshiftEC2NodeClass',
+      'karpenter-fleet',
+      undefined,
+      { metadata: { finalizers: [] } },
+    );
+    await r.apply(order(6, {}));
+    expect(hc().autoNode).toBeUndefined();
+  });
+
   it('converged mode is refused on every HyperShift: ConvergedModeUnsupported, nothing written', async () => {
     await runtime('AutoNode').apply(order(7, enabledSpec));
     const writes: string[] = [];

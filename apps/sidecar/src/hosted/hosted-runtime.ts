@@ -294,15 +294,25 @@ export class HostedRuntime {
       } else {
         const removal = await removeGuestObjects(this.guestConnection, this.drift);
         pruned += removal.pruned;
-        if (removal.nodeClaims > 0) {
+        if (removal.nodeClaims > 0 || removal.nodeClasses > 0) {
           conditions.set('Degraded', 'False', 'AsExpected', 'no problems');
           conditions.set('Available', 'True', 'KarpenterDisabling', 'Karpenter is being disabled');
-          conditions.set(
-            'Progressing',
-            'True',
-            'WaitingForNodeClaims',
-            `waiting for Karpenter to remove ${removal.nodeClaims} NodeClaim(s) before spec.autoNode is cleared on ${hostedCluster}`,
-          );
+          if (removal.nodeClaims > 0)
+            conditions.set(
+              'Progressing',
+              'True',
+              'WaitingForNodeClaims',
+              `waiting for Karpenter to remove ${removal.nodeClaims} NodeClaim(s) before spec.autoNode is cleared on ${hostedCluster}`,
+            );
+          // Clearing spec.autoNode removes HyperShift's karpenter-operator, whose finalizer would
+          // then hold the class Terminating for good.
+          else
+            conditions.set(
+              'Progressing',
+              'True',
+              'WaitingForNodeClass',
+              `waiting for HyperShift's karpenter-operator to release the fleet's OpenshiftEC2NodeClass (its finalizer) before spec.autoNode is cleared on ${hostedCluster}`,
+            );
           return { applied, pruned, requeue: true };
         }
         if (infra.autoNode && setByFleet) {
