@@ -164,7 +164,7 @@ describe('deploy/ egress NetworkPolicies', () => {
     return [...needs].sort();
   };
 
-  it('finds the workloads: API, migration Job, worker and the four sidecars', () => {
+  it('finds the workloads: API, migration Job, worker, the four sidecars and the hosted guest bootstrap Job', () => {
     expect(workloads.map((w) => w.id.split(': ')[1]).sort()).toEqual([
       'Deployment/karpenter-fleet-api',
       'Deployment/karpenter-fleet-sidecar',
@@ -172,6 +172,7 @@ describe('deploy/ egress NetworkPolicies', () => {
       'Deployment/karpenter-fleet-sidecar',
       'Deployment/karpenter-fleet-sidecar',
       'Deployment/karpenter-fleet-worker',
+      'Job/karpenter-fleet-guest-bootstrap',
       'Job/karpenter-fleet-migrate',
     ]);
   });
