@@ -20,7 +20,7 @@ import {
   type ReportSource,
 } from '../../apps/sidecar/src/report/report-publisher.js';
 import { StatusReporter } from '../../apps/sidecar/src/report/status-reporter.js';
-import type { StatusSnapshot } from '../../apps/sidecar/src/runtime.js';
+import type { StatusSnapshot } from '../../apps/sidecar/src/report/cluster-status.js';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi, type RunningApi } from './start-api.js';
 

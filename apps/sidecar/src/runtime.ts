@@ -1,16 +1,7 @@
+import { KARPENTER_CR, type ReconcileOrder } from '@fleet/contracts';
 import {
-  KARPENTER_CR,
-  type ClusterAutoscalerState,
-  type Condition,
-  type ReconcileOrder,
-  type ReportedMigrationProposal,
-  type StatusReport,
-} from '@fleet/contracts';
-import {
-  customPoolOverlaps,
   CLUSTER_CLEANUP_FINALIZER,
   type ClusterDriver,
-  type KubeObject,
   type TargetedObject,
 } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
@@ -30,13 +21,11 @@ import { CsrApprover } from './csr/csr-approver.js';
 import { DriftDetector } from './drift/drift-detector.js';
 import type { ApiServers } from './kube/api-servers.js';
 import type { ClusterClient } from './kube/cluster-client.js';
-import { karpenterPoolsCondition, machineConfigPoolStates } from './machine-config/pool-status.js';
-import { collectMetrics, nodeClaimSummaries } from './metrics/cluster-metrics.js';
 import { CrdValidator } from './nodeclass/crd-validation.js';
 import { NodeClassController } from './nodeclass/nodeclass-controller.js';
 import { OrderQueue } from './reconcile/order-queue.js';
 import { ClusterWatches } from './kube/cluster-watches.js';
-import { ConditionSet } from './reconcile/conditions.js';
+import { ClusterStatus, type StatusSnapshot } from './report/cluster-status.js';
 import type { SidecarIdentity } from './reconcile/operand-access.js';
 import { PeriodicCheck } from './reconcile/periodic-check.js';
 import { Reconciler, type ReconcileResult } from './reconcile/reconciler.js';
@@ -74,15 +63,6 @@ export interface SidecarRuntimeOptions {
 /** Default of `credentialRenewalMs`: well inside the half-week after which a token is renewed. */
 export const DEFAULT_CREDENTIAL_RENEWAL_MS = 3_600_000;
 
-/** The Cluster Autoscaler as a report carries it: its state and the migration proposal. */
-interface AutoscalerObservation {
-  state: ClusterAutoscalerState | undefined;
-  migration?: ReportedMigrationProposal;
-}
-
-/** The report body, without who sends it and when. */
-export type StatusSnapshot = Omit<StatusReport, 'clusterId' | 'reportedAt'>;
-
 /**
  * Everything a sidecar runs against its cluster, apart from the order queue and the fleet API:
  * the shared watches, the watch-driven controllers (ClusterOperator, NodeClasses, CSR approval),
@@ -104,17 +84,13 @@ export class SidecarRuntime {
   /** Orders, re-checks, plans and drift corrections, one at a time. */
   private readonly queue: OrderQueue;
   private requeueDebounce?: NodeJS.Timeout;
-  private readonly extra = new ConditionSet();
   private readonly renderInputContent = new Map<string, string>();
   private readonly offs: (() => void)[] = [];
   private readonly clusterFinalizer?: ClusterFinalizer;
   private readonly credentialRenewal?: PeriodicCheck;
   private deletionDebounce?: NodeJS.Timeout;
-  private autoscalerEpoch = 0;
-  private autoscalerObservation?: {
-    key: string;
-    state: Promise<AutoscalerObservation>;
-  };
+  /** What reports say between orders. */
+  private readonly status: ClusterStatus;
 
   constructor(private readonly options: SidecarRuntimeOptions) {
     this.queue = new OrderQueue({
@@ -242,6 +218,16 @@ export class SidecarRuntime {
       ...(this.clusterFinalizer ? { clusterLifecycle: this.clusterFinalizer } : {}),
       onProgress: (conditions) => this.queue.progress(conditions),
     });
+    this.status = new ClusterStatus({
+      cluster: this.cluster,
+      watches: w,
+      nodeClassLabel: driver.provider.nodeClassLabel,
+      ...(this.operator ? { operator: this.operator } : {}),
+      nodeClasses: this.nodeClasses,
+      approver: this.approver,
+      clusterAutoscaler: this.clusterAutoscaler,
+      drift: this.drift,
+    });
   }
 
   start(): void {
@@ -266,7 +252,8 @@ export class SidecarRuntime {
     // kind; never a request of its own.
     for (const watch of w.applied())
       this.offs.push(watch.on((type, object) => this.drift.observe(type, object)));
-    for (const watch of w.autoscaler) this.offs.push(watch.on(() => void this.autoscalerEpoch++));
+    for (const watch of w.autoscaler)
+      this.offs.push(watch.on(() => this.status.autoscalerChanged()));
     this.offs.push(w.followOperand());
     if (w.workloadCluster)
       this.offs.push(w.workloadCluster.on((type, object) => this.clusterChanged(type, object)));
@@ -362,95 +349,11 @@ export class SidecarRuntime {
     await Promise.all([this.operator?.idle(), this.nodeClasses.idle(), this.approver.idle()]);
   }
 
-  /**
-   * The Cluster Autoscaler as the last report saw it, unless something it reads changed since
-   * (a watch event) or the order asks for another mode: at rest, no request.
-   */
-  private observeClusterAutoscaler(order: ReconcileOrder): Promise<AutoscalerObservation> {
-    const { clusterAutoscalerMode: mode, enabled } = order.spec;
-    const key = `${this.autoscalerEpoch}/${mode}/${enabled}`;
-    if (this.autoscalerObservation?.key === key) return this.autoscalerObservation.state;
-    const state = this.clusterAutoscaler
-      .observe(mode, enabled)
-      .then((o) => ({ state: o.state, ...(o.migration ? { migration: o.migration } : {}) }));
-    const observation = { key, state };
-    this.autoscalerObservation = observation;
-    state.catch(() => {
-      if (this.autoscalerObservation === observation) this.autoscalerObservation = undefined;
-    });
-    return state;
-  }
-
   /** What a report says now; undefined before the first order (nothing to observe against). */
   async snapshot(): Promise<StatusSnapshot | undefined> {
     const last = this.queue.lastResult();
     const order = this.queue.order;
     if (!last || !order) return undefined;
-    const operand = this.operator?.operandState();
-    if (operand) {
-      this.extra.set(
-        'OperandReady',
-        operand.status,
-        operand.reason,
-        operand.message || 'operand state',
-      );
-    }
-    const pools = this.watches.machineConfigPools
-      ? machineConfigPoolStates(this.watches.machineConfigPools.items(), new Date())
-      : undefined;
-    if (pools) {
-      // NodePools whose nodes one of the cluster's own pools would claim too (every pool is
-      // watched, the fleet's and the cluster's).
-      const overlaps = customPoolOverlaps(
-        this.watches.nodePools.items() as KubeObject[],
-        this.watches.machineConfigPools!.items() as KubeObject[],
-        this.options.driver.provider.nodeClassLabel,
-      ).map((o) => ({
-        nodeClass: o.nodeClass,
-        reason: 'MachineConfigPoolOverlap' as const,
-        message: o.message,
-      }));
-      const c = karpenterPoolsCondition(pools, [
-        ...this.nodeClasses.currentProblems(),
-        ...overlaps,
-      ]);
-      this.extra.set('KarpenterPoolsDegraded', c.status, c.reason, c.message);
-    }
-    const drifted = this.drift.condition(order.spec.driftPolicy);
-    this.extra.set('Drifted', drifted.status, drifted.reason, drifted.message);
-    const extraTypes = new Set(this.extra.list().map((c) => c.type));
-    const conditions: Condition[] = [
-      ...last.result.conditions.filter((c) => !extraTypes.has(c.type)),
-      ...this.extra.list(),
-    ].sort((a, b) => a.type.localeCompare(b.type));
-    const [metrics, cas] = await Promise.all([
-      collectMetrics(
-        this.cluster,
-        {
-          nodes: this.watches.nodes,
-          nodePools: this.watches.nodePools,
-          pendingPods: this.watches.pendingPods,
-          nodeClaims: this.watches.nodeClaims,
-        },
-        this.approver.counts,
-      ),
-      this.observeClusterAutoscaler(order).catch((): AutoscalerObservation => ({
-        state: last.result.clusterAutoscaler,
-      })),
-    ]);
-    return {
-      observedGeneration: last.generation,
-      conditions,
-      metrics,
-      csrDecisions: this.approver.unsentDecisions(),
-      ...(cas.state ? { clusterAutoscaler: cas.state } : {}),
-      ...(cas.migration ? { migrationProposal: cas.migration } : {}),
-      ...(pools ? { machineConfigPools: pools } : {}),
-      // From the watch's cache, as the metrics: no request of its own.
-      ...(this.watches.nodeClaims.synced
-        ? { nodeClaims: nodeClaimSummaries(this.watches.nodeClaims.items()) }
-        : {}),
-      drift: this.drift.list(),
-    };
+    return this.status.snapshot(order, last);
   }
 }

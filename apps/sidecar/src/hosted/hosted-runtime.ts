@@ -36,7 +36,7 @@ import { OrderQueue } from '../reconcile/order-queue.js';
 import { GuestConnection } from './guest-connection.js';
 import { applyGuestObjects, removeGuestObjects } from './guest-objects.js';
 import { refuseConverged } from './converged-refusal.js';
-import type { StatusSnapshot } from '../runtime.js';
+import { withObserved, type StatusSnapshot } from '../report/cluster-status.js';
 
 export interface HostedRuntimeOptions {
   apiServers: ApiServers;
@@ -363,13 +363,9 @@ export class HostedRuntime {
     const nodePools = order.spec.enabled ? order.spec.nodePools.length : 0;
     const drifted = this.drift.condition(order.spec.driftPolicy);
     this.driftCondition.set('Drifted', drifted.status, drifted.reason, drifted.message);
-    const conditions: Condition[] = [
-      ...last.result.conditions.filter((c) => c.type !== 'Drifted'),
-      ...this.driftCondition.list(),
-    ].sort((a, b) => a.type.localeCompare(b.type));
     return Promise.resolve({
       observedGeneration: last.generation,
-      conditions,
+      conditions: withObserved(last.result.conditions, this.driftCondition),
       drift: this.drift.list(),
       metrics: { ...this.counts, nodePools },
       csrDecisions: [],

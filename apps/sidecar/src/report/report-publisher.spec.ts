@@ -3,7 +3,7 @@ import { StatusReport, type CsrDecision } from '@fleet/contracts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import type { StatusSnapshot } from '../runtime.js';
+import type { StatusSnapshot } from './cluster-status.js';
 import { ReportPublisher, type ReportSource } from './report-publisher.js';
 import { StatusReporter } from './status-reporter.js';
 

@@ -1,6 +1,6 @@
 import { REPORT_DECISIONS_PER_SEND, type CsrDecision, type StatusReport } from '@fleet/contracts';
 import type { Logger } from 'pino';
-import type { StatusSnapshot } from '../runtime.js';
+import type { StatusSnapshot } from './cluster-status.js';
 import { PermanentReportError } from './status-reporter.js';
 
 /** What is reported: the sidecar host, or a runtime in tests. */
