@@ -31,7 +31,7 @@ import { DriftDetector } from '../drift/drift-detector.js';
 import { ResourceWatch } from '../kube/resource-watch.js';
 import { ConditionSet } from '../reconcile/conditions.js';
 import type { ReconcileResult } from '../reconcile/reconciler.js';
-import { degraded } from '../reconcile/outcome.js';
+import { degraded, pausedOutcome } from '../reconcile/outcome.js';
 import { OrderQueue } from '../reconcile/order-queue.js';
 import { GuestConnection } from './guest-connection.js';
 import { applyGuestObjects, removeGuestObjects } from './guest-objects.js';
@@ -178,16 +178,8 @@ export class HostedRuntime {
     conditions: ConditionSet,
   ): Promise<Omit<ReconcileResult, 'conditions'>> {
     const { spec } = order;
-    if (spec.paused) {
-      conditions.set(
-        'Paused',
-        'True',
-        'PausedByFleet',
-        'reconciliation is paused; the cluster is left as it is',
-      );
-      return { applied: 0, pruned: 0, requeue: false };
-    }
-    conditions.set('Paused', 'False', 'AsExpected', 'reconciling');
+    const paused = pausedOutcome(spec, conditions);
+    if (paused) return paused;
 
     const discovery = await this.options.driver.discover();
     if (!discovery.ok) return this.degraded(conditions, discovery.reason, discovery.message, true);

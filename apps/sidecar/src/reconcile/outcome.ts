@@ -39,6 +39,27 @@ export function degraded(
 }
 
 /**
+ * The Paused condition of an order; the outcome that ends the pass when the fleet paused it
+ * (nothing written), undefined otherwise.
+ */
+export function pausedOutcome(
+  spec: { paused: boolean },
+  conditions: ConditionSet,
+): Outcome | undefined {
+  if (!spec.paused) {
+    conditions.set('Paused', 'False', 'AsExpected', 'reconciling');
+    return undefined;
+  }
+  conditions.set(
+    'Paused',
+    'True',
+    'PausedByFleet',
+    'reconciliation is paused; the cluster is left as it is',
+  );
+  return { applied: 0, pruned: 0, requeue: false };
+}
+
+/**
  * Degraded reasons that can heal by themselves (the API server restarting or throttling, a cloud
  * API blip, a webhook briefly down): the runtime reconciles the order again with backoff, as a
  * controller requeues on error. The others (the cluster's or the order's content refused) wait

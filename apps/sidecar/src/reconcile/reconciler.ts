@@ -17,7 +17,7 @@ import { ApplyPhase } from './apply-phase.js';
 import { ClusterAutoscalerPhase } from './cluster-autoscaler-phase.js';
 import { ConditionSet } from './conditions.js';
 import { DisablePhase } from './disable-phase.js';
-import { degraded, type Outcome, type ReconcileResult } from './outcome.js';
+import { degraded, pausedOutcome, type Outcome, type ReconcileResult } from './outcome.js';
 import type { SidecarIdentity } from './operand-access.js';
 import { OwnedObjects } from './owned-objects.js';
 
@@ -93,16 +93,8 @@ export class Reconciler {
     // A deleting Cluster is cleaned up whatever the order says (paused included): its deletion
     // waits on our finalizer, and nothing is installed or applied for it any more.
     if (lifecycle?.deleting()) return this.removeForDeletion(order, conditions, lifecycle);
-    if (spec.paused) {
-      conditions.set(
-        'Paused',
-        'True',
-        'PausedByFleet',
-        'reconciliation is paused; the cluster is left as it is',
-      );
-      return { applied: 0, pruned: 0, requeue: false };
-    }
-    conditions.set('Paused', 'False', 'AsExpected', 'reconciling');
+    const paused = pausedOutcome(spec, conditions);
+    if (paused) return paused;
 
     const crdsFailed = (err: unknown) =>
       degraded(
