@@ -25,6 +25,7 @@ import {
   selectionLimitsRule,
   subscriptionLimits,
 } from './graphql/query-limits.js';
+import { noStorePlugins } from './graphql/no-store.plugin.js';
 import { HealthModule } from './health/health.module.js';
 import { graphqlMetricsPlugin } from './metrics/graphql-metrics.plugin.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -91,7 +92,11 @@ export class AppModule {
               },
               // One operation per HTTP request: a batch would multiply every per-request limit.
               allowBatchedHttpRequests: false,
-              plugins: [queryLimitsPlugin(limits), graphqlMetricsPlugin(metrics)],
+              plugins: [
+                queryLimitsPlugin(limits),
+                graphqlMetricsPlugin(metrics),
+                ...noStorePlugins(),
+              ],
               // graphql-ws subscriptions authenticate with connectionParams.authorization.
               // graphql-ws hands the context function its own Context: connectionParams sits beside extra.
               context: ({

@@ -6,6 +6,7 @@ import {
 } from '@fleet/contracts';
 import { Prisma } from '@fleet/database';
 import { userInputError } from '../common/errors.js';
+import { SUMMARY_SEP } from '../fleet/maintained-counts.js';
 import type { Principal } from '../auth/principal.js';
 import type { ClusterView } from './cluster.mapper.js';
 import {
@@ -197,16 +198,40 @@ export function pageSql(q: PageQuery): Prisma.Sql {
 }
 
 /**
- * Counting scans every matching cluster, so it joins only the tables the filter reads: the
- * placeholders keep user input out of `where.sql`, so the aliases found there are ours.
+ * `totalCount` up to `limit` matches: the count reads at most `limit + 1` of them (the LIMIT in
+ * the subquery stops the scan), so a list costs the same at any fleet size; `limit + 1` says
+ * more match. It joins only the tables the filter reads: the placeholders keep user input out of
+ * `where.sql`, so the aliases found there are ours.
  */
-export function countSql(where: Prisma.Sql): Prisma.Sql {
+export function countSql(where: Prisma.Sql, limit: number): Prisma.Sql {
   const d = /\bd\./.test(where.sql);
   const s = /\bs\./.test(where.sql);
   const from = Prisma.sql`"Cluster" c
     ${d ? Prisma.sql`JOIN "DesiredState" d ON d."clusterId" = c.id` : Prisma.empty}
     ${s ? Prisma.sql`JOIN "ClusterStatus" s ON s."clusterId" = c.id` : Prisma.empty}`;
-  return Prisma.sql`SELECT count(*)::int AS count FROM ${from} WHERE ${where}`;
+  return Prisma.sql`SELECT count(*)::int AS count FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT ${limit + 1}) matches`;
+}
+
+/**
+ * The fleet summary's maintained count that is exactly this list's total, if one is: an unscoped
+ * caller's list with no filter ('clusters'), or filtered on one maintained dimension alone
+ * (platform, topology, Karpenter enabled, in sync). Every other filter or scope is counted.
+ * A filter field this does not know (a new one) is counted too: only the fields named here map.
+ */
+export function maintainedCountKey(
+  filter: ClusterFilter | null | undefined,
+  principal: Principal,
+): string | undefined {
+  if (principal.scope) return undefined;
+  // The same emptiness clusterWhere ignores: null, undefined and ''.
+  const set = Object.entries(filter ?? {}).filter(([, v]) => v != null && v !== '');
+  if (set.length === 0) return 'clusters';
+  if (set.length > 1) return undefined;
+  const [[field, value]] = set as [[string, unknown]];
+  if (field === 'platform' || field === 'topology') return `${field}${SUMMARY_SEP}${String(value)}`;
+  if (field === 'karpenterEnabled' && value === true) return 'enabled';
+  if (field === 'inSync' && value === true) return 'inSync';
+  return undefined;
 }
 
 export function inScopeSql(clusterId: string, principal: Principal): Prisma.Sql {

@@ -50,7 +50,11 @@ export function decodeCursor(cursor: string, field: string): unknown[] {
   throw userInputError(field, 'is not a cursor returned by this API');
 }
 
-export function Connection<T>(name: string, node: new () => T) {
+/**
+ * A Relay connection type `${name}Connection`. `extended`: the caller subclasses it with fields of
+ * its own and registers the subclass under that name (this one is then abstract).
+ */
+export function Connection<T>(name: string, node: new () => T, { extended = false } = {}) {
   @ObjectType(`${name}Edge`)
   class Edge {
     @Field()
@@ -60,7 +64,7 @@ export function Connection<T>(name: string, node: new () => T) {
     node!: T;
   }
 
-  @ObjectType(`${name}Connection`)
+  @ObjectType(`${name}Connection`, { isAbstract: extended })
   class ConnectionType {
     @Field(() => [Edge])
     edges!: Edge[];

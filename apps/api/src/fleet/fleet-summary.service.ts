@@ -5,9 +5,7 @@ import { labelSelectorSql } from '../clusters/cluster-query.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { FleetSummary } from './fleet-summary.model.js';
-
-/** Joins a maintained count's dimension and value (chr 31, as the fleet_summary migration). */
-const SEP = '\u001f';
+import { maintainedCountsSql, SUMMARY_SEP as SEP } from './maintained-counts.js';
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 @Injectable()
@@ -27,24 +25,14 @@ export class FleetSummaryService {
   }
 
   /**
-   * One statement, so one snapshot (issue 19: fleetSummary at 100,000 clusters): the counts
-   * FleetSummaryCount holds, corrected for the clusters changed since the worker last folded them
-   * in (FleetSummaryDirty: each one's current keys in, the keys it is counted under out), and
-   * Stale counted live from the lastReportAt index (it moves with the clock, not with a write).
-   * Exact as of that snapshot: every change marks its cluster in its own transaction, and the
-   * fold updates the counts and the keys together (see the fleet_summary migration).
+   * One statement, so one snapshot (issue 19: fleetSummary at 100,000 clusters): the maintained
+   * counts (maintainedCountsSql), and Stale counted live from the lastReportAt index (it moves
+   * with the clock, not with a write).
    */
   private async maintained(): Promise<FleetSummary> {
     const staleAfter = this.config.STALE_AFTER_SECONDS;
     const rows = await this.prisma.client.$queryRaw<{ key: string; count: number }[]>`
-      WITH dirty AS (SELECT DISTINCT "clusterId" AS id FROM "FleetSummaryDirty"),
-           counted AS (
-             SELECT key, count AS n FROM "FleetSummaryCount"
-             UNION ALL
-             SELECT unnest(k.keys), -1 FROM dirty JOIN "ClusterSummaryKeys" k ON k."clusterId" = dirty.id
-             UNION ALL
-             SELECT unnest(fleet_summary_keys(dirty.id)), 1 FROM dirty)
-      SELECT key, sum(n)::int AS count FROM counted GROUP BY key HAVING sum(n) <> 0
+      ${maintainedCountsSql()}
       UNION ALL
       -- Every status row has its cluster and desired state (registered together, deleted together).
       SELECT 'stale', count(*)::int FROM "ClusterStatus" s

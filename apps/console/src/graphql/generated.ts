@@ -298,6 +298,7 @@ export type ClustersQueryVariables = Exact<{
 export type ClustersQuery = {
   clusters: {
     totalCount: number;
+    totalCountIsExact: boolean;
     pageInfo: {
       hasNextPage: boolean;
       hasPreviousPage: boolean;
@@ -1267,7 +1268,11 @@ export type RolloutPreviewQueryVariables = Exact<{
 }>;
 
 export type RolloutPreviewQuery = {
-  clusters: { totalCount: number; nodes: Array<{ id: string; name: string }> };
+  clusters: {
+    totalCount: number;
+    totalCountIsExact: boolean;
+    nodes: Array<{ id: string; name: string }>;
+  };
 };
 
 export type StartRolloutMutationVariables = Exact<{
@@ -2197,6 +2202,7 @@ export type NeedsAttentionQueryVariables = Exact<{ [key: string]: never }>;
 export type NeedsAttentionQuery = {
   degraded: {
     totalCount: number;
+    totalCountIsExact: boolean;
     nodes: Array<{
       id: string;
       name: string;
@@ -2209,6 +2215,7 @@ export type NeedsAttentionQuery = {
   };
   stale: {
     totalCount: number;
+    totalCountIsExact: boolean;
     nodes: Array<{
       id: string;
       name: string;
@@ -2221,6 +2228,7 @@ export type NeedsAttentionQuery = {
   };
   drifted: {
     totalCount: number;
+    totalCountIsExact: boolean;
     nodes: Array<{
       id: string;
       name: string;
@@ -2797,6 +2805,7 @@ export const ClustersDocument = new TypedDocumentString(`
     before: $before
   ) {
     totalCount
+    totalCountIsExact
     pageInfo {
       hasNextPage
       hasPreviousPage
@@ -3816,6 +3825,7 @@ export const RolloutPreviewDocument = new TypedDocumentString(`
     query RolloutPreview($filter: ClusterFilter, $first: Int) {
   clusters(filter: $filter, first: $first, orderBy: {field: NAME, direction: ASC}) {
     totalCount
+    totalCountIsExact
     nodes {
       id
       name
@@ -4838,18 +4848,21 @@ export const NeedsAttentionDocument = new TypedDocumentString(`
     first: 10
   ) {
     totalCount
+    totalCountIsExact
     nodes {
       ...AttentionCluster
     }
   }
   stale: clusters(filter: {stale: true}, first: 10) {
     totalCount
+    totalCountIsExact
     nodes {
       ...AttentionCluster
     }
   }
   drifted: clusters(filter: {drifted: true}, first: 10) {
     totalCount
+    totalCountIsExact
     nodes {
       ...AttentionCluster
     }

@@ -187,7 +187,8 @@ export function Clusters() {
             <ToolbarItem align={{ default: 'alignEnd' }}>
               <span data-testid="cluster-total">
                 {connection
-                  ? `${connection.totalCount} cluster${connection.totalCount === 1 ? '' : 's'}`
+                  ? // Past the API's count limit the total is a lower bound (issue 48).
+                    `${connection.totalCount}${connection.totalCountIsExact ? '' : '+'} cluster${connection.totalCount === 1 && connection.totalCountIsExact ? '' : 's'}`
                   : ''}
               </span>
             </ToolbarItem>

@@ -167,7 +167,8 @@ function NeedsAttentionCard() {
               group.totalCount ? (
                 <section key={kind} data-testid={`attention-${kind}`} className="fleet-gap-bottom">
                   <Title headingLevel="h3" size="md">
-                    {title} ({group.totalCount})
+                    {title} ({group.totalCount}
+                    {group.totalCountIsExact ? '' : '+'})
                   </Title>
                   <List isPlain>
                     {group.nodes.map((c) => (

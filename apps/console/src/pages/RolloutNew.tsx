@@ -88,22 +88,26 @@ export function RolloutNew() {
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
   );
   const matched = picked.length
-    ? { total: picked.length, names: picked.map((c) => c.name) }
+    ? { total: picked.length, exact: true, names: picked.map((c) => c.name) }
     : preview.data && !preview.error
       ? {
           total: preview.data.clusters.totalCount,
+          exact: preview.data.clusters.totalCountIsExact,
           names: preview.data.clusters.nodes.map((c) => c.name),
         }
       : null;
+  // Waves are sized on an exact total only: past the API's count limit (issue 48) the total is a
+  // lower bound, and the rollout sizes its waves when it starts.
+  const sized = matched?.exact ? matched : null;
   // A named strategy's stages carry their own gates; null when a selector stage decides at start.
   const namedWaves: NamedWave[] | null =
-    matched && named ? planNamedStages(matched.total, named.stages) : null;
+    sized && named ? planNamedStages(sized.total, named.stages) : null;
   const sizes = named
     ? (namedWaves?.map((w) => w.size) ?? [])
-    : matched && 'steps' in steps
-      ? waveSizes(matched.total, steps.steps)
+    : sized && 'steps' in steps
+      ? waveSizes(sized.total, steps.steps)
       : [];
-  const waves = matched ? splitIntoWaves(matched.names, sizes) : [];
+  const waves = sized ? splitIntoWaves(sized.names, sizes) : [];
 
   const changeInput = rolloutChange(change);
   const error = start.error;
@@ -367,7 +371,9 @@ export function RolloutNew() {
                     <Content component="p" data-testid="rollout-preview-total">
                       {matched.total === 0
                         ? 'No cluster matches: a rollout would be refused.'
-                        : `${matched.total} cluster${matched.total === 1 ? '' : 's'} in ${sizes.length} wave${sizes.length === 1 ? '' : 's'}${Object.keys(changeInput).length ? '' : ' (choose a change)'}.`}
+                        : !matched.exact
+                          ? `More than ${matched.total} clusters match; the rollout sizes its waves when it starts${Object.keys(changeInput).length ? '' : ' (choose a change)'}.`
+                          : `${matched.total} cluster${matched.total === 1 ? '' : 's'} in ${sizes.length} wave${sizes.length === 1 ? '' : 's'}${Object.keys(changeInput).length ? '' : ' (choose a change)'}.`}
                     </Content>
                     <Content component="ol" data-testid="rollout-preview-waves">
                       {waves.map((names, i) => (

@@ -420,7 +420,20 @@ export class Cluster implements Node {
 }
 
 @ObjectType()
-export class ClusterConnection extends Connection('Cluster', Cluster) {}
+@ObjectType('ClusterConnection')
+export class ClusterConnection extends Connection('Cluster', Cluster, { extended: true }) {
+  @Field(() => Int, {
+    description:
+      'The clusters that match: exact when totalCountIsExact, else more match than this (the limit a count stops at, TOTAL_COUNT_LIMIT, 1,000 by default).',
+  })
+  override totalCount!: number;
+
+  @Field(() => Boolean, {
+    description:
+      'Whether totalCount is exact. Always for the whole fleet and a filter on only one of platform, topology, karpenterEnabled: true or inSync: true (maintained counts), and when the first page holds every match; otherwise when at most TOTAL_COUNT_LIMIT clusters match.',
+  })
+  totalCountIsExact!: boolean;
+}
 
 @ObjectType()
 export class RegisterClusterPayload {
