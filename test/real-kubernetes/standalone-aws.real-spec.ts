@@ -140,7 +140,17 @@ describe('standalone AWS on a real control plane: Karpenter on, the Cluster Auto
     expect(
       await get('v1', 'ConfigMap', 'karpenter-fleet-cluster-autoscaler-backup', 'openshift-config'),
     ).toBeDefined();
-    const last = sidecar.runtime.lastResult()?.result;
+    // The pass that removed it records its result when it ends, which a loaded machine can
+    // take a moment after the deletion is visible.
+    const last = await eventually(
+      () => {
+        const result = sidecar.runtime.lastResult()?.result;
+        return conditionOf(result, 'ClusterAutoscalerDisabled')?.status === 'True'
+          ? result
+          : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: 'the pass that removed it to end' },
+    ).catch(() => sidecar.runtime.lastResult()?.result);
     expect(conditionOf(last, 'ClusterAutoscalerDisabled')).toMatchObject({
       status: 'True',
       reason: 'DisabledByFleet',
