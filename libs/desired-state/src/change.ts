@@ -14,7 +14,7 @@ import {
 import type { Prisma } from '@fleet/database';
 import { z } from 'zod';
 import { clusterOverrides, writeOverrides } from './profile-store.js';
-import { PROFILE_SETTINGS } from './profiles.js';
+import { PROFILE_SETTINGS, type ProfileSpec } from './profiles.js';
 
 /**
  * One change to a cluster's desired state, as a single mutation or a rollout applies it. Fields
@@ -48,6 +48,43 @@ export type DesiredStateChange = z.infer<typeof DesiredStateChange>;
 export type ApplyOutcome = 'applied' | 'no-such-nodepool';
 
 /**
+ * A change split as it is stored, computed in memory from the stored overrides: `own`, the
+ * columns that are the cluster's alone, written as is; `overrides`, the cluster's new overrides
+ * when the change touches what a profile could also set (else undefined: the effective state is
+ * not re-materialized). The one rule applyDesiredStateChange and commitLockedChange share.
+ */
+export function splitDesiredStateChange(
+  stored: ProfileSpec,
+  change: DesiredStateChange,
+): { own: Record<string, unknown>; overrides: ProfileSpec | undefined; outcome: ApplyOutcome } {
+  const { upsertNodePool, deleteNodePool, ...settings } = change;
+  const own: Record<string, unknown> = {};
+  const overrides = { ...stored };
+  let overridden = false;
+  for (const [key, value] of Object.entries(settings)) {
+    if (value === undefined) continue;
+    if ((PROFILE_SETTINGS as readonly string[]).includes(key)) {
+      (overrides as Record<string, unknown>)[key] = value;
+      overridden = true;
+    } else own[key] = value;
+  }
+  if (upsertNodePool) {
+    overrides.nodePools = { ...overrides.nodePools, [upsertNodePool.name]: upsertNodePool.spec };
+    overridden = true;
+  }
+  if (deleteNodePool) {
+    // Only the cluster's own NodePool: one a profile gives is removed by that profile.
+    if (!overrides.nodePools || !Object.hasOwn(overrides.nodePools, deleteNodePool))
+      return { own, overrides: undefined, outcome: 'no-such-nodepool' };
+    overrides.nodePools = Object.fromEntries(
+      Object.entries(overrides.nodePools).filter(([name]) => name !== deleteNodePool),
+    );
+    overridden = true;
+  }
+  return { own, overrides: overridden ? overrides : undefined, outcome: 'applied' };
+}
+
+/**
  * Writes the change inside the caller's transaction; the caller bumps the generation. What a
  * profile could also set (PROFILE_SETTINGS, NodePools) is the cluster's own override: it is
  * recorded in DesiredState.overrides and the effective state re-materialized (docs/PROFILES.md);
@@ -58,32 +95,13 @@ export async function applyDesiredStateChange(
   clusterId: string,
   change: DesiredStateChange,
 ): Promise<ApplyOutcome> {
-  const { upsertNodePool, deleteNodePool, ...settings } = change;
-  const own: Prisma.DesiredStateUpdateInput = {};
-  const overrides = { ...(await clusterOverrides(tx, clusterId)) };
-  let overridden = false;
-  for (const [key, value] of Object.entries(settings)) {
-    if (value === undefined) continue;
-    if ((PROFILE_SETTINGS as readonly string[]).includes(key)) {
-      (overrides as Record<string, unknown>)[key] = value;
-      overridden = true;
-    } else (own as Record<string, unknown>)[key] = value;
-  }
+  const { own, overrides, outcome } = splitDesiredStateChange(
+    await clusterOverrides(tx, clusterId),
+    change,
+  );
   if (Object.keys(own).length) await tx.desiredState.update({ where: { clusterId }, data: own });
-  if (upsertNodePool) {
-    overrides.nodePools = { ...overrides.nodePools, [upsertNodePool.name]: upsertNodePool.spec };
-    overridden = true;
-  }
-  if (deleteNodePool) {
-    // Only the cluster's own NodePool: one a profile gives is removed by that profile.
-    if (!overrides.nodePools || !Object.hasOwn(overrides.nodePools, deleteNodePool))
-      return 'no-such-nodepool';
-    overrides.nodePools = Object.fromEntries(
-      Object.entries(overrides.nodePools).filter(([name]) => name !== deleteNodePool),
-    );
-    overridden = true;
-  }
-  if (overridden) await writeOverrides(tx, clusterId, overrides);
+  if (outcome !== 'applied') return outcome;
+  if (overrides) await writeOverrides(tx, clusterId, overrides);
   return 'applied';
 }
 

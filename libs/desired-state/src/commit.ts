@@ -17,7 +17,28 @@ export async function clusterSnapshot(
     where: { id: clusterId },
     include: { desired: true, nodePools: { orderBy: { name: 'asc' } } },
   });
-  if (!row?.desired) return null;
+  return row?.desired ? snapshotOf({ ...row, desired: row.desired }) : null;
+}
+
+/** What a snapshot is made of: the cluster's name and labels, its desired state, its NodePools. */
+export interface SnapshotSource {
+  name: string;
+  labels: unknown;
+  desired: {
+    generation: number;
+    enabled: boolean;
+    paused: boolean;
+    clusterAutoscalerMode: string;
+    logLevel: string;
+    featureGates: unknown;
+    nodeClassOverrides: unknown;
+    driftPolicy: string;
+  };
+  nodePools: readonly { name: string; spec: unknown }[];
+}
+
+/** clusterSnapshot's shape, from rows already read (NodePools in name order). */
+export function snapshotOf(row: SnapshotSource): Prisma.InputJsonObject {
   const d = row.desired;
   return {
     name: row.name,
@@ -70,7 +91,8 @@ export async function lockDesiredState(tx: Tx, clusterId: string): Promise<numbe
  * change, the generation bump, the reconcile run and the audit event, all in the caller's
  * transaction (which must hold lockDesiredState). The caller asks for the reconcile after commit;
  * if that fails, the resync finds `generation > observedGeneration` and dispatches anyway.
- * Returns the new generation.
+ * Returns the new generation. commitLockedChange (locked-change.ts) writes the same rows in one
+ * statement where the change is one DesiredStateChange: keep the two in step.
  */
 export async function commitDesiredStateChange(
   tx: Tx,

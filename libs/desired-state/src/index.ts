@@ -1,5 +1,6 @@
 export * from './change.js';
 export * from './commit.js';
+export * from './locked-change.js';
 export * from './events.js';
 export * from './health.js';
 export * from './reconcile-job.js';

@@ -120,28 +120,17 @@ export async function materializeEffectiveState(
   overrides?: ProfileSpec,
 ): Promise<EffectiveState> {
   const state = await effectiveStateOf(tx, clusterId, overrides);
-  const { featureGates, nodeClassOverrides, ...rest } = state.settings;
   await tx.desiredState.update({
     where: { clusterId },
-    data: {
-      ...rest,
-      featureGates,
-      nodeClassOverrides: nodeClassOverrides as Prisma.InputJsonObject,
-      sources: state.sources,
-      ...(overrides ? { overrides: overrides as Prisma.InputJsonObject } : {}),
-    },
+    data: effectiveColumns(state, overrides),
   });
-  const existing = new Map(
-    (await tx.nodePool.findMany({ where: { clusterId }, select: { name: true, spec: true } })).map(
-      (p) => [p.name, canonicalJson(p.spec)],
-    ),
+  const { gone, put } = nodePoolWrites(
+    await tx.nodePool.findMany({ where: { clusterId }, select: { name: true, spec: true } }),
+    state.nodePools,
   );
-  const names = new Set(state.nodePools.map((p) => p.name));
-  const gone = [...existing.keys()].filter((name) => !names.has(name));
   if (gone.length) await tx.nodePool.deleteMany({ where: { clusterId, name: { in: gone } } });
-  for (const pool of state.nodePools) {
+  for (const pool of put) {
     const spec = pool.spec as Prisma.InputJsonObject;
-    if (existing.get(pool.name) === canonicalJson(pool.spec)) continue;
     await tx.nodePool.upsert({
       where: { clusterId_name: { clusterId, name: pool.name } },
       create: { clusterId, name: pool.name, spec },
@@ -149,6 +138,33 @@ export async function materializeEffectiveState(
     });
   }
   return state;
+}
+
+/**
+ * The DesiredState columns an effective state is materialized into (settings, sources, and
+ * `overrides` when given): what materializeEffectiveState and commitLockedChange both write.
+ */
+export function effectiveColumns(
+  state: EffectiveState,
+  overrides?: ProfileSpec,
+): Record<string, unknown> {
+  return { ...state.settings, sources: state.sources, ...(overrides ? { overrides } : {}) };
+}
+
+/**
+ * The NodePool rows to delete (`gone`) and to create or replace (`put`) so the stored ones
+ * match `desired`; a pool whose spec is equal (canonically) is left untouched.
+ */
+export function nodePoolWrites(
+  existing: readonly { name: string; spec: unknown }[],
+  desired: readonly { name: string; spec: Record<string, unknown> }[],
+): { gone: string[]; put: { name: string; spec: Record<string, unknown> }[] } {
+  const stored = new Map(existing.map((p) => [p.name, canonicalJson(p.spec)]));
+  const names = new Set(desired.map((p) => p.name));
+  return {
+    gone: [...stored.keys()].filter((name) => !names.has(name)),
+    put: desired.filter((p) => stored.get(p.name) !== canonicalJson(p.spec)),
+  };
 }
 
 /** Replaces the cluster's overrides and materializes the result. */

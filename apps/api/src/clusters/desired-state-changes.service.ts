@@ -26,6 +26,9 @@ import {
   clusterOverrides,
   clusterSnapshot,
   commitDesiredStateChange,
+  commitLockedChange,
+  readChangeFacts,
+  type ChangeFacts,
   effectiveStateOf,
   isProfileField,
   materializeEffectiveState,
@@ -46,7 +49,13 @@ import {
 import { KarpenterSpecValidator } from './karpenter-spec.validator.js';
 import { migrationPlanOf } from './migration-plan.js';
 import type { Cluster } from './models/cluster.model.js';
-import { withEverything, lockInScope, clusterChanged, type Tx } from './cluster-access.js';
+import {
+  withEverything,
+  lockInScope,
+  clusterChanged,
+  readClusterView,
+  type Tx,
+} from './cluster-access.js';
 import { ClusterQueries } from './cluster-queries.service.js';
 
 /** The instance types a plan's NodePools allow (their node.kubernetes.io/instance-type In values). */
@@ -204,18 +213,12 @@ export class DesiredStateChanges {
             violation.reason,
           );
       }
-      if (next.nodeClassOverrides) {
-        const violation = this.specs.validateNodeClassOverrides(
-          cluster.platform,
+      if (next.nodeClassOverrides)
+        this.checkNodeClassOverrides(
+          cluster,
           next.nodeClassOverrides,
-          cluster.topology,
-        )[0];
-        if (violation)
-          throw userInputError(
-            `overrides.nodeClassOverrides${violation.field ? `.${violation.field}` : ''}`,
-            violation.reason,
-          );
-      }
+          'overrides.nodeClassOverrides',
+        );
       await writeOverrides(tx, uid, next);
     });
   }
@@ -230,9 +233,9 @@ export class DesiredStateChanges {
     const change = Object.fromEntries(
       Object.entries(fields).filter(([, v]) => v != null),
     ) as DesiredStateChange;
-    return this.changeDesiredState(principal, uid, action, expectedGeneration, async (tx) => {
-      await this.checkChange(tx, uid, change, 'input');
-      await applyDesiredStateChange(tx, uid, change);
+    return this.commitChange(principal, uid, action, expectedGeneration, (facts) => {
+      this.checkChangeAgainst(facts, change, 'input');
+      return change;
     });
   }
 
@@ -246,6 +249,15 @@ export class DesiredStateChanges {
       where: { id: uid },
       select: { platform: true, topology: true, managementCluster: true },
     });
+    this.checkChangeAgainst(cluster, change, root);
+  }
+
+  /** checkChange against the cluster facts a caller has already read. */
+  private checkChangeAgainst(
+    cluster: { platform: Platform; topology: Topology; managementCluster: string | null },
+    change: DesiredStateChange,
+    root: string,
+  ): void {
     const refusal = unsupportedChangeFor(cluster, change);
     if (refusal) throw userInputError(`${root}.${refusal.field}`, refusal.reason);
     if (change.upsertNodePool) {
@@ -262,6 +274,24 @@ export class DesiredStateChanges {
       if (ignored)
         throw userInputError(`${root}.upsertNodePool.spec.template.spec.nodeClassRef`, ignored);
     }
+  }
+
+  /** NodeClass overrides checked against this cluster's NodeClass CRD, the error under `root`. */
+  private checkNodeClassOverrides(
+    cluster: { platform: Platform; topology: Topology },
+    overrides: Record<string, unknown>,
+    root: string,
+  ): void {
+    const violation = this.specs.validateNodeClassOverrides(
+      cluster.platform,
+      overrides,
+      cluster.topology,
+    )[0];
+    if (violation)
+      throw userInputError(
+        `${root}${violation.field ? `.${violation.field}` : ''}`,
+        violation.reason,
+      );
   }
 
   /**
@@ -337,14 +367,10 @@ export class DesiredStateChanges {
         violation.reason,
       );
     const spec = input.spec as Record<string, unknown>;
-    return this.changeDesiredState(principal, uid, 'upsertNodePool', expected, async (tx) => {
-      const cluster = await tx.cluster.findUniqueOrThrow({
-        where: { id: uid },
-        select: { platform: true, topology: true },
-      });
+    return this.commitChange(principal, uid, 'upsertNodePool', expected, (cluster) => {
       const ignored = nodeClassRefRefusal(cluster, spec);
       if (ignored) throw userInputError('input.spec.template.spec.nodeClassRef', ignored);
-      await applyDesiredStateChange(tx, uid, { upsertNodePool: { name, spec } });
+      return { upsertNodePool: { name, spec } };
     });
   }
 
@@ -355,13 +381,9 @@ export class DesiredStateChanges {
     expectedGeneration?: number | null,
   ): Promise<Cluster> {
     const expected = parseInput(ExpectedGeneration, expectedGeneration, 'expectedGeneration');
-    return this.changeDesiredState(principal, uid, 'deleteNodePool', expected, async (tx) => {
-      if (
-        (await applyDesiredStateChange(tx, uid, { deleteNodePool: name })) === 'no-such-nodepool'
-      ) {
-        throw notFoundError('NodePool', name);
-      }
-    });
+    return this.commitChange(principal, uid, 'deleteNodePool', expected, () => ({
+      deleteNodePool: name,
+    }));
   }
 
   async setNodeClassOverrides(
@@ -379,29 +401,10 @@ export class DesiredStateChanges {
         .filter((k) => input[k] != null)
         .map((k) => [k, input[k]]),
     );
-    return this.changeDesiredState(
-      principal,
-      uid,
-      'setNodeClassOverrides',
-      expected,
-      async (tx) => {
-        const cluster = await tx.cluster.findUniqueOrThrow({
-          where: { id: uid },
-          select: { platform: true, topology: true },
-        });
-        const violation = this.specs.validateNodeClassOverrides(
-          cluster.platform,
-          overrides,
-          cluster.topology,
-        )[0];
-        if (violation)
-          throw userInputError(
-            `input${violation.field ? `.${violation.field}` : ''}`,
-            violation.reason,
-          );
-        await applyDesiredStateChange(tx, uid, { nodeClassOverrides: overrides });
-      },
-    );
+    return this.commitChange(principal, uid, 'setNodeClassOverrides', expected, (cluster) => {
+      this.checkNodeClassOverrides(cluster, overrides, 'input');
+      return { nodeClassOverrides: overrides };
+    });
   }
 
   /**
@@ -444,16 +447,7 @@ export class DesiredStateChanges {
         ...((cluster.desired?.nodeClassOverrides ?? {}) as Record<string, unknown>),
         ...plan.proposal.nodeClassOverrides,
       };
-      const violation = this.specs.validateNodeClassOverrides(
-        cluster.platform,
-        overrides,
-        cluster.topology,
-      )[0];
-      if (violation)
-        throw userInputError(
-          `plan.nodeClassOverrides${violation.field ? `.${violation.field}` : ''}`,
-          violation.reason,
-        );
+      this.checkNodeClassOverrides(cluster, overrides, 'plan.nodeClassOverrides');
       // Cluster API: Karpenter launches only the instance types the fleet renders a
       // MachineDeployment for, so the plan's types become allowedInstanceTypes.
       const allowedInstanceTypes =
@@ -493,6 +487,35 @@ export class DesiredStateChanges {
   }
 
   /**
+   * changeDesiredState for a change that is one DesiredStateChange, checked against what
+   * `decide` is given: four statements (issue 48, target 3) — the scoped lock, one read of
+   * everything the checks, the audit snapshot and the effective state need (readChangeFacts),
+   * one write of the change, generation, reconcile run and audit event (commitLockedChange), and
+   * the answer's read-back — where changeDesiredState's helpers issue one per row they touch.
+   * The same rows, the same CONFLICT and errors, the reconcile request after commit.
+   */
+  private async commitChange(
+    principal: Principal,
+    uid: string,
+    action: string,
+    expectedGeneration: number | null | undefined,
+    decide: (facts: ChangeFacts) => DesiredStateChange,
+  ): Promise<Cluster> {
+    return this.lockedChange(principal, uid, expectedGeneration, async (tx) => {
+      const facts = await readChangeFacts(tx, uid);
+      const change = decide(facts);
+      const { outcome } = await commitLockedChange(tx, {
+        clusterId: uid,
+        facts,
+        change,
+        actor: principal,
+        action,
+      });
+      if (outcome === 'no-such-nodepool') throw notFoundError('NodePool', change.deleteNodePool!);
+    });
+  }
+
+  /**
    * The one path by which desired state changes: the change, the generation bump, the reconcile
    * run and the audit event commit together, then the worker is asked to reconcile. If Redis is
    * down at that moment the resync finds `generation > observedGeneration` and dispatches anyway.
@@ -504,19 +527,35 @@ export class DesiredStateChanges {
     expectedGeneration: number | null | undefined,
     change: (tx: Tx) => Promise<void>,
   ): Promise<Cluster> {
-    const row = await this.db.$transaction(async (tx) => {
+    return this.lockedChange(principal, uid, expectedGeneration, (tx) =>
+      commitDesiredStateChange(tx, { clusterId: uid, actor: principal, action, change }),
+    );
+  }
+
+  /**
+   * What every desired-state change of one cluster shares: the scoped lock, CONFLICT when the
+   * cluster moved past `expectedGeneration`, `write`, the answer read back in the same
+   * transaction, then the reconcile request and the change event after commit.
+   */
+  private async lockedChange(
+    principal: Principal,
+    uid: string,
+    expectedGeneration: number | null | undefined,
+    write: (tx: Tx) => Promise<unknown>,
+  ): Promise<Cluster> {
+    const view = await this.db.$transaction(async (tx) => {
       const current = await lockInScope(tx, principal, uid);
       if (expectedGeneration != null && current !== expectedGeneration) {
         throw conflictError(
           `cluster is at generation ${current}, not the expected ${expectedGeneration}`,
         );
       }
-      await commitDesiredStateChange(tx, { clusterId: uid, actor: principal, action, change });
-      return tx.cluster.findUniqueOrThrow({ where: { id: uid }, include: withEverything });
+      await write(tx);
+      return readClusterView(tx, uid);
     });
-    await this.queues.requestReconcile({ clusterId: uid, generation: row.desired!.generation });
+    await this.queues.requestReconcile({ clusterId: uid, generation: view.desired!.generation });
     await clusterChanged(this.events, uid);
-    return this.queries.toModel(row);
+    return this.queries.toModel(view);
   }
 }
 
