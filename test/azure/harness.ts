@@ -84,7 +84,7 @@ export async function startAzureSidecarRuntime(
   const registration = findDriver('AZURE', 'STANDALONE');
   if (!registration) throw new Error('no AZURE/STANDALONE driver registered');
   const apiServers = apiServersFor(registration.targets, { KUBECONFIG: cluster.kubeconfigPath });
-  const driver = registration.create({
+  const driver = (await registration.load()).create({
     reader: (target) =>
       new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
     // The sidecar's Entra ID client and the emulators' CA (AZURE_CA_BUNDLE).

@@ -204,7 +204,7 @@ export async function startCapiSidecarRuntime(
   };
   delete env.WORKLOAD_KUBECONFIG;
   const apiServers = apiServersFor(registration.targets, env, registration.sidecarRunsOn);
-  const driver = registration.create({
+  const driver = (await registration.load()).create({
     reader: (target) =>
       new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
     env,

@@ -8,7 +8,9 @@ import {
   awsInfrastructureProvider,
   renderDesiredObjects,
   type ClusterApiRenderInfrastructure,
+  type ClusterDriver,
   type DriverRegistration,
+  type RegisteredDriver,
   type KubeObject,
 } from '@fleet/cloud-provider';
 import { CLUSTER_OPERATOR, NODEPOOL, type KarpenterDesiredState } from '@fleet/contracts';
@@ -141,16 +143,20 @@ function crdCauses(crds: readonly KubeObject[], object: KubeObject): string[] {
  */
 describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as const))(
   'driver %s',
-  (pair: string, registration: DriverRegistration) => {
+  (pair: string, registration: RegisteredDriver) => {
     const fixture = FIXTURES[pair];
-    const driver = registration.create({
-      reader: () => new InMemoryClusterObjectReader([]),
-      env: fixture?.env ?? {},
-      ...(fixture?.sameApiServer !== undefined ? { sameApiServer: fixture.sameApiServer } : {}),
-    });
-    const { provider } = driver;
+    let loaded: DriverRegistration;
+    let driver: ClusterDriver;
+    let provider: ClusterDriver['provider'];
     let infra: unknown;
     beforeAll(async () => {
+      loaded = await registration.load();
+      driver = loaded.create({
+        reader: () => new InMemoryClusterObjectReader([]),
+        env: fixture?.env ?? {},
+        ...(fixture?.sameApiServer !== undefined ? { sameApiServer: fixture.sameApiServer } : {}),
+      });
+      provider = driver.provider;
       infra = await fixture?.infra();
     });
 
@@ -160,6 +166,13 @@ describe.each(DRIVER_REGISTRY.map((r) => [`${r.platform}/${r.topology}`, r] as c
 
     it('is the registry entry for its pair, and names its NodeClass the same way everywhere', () => {
       expect(findDriver(registration.platform, registration.topology)).toBe(registration);
+      // The registry's entry (read without the driver's code) describes the driver it loads.
+      const { create, ...description } = loaded;
+      expect(typeof create).toBe('function');
+      const { load, ...entry } = registration;
+      expect(typeof load).toBe('function');
+      expect(entry).toEqual(description);
+      expect(entry.rules).toBe(description.rules);
       expect([driver.platform, driver.topology]).toEqual([
         registration.platform,
         registration.topology,

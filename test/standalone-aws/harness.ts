@@ -112,7 +112,7 @@ export async function startSidecarRuntime(
     KUBECONFIG: cluster.kubeconfigPath,
     ...(options.timeouts ? { API_SERVER_TIMEOUT_SECONDS: options.timeouts.apiServerSeconds } : {}),
   });
-  const driver = registration.create({
+  const driver = (await registration.load()).create({
     reader: (target) =>
       new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
     env: {

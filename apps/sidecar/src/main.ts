@@ -13,6 +13,7 @@ import { loadGuestBootstrapConfig, loadSidecarConfig } from './config.js';
 import { ClusterClient } from './kube/cluster-client.js';
 import { bootstrapGuestIdentity } from './hosted/guest-identity.js';
 import { apiServersFor } from './kube/api-servers.js';
+import { pooledConnections } from './kube/pooled-connections.js';
 import { HeapTrimmer } from './memory/heap-trimmer.js';
 import { OrderConsumer } from './orders/order-consumer.js';
 import { ReportPublisher } from './report/report-publisher.js';
@@ -40,7 +41,9 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
     version: config.SIDECAR_VERSION,
     async createRuntime(registration) {
       const apiServers = apiServersFor(registration.targets, config, registration.sidecarRunsOn);
-      const driver = registration.create({
+      // Only now is the driver's code (its cloud's SDK) loaded: the one platform this sidecar runs.
+      const { create } = await registration.load();
+      const driver = create({
         reader: (target) =>
           new KubeClusterObjectReader(apiServers.kubeConfig(target), apiServers.timeoutMs),
         // The hosted driver finds its HostedControlPlane in the sidecar's own (HCP) namespace.
@@ -140,6 +143,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   const ownKubeConfig = new KubeConfig();
   if (config.KUBECONFIG) ownKubeConfig.loadFromFile(config.KUBECONFIG);
   else ownKubeConfig.loadFromDefault();
+  pooledConnections(ownKubeConfig);
   const versionApi = new VersionApi(
     apiConfigurationWithDeadline(ownKubeConfig, config.API_SERVER_TIMEOUT_SECONDS * 1000),
   );
@@ -183,16 +187,18 @@ export async function bootstrapGuest(env: NodeJS.ProcessEnv = process.env): Prom
   });
 }
 
-const isMain = import.meta.url === `file://${process.argv[1]}`;
-if (isMain && process.argv[2] === 'bootstrap-guest') {
-  bootstrapGuest().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err instanceof Error ? err.message : err);
-      process.exit(1);
-    },
-  );
-} else if (isMain) {
+/** `main.mjs [bootstrap-guest]`: what the process does, from its arguments (bin.ts runs it). */
+export function runCommandLine(argv: readonly string[] = process.argv): void {
+  if (argv[2] === 'bootstrap-guest') {
+    bootstrapGuest().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err instanceof Error ? err.message : err);
+        process.exit(1);
+      },
+    );
+    return;
+  }
   startSidecar()
     .then((sidecar) => {
       const stop = () => void sidecar.close().then(() => process.exit(0));

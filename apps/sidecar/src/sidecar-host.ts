@@ -4,7 +4,7 @@ import {
   type CsrDecision,
   type ReconcileOrder,
 } from '@fleet/contracts';
-import { findDriver, supportedPairs, type DriverRegistration } from '@fleet/cloud-provider';
+import { findDriver, supportedPairs, type RegisteredDriver } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
 import { ConditionSet } from './reconcile/conditions.js';
 import type { ReconcileResult } from './reconcile/reconciler.js';
@@ -27,7 +27,7 @@ export type DriverRuntime = Pick<
 
 export interface SidecarHostOptions {
   /** Builds the runtime for the driver the registry chose (API servers, CRDs, watches). */
-  createRuntime(registration: DriverRegistration): Promise<DriverRuntime>;
+  createRuntime(registration: RegisteredDriver): Promise<DriverRuntime>;
   log: Logger;
   /** The sidecar's release, reported with the contract it speaks. */
   version: string;
@@ -41,7 +41,7 @@ export interface SidecarHostOptions {
  */
 export class SidecarHost {
   private runtime?: DriverRuntime;
-  private running?: DriverRegistration;
+  private running?: RegisteredDriver;
   private starting?: Promise<DriverRuntime>;
   private refused?: { generation: number; conditions: Condition[] };
   private readonly listeners = new Set<(urgent: boolean) => void>();
@@ -120,7 +120,7 @@ export class SidecarHost {
     return runtime.plan(order);
   }
 
-  private async start(registration: DriverRegistration): Promise<DriverRuntime> {
+  private async start(registration: RegisteredDriver): Promise<DriverRuntime> {
     if (this.runtime) return this.runtime;
     this.starting ??= this.options.createRuntime(registration).then((runtime) => {
       runtime.onChange((urgent) => this.changed(urgent));

@@ -135,8 +135,11 @@ export interface PlatformRules {
   nodeClassRefProblem(nodeClassRef: unknown): string | undefined;
 }
 
-/** One entry of the registry: a platform and topology pair the fleet supports. */
-export interface DriverRegistration {
+/**
+ * What is known of a platform and topology pair without loading its driver's code (its cloud's
+ * SDK): what the fleet API checks, and which API servers the sidecar connects first.
+ */
+export interface DriverDescription {
   readonly platform: Platform;
   readonly topology: Topology;
   readonly rules: PlatformRules;
@@ -153,5 +156,19 @@ export interface DriverRegistration {
    * another cluster, else the same server (OpenShift's own Cluster API).
    */
   readonly sidecarRunsOn?: ClusterTarget;
-  create(context: DriverContext): ClusterDriver;
+}
+
+/** A driver's code: its description and how to create it (each platform's driver.ts). */
+export interface DriverRegistration extends DriverDescription {
+  readonly create: (context: DriverContext) => ClusterDriver;
+}
+
+/**
+ * One entry of the registry: a platform and topology pair the fleet supports. The driver's code
+ * is imported by `load()`, so a sidecar loads its own platform's cloud SDK and no other (a
+ * standalone AWS sidecar never needs the Azure SDK or the Cluster API code: issue 48, target 5),
+ * and the fleet API, which only reads `rules`, loads none.
+ */
+export interface RegisteredDriver extends DriverDescription {
+  readonly load: () => Promise<DriverRegistration>;
 }

@@ -2,6 +2,7 @@ import type { ClusterTarget } from '@fleet/cloud-provider';
 import { KubeConfig } from '@kubernetes/client-node';
 import { API_SERVER_TIMEOUT_MS } from '@fleet/discovery';
 import { ClusterClient } from './cluster-client.js';
+import { pooledConnections } from './pooled-connections.js';
 
 /**
  * Where the credentials for one API server come from: the pod's service account, or a
@@ -17,7 +18,7 @@ function load(source: ApiServerSource): KubeConfig {
   const kc = new KubeConfig();
   if (source.kind === 'kubeconfig-file') kc.loadFromFile(source.path);
   else kc.loadFromDefault();
-  return kc;
+  return pooledConnections(kc);
 }
 
 /**

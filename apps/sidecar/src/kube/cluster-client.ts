@@ -19,6 +19,7 @@ import {
   type V1CertificateSigningRequest,
   type V1CertificateSigningRequestCondition,
 } from '@kubernetes/client-node';
+import { pooledConnections } from './pooled-connections.js';
 
 export interface ObjectRef {
   apiVersion: string;
@@ -155,7 +156,7 @@ export class ClusterClient {
     const kc = new KubeConfig();
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
-    return new ClusterClient(kc);
+    return new ClusterClient(pooledConnections(kc));
   }
 
   /**

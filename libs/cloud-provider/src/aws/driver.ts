@@ -1,4 +1,3 @@
-import { nodeClassRefProblem } from '../nodepools.js';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   IAMClient,
@@ -11,47 +10,15 @@ import {
   QueueDoesNotExist,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
+import type { KarpenterDesiredState } from '@fleet/contracts';
 import { discoverAwsStandalone, type AwsStandaloneInfrastructure } from '@fleet/discovery';
-import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
-import type { KubeObject } from '../types.js';
-import { DEFAULT_NODE_CLASS_NAME, EC2_NODE_CLASS } from './constants.js';
+import type { ClusterDriver, DriverContext, DriverRegistration } from '../driver.js';
 import { awsClientConfig, ec2CallDeadlineMs, roleCheckCacheMs } from './credentials.js';
 import { describeInstancesLookup } from './describe-instances.js';
-import { validateKubeletForMachineConfig } from '../openshift/machine-config.js';
-import { validateNodeClassOverrides } from './nodeclass.js';
 import { karpenterPolicyStatements, usesWebIdentity } from './operand.js';
 import { AwsStandaloneCloudProvider } from './provider.js';
+import { AWS_STANDALONE } from './registration.js';
 import { RoleCheckCache } from './role-check-cache.js';
-
-/** The fleet API's checks for AWS: the EC2NodeClass CRD, then the provider's own rules. */
-export const AWS_PLATFORM_RULES: PlatformRules = {
-  platform: 'AWS',
-  nodeClass: EC2_NODE_CLASS,
-  nodeClassCrdFile: 'karpenter.k8s.aws_ec2nodeclasses.yaml',
-  nodeClassForValidation(overrides: NodeClassOverrides): KubeObject {
-    // Placeholders for what discovery fills in; they satisfy the CRD and stay out of the answer.
-    return {
-      apiVersion: EC2_NODE_CLASS.apiVersion,
-      kind: EC2_NODE_CLASS.kind,
-      metadata: { name: DEFAULT_NODE_CLASS_NAME },
-      spec: {
-        amiFamily: 'Custom',
-        amiSelectorTerms: [{ id: 'ami-00000000000000000' }],
-        subnetSelectorTerms: [{ id: 'subnet-00000000000000000' }],
-        securityGroupSelectorTerms: [{ id: 'sg-00000000000000000' }],
-        instanceProfile: 'placeholder',
-        ...structuredClone(overrides),
-      },
-    };
-  },
-  validateNodeClassOverrides(overrides: NodeClassOverrides): void {
-    validateNodeClassOverrides(overrides);
-    // Standalone: kubelet settings reach the nodes through a KubeletConfig.
-    validateKubeletForMachineConfig(overrides);
-  },
-  nodeClassRefProblem: (ref) => nodeClassRefProblem(ref, EC2_NODE_CLASS),
-};
 
 /**
  * Standalone OpenShift on AWS: discovery through the Infrastructure, the worker MachineSet and
@@ -234,9 +201,6 @@ class AwsStandaloneDriver implements ClusterDriver<AwsStandaloneInfrastructure> 
 }
 
 export const AWS_STANDALONE_DRIVER: DriverRegistration = {
-  platform: 'AWS',
-  topology: 'STANDALONE',
-  rules: AWS_PLATFORM_RULES,
-  targets: ['workload'],
+  ...AWS_STANDALONE,
   create: (context) => new AwsStandaloneDriver(context),
 };

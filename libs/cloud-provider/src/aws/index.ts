@@ -37,6 +37,7 @@ export {
 } from './node-identity.js';
 export { describeInstancesLookup } from './describe-instances.js';
 export { awsClientConfig } from './credentials.js';
-export { AWS_PLATFORM_RULES, AWS_STANDALONE_DRIVER } from './driver.js';
+export { AWS_PLATFORM_RULES } from './registration.js';
+export { AWS_STANDALONE_DRIVER } from './driver.js';
 export { awsMachine, proposeAwsStandaloneMigration, RHCOS_ROOT_DEVICE } from './migration.js';
 export { ec2InstanceCapacity } from './instance-capacity.js';

@@ -16,4 +16,5 @@ export {
   type AzureVmLookup,
 } from './node-identity.js';
 export { EntraClientCredential, parseAzureEnv } from './credentials.js';
-export { AZURE_PLATFORM_RULES, AZURE_STANDALONE_DRIVER } from './driver.js';
+export { AZURE_PLATFORM_RULES } from './registration.js';
+export { AZURE_STANDALONE_DRIVER } from './driver.js';

@@ -1,22 +1,17 @@
-import { nodeClassRefProblem } from '../nodepools.js';
-import type { KarpenterDesiredState, NodeClassOverrides } from '@fleet/contracts';
+import type { KarpenterDesiredState } from '@fleet/contracts';
 import {
   CAPI_MACHINE,
   CLUSTER_NAME_LABEL,
   MACHINE_DEPLOYMENT,
   discoverClusterApi,
 } from '@fleet/discovery';
-import type { ClusterDriver, DriverContext, DriverRegistration, PlatformRules } from '../driver.js';
+import type { ClusterDriver, DriverContext, DriverRegistration } from '../driver.js';
 import { canonical } from '../canonical.js';
 import { OWNED_BY_SELECTOR, ownedLabels } from '../labels.js';
 import type { KubeObject, NodeIdentityClaim, TargetedObject } from '../types.js';
 import { checkMachineDeploymentsAllowed } from './admission.js';
 import { awsClusterApiInfrastructure } from './aws/driver.js';
-import {
-  CLUSTER_API_NODE_CLASS,
-  DEFAULT_CLUSTER_API_NODE_CLASS_NAME,
-  KARPENTER_NODE_GROUP_LABEL,
-} from './constants.js';
+import { KARPENTER_NODE_GROUP_LABEL } from './constants.js';
 import type { InfrastructureProvider } from './infrastructure.js';
 import {
   CAPI_OPERAND_NAMESPACE,
@@ -28,6 +23,7 @@ import {
   type ClusterApiRenderInfrastructure,
   type MachineLookup,
 } from './provider.js';
+import { CLUSTER_API, clusterApiLocation } from './registration.js';
 
 /** Lifetime of the operand's management token: a week, renewed once half of it is gone. */
 const TOKEN_SECONDS = 7 * 24 * 3600;
@@ -66,9 +62,6 @@ function managementKubeconfig(
   ].join('\n');
 }
 
-/** OpenShift's own Cluster API keeps its objects here (cluster-capi-operator). */
-export const OPENSHIFT_CLUSTER_API_NAMESPACE = 'openshift-cluster-api';
-
 /**
  * The infrastructure sub-seam: one entry per infrastructure provider, by the name discovery
  * gives it (the Cluster's infrastructureRef kind). Each builds its cloud clients from the env.
@@ -87,47 +80,6 @@ const INFRASTRUCTURE: readonly ClusterApiInfrastructureEntry[] = [awsClusterApiI
 export const CLUSTER_API_INFRASTRUCTURE_PROVIDERS: readonly string[] = INFRASTRUCTURE.map(
   (i) => i.parser.name,
 );
-
-/**
- * Where the sidecar finds the Cluster: its name (`CLUSTER_API_CLUSTER_NAME`; on OpenShift the
- * infrastructure name) and its namespace on the management cluster (`CLUSTER_API_NAMESPACE`,
- * `openshift-cluster-api` by default).
- */
-export function clusterApiLocation(env: DriverContext['env']): {
-  clusterName: string | undefined;
-  namespace: string;
-} {
-  return {
-    clusterName: env.CLUSTER_API_CLUSTER_NAME || undefined,
-    namespace: env.CLUSTER_API_NAMESPACE || OPENSHIFT_CLUSTER_API_NAMESPACE,
-  };
-}
-
-/** The fleet API's checks for Cluster API: the ClusterAPINodeClass CRD, then the provider's. */
-export const CLUSTER_API_PLATFORM_RULES: PlatformRules = {
-  platform: 'CAPI',
-  nodeClass: CLUSTER_API_NODE_CLASS,
-  nodeClassCrdFile: 'karpenter.cluster.x-k8s.io_clusterapinodeclasses.yaml',
-  nodeClassForValidation(overrides: NodeClassOverrides): KubeObject {
-    return {
-      apiVersion: CLUSTER_API_NODE_CLASS.apiVersion,
-      kind: CLUSTER_API_NODE_CLASS.kind,
-      metadata: { name: DEFAULT_CLUSTER_API_NODE_CLASS_NAME },
-      spec: {
-        scalableResourceSelector: { matchLabels: { [KARPENTER_NODE_GROUP_LABEL]: 'placeholder' } },
-        ...structuredClone(overrides),
-      },
-    };
-  },
-  validateNodeClassOverrides(overrides: NodeClassOverrides): void {
-    new ClusterApiCloudProvider({
-      namespace: OPENSHIFT_CLUSTER_API_NAMESPACE,
-      access: 'same-cluster',
-      templateKinds: [],
-    }).validateNodeClassOverrides(overrides);
-  },
-  nodeClassRefProblem: (ref) => nodeClassRefProblem(ref, CLUSTER_API_NODE_CLASS),
-};
 
 /**
  * A Cluster API workload cluster: discovery of the Cluster and its workers on the management
@@ -340,16 +292,8 @@ class ClusterApiDriver implements ClusterDriver<ClusterApiRenderInfrastructure> 
   }
 }
 
-/**
- * Cluster API, topology STANDALONE: the sidecar and the operand run on the workload cluster.
- * Whether the management cluster is another one is a detail of the sidecar's deployment
- * (MANAGEMENT_KUBECONFIG), not another topology; HOSTED means HyperShift's hosted control planes.
- */
+/** Cluster API (registration.ts), with its driver. */
 export const CLUSTER_API_DRIVER: DriverRegistration = {
-  platform: 'CAPI',
-  topology: 'STANDALONE',
-  rules: CLUSTER_API_PLATFORM_RULES,
-  targets: ['management', 'workload'],
-  sidecarRunsOn: 'workload',
+  ...CLUSTER_API,
   create: (context) => new ClusterApiDriver(context),
 };

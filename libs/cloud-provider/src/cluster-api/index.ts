@@ -7,5 +7,6 @@ export * from './cluster-autoscaler.js';
 export * from './admission.js';
 export * from './node-identity.js';
 export * from './provider.js';
+export * from './registration.js';
 export * from './driver.js';
 export { proposeClusterApiMigration } from './migration.js';

@@ -18,7 +18,6 @@ import { MACHINE_DEPLOYMENT, type ClusterApiInfrastructure } from '@fleet/discov
 import { karpenterCrdDirectory } from '../aws/constants.js';
 import { canonical } from '../canonical.js';
 import { renderClusterOperator } from '../cluster-operator.js';
-import { InvalidDesiredStateError } from '../errors.js';
 import { renderNodePools } from '../nodepools.js';
 import { NODE_LEASE_NAMESPACE } from '../rbac.js';
 import type {
@@ -38,6 +37,7 @@ import type {
 import { CLUSTER_API_NODE_CLASS, DEFAULT_CLUSTER_API_NODE_CLASS_NAME } from './constants.js';
 import type { InstanceCapacity } from './infrastructure.js';
 import { renderKarpenterNodeGroups } from './machine-deployments.js';
+import { validateClusterApiNodeClassOverrides } from './registration.js';
 import { verifyMachineNodeIdentity } from './node-identity.js';
 import {
   CAPI_OPERAND_NAME,
@@ -172,22 +172,9 @@ export class ClusterApiCloudProvider implements CloudProvider<
     return renderDefaultClusterApiNodeClass(infra);
   }
 
-  /**
-   * A ClusterAPINodeClass has only `scalableResourceSelector`, which the fleet keeps: none of the
-   * overrides of a cloud NodeClass applies (the instance's disks, tags, metadata and kubelet
-   * come from the infrastructure template and the bootstrap provider).
-   */
+  /** See validateClusterApiNodeClassOverrides (registration.ts, shared with the fleet API). */
   validateNodeClassOverrides(overrides: NodeClassOverrides): void {
-    const fields = Object.keys(overrides).filter(
-      (k) => overrides[k as keyof NodeClassOverrides] !== undefined,
-    );
-    if (fields.length === 0) return;
-    throw new InvalidDesiredStateError(
-      fields.sort().map((field) => ({
-        field: `nodeClassOverrides.${field}`,
-        message: `ClusterAPINodeClass has no field ${field} (its spec is scalableResourceSelector only, which the fleet keeps); on Cluster API set it in the worker's infrastructure template or bootstrap configuration`,
-      })),
-    );
+    validateClusterApiNodeClassOverrides(overrides);
   }
 
   /** The default keeps selecting exactly the fleet's MachineDeployments; others are the SRE's. */

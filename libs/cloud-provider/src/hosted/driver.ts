@@ -1,4 +1,3 @@
-import { nodeClassRefProblem } from '../nodepools.js';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   NODECLAIM,
@@ -7,7 +6,6 @@ import {
   type NodeClassOverrides,
 } from '@fleet/contracts';
 import { discoverHostedAws, type HostedAwsInfrastructure } from '@fleet/discovery';
-import { EC2_NODE_CLASS } from '../aws/constants.js';
 import { awsClientConfig, ec2CallDeadlineMs } from '../aws/credentials.js';
 import { describeInstancesLookup } from '../aws/describe-instances.js';
 import { validateNodeClassOverrides } from '../aws/nodeclass.js';
@@ -16,13 +14,7 @@ import {
   verifyAwsNodeIdentity,
   type DescribeInstancesLookup,
 } from '../aws/node-identity.js';
-import type {
-  ClusterDriver,
-  DriverContext,
-  DriverRegistration,
-  PlatformRules,
-  StatusSurface,
-} from '../driver.js';
+import type { ClusterDriver, DriverContext, DriverRegistration, StatusSurface } from '../driver.js';
 import type {
   CloudProvider,
   CustomResourceDefinitionSource,
@@ -36,34 +28,11 @@ import type {
 import {
   GUEST_OWNED_KINDS,
   HOSTED_DEFAULT_NODE_CLASS_NAME,
-  HOSTED_NODECLASS_REF_HINT,
   OPENSHIFT_EC2_NODE_CLASS,
   renderHostedDefaultNodeClass,
   renderHostedNodePools,
 } from './autonode.js';
-
-/** The fleet API's checks for hosted AWS: the OpenshiftEC2NodeClass CRD, then the AWS rules. */
-export const AWS_HOSTED_PLATFORM_RULES: PlatformRules = {
-  platform: 'AWS',
-  nodeClass: OPENSHIFT_EC2_NODE_CLASS,
-  nodeClassCrdFile: 'karpenter.hypershift.openshift.io_openshiftec2nodeclasses.yaml',
-  nodeClassForValidation(overrides: NodeClassOverrides): KubeObject {
-    // Placeholders for the selectors rendered from the infraID; they stay out of the answer.
-    return {
-      apiVersion: OPENSHIFT_EC2_NODE_CLASS.apiVersion,
-      kind: OPENSHIFT_EC2_NODE_CLASS.kind,
-      metadata: { name: HOSTED_DEFAULT_NODE_CLASS_NAME },
-      spec: {
-        subnetSelectorTerms: [{ tags: { 'kubernetes.io/role/internal-elb': '1' } }],
-        securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'placeholder' } }],
-        ...structuredClone(overrides),
-      },
-    };
-  },
-  // Hosted nodes keep spec.kubelet on their NodeClass (no KubeletConfig), so only the EC2 rules.
-  validateNodeClassOverrides,
-  nodeClassRefProblem: (ref) => nodeClassRefProblem(ref, EC2_NODE_CLASS, HOSTED_NODECLASS_REF_HINT),
-};
+import { AWS_HOSTED } from './registration.js';
 
 /**
  * The hosted provider in AutoNode mode: HyperShift runs the operand, installs the CRDs in the
@@ -214,9 +183,6 @@ class AwsHostedDriver implements ClusterDriver<HostedAwsInfrastructure> {
 }
 
 export const AWS_HOSTED_DRIVER: DriverRegistration = {
-  platform: 'AWS',
-  topology: 'HOSTED',
-  rules: AWS_HOSTED_PLATFORM_RULES,
-  targets: ['management', 'workload'],
+  ...AWS_HOSTED,
   create: (context) => new AwsHostedDriver(context),
 };

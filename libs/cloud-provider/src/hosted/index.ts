@@ -1,2 +1,3 @@
 export * from './autonode.js';
-export { AWS_HOSTED_DRIVER, AWS_HOSTED_PLATFORM_RULES, AwsHostedCloudProvider } from './driver.js';
+export { AWS_HOSTED_PLATFORM_RULES } from './registration.js';
+export { AWS_HOSTED_DRIVER, AwsHostedCloudProvider } from './driver.js';
