@@ -51,7 +51,7 @@ describe('Redis stopped under the API', () => {
     }
   });
 
-  it('refuses changes at once with SERVICE_UNAVAILABLE, and reports with 503', async () => {
+  it('refuses changes at once with SERVICE_UNAVAILABLE, and reports and heartbeats with 503', async () => {
     const res = await api.admin(
       `mutation($id: ID!) { updateClusterLabels(clusterId: $id, labels: { team: "a" }) { id } }`,
       { id: cluster.id },
@@ -78,6 +78,17 @@ describe('Redis stopped under the API', () => {
       }),
     });
     expect(report.status).toBe(503);
+    // A heartbeat too: its budget and digest check are one command on the same fail-fast
+    // connection, so it is refused at once rather than waiting for Redis.
+    const heartbeat = await fetch(`${api.url}/v1/clusters/${cluster.uid}/heartbeat`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${cluster.reportToken}`,
+      },
+      body: JSON.stringify({ clusterId: cluster.uid, digest: 'a'.repeat(64) }),
+    });
+    expect(heartbeat.status).toBe(503);
   });
 
   it('says so in its metrics and readiness, without waiting for Redis', async () => {

@@ -51,6 +51,13 @@ describe('unauthenticated and per-credential load', () => {
       }),
     }).then((r) => r.status);
 
+  const heartbeat = (uid: string, token: string, body: object) =>
+    fetch(`${api.url}/v1/clusters/${uid}/heartbeat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    }).then((r) => r.status);
+
   beforeAll(async () => {
     db = await createTestDatabase();
     api = await startApi({
@@ -62,7 +69,7 @@ describe('unauthenticated and per-credential load', () => {
       UNAUTHENTICATED_WINDOW_SECONDS: '3600',
       REPORTS_PER_CLUSTER_PER_MINUTE: String(REPORTS_PER_MINUTE),
     });
-    for (const name of ['load-a', 'load-b']) {
+    for (const name of ['load-a', 'load-b', 'load-c']) {
       const res = await api.admin<{ registerCluster: (typeof clusters)[number] }>(REGISTER, {
         name,
       });
@@ -134,5 +141,46 @@ describe('unauthenticated and per-credential load', () => {
     expect(accepted).toBeLessThanOrEqual(REPORTS_PER_MINUTE);
     // Another cluster behind the same address keeps its own budget.
     expect(await report(a.cluster.uid, a.reportToken)).toBe(202);
+  });
+
+  it('counts heartbeats, malformed ones too, against the same per-cluster budget as reports', async () => {
+    const [a, , c] = clusters as [
+      (typeof clusters)[number],
+      (typeof clusters)[number],
+      (typeof clusters)[number],
+    ];
+    const beat = { clusterId: c.cluster.uid, digest: 'a'.repeat(64) };
+    let statuses: number[] = [];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const minute = Math.floor(Date.now() / 60_000);
+      statuses = await Promise.all([
+        // Within the budget: answered 409, as no report of this cluster was applied yet.
+        ...Array.from({ length: REPORTS_PER_MINUTE - 5 }, () =>
+          heartbeat(c.cluster.uid, c.reportToken, beat),
+        ),
+        // Malformed, or naming another cluster: counted all the same.
+        ...Array.from({ length: 5 }, () =>
+          heartbeat(c.cluster.uid, c.reportToken, { ...beat, digest: 'not-a-digest' }),
+        ),
+        ...Array.from({ length: 5 }, () =>
+          heartbeat(c.cluster.uid, c.reportToken, { ...beat, clusterId: a.cluster.uid }),
+        ),
+      ]);
+      if (Math.floor(Date.now() / 60_000) === minute) break;
+    }
+    // 35 sent against a budget of 30: at least 5 of them refused as over it, the others refused
+    // for what they are (409 no applied digest, 400 malformed, 403 another cluster's).
+    const refused = statuses.filter((s) => s === 429).length;
+    expect(refused).toBeGreaterThanOrEqual(5);
+    expect(statuses.filter((s) => ![409, 400, 403, 429].includes(s))).toEqual([]);
+    expect(statuses.length - refused).toBeLessThanOrEqual(REPORTS_PER_MINUTE);
+    // The budget is the cluster's, shared with its status reports (unless the minute just turned).
+    const minute = Math.floor(Date.now() / 60_000);
+    const next = await report(c.cluster.uid, c.reportToken);
+    if (Math.floor(Date.now() / 60_000) === minute) expect(next).toBe(429);
+    // Another cluster's heartbeat is not over budget.
+    expect(
+      await heartbeat(a.cluster.uid, a.reportToken, { ...beat, clusterId: a.cluster.uid }),
+    ).not.toBe(429);
   });
 });

@@ -30,7 +30,8 @@ return n`;
 @Injectable()
 export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(RateLimiterService.name);
-  private readonly connection: RedisClient;
+  /** Also the report budget's (reports/report-budget.ts): the same fail-fast settings. */
+  readonly connection: RedisClient;
 
   constructor(@Inject(API_CONFIG) private readonly config: ApiConfig) {
     this.connection = createRedisClient(config.REDIS_URL, {

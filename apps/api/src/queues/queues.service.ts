@@ -16,13 +16,6 @@ import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
-/** Compares the applied digest and refreshes liveness in one step (keys: digests, liveness). */
-const HEARTBEAT_LUA = `
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-local seen = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-if tonumber(ARGV[3]) > seen then redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
-return 1`;
-
 /** The API only produces jobs; the worker fleet consumes them. */
 @Injectable()
 export class QueuesService implements OnModuleDestroy {
@@ -32,7 +25,6 @@ export class QueuesService implements OnModuleDestroy {
   private readonly plans: Queue<PlanRequest>;
   private readonly reportStream: string;
   private readonly digests: string;
-  private readonly liveness: string;
   private readonly digestFences: string;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
@@ -48,9 +40,7 @@ export class QueuesService implements OnModuleDestroy {
     this.plans = new Queue(PLAN_QUEUE, opts);
     this.reportStream = ingestKey(config.QUEUE_PREFIX, 'reports');
     this.digests = ingestKey(config.QUEUE_PREFIX, 'digests');
-    this.liveness = ingestKey(config.QUEUE_PREFIX, 'liveness');
     this.digestFences = ingestKey(config.QUEUE_PREFIX, 'digest-fences');
-    this.connection.defineCommand('fleetHeartbeat', { numberOfKeys: 2, lua: HEARTBEAT_LUA });
   }
 
   /** The worker sends the plan's orders to its clusters' sidecars; one job per plan. */
@@ -92,20 +82,6 @@ export class QueuesService implements OnModuleDestroy {
    */
   async ingestStatus(report: IngestedStatusReport): Promise<void> {
     await this.connection.xadd(this.reportStream, '*', INGEST_REPORT_FIELD, JSON.stringify(report));
-  }
-
-  /**
-   * A heartbeat that changes nothing: when `digest` is the one last applied for the cluster,
-   * its liveness is set to `receivedAtMs` (never moved back) and true is returned; else false
-   * (the sidecar then sends its full report). One auto-pipelined EVALSHA.
-   */
-  async heartbeat(clusterId: string, digest: string, receivedAtMs: number): Promise<boolean> {
-    const run = (
-      this.connection as unknown as {
-        fleetHeartbeat(k1: string, k2: string, ...args: string[]): Promise<number>;
-      }
-    ).fleetHeartbeat.bind(this.connection);
-    return (await run(this.digests, this.liveness, clusterId, digest, String(receivedAtMs))) === 1;
   }
 
   /** Waiting plus delayed jobs of the fleet-wide queues, for the queue-depth gauge. */

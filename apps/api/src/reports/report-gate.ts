@@ -1,13 +1,14 @@
 import { HttpException, HttpStatus, Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import DataLoader from 'dataloader';
 import { timingSafeEqual } from 'node:crypto';
-import { RateLimiterService, RateLimiterUnavailable } from '../auth/rate-limiter.service.js';
+import { RateLimiterUnavailable } from '../auth/rate-limiter.service.js';
 import { UnauthenticatedLimiter } from '../auth/unauthenticated-limiter.service.js';
 import { hashToken } from '../clusters/cluster-access.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { FleetEventsService } from '../events/fleet-events.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { ReportBudget } from './report-budget.js';
 
 interface ReportCredentials {
   reportTokenHash: string;
@@ -32,7 +33,7 @@ export class ReportGate implements OnModuleInit {
     private readonly events: FleetEventsService,
     private readonly prisma: PrismaService,
     private readonly metrics: MetricsService,
-    private readonly rateLimiter: RateLimiterService,
+    private readonly budget: ReportBudget,
     private readonly unauthenticated: UnauthenticatedLimiter,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
@@ -92,28 +93,44 @@ export class ReportGate implements OnModuleInit {
 
   /** Per cluster: a leaked or runaway report token cannot flood the fleet. */
   async limit(clusterId: string): Promise<void> {
-    const wait = await this.rateLimiter
-      .hit(`report:${clusterId.toLowerCase()}`, this.config.REPORTS_PER_CLUSTER_PER_MINUTE)
-      .catch((err: unknown) => {
-        if (!(err instanceof RateLimiterUnavailable)) throw err;
-        // A report is a write onto Redis itself: the sidecar keeps it and sends it again.
-        this.metrics.rateLimiterUnavailable.inc({ outcome: 'refused' });
-        throw new HttpException(
-          { error: 'ServiceUnavailable', message: 'the fleet cannot take reports right now' },
-          HttpStatus.SERVICE_UNAVAILABLE,
-        );
-      });
-    if (wait > 0) {
-      this.metrics.rateLimited.inc({ limit: 'cluster' });
-      throw new HttpException(
-        {
-          error: 'TooManyRequests',
-          message: `more than ${this.config.REPORTS_PER_CLUSTER_PER_MINUTE} reports a minute for cluster ${clusterId}`,
-          retryAfterSeconds: wait,
-        },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
-    }
+    const wait = await this.budget
+      .hit(clusterId)
+      .catch((err: unknown) => this.refuseUnavailable(err));
+    if (wait > 0) this.refuseOverBudget(clusterId, wait);
+  }
+
+  /**
+   * A heartbeat counted against the cluster's budget and checked against its applied digest in
+   * one step; true when taken, false when the digest is not the one last applied.
+   */
+  async heartbeat(clusterId: string, digest: string, receivedAtMs: number): Promise<boolean> {
+    const outcome = await this.budget
+      .heartbeat(clusterId, digest, receivedAtMs)
+      .catch((err: unknown) => this.refuseUnavailable(err));
+    if (outcome.kind === 'over-budget') this.refuseOverBudget(clusterId, outcome.retryAfterSeconds);
+    return outcome.kind === 'accepted';
+  }
+
+  private refuseUnavailable(err: unknown): never {
+    if (!(err instanceof RateLimiterUnavailable)) throw err;
+    // A report is a write onto Redis itself: the sidecar keeps it and sends it again.
+    this.metrics.rateLimiterUnavailable.inc({ outcome: 'refused' });
+    throw new HttpException(
+      { error: 'ServiceUnavailable', message: 'the fleet cannot take reports right now' },
+      HttpStatus.SERVICE_UNAVAILABLE,
+    );
+  }
+
+  private refuseOverBudget(clusterId: string, retryAfterSeconds: number): never {
+    this.metrics.rateLimited.inc({ limit: 'cluster' });
+    throw new HttpException(
+      {
+        error: 'TooManyRequests',
+        message: `more than ${this.config.REPORTS_PER_CLUSTER_PER_MINUTE} reports a minute for cluster ${clusterId}`,
+        retryAfterSeconds,
+      },
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
   }
 
   /**

@@ -69,12 +69,9 @@ export class ReportRoute {
       req.headers.authorization,
       req.socket.remoteAddress ?? 'unknown',
     );
-    await this.gate.limit(clusterId);
-    const body = parseJson(raw, req.headers['content-type']);
     if (kind === 'heartbeat') {
-      const beat = validate(Heartbeat, body);
-      ownCluster(beat.clusterId, clusterId);
-      if (!(await this.queues.heartbeat(clusterId, beat.digest, receivedAt))) {
+      const beat = await this.heartbeatOf(raw, req.headers['content-type'], clusterId);
+      if (!(await this.gate.heartbeat(clusterId, beat.digest, receivedAt))) {
         throw refusal(HttpStatus.CONFLICT, {
           error: 'Conflict',
           message: `digest ${beat.digest} is not the report last applied for cluster ${clusterId}: send the full report`,
@@ -83,6 +80,8 @@ export class ReportRoute {
       this.metrics.heartbeatsReceived.inc();
       return { status: HttpStatus.ACCEPTED, body: { accepted: true } };
     }
+    await this.gate.limit(clusterId);
+    const body = parseJson(raw, req.headers['content-type']);
     const report = validate(StatusReport, body);
     // Refused here rather than accepted and then failing in the worker forever (see storable-text).
     // The body as sent: validation drops a `__proto__` key silently.
@@ -99,6 +98,22 @@ export class ReportRoute {
     await this.queues.ingestStatus({ ...report, receivedAt: new Date(receivedAt).toISOString() });
     this.metrics.reportsReceived.inc();
     return { status: HttpStatus.ACCEPTED, body: { accepted: true } };
+  }
+
+  /**
+   * The heartbeat's budget is counted in its one Redis command with the digest check, so its body
+   * is read first; a body that is not a heartbeat is still counted (and may be refused as over
+   * the budget) before it is refused as malformed or as another cluster's, as any report is.
+   */
+  private async heartbeatOf(raw: Buffer, contentType: string | undefined, clusterId: string) {
+    try {
+      const beat = validate(Heartbeat, parseJson(raw, contentType));
+      ownCluster(beat.clusterId, clusterId);
+      return beat;
+    } catch (malformed) {
+      await this.gate.limit(clusterId);
+      throw malformed;
+    }
   }
 }
 
