@@ -20,6 +20,25 @@ interface ReportCredentials {
 const matches = (presented: Buffer, hash: string | null) =>
   hash !== null && timingSafeEqual(presented, Buffer.from(hash, 'hex'));
 
+interface CachedCredentials {
+  row: ReportCredentials;
+  until: number;
+  /**
+   * The token last accepted as the cluster's current one, as sent: the next requests compare
+   * with it in constant time rather than hash what they present (a SHA-256 a heartbeat was the
+   * largest part of authenticating one, issue 48 target 2). Dropped with the entry, on a
+   * rotation or deregistration. A previous token (a rotation's grace) is never remembered: its
+   * expiry is checked on each request.
+   */
+  current?: Buffer;
+}
+
+/** Constant time for tokens of the same length; their length is not a secret. */
+const sameToken = (presented: string, remembered: Buffer) => {
+  const bytes = Buffer.from(presented);
+  return bytes.length === remembered.length && timingSafeEqual(bytes, remembered);
+};
+
 /**
  * What every sidecar request (status report, heartbeat, plan answer) passes before it is looked
  * at: the cluster's own token (cached briefly), the per-cluster rate limit, and for reports the
@@ -38,7 +57,7 @@ export class ReportGate implements OnModuleInit {
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
-  private readonly credentials = new Map<string, { row: ReportCredentials; until: number }>();
+  private readonly credentials = new Map<string, CachedCredentials>();
   /** How many credentials-changed events this replica has seen (any cluster). */
   private invalidations = 0;
 
@@ -177,15 +196,24 @@ export class ReportGate implements OnModuleInit {
       this.unauthenticated.refused(address);
       throw unauthorized();
     }
-    const presented = Buffer.from(hashToken(token), 'hex');
-    const accepts = (c: ReportCredentials) =>
-      matches(presented, c.reportTokenHash) ||
-      ((c.previousCredentialsExpireAt?.getTime() ?? 0) > Date.now() &&
-        matches(presented, c.previousReportTokenHash));
     // Every sidecar reports every heartbeat: remember credentials briefly, and look again before
     // refusing, so a rotation takes effect at once and a miss never locks a sidecar out.
     const cached = this.credentials.get(clusterId);
-    if (cached && cached.until > Date.now() && accepts(cached.row)) return;
+    if (cached && cached.until > Date.now() && cached.current && sameToken(token, cached.current))
+      return;
+    const presented = Buffer.from(hashToken(token), 'hex');
+    const isCurrent = (c: ReportCredentials) => matches(presented, c.reportTokenHash);
+    const accepts = (c: ReportCredentials) =>
+      isCurrent(c) ||
+      ((c.previousCredentialsExpireAt?.getTime() ?? 0) > Date.now() &&
+        matches(presented, c.previousReportTokenHash));
+    if (cached && cached.until > Date.now()) {
+      if (isCurrent(cached.row)) {
+        cached.current = Buffer.from(token);
+        return;
+      }
+      if (accepts(cached.row)) return;
+    }
     // A known cluster's credentials are read again once they are due (a rotation takes effect
     // within REPORT_CREDENTIALS_CACHE_SECONDS whoever shares the address); any other look-up only within
     // the address's budget of refusals, so bogus tokens and cluster ids cannot turn into
@@ -214,7 +242,11 @@ export class ReportGate implements OnModuleInit {
     }
     if (this.credentials.size > 1_000_000) this.credentials.clear();
     if (this.invalidations === invalidationsBefore)
-      this.credentials.set(clusterId, { row, until: Date.now() + this.cacheMs });
+      this.credentials.set(clusterId, {
+        row,
+        until: Date.now() + this.cacheMs,
+        ...(isCurrent(row) ? { current: Buffer.from(token) } : {}),
+      });
     if (!accepts(row)) {
       this.unauthenticated.refused(address);
       throw unauthorized();
