@@ -37,11 +37,21 @@ const bundle = await rolldown({
   logLevel: 'warn',
   // The entry (bin.ts) runs the sidecar and exports nothing; chunks may be shaped freely.
   preserveEntrySignatures: false,
+  // BullMQ's package resolves to its CommonJS build for Node, which cannot be tree-shaken: the
+  // sidecar, which only runs a Worker, carried its PostgreSQL backend and the pg driver. Its
+  // ESM build ("module") is the same code as modules.
+  plugins: [
+    {
+      name: 'bullmq-esm',
+      resolveId: (source) =>
+        source === 'bullmq' ? join(root, 'node_modules/bullmq/dist/esm/index.js') : null,
+    },
+  ],
   treeshake: {
     // Our libraries do nothing when imported (no registration, no I/O at module level), so a
     // barrel's re-export of a module the sidecar does not use (another platform's driver) must
     // not pin it, and what it imports, into the start-up chunks.
-    moduleSideEffects: (id) => !id.startsWith(libs),
+    moduleSideEffects: (id) => !id.startsWith(libs) && !id.includes('/node_modules/bullmq/'),
   },
 });
 const { output } = await bundle.write({
@@ -71,9 +81,12 @@ await bundle.close();
  * Modules find files beside themselves (the upstream CRDs, the NodeClass CRDs the AWS driver
  * installs) with `new URL('<dir>/', import.meta.url)`; in a chunk `import.meta.url` is the
  * chunk's, so each such URL is rewritten relative to the chunk (dist/ ships beside it). Any other
- * use of `import.meta.url` than these and the one `createRequire` of rolldown's runtime fails the
- * build rather than resolving somewhere else at run time.
+ * use of `import.meta.url` than these, the one `createRequire` of rolldown's runtime and msgpackr's
+ * (BullMQ's, its optional native `msgpackr-extract`, looked up in node_modules from wherever the
+ * chunk is, and skipped when absent) fails the build rather than resolving somewhere else at run
+ * time.
  */
+const MSGPACKR_EXTRACT = '(import.meta.url)(`msgpackr-extract`)';
 let relocated = 0;
 let uses = 0;
 let bytes = 0;
@@ -82,7 +95,7 @@ for (const chunk of output) {
   if (chunk.type !== 'chunk') continue;
   const file = join(outDir, chunk.fileName);
   let code = readFileSync(file, 'utf8');
-  uses += code.split('import.meta.url').length - 1;
+  uses += code.split('import.meta.url').length - 1 - (code.split(MSGPACKR_EXTRACT).length - 1);
   // Each URL as the minifier writes it → the directories it names, from this chunk's modules.
   const assetUrls = new Map();
   for (const id of chunk.moduleIds) {
