@@ -30,7 +30,7 @@ for (const dir of [
   cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
 }
 
-// The sidecar's single-file bundle (dist/apps/sidecar/main.mjs), which deploy/ and every test run.
+// The sidecar's bundle (dist/apps/sidecar/main.mjs and its chunks), which deploy/ and every test run.
 execFileSync(process.execPath, [join(root, 'scripts', 'bundle-sidecar.mjs')], {
   cwd: root,
   stdio: 'inherit',
