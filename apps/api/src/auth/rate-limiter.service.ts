@@ -53,8 +53,8 @@ export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Counts one request of a credential (an API token's id, or `report:<cluster>`); returns the
-   * seconds to wait when over `perMinute`, else 0.
+   * Counts one request of a credential (an API token's id); returns the seconds to wait when
+   * over `perMinute`, else 0.
    */
   async hit(
     credential: string,
@@ -62,7 +62,18 @@ export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
     now = Date.now(),
   ): Promise<number> {
     const window = Math.floor(now / 60_000);
-    const key = `${this.config.QUEUE_PREFIX}:ratelimit:${credential}:${window}`;
+    return this.hitKey(
+      `${this.config.QUEUE_PREFIX}:ratelimit:${credential}:${window}`,
+      perMinute,
+      now,
+    );
+  }
+
+  /**
+   * Counts one request on `key`, the counter of the one-minute window `now` is in (the report
+   * budget names its own, reports/report-budget.ts); the seconds to wait when over `perMinute`.
+   */
+  async hitKey(key: string, perMinute: number, now = Date.now()): Promise<number> {
     let count: number;
     try {
       count = await (
@@ -73,8 +84,7 @@ export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
         `rate limiter unavailable: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
-    if (count <= perMinute) return 0;
-    return Math.ceil(((window + 1) * 60_000 - now) / 1000);
+    return count <= perMinute ? 0 : secondsToNextWindow(now);
   }
 
   /**
@@ -99,4 +109,9 @@ export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
   onModuleDestroy(): void {
     this.connection.disconnect();
   }
+}
+
+/** Seconds until the one-minute window after `now`'s begins. */
+export function secondsToNextWindow(now: number): number {
+  return Math.ceil(((Math.floor(now / 60_000) + 1) * 60_000 - now) / 1000);
 }

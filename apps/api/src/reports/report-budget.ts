@@ -1,17 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ingestKey, redisKey } from '@fleet/contracts';
-import { RateLimiterService, RateLimiterUnavailable } from '../auth/rate-limiter.service.js';
+import {
+  RateLimiterService,
+  RateLimiterUnavailable,
+  secondsToNextWindow,
+} from '../auth/rate-limiter.service.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
-
-/** INCR the window's count (a new window's key expires after two), then its value. */
-const HIT_LUA = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], 120) end
-return n`;
 
 /**
  * Heartbeats in one step, as many as arrived in the same turn of the event loop: for each i
- * (budget key KEYS[2 + i], cluster ARGV[3i + 2], digest ARGV[3i + 3], received at ARGV[3i + 4]),
+ * (from 1: budget key KEYS[2 + i], cluster ARGV[3i - 1], digest ARGV[3i], received at ARGV[3i + 1]),
  * count it against the cluster's budget (over ARGV[1] a minute: -1, nothing else touched), then
  * compare the applied digest (KEYS[1], digests) and refresh liveness (KEYS[2], never moved back).
  * One answer each: 1 accepted, 0 not the applied digest, -1 over the budget.
@@ -40,7 +38,6 @@ return answers`;
 const HEARTBEATS_PER_SCRIPT = 256;
 
 interface BudgetCommands {
-  fleetReportHit(budget: string): Promise<number>;
   fleetHeartbeats(keyCount: number, ...keysThenArgs: string[]): Promise<number[]>;
 }
 
@@ -77,11 +74,10 @@ export class ReportBudget {
   private readonly liveness: string;
 
   constructor(
-    rateLimiter: RateLimiterService,
+    private readonly rateLimiter: RateLimiterService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {
     const connection = rateLimiter.connection;
-    connection.defineCommand('fleetReportHit', { numberOfKeys: 1, lua: HIT_LUA });
     // The number of keys is the first argument of each call: one budget key per heartbeat.
     connection.defineCommand('fleetHeartbeats', { lua: HEARTBEATS_LUA });
     this.commands = connection as unknown as BudgetCommands;
@@ -90,11 +86,12 @@ export class ReportBudget {
   }
 
   /** Counts one report or plan answer; the seconds to wait when over the budget, else 0. */
-  async hit(clusterId: string, now = Date.now()): Promise<number> {
-    const count = await this.unavailableAsError(() =>
-      this.commands.fleetReportHit(this.budgetKey(clusterId, now)),
+  hit(clusterId: string, now = Date.now()): Promise<number> {
+    return this.rateLimiter.hitKey(
+      this.budgetKey(clusterId, now),
+      this.config.REPORTS_PER_CLUSTER_PER_MINUTE,
+      now,
     );
-    return count > this.config.REPORTS_PER_CLUSTER_PER_MINUTE ? retryAfter(now) : 0;
   }
 
   /**
@@ -131,7 +128,7 @@ export class ReportBudget {
               const answer = answers[i];
               h.resolve(
                 answer === -1
-                  ? { kind: 'over-budget', retryAfterSeconds: retryAfter(h.receivedAtMs) }
+                  ? { kind: 'over-budget', retryAfterSeconds: secondsToNextWindow(h.receivedAtMs) }
                   : answer === 1
                     ? { kind: 'accepted' }
                     : { kind: 'not-applied-digest' },
@@ -156,19 +153,4 @@ export class ReportBudget {
       String(Math.floor(now / 60_000)),
     );
   }
-
-  private async unavailableAsError(command: () => Promise<number>): Promise<number> {
-    try {
-      return await command();
-    } catch (err) {
-      throw new RateLimiterUnavailable(
-        `report budget unavailable: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-  }
-}
-
-/** Seconds until the next one-minute window. */
-function retryAfter(now: number): number {
-  return Math.ceil((Math.floor(now / 60_000 + 1) * 60_000 - now) / 1000);
 }

@@ -203,16 +203,16 @@ export class ReportGate implements OnModuleInit {
       return;
     const presented = Buffer.from(hashToken(token), 'hex');
     const isCurrent = (c: ReportCredentials) => matches(presented, c.reportTokenHash);
-    const accepts = (c: ReportCredentials) =>
-      isCurrent(c) ||
-      ((c.previousCredentialsExpireAt?.getTime() ?? 0) > Date.now() &&
-        matches(presented, c.previousReportTokenHash));
+    const isPrevious = (c: ReportCredentials) =>
+      (c.previousCredentialsExpireAt?.getTime() ?? 0) > Date.now() &&
+      matches(presented, c.previousReportTokenHash);
+    const accepts = (c: ReportCredentials) => isCurrent(c) || isPrevious(c);
     if (cached && cached.until > Date.now()) {
       if (isCurrent(cached.row)) {
         cached.current = Buffer.from(token);
         return;
       }
-      if (accepts(cached.row)) return;
+      if (isPrevious(cached.row)) return;
     }
     // A known cluster's credentials are read again once they are due (a rotation takes effect
     // within REPORT_CREDENTIALS_CACHE_SECONDS whoever shares the address); any other look-up only within
