@@ -23,9 +23,14 @@ export interface IngestBenchResult {
 
 const REDIS_URL = 'redis://127.0.0.1:6379/10';
 
+/**
+ * Round by round (every cluster's first report, then every cluster's second...), as sidecars
+ * report: a health sample is keyed by its cluster and the time the API received it, so one
+ * cluster's reports posted back to back could share a millisecond and be one sample.
+ */
 function reportsFor(ids: readonly string[], perCluster: number, base: number): StatusReport[] {
-  return ids.flatMap((clusterId, c) =>
-    Array.from({ length: perCluster }, (_, i) => {
+  return Array.from({ length: perCluster }, (_, i) =>
+    ids.map((clusterId, c) => {
       const at = new Date(base + i * 30_000 + c).toISOString();
       return {
         clusterId,
@@ -51,7 +56,7 @@ function reportsFor(ids: readonly string[], perCluster: number, base: number): S
         reportedAt: at,
       };
     }),
-  );
+  ).flat();
 }
 
 async function rows(sql: pg.Client): Promise<number> {
@@ -59,8 +64,18 @@ async function rows(sql: pg.Client): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
+/** Until `expected` rows are in, failing when their count has not moved for 30 s. */
 async function waitRows(sql: pg.Client, expected: number): Promise<void> {
-  while ((await rows(sql)) < expected) await new Promise((r) => setTimeout(r, 20));
+  let last = -1;
+  let movedAt = performance.now();
+  for (;;) {
+    const n = await rows(sql);
+    if (n >= expected) return;
+    if (n !== last) [last, movedAt] = [n, performance.now()];
+    else if (performance.now() - movedAt > 30_000)
+      throw new Error(`health samples stuck at ${n} of ${expected} for 30 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** Posts every report to the report endpoint, 64 requests in flight. */
