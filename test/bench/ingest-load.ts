@@ -23,19 +23,27 @@ import {
 
 const REDIS_URL = 'redis://127.0.0.1:6379/11';
 
-export interface IngestLoadResult {
-  clusters: number;
-  connections: number;
-  seconds: number;
-  bare: WrkResult;
-  api: WrkResult;
+/** One wrk run of full reports, drained. */
+export interface ReportPhase {
+  wrk: WrkResult;
   /** Reports accepted (202) per second, as wrk counted them. */
   acceptedPerSecond: number;
   /** Health samples committed, and per second from the first request to the last commit. */
   committed: number;
   committedPerSecond: number;
-  /** CPU of each process over the loaded run, in cores (1 = one core busy all along). */
+  /** CPU of each process over the run, in cores (1 = one core busy all along). */
   cpu: CpuUse;
+}
+
+export interface IngestLoadResult {
+  clusters: number;
+  connections: number;
+  seconds: number;
+  bare: WrkResult;
+  /** Full reports each a change (a new digest): every one written whole. */
+  changes: ReportPhase;
+  /** Full reports repeating what the status holds (the sidecar's at-rest report). */
+  repeats: ReportPhase;
   /** Heartbeats that change nothing, over every cluster, after the reports were drained. */
   heartbeats: {
     wrk: WrkResult;
@@ -48,15 +56,15 @@ export interface IngestLoadResult {
   loadAverage: [number, number];
 }
 
-/** wrk's Lua: round-robin over the clusters file, each request with that cluster's own token. */
 /**
  * NodeClaims each benchmark report carries (issue 47: the sidecar reports them, at most
  * REPORT_NODECLAIMS_MAX): one per node of the report's 12 by default, as a 12-node cluster's
  * sidecar sends them; BENCH_REPORT_NODECLAIMS=0 for the body before issue 47.
  */
 const REPORT_NODECLAIMS = Number(process.env.BENCH_REPORT_NODECLAIMS ?? 12);
-const nodeClaimsJson = (n: number): string =>
-  JSON.stringify(
+/** As JSON text (`lua`: quoted for a Lua string literal). */
+const nodeClaimsJson = (n: number, { lua = true } = {}): string => {
+  const json = JSON.stringify(
     Array.from({ length: n }, (_, i) => ({
       name: `general-${String(i).padStart(5, '0')}`,
       nodePool: 'general',
@@ -67,9 +75,18 @@ const nodeClaimsJson = (n: number): string =>
       state: 'Ready',
       createdAt: '2026-12-05T00:00:00.000Z',
     })),
-  ).replace(/"/g, '\\"');
+  );
+  return lua ? json.replace(/"/g, '\\"') : json;
+};
 
-const REPORT_SCRIPT = `
+/**
+ * wrk's Lua for full reports, round-robin over the clusters file, each with the cluster's own
+ * token, the body as a 12-node cluster's sidecar sends it. Its conditions keep their transition
+ * times, as a sidecar's do. `repeat`: every report the same content and digest, as the
+ * sidecar's at-rest full report every five minutes (the status already holds it after the
+ * first). `change`: every report a new digest and a new node count, so each is written whole.
+ */
+const reportScript = (mode: 'repeat' | 'change') => `
 local clusters = {}
 for line in io.lines(os.getenv("BENCH_CLUSTERS")) do
   local uid, token = line:match("^(%S+) (%S+)$")
@@ -77,16 +94,20 @@ for line in io.lines(os.getenv("BENCH_CLUSTERS")) do
 end
 local n = #clusters
 local i = math.random(n)
-local digest = string.rep("d", 64)
+local k = 0
 local nodeClaims = ${REPORT_NODECLAIMS > 0 ? `'"nodeClaims":' .. "${nodeClaimsJson(REPORT_NODECLAIMS)}" .. ','` : `''`}
+local since = "2026-12-05T00:00:00.000Z"
 request = function()
   i = i % n + 1
+  k = k + 1
   local c = clusters[i]
   local now = os.date("!%Y-%m-%dT%H:%M:%S.000Z")
+  local nodes, digest = 12, string.rep("d", 64)
+  ${mode === 'change' ? 'nodes, digest = k, string.format("%064d", k)' : ''}
   local body = '{"clusterId":"' .. c[1] .. '","observedGeneration":1,"conditions":[' ..
-    '{"type":"Available","status":"True","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"},' ..
-    '{"type":"Degraded","status":"False","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. now .. '"}],' ..
-    '"metrics":{"nodes":12,"vcpus":96},"csrDecisions":[],' .. nodeClaims .. '"reportedAt":"' .. now .. '","digest":"' .. digest .. '"}'
+    '{"type":"Available","status":"True","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. since .. '"},' ..
+    '{"type":"Degraded","status":"False","reason":"AsExpected","message":"ok","lastTransitionTime":"' .. since .. '"}],' ..
+    '"metrics":{"nodes":' .. nodes .. ',"vcpus":96},"csrDecisions":[],' .. nodeClaims .. '"reportedAt":"' .. now .. '","digest":"' .. digest .. '"}'
   return wrk.format("POST", "/v1/clusters/" .. c[1] .. "/status",
     { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. c[2] }, body)
 end
@@ -152,8 +173,9 @@ export async function benchIngestLoad({
       clustersFile,
       seeded.map((id, i) => `${id} ${benchReportToken(i)}`).join('\n') + '\n',
     );
-    const reportScript = join(dir, 'report.lua');
-    writeFileSync(reportScript, REPORT_SCRIPT);
+    const scripts = { repeat: join(dir, 'repeat.lua'), change: join(dir, 'change.lua') };
+    writeFileSync(scripts.repeat, reportScript('repeat'));
+    writeFileSync(scripts.change, reportScript('change'));
     const heartbeatScript = join(dir, 'heartbeat.lua');
     writeFileSync(heartbeatScript, HEARTBEAT_SCRIPT);
     const bareScript = join(dir, 'bare.lua');
@@ -216,7 +238,6 @@ export async function benchIngestLoad({
     const samples = async () =>
       (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "HealthSample"`)).rows[0]
         ?.n ?? 0;
-    const initial = await samples();
     const meters = () =>
       meterCpu({
         api: () => [apiProcess.child.pid!],
@@ -225,33 +246,73 @@ export async function benchIngestLoad({
         redis: () => pidsNamed('redis-server'),
       });
     const loadStart = loadavg()[0] ?? 0;
-    const meter = meters();
-    const started = performance.now();
-    const api = await runWrk({
-      url: apiUrl,
-      script: reportScript,
-      connections,
-      seconds,
-      env: { BENCH_CLUSTERS: clustersFile },
+
+    // As a running fleet is: every cluster has reported once (its status holds the repeated
+    // content, and the API has read its credentials, which it keeps for
+    // REPORT_CREDENTIALS_CACHE_SECONDS); 64 in flight from this process, not measured.
+    let next = 0;
+    const since = '2026-12-05T00:00:00.000Z';
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < seeded.length) {
+          const i = next++;
+          const res = await fetch(`${apiUrl}/v1/clusters/${seeded[i]}/status`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${benchReportToken(i)}`,
+            },
+            body: `{"clusterId":"${seeded[i]}","observedGeneration":1,"conditions":[{"type":"Available","status":"True","reason":"AsExpected","message":"ok","lastTransitionTime":"${since}"},{"type":"Degraded","status":"False","reason":"AsExpected","message":"ok","lastTransitionTime":"${since}"}],"metrics":{"nodes":12,"vcpus":96},"csrDecisions":[],${REPORT_NODECLAIMS > 0 ? `"nodeClaims":${nodeClaimsJson(REPORT_NODECLAIMS, { lua: false })},` : ''}"reportedAt":"${new Date().toISOString()}","digest":"${'d'.repeat(64)}"}`,
+          });
+          if (!res.ok) throw new Error(`priming report refused: ${res.status} ${await res.text()}`);
+          await res.arrayBuffer();
+        }
+      }),
+    );
+    await eventually(async () => ((await samples()) >= seeded.length ? true : undefined), {
+      timeoutMs: 120_000,
+      what: 'every priming report committed',
     });
-    const accepted = api.requests - api.non2xx;
-    // Drained when every accepted report is a row, or when the count stops moving (a loss).
-    let last = -1;
-    let committed = 0;
-    let stillSince = performance.now();
-    let lastGrowth = performance.now();
-    for (;;) {
-      committed = (await samples()) - initial;
-      if (committed !== last) {
-        last = committed;
-        stillSince = performance.now();
-        lastGrowth = stillSince;
+
+    /** wrk for `seconds`, then until every accepted report is a row or the count stops moving. */
+    const reportPhase = async (script: string): Promise<ReportPhase> => {
+      const initial = await samples();
+      const meter = meters();
+      const started = performance.now();
+      const wrk = await runWrk({
+        url: apiUrl,
+        script,
+        connections,
+        seconds,
+        env: { BENCH_CLUSTERS: clustersFile },
+      });
+      const accepted = wrk.requests - wrk.non2xx;
+      let last = -1;
+      let committed: number;
+      let stillSince = performance.now();
+      let lastGrowth = performance.now();
+      for (;;) {
+        committed = (await samples()) - initial;
+        if (committed !== last) {
+          last = committed;
+          stillSince = performance.now();
+          lastGrowth = stillSince;
+        }
+        if (committed >= accepted || performance.now() - stillSince > 5000) break;
+        await new Promise((r) => setTimeout(r, 50));
       }
-      if (committed >= accepted || performance.now() - stillSince > 5000) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const cpu = meter.stop();
-    const committedSeconds = (lastGrowth - started) / 1000;
+      return {
+        wrk,
+        acceptedPerSecond: accepted / wrk.durationSeconds,
+        committed,
+        committedPerSecond: committed / ((lastGrowth - started) / 1000),
+        cpu: meter.stop(),
+      };
+    };
+    // Changes first: the repeated reports then leave every cluster at the digest the
+    // heartbeats name.
+    const changes = await reportPhase(scripts.change);
+    const repeats = await reportPhase(scripts.repeat);
 
     // Heartbeats that change nothing: every cluster's reports carried the same digest, which
     // the worker recorded as applied; a heartbeat naming it only refreshes liveness.
@@ -282,11 +343,8 @@ export async function benchIngestLoad({
       connections,
       seconds,
       bare,
-      api,
-      acceptedPerSecond: accepted / api.durationSeconds,
-      committed,
-      committedPerSecond: committed / committedSeconds,
-      cpu,
+      changes,
+      repeats,
       heartbeats: {
         wrk: beats,
         acceptedPerSecond: (beats.requests - beats.non2xx) / beats.durationSeconds,
@@ -295,18 +353,14 @@ export async function benchIngestLoad({
       },
       loadAverage: [loadStart, loadavg()[0] ?? 0],
     };
+    const cores = (cpu: CpuUse) =>
+      Object.entries(cpu)
+        .map(([k, v]) => `${k} ${v.cores.toFixed(2)}`)
+        .join(', ');
+    const phase = (p: ReportPhase) =>
+      `accepted ${p.acceptedPerSecond.toFixed(0)}/s (${p.wrk.non2xx} non-2xx, wrk ${p.wrk.generatorCores.toFixed(2)} cores), committed ${p.committed}/${p.wrk.requests - p.wrk.non2xx} at ${p.committedPerSecond.toFixed(0)}/s; CPU ${cores(p.cpu)}`;
     console.log(
-      `ingest under wrk: bare ${(bare.requests / bare.durationSeconds).toFixed(0)} req/s (wrk ${bare.generatorCores.toFixed(2)} cores); API accepted ${result.acceptedPerSecond.toFixed(0)}/s (${api.non2xx} non-2xx, wrk ${api.generatorCores.toFixed(2)} cores), committed ${committed}/${accepted} at ${result.committedPerSecond.toFixed(0)}/s; CPU ${Object.entries(
-        cpu,
-      )
-        .map(([k, v]) => `${k} ${v.cores.toFixed(2)}`)
-        .join(
-          ', ',
-        )}; heartbeats ${result.heartbeats.acceptedPerSecond.toFixed(0)}/s (${beats.non2xx} non-2xx), ${flushedClusters} clusters' liveness flushed; CPU ${Object.entries(
-        beatCpu,
-      )
-        .map(([k, v]) => `${k} ${v.cores.toFixed(2)}`)
-        .join(', ')}; load average ${result.loadAverage.map((l) => l.toFixed(1)).join(' → ')}`,
+      `ingest under wrk: bare ${(bare.requests / bare.durationSeconds).toFixed(0)} req/s (wrk ${bare.generatorCores.toFixed(2)} cores); changes ${phase(changes)}; repeats ${phase(repeats)}; heartbeats ${result.heartbeats.acceptedPerSecond.toFixed(0)}/s (${beats.non2xx} non-2xx), ${flushedClusters} clusters' liveness flushed; CPU ${cores(beatCpu)}; load average ${result.loadAverage.map((l) => l.toFixed(1)).join(' → ')}`,
     );
     return result;
   } finally {

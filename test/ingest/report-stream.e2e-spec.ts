@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
+  fleetEventsChannel,
   INGEST_GROUP,
   ingestKey,
   STATUS_INGEST_QUEUE,
@@ -248,6 +249,78 @@ describe('report stream and heartbeats', () => {
       timeoutMs: 20_000,
       what: 'Stale cleared by the full report',
     });
+  });
+
+  it('a full report that says again what the status holds moves lastReportAt and adds a health sample, and writes nothing else', async () => {
+    const [d] = await registerClusters(api, 1, 'repeat');
+    clusters.push(d!);
+    const cluster = d!;
+    const row = async () =>
+      (
+        await query<{
+          lastReportAt: Date;
+          updatedAt: Date;
+          reportDigest: string | null;
+          metrics: { nodes: number };
+        }>(
+          db.url,
+          `SELECT "lastReportAt", "updatedAt", "reportDigest", metrics FROM "ClusterStatus" WHERE "clusterId" = $1`,
+          [cluster.uid],
+        )
+      )[0]!;
+    const content = report(cluster, 1);
+    const digest = reportDigest(content);
+    expect((await post(cluster, { ...content, digest })).status).toBe(202);
+    const first = await eventually(
+      async () => {
+        const r = await row();
+        return r.reportDigest === digest ? r : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the first report applied with its digest' },
+    );
+    const events: string[] = [];
+    const subscriber = new Redis(REDIS_URL);
+    try {
+      subscriber.on('message', (_channel: string, message: string) => {
+        const event = JSON.parse(message) as { type: string; clusterId?: string };
+        if (event.type === 'cluster-changed' && event.clusterId === cluster.uid)
+          events.push('changed');
+      });
+      // The first report's event (published every 100 ms) is out before the subscription.
+      await new Promise((r) => setTimeout(r, 300));
+      await subscriber.subscribe(fleetEventsChannel(prefix));
+
+      const again = { ...content, reportedAt: new Date().toISOString(), digest };
+      expect((await post(cluster, again)).status).toBe(202);
+      await eventually(async () => ((await samples(cluster)) === 2 ? true : undefined), {
+        timeoutMs: 20_000,
+        what: 'the repeated report sampled',
+      });
+      const repeated = await row();
+      expect(repeated.lastReportAt.getTime()).toBeGreaterThan(first.lastReportAt.getTime());
+      expect(repeated.updatedAt).toEqual(first.updatedAt);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(events).toEqual([]);
+
+      // A report that changes something is written whole, and announced.
+      const changed = { ...content, metrics: { nodes: 4 }, reportedAt: new Date().toISOString() };
+      expect((await post(cluster, { ...changed, digest: reportDigest(changed) })).status).toBe(202);
+      const written = await eventually(
+        async () => {
+          const r = await row();
+          return r.metrics.nodes === 4 ? r : undefined;
+        },
+        { timeoutMs: 20_000, what: 'the changed report applied' },
+      );
+      expect(written.updatedAt.getTime()).toBeGreaterThan(first.updatedAt.getTime());
+      expect(written.reportDigest).toBe(reportDigest(changed));
+      await eventually(() => Promise.resolve(events.length ? true : undefined), {
+        timeoutMs: 5_000,
+        what: 'the changed report announced',
+      });
+    } finally {
+      subscriber.disconnect();
+    }
   });
 
   it('does not record a digest that a sweep forgot while its report was being written', async () => {

@@ -132,7 +132,8 @@ export async function startWorker(env: NodeJS.ProcessEnv = process.env) {
         reportsIngested.inc(reports.length);
         const applied = new Map<string, IngestedStatusReport>();
         reports.forEach((report, i) => {
-          changeEvents.changed(report.clusterId);
+          // A report that changed nothing moved lastReportAt only, as a heartbeat does: no event.
+          if (results[i]?.changed !== false) changeEvents.changed(report.clusterId);
           if (!results[i]?.advanced) return;
           // Several of one cluster in a batch: the one applied last is the newest.
           const held = applied.get(report.clusterId);

@@ -9,6 +9,11 @@ import {
 export interface IngestResult {
   /** The report moved the cluster's status forward (it was not older than what is stored). */
   advanced: boolean;
+  /**
+   * It also changed what the status says, beyond when it was last heard from: false for a
+   * report of the digest, generation and conditions already stored (see `unchanged`).
+   */
+  changed: boolean;
 }
 
 interface StoredStatus {
@@ -16,6 +21,7 @@ interface StoredStatus {
   observedGeneration: number;
   conditions: Condition[];
   lastReportAt: Date | null;
+  reportDigest: string | null;
 }
 
 /** When the API received the report: the fleet's clock, never the sidecar's (issue 17). */
@@ -23,6 +29,32 @@ const receivedAt = (report: StatusReport): string => report.receivedAt ?? report
 
 const conditionTrue = (report: StatusReport, type: string) =>
   report.conditions.some((c) => c.type === type && c.status === 'True');
+
+/** Field by field: stored conditions come back from jsonb with their keys in another order. */
+const sameConditions = (a: readonly Condition[], b: readonly Condition[]) =>
+  a.length === b.length &&
+  a.every(
+    (c, i) =>
+      c.type === b[i]!.type &&
+      c.status === b[i]!.status &&
+      c.reason === b[i]!.reason &&
+      c.message === b[i]!.message &&
+      c.lastTransitionTime === b[i]!.lastTransitionTime,
+  );
+
+/**
+ * A report that says again what the status holds (issue 48, target 1, "fewer rows per report"):
+ * the sidecar's digest covers everything it reports but `reportedAt`, so the same digest at the
+ * same generation is the same content; the conditions are compared too, since the fleet's own
+ * (Stale, OrderNotTaken, SidecarOutdated) change beside the report. Most full reports are such,
+ * the sidecar's at-rest report every five minutes: for those only `lastReportAt` is written, not
+ * the row's jsonb columns again (each write a new row version and its TOAST values).
+ */
+const unchanged = (status: StoredStatus, report: StatusReport, conditions: Condition[]) =>
+  report.digest !== undefined &&
+  report.digest === status.reportDigest &&
+  report.observedGeneration === status.observedGeneration &&
+  sameConditions(conditions, status.conditions);
 
 /**
  * Writes many reports in one transaction with a handful of set-based statements, whatever the
@@ -42,13 +74,15 @@ export async function writeReportBatch(
     const ids = [...new Set(reports.map((r) => r.clusterId))].sort();
     // Locks in a fixed order: two batches sharing clusters wait for each other, never deadlock.
     const { rows } = await client.query<StoredStatus>(
-      `SELECT "clusterId", "observedGeneration", conditions, "lastReportAt"
+      `SELECT "clusterId", "observedGeneration", conditions, "lastReportAt", "reportDigest"
          FROM "ClusterStatus" WHERE "clusterId" = ANY($1::uuid[]) ORDER BY "clusterId" FOR UPDATE`,
       [ids],
     );
     const current = new Map(rows.map((r) => [r.clusterId, r]));
-    const results: IngestResult[] = reports.map(() => ({ advanced: false }));
+    const results: IngestResult[] = reports.map(() => ({ advanced: false, changed: false }));
     const changed = new Map<string, { status: StoredStatus; report: StatusReport }>();
+    /** Clusters whose reports here all changed nothing: their lastReportAt only. */
+    const heardFrom = new Map<string, StatusReport>();
     const transitions: (ConditionChange & { clusterId: string })[] = [];
 
     // Oldest first, so several reports of one cluster in a batch apply in the order they were made.
@@ -73,17 +107,26 @@ export async function writeReportBatch(
         advancedGeneration: report.observedGeneration > status.observedGeneration,
         contractVersion: report.sidecar?.contractVersion ?? 1,
       });
-      for (const t of conditionChanges(status.conditions, conditions, receivedAt(report)))
-        transitions.push({ ...t, clusterId: report.clusterId });
       const next = {
         clusterId: report.clusterId,
         observedGeneration: report.observedGeneration,
         conditions,
         lastReportAt: at,
+        reportDigest: report.digest ?? null,
       };
       current.set(report.clusterId, next);
+      // Once a report of the batch changed the cluster, its row is written whole from the
+      // newest one anyway.
+      if (!changed.has(report.clusterId) && unchanged(status, report, conditions)) {
+        heardFrom.set(report.clusterId, report);
+        results[index] = { advanced: true, changed: false };
+        continue;
+      }
+      for (const t of conditionChanges(status.conditions, conditions, receivedAt(report)))
+        transitions.push({ ...t, clusterId: report.clusterId });
+      heardFrom.delete(report.clusterId);
       changed.set(report.clusterId, { status: next, report });
-      results[index] = { advanced: true };
+      results[index] = { advanced: true, changed: true };
     }
 
     const known = reports.filter((r) => current.has(r.clusterId));
@@ -94,6 +137,7 @@ export async function writeReportBatch(
                 "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
                 "machineConfigPools" = u."machineConfigPools", "nodeClaims" = u."nodeClaims", drift = u.drift, drifted = u.drifted,
                 "sidecarVersion" = u."sidecarVersion", "sidecarContractVersion" = u."sidecarContractVersion",
+                "reportDigest" = u."reportDigest",
                 "migrationProposal" = CASE WHEN u."clusterAutoscaler" IS NULL THEN s."migrationProposal" ELSE u."migrationProposal" END,
                 "migrationProposalGeneration" = CASE WHEN u."clusterAutoscaler" IS NULL THEN s."migrationProposalGeneration"
                                                      WHEN u."migrationProposal" IS NULL THEN NULL ELSE u."observedGeneration" END,
@@ -101,7 +145,7 @@ export async function writeReportBatch(
            FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, "observedGeneration" int, conditions jsonb,
                 metrics jsonb, "lastReportAt" timestamptz, "clusterAutoscaler" jsonb, "machineConfigPools" jsonb,
                 "nodeClaims" jsonb, drift jsonb, drifted boolean, "sidecarVersion" text, "sidecarContractVersion" int,
-                "migrationProposal" jsonb)
+                "migrationProposal" jsonb, "reportDigest" text)
           WHERE s."clusterId" = u."clusterId"`,
         [
           JSON.stringify(
@@ -126,27 +170,38 @@ export async function writeReportBatch(
               // sidecar proposes nothing): the stored one goes. A report without the Cluster
               // Autoscaler's state says nothing about it and keeps what is stored.
               migrationProposal: report.migrationProposal ?? null,
+              reportDigest: report.digest ?? null,
             })),
           ),
         ],
       );
+    }
+    if (heardFrom.size) {
+      await client.query(
+        `UPDATE "ClusterStatus" s SET "lastReportAt" = u.at
+           FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE s."clusterId" = u.id`,
+        [[...heardFrom.keys()], [...heardFrom.values()].map(receivedAt)],
+      );
+    }
+    const applied = [...[...changed.values()].map(({ report }) => report), ...heardFrom.values()];
+    if (applied.length) {
       // The run of the reported generation is APPLIED, or FAILED while the cluster reports
       // Degraded for it; older open runs are SUPERSEDED.
       await client.query(
         `UPDATE "ReconcileRun" r
-            SET state = (CASE WHEN r.generation < u.generation THEN 'SUPERSEDED'
-                              WHEN u.degraded THEN 'FAILED' ELSE 'APPLIED' END)::"ReconcileRunState",
-                "finishedAt" = u.at,
-                error = CASE WHEN r.generation = u.generation AND u.degraded THEN u.message
-                             WHEN r.generation = u.generation THEN NULL ELSE r.error END
-           FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, generation int, degraded boolean, message text, at timestamptz)
-          WHERE r."clusterId" = u."clusterId"
-            AND ((r.generation = u.generation AND r.state IN ('QUEUED', 'DISPATCHED', 'FAILED')
-                  AND NOT (r.state = 'FAILED' AND u.degraded))
-                 OR (r.generation < u.generation AND r.state IN ('QUEUED', 'DISPATCHED')))`,
+          SET state = (CASE WHEN r.generation < u.generation THEN 'SUPERSEDED'
+                            WHEN u.degraded THEN 'FAILED' ELSE 'APPLIED' END)::"ReconcileRunState",
+              "finishedAt" = u.at,
+              error = CASE WHEN r.generation = u.generation AND u.degraded THEN u.message
+                           WHEN r.generation = u.generation THEN NULL ELSE r.error END
+         FROM jsonb_to_recordset($1::jsonb) AS u("clusterId" uuid, generation int, degraded boolean, message text, at timestamptz)
+        WHERE r."clusterId" = u."clusterId"
+          AND ((r.generation = u.generation AND r.state IN ('QUEUED', 'DISPATCHED', 'FAILED')
+                AND NOT (r.state = 'FAILED' AND u.degraded))
+               OR (r.generation < u.generation AND r.state IN ('QUEUED', 'DISPATCHED')))`,
         [
           JSON.stringify(
-            [...changed.values()].map(({ report }) => ({
+            applied.map((report) => ({
               clusterId: report.clusterId,
               generation: report.observedGeneration,
               degraded: conditionTrue(report, 'Degraded'),

@@ -91,7 +91,7 @@ export class StatusIngester {
         this.pool,
         batch.map((p) => p.report),
       );
-      batch.forEach((p, i) => p.resolve(results[i] ?? { advanced: false }));
+      batch.forEach((p, i) => p.resolve(results[i] ?? { advanced: false, changed: false }));
     } catch (err) {
       if (batch.length === 1) {
         batch[0]?.reject(err);
@@ -108,7 +108,7 @@ export class StatusIngester {
         batch.map(async (p) => {
           try {
             const [result] = await writeReportBatch(this.pool, [p.report]);
-            p.resolve(result ?? { advanced: false });
+            p.resolve(result ?? { advanced: false, changed: false });
           } catch (single) {
             p.reject(single);
           }
