@@ -57,11 +57,12 @@ const unchanged = (status: StoredStatus, report: StatusReport, conditions: Condi
   sameConditions(conditions, status.conditions);
 
 /**
- * Writes many reports in one transaction with a handful of set-based statements, whatever the
- * batch size. Every statement is idempotent for a re-sent report (the health sample is keyed by
- * cluster and report time, status only moves forward, a condition change is recorded only when
- * status or reason differs from what is stored, CSR decisions have a natural key), so a batch
- * retried after a crash between commit and job completion records nothing twice.
+ * Writes many reports in one transaction of two statements whatever the batch size: the rows
+ * locked and read, then every write, set-based, in one statement. Every write is idempotent for
+ * a re-sent report (the health sample is keyed by cluster and report time, status only moves
+ * forward, a condition change is recorded only when status or reason differs from what is
+ * stored, CSR decisions have a natural key), so a batch retried after a crash between commit and
+ * job completion records nothing twice.
  */
 export async function writeReportBatch(
   pool: pg.Pool,
@@ -83,7 +84,7 @@ export async function writeReportBatch(
     const changed = new Map<string, { status: StoredStatus; report: StatusReport }>();
     /** Clusters whose reports here all changed nothing: their lastReportAt only. */
     const heardFrom = new Map<string, StatusReport>();
-    const transitions: (ConditionChange & { clusterId: string })[] = [];
+    const transitions: Transition[] = [];
 
     // Oldest first, so several reports of one cluster in a batch apply in the order they were made.
     const order = reports
@@ -130,8 +131,10 @@ export async function writeReportBatch(
     }
 
     const known = reports.filter((r) => current.has(r.clusterId));
+    /** Each write of the batch: its statement (one parameter, $1) and that parameter. */
+    const writes: [sql: string, param: string][] = [];
     if (changed.size) {
-      await client.query(
+      writes.push([
         `UPDATE "ClusterStatus" s
             SET "observedGeneration" = u."observedGeneration", conditions = u.conditions, metrics = u.metrics,
                 "lastReportAt" = u."lastReportAt", "clusterAutoscaler" = COALESCE(u."clusterAutoscaler", s."clusterAutoscaler"),
@@ -147,47 +150,47 @@ export async function writeReportBatch(
                 "nodeClaims" jsonb, drift jsonb, drifted boolean, "sidecarVersion" text, "sidecarContractVersion" int,
                 "migrationProposal" jsonb, "reportDigest" text)
           WHERE s."clusterId" = u."clusterId"`,
-        [
-          JSON.stringify(
-            [...changed.values()].map(({ status, report }) => ({
-              clusterId: status.clusterId,
-              observedGeneration: status.observedGeneration,
-              conditions: status.conditions,
-              metrics: report.metrics,
-              lastReportAt: receivedAt(report),
-              clusterAutoscaler: report.clusterAutoscaler ?? null,
-              // Absent where the platform has no pools: the status says so too.
-              machineConfigPools: report.machineConfigPools ?? null,
-              // Absent from older sidecars: the status says nothing about NodeClaims either.
-              nodeClaims: report.nodeClaims ?? null,
-              // Absent from sidecars that do not watch for drift: the status says nothing either.
-              drift: report.drift ?? null,
-              drifted: conditionTrue(report, 'Drifted'),
-              // A report without `sidecar` comes from a contract-1 sidecar.
-              sidecarVersion: report.sidecar?.version ?? null,
-              sidecarContractVersion: report.sidecar?.contractVersion ?? 1,
-              // With the Cluster Autoscaler observed and no proposal, it is not in play (or the
-              // sidecar proposes nothing): the stored one goes. A report without the Cluster
-              // Autoscaler's state says nothing about it and keeps what is stored.
-              migrationProposal: report.migrationProposal ?? null,
-              reportDigest: report.digest ?? null,
-            })),
-          ),
-        ],
-      );
+        JSON.stringify(
+          [...changed.values()].map(({ status, report }) => ({
+            clusterId: status.clusterId,
+            observedGeneration: status.observedGeneration,
+            conditions: status.conditions,
+            metrics: report.metrics,
+            lastReportAt: receivedAt(report),
+            clusterAutoscaler: report.clusterAutoscaler ?? null,
+            // Absent where the platform has no pools: the status says so too.
+            machineConfigPools: report.machineConfigPools ?? null,
+            // Absent from older sidecars: the status says nothing about NodeClaims either.
+            nodeClaims: report.nodeClaims ?? null,
+            // Absent from sidecars that do not watch for drift: the status says nothing either.
+            drift: report.drift ?? null,
+            drifted: conditionTrue(report, 'Drifted'),
+            // A report without `sidecar` comes from a contract-1 sidecar.
+            sidecarVersion: report.sidecar?.version ?? null,
+            sidecarContractVersion: report.sidecar?.contractVersion ?? 1,
+            // With the Cluster Autoscaler observed and no proposal, it is not in play (or the
+            // sidecar proposes nothing): the stored one goes. A report without the Cluster
+            // Autoscaler's state says nothing about it and keeps what is stored.
+            migrationProposal: report.migrationProposal ?? null,
+            reportDigest: report.digest ?? null,
+          })),
+        ),
+      ]);
     }
     if (heardFrom.size) {
-      await client.query(
+      writes.push([
         `UPDATE "ClusterStatus" s SET "lastReportAt" = u.at
-           FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE s."clusterId" = u.id`,
-        [[...heardFrom.keys()], [...heardFrom.values()].map(receivedAt)],
-      );
+           FROM jsonb_to_recordset($1::jsonb) AS u(id uuid, at timestamptz) WHERE s."clusterId" = u.id`,
+        JSON.stringify(
+          [...heardFrom.values()].map((r) => ({ id: r.clusterId, at: receivedAt(r) })),
+        ),
+      ]);
     }
     const applied = [...[...changed.values()].map(({ report }) => report), ...heardFrom.values()];
     if (applied.length) {
       // The run of the reported generation is APPLIED, or FAILED while the cluster reports
       // Degraded for it; older open runs are SUPERSEDED.
-      await client.query(
+      writes.push([
         `UPDATE "ReconcileRun" r
           SET state = (CASE WHEN r.generation < u.generation THEN 'SUPERSEDED'
                             WHEN u.degraded THEN 'FAILED' ELSE 'APPLIED' END)::"ReconcileRunState",
@@ -199,53 +202,59 @@ export async function writeReportBatch(
           AND ((r.generation = u.generation AND r.state IN ('QUEUED', 'DISPATCHED', 'FAILED')
                 AND NOT (r.state = 'FAILED' AND u.degraded))
                OR (r.generation < u.generation AND r.state IN ('QUEUED', 'DISPATCHED')))`,
-        [
-          JSON.stringify(
-            applied.map((report) => ({
-              clusterId: report.clusterId,
-              generation: report.observedGeneration,
-              degraded: conditionTrue(report, 'Degraded'),
-              message: report.conditions.find((c) => c.type === 'Degraded')?.message ?? null,
-              at: receivedAt(report),
-            })),
-          ),
-        ],
-      );
+        JSON.stringify(
+          applied.map((report) => ({
+            clusterId: report.clusterId,
+            generation: report.observedGeneration,
+            degraded: conditionTrue(report, 'Degraded'),
+            message: report.conditions.find((c) => c.type === 'Degraded')?.message ?? null,
+            at: receivedAt(report),
+          })),
+        ),
+      ]);
     }
     if (known.length) {
-      await client.query(
+      writes.push([
         `INSERT INTO "HealthSample" ("clusterId", "observedAt", "observedGeneration", available, degraded, progressing, metrics, "machineConfigPools")
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS h("clusterId" uuid, "observedAt" timestamptz, "observedGeneration" int,
                 available boolean, degraded boolean, progressing boolean, metrics jsonb, "machineConfigPools" jsonb)
          ON CONFLICT DO NOTHING`,
-        [
-          JSON.stringify(
-            known.map((r) => ({
-              clusterId: r.clusterId,
-              observedAt: receivedAt(r),
-              observedGeneration: r.observedGeneration,
-              available: conditionTrue(r, 'Available'),
-              degraded: conditionTrue(r, 'Degraded'),
-              progressing: conditionTrue(r, 'Progressing'),
-              metrics: r.metrics,
-              machineConfigPools: r.machineConfigPools ?? null,
-            })),
-          ),
-        ],
-      );
+        JSON.stringify(
+          known.map((r) => ({
+            clusterId: r.clusterId,
+            observedAt: receivedAt(r),
+            observedGeneration: r.observedGeneration,
+            available: conditionTrue(r, 'Available'),
+            degraded: conditionTrue(r, 'Degraded'),
+            progressing: conditionTrue(r, 'Progressing'),
+            metrics: r.metrics,
+            machineConfigPools: r.machineConfigPools ?? null,
+          })),
+        ),
+      ]);
     }
-    if (transitions.length) await insertTransitions(client, transitions);
+    if (transitions.length) writes.push([TRANSITIONS_SQL, transitionsParam(transitions)]);
     const decisions = known.flatMap((r) =>
       r.csrDecisions.map((d) => ({ ...d, clusterId: r.clusterId })),
     );
     if (decisions.length) {
       // Decisions are facts whatever the order of reports; the unique key drops re-sent ones.
-      await client.query(
+      writes.push([
         `INSERT INTO "CsrDecision" ("clusterId", "csrName", "nodeName", "signerName", decision, reason, message, "decidedAt")
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS d("clusterId" uuid, "csrName" text, "nodeName" text, "signerName" text,
                 decision text, reason text, message text, "decidedAt" timestamptz)
          ON CONFLICT DO NOTHING`,
-        [JSON.stringify(decisions)],
+        JSON.stringify(decisions),
+      ]);
+    }
+    if (writes.length) {
+      // One statement for every write of the batch (each a data-modifying WITH, executed once and
+      // to completion whether read or not): a round trip to PostgreSQL costs more CPU, on both
+      // sides, than a statement's work for a few dozen reports. The two ClusterStatus writes
+      // touch different clusters (a changed cluster leaves heardFrom), as one statement needs.
+      await client.query(
+        `WITH ${writes.map(([sql], i) => `w${i} AS (${sql.replaceAll('$1', `$${i + 1}`)})`).join(', ')} SELECT 1`,
+        writes.map(([, param]) => param),
       );
     }
     await client.query('COMMIT');
@@ -260,14 +269,18 @@ export async function writeReportBatch(
   }
 }
 
+const TRANSITIONS_SQL = `INSERT INTO "ConditionTransition" ("clusterId", type, "fromStatus", "fromReason", "toStatus", "toReason", message, at)
+     SELECT * FROM jsonb_to_recordset($1::jsonb) AS t("clusterId" uuid, type text, "fromStatus" text, "fromReason" text,
+            "toStatus" text, "toReason" text, message text, at timestamptz)`;
+
+type Transition = ConditionChange & { clusterId: string };
+
+const transitionsParam = (transitions: readonly Transition[]) =>
+  JSON.stringify(transitions.map((t) => ({ ...t, message: t.message.slice(0, 4096) })));
+
 export async function insertTransitions(
   client: pg.ClientBase,
-  transitions: readonly (ConditionChange & { clusterId: string })[],
+  transitions: readonly Transition[],
 ): Promise<void> {
-  await client.query(
-    `INSERT INTO "ConditionTransition" ("clusterId", type, "fromStatus", "fromReason", "toStatus", "toReason", message, at)
-     SELECT * FROM jsonb_to_recordset($1::jsonb) AS t("clusterId" uuid, type text, "fromStatus" text, "fromReason" text,
-            "toStatus" text, "toReason" text, message text, at timestamptz)`,
-    [JSON.stringify(transitions.map((t) => ({ ...t, message: t.message.slice(0, 4096) })))],
-  );
+  await client.query(TRANSITIONS_SQL, [transitionsParam(transitions)]);
 }
