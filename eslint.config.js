@@ -58,6 +58,18 @@ export default tseslint.config(
     },
   },
   {
+    // What the sidecar sorts goes into its reports and their digests: the same order on every
+    // machine, and no ICU collation tables mapped into a process that rests (issue 48, target 5).
+    files: ['apps/sidecar/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { property: 'localeCompare', message: 'use compareCodeUnits from @fleet/contracts' },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {

@@ -38,9 +38,11 @@ export interface SidecarBenchResult {
 async function floorRssMb(): Promise<number> {
   const script =
     "for (const m of ['@kubernetes/client-node', '@aws-sdk/client-ec2', 'bullmq', 'ioredis', 'pino', 'zod']) await import(m); setInterval(() => {}, 60_000);";
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+  const image = imageSidecar();
+  const v8Flags = image.args.filter((a) => a.startsWith('-'));
+  const child = spawn(process.execPath, [...v8Flags, '--input-type=module', '-e', script], {
     cwd: process.cwd(),
-    env: { ...process.env, NODE_OPTIONS: '', ...imageSidecar().env },
+    env: { ...process.env, NODE_OPTIONS: '', ...image.env },
     stdio: 'ignore',
   });
   try {
@@ -188,6 +190,13 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
     await new Promise((r) => setTimeout(r, restSeconds * 1000));
     const requests = cluster.kube.requestCount((e) => e.verb !== 'watch') - before;
     if (process.env.BENCH_DEBUG) {
+      const status = await readFile(`/proc/${sidecar.child.pid}/status`, 'utf8');
+      console.log(
+        status
+          .split('\n')
+          .filter((l) => /^(VmRSS|RssAnon|RssFile|RssShmem)/.test(l))
+          .join(', '),
+      );
       const recent = cluster.kube.requests.slice(-60).filter((e) => e.verb !== 'watch');
       console.log(
         recent

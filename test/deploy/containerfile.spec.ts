@@ -59,7 +59,8 @@ describe('deploy/ and the Containerfile', () => {
         ...(container.command ?? containerfile.image(target).cmd ?? []),
         ...(container.args ?? []),
       ];
-      const program = argv[0] === 'node' ? argv[1] : argv[0];
+      // node's own flags (e.g. --optimize-for-size) come before the program it runs.
+      const program = argv[0] === 'node' ? argv.slice(1).find((a) => !a.startsWith('-')) : argv[0];
       expect(program).toBeDefined();
       const copied = copiedPaths(target);
       expect(copied.some((p) => program === p || program!.startsWith(`${p}/`))).toBe(true);

@@ -95,7 +95,7 @@ describe('deploy/ manifests', () => {
 
   it('every sidecar Deployment runs what the image runs: the bundle, with the image’s process settings', () => {
     const image = imageSidecar();
-    expect(image.args).toEqual(['dist/apps/sidecar/main.mjs']);
+    expect(image.args).toEqual(['--optimize-for-size', 'dist/apps/sidecar/main.mjs']);
     expect(image.env.NODE_OPTIONS).toBe('--max-semi-space-size=1');
     expect(Object.keys(image.env).sort()).toEqual([
       'MALLOC_ARENA_MAX',

@@ -25,7 +25,8 @@ export function startSidecarProcessWith(
   const image = imageSidecar();
   return spawnProcess({
     command: process.execPath,
-    args: image.args.map((a) => join(process.cwd(), a)),
+    // V8 flags (that NODE_OPTIONS does not take) as they are; the entry from the checkout.
+    args: image.args.map((a) => (a.startsWith('-') ? a : join(process.cwd(), a))),
     env: { ...process.env, NODE_OPTIONS: '', ...image.env, ...env },
     name,
   });

@@ -1,5 +1,5 @@
 import type { MigrationProposal, NotExpressible, ProposedNodePool } from '@fleet/contracts';
-import { DNS1123_LABEL } from '@fleet/contracts';
+import { DNS1123_LABEL, compareCodeUnits } from '@fleet/contracts';
 
 /**
  * The platform-neutral half of the migration proposal (Cluster Autoscaler → Karpenter). Each
@@ -160,7 +160,7 @@ export function proposeNodePools(
     notExpressible.push({ object: settings!.object, what: u.what, reason: u.reason });
 
   const shapes = new Map<string, Shape>();
-  const groups = [...input.groups].sort((a, b) => a.name.localeCompare(b.name));
+  const groups = [...input.groups].sort((a, b) => compareCodeUnits(a.name, b.name));
   for (const group of groups) {
     const id = `${group.kind}/${group.name}`;
     if (group.maxSize <= 0) {
@@ -195,7 +195,7 @@ export function proposeNodePools(
         });
       else labels[key] = group.labels[key]!;
     }
-    const taints = [...group.taints].sort((a, b) => taintText(a).localeCompare(taintText(b)));
+    const taints = [...group.taints].sort((a, b) => compareCodeUnits(taintText(a), taintText(b)));
     const key = JSON.stringify([labels, taints.map(taintText), group.capacityType]);
     const shape = shapes.get(key) ?? {
       key,

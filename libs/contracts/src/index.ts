@@ -10,3 +10,4 @@ export * from './release.js';
 export * from './storable-text.js';
 export * from './migration.js';
 export * from './plans.js';
+export * from './code-unit-order.js';

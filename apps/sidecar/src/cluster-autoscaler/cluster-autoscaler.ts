@@ -3,6 +3,7 @@ import {
   type ClusterAutoscalerMode,
   type ClusterAutoscalerState,
   type MigrationProposal,
+  compareCodeUnits,
 } from '@fleet/contracts';
 import type { KubeObject, OpenShiftAutoscalerObjects } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
@@ -282,7 +283,7 @@ export class ClusterAutoscalerSwitch implements ClusterAutoscalerControl {
           ? { [KEY_CLUSTER_AUTOSCALER]: JSON.stringify(clusterAutoscaler) }
           : {}),
         [KEY_MACHINE_AUTOSCALERS]: JSON.stringify(
-          [...byName.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
+          [...byName.values()].sort((a, b) => compareCodeUnits(a.metadata.name, b.metadata.name)),
         ),
       },
     });

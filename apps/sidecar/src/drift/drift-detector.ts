@@ -3,6 +3,7 @@ import {
   DRIFT_FIELDS_MAX,
   type DriftEntry,
   type DriftPolicy,
+  compareCodeUnits,
 } from '@fleet/contracts';
 import type { ClusterTarget } from '@fleet/cloud-provider';
 import type { Logger } from 'pino';
@@ -199,7 +200,7 @@ export class DriftDetector {
     const open = all.filter((e) => !e.correctedAt).sort(byDetected);
     const corrected = all
       .filter((e) => e.correctedAt)
-      .sort((a, b) => (b.correctedAt ?? '').localeCompare(a.correctedAt ?? ''));
+      .sort((a, b) => compareCodeUnits(b.correctedAt ?? '', a.correctedAt ?? ''));
     return [...open, ...corrected].slice(0, DRIFT_ENTRIES_MAX);
   }
 
@@ -238,7 +239,7 @@ export class DriftDetector {
   }
 }
 
-const byDetected = (a: DriftEntry, b: DriftEntry) => a.detectedAt.localeCompare(b.detectedAt);
+const byDetected = (a: DriftEntry, b: DriftEntry) => compareCodeUnits(a.detectedAt, b.detectedAt);
 
 function describeEntry(e: DriftEntry): string {
   const name = `${e.kind} ${e.namespace ? `${e.namespace}/` : ''}${e.name}`;

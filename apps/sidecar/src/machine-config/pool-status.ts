@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '@fleet/contracts';
 import type { Condition, MachineConfigPoolState } from '@fleet/contracts';
 import { NODECLASS_LABEL } from '@fleet/cloud-provider';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -65,7 +66,7 @@ export function machineConfigPoolStates(
         conditions,
       };
     })
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 /**

@@ -2,6 +2,7 @@ import {
   REPORT_NODECLAIMS_MAX,
   type ClusterMetrics,
   type NodeClaimSummary,
+  compareCodeUnits,
 } from '@fleet/contracts';
 import { NODEPOOL_LABEL } from '@fleet/cloud-provider';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -35,7 +36,7 @@ interface Conditioned extends KubernetesObject {
 export function nodeClaimSummaries(claims: readonly Conditioned[]): NodeClaimSummary[] {
   const created = (c: Conditioned) => timeOf(c.metadata?.creationTimestamp) || 0;
   const newest = (a: Conditioned, b: Conditioned) =>
-    created(b) - created(a) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
+    created(b) - created(a) || compareCodeUnits(a.metadata?.name ?? '', b.metadata?.name ?? '');
   const failed = claims.filter(launchFailed).sort(newest);
   const others = claims.filter((c) => !launchFailed(c)).sort(newest);
   const picked = [...failed, ...others].slice(0, REPORT_NODECLAIMS_MAX).sort(newest);

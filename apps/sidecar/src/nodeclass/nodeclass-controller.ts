@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '@fleet/contracts';
 import type { KarpenterDesiredState } from '@fleet/contracts';
 import {
   machineConfigPoolName,
@@ -119,7 +120,7 @@ export class NodeClassController {
 
   /** NodeClasses that cannot get their pool, by name. */
   currentProblems(): NodeClassProblem[] {
-    return [...this.problems.values()].sort((a, b) => a.nodeClass.localeCompare(b.nodeClass));
+    return [...this.problems.values()].sort((a, b) => compareCodeUnits(a.nodeClass, b.nodeClass));
   }
 
   private setProblem(name: string, problem: NodeClassProblem | undefined): void {

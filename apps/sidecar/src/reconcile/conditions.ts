@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '@fleet/contracts';
 import type { Condition } from '@fleet/contracts';
 
 type Status = Condition['status'];
@@ -26,6 +27,6 @@ export class ConditionSet {
   }
 
   list(): Condition[] {
-    return [...this.byType.values()].sort((a, b) => a.type.localeCompare(b.type));
+    return [...this.byType.values()].sort((a, b) => compareCodeUnits(a.type, b.type));
   }
 }

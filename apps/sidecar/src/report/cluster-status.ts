@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '@fleet/contracts';
 import type {
   ClusterAutoscalerState,
   Condition,
@@ -25,7 +26,7 @@ export type StatusSnapshot = Omit<StatusReport, 'clusterId' | 'reportedAt'>;
 export function withObserved(result: readonly Condition[], observed: ConditionSet): Condition[] {
   const types = new Set(observed.list().map((c) => c.type));
   return [...result.filter((c) => !types.has(c.type)), ...observed.list()].sort((a, b) =>
-    a.type.localeCompare(b.type),
+    compareCodeUnits(a.type, b.type),
   );
 }
 

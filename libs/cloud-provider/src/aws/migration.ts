@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '@fleet/contracts';
 import type { MigrationProposal, NodeClassOverrides } from '@fleet/contracts';
 import { selectWorkerMachineSet } from '@fleet/discovery';
 import { proposeNodePools } from '../migration.js';
@@ -92,7 +93,7 @@ export function proposeAwsStandaloneMigration(
   const volumes = objects.machineSets
     .filter((m) => proposed.has(`MachineSet/${m.metadata.name}`))
     .map((m) => ({ name: m.metadata.name, volume: rootVolume(m) }))
-    .sort((a, b) => b.volume.size - a.volume.size || a.name.localeCompare(b.name));
+    .sort((a, b) => b.volume.size - a.volume.size || compareCodeUnits(a.name, b.name));
   const largest = volumes[0];
   const referenceSize = reference?.size ?? INSTALLER_ROOT_VOLUME_GIB;
   if (largest && largest.volume.size > referenceSize) {

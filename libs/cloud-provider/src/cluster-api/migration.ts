@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '@fleet/contracts';
 import type { MigrationProposal, NotExpressible } from '@fleet/contracts';
 import { proposeNodePools, type NodeGroup, type Taint } from '../migration.js';
 import type { KubeObject } from '../types.js';
@@ -62,7 +63,7 @@ export function proposeClusterApiMigration(groups: readonly KubeObject[]): Migra
   const notExpressible: NotExpressible[] = [];
   const explanations: string[] = [];
   const unsized: string[] = [];
-  for (const g of [...groups].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
+  for (const g of [...groups].sort((a, b) => compareCodeUnits(a.metadata.name, b.metadata.name))) {
     const annotations = g.metadata.annotations ?? {};
     const id = `${g.kind}/${g.metadata.name}`;
     // A MachineDeployment's MachineSet is scaled through the MachineDeployment, never alone;

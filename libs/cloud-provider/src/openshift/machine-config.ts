@@ -4,6 +4,7 @@ import {
   MACHINE_CONFIG_POOL,
   SECRET,
   type NodeClassOverrides,
+  compareCodeUnits,
 } from '@fleet/contracts';
 import { canonical, isRecord } from '../canonical.js';
 import { InvalidDesiredStateError } from '../errors.js';
@@ -576,5 +577,7 @@ export function customPoolOverlaps(
       });
     }
   }
-  return out.sort((a, b) => a.nodePool.localeCompare(b.nodePool) || a.pool.localeCompare(b.pool));
+  return out.sort(
+    (a, b) => compareCodeUnits(a.nodePool, b.nodePool) || compareCodeUnits(a.pool, b.pool),
+  );
 }

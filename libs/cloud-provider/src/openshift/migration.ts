@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '@fleet/contracts';
 import type { NotExpressible } from '@fleet/contracts';
 import type { AutoscalerSettings, NodeGroup, Taint } from '../migration.js';
 import type { KubeObject } from '../types.js';
@@ -134,7 +135,7 @@ export function openShiftNodeGroups(
   const byName = new Map(objects.machineSets.map((m) => [m.metadata.name, m]));
   const scaled = new Set<string>();
   const autoscalers = [...objects.machineAutoscalers].sort((a, b) =>
-    a.metadata.name.localeCompare(b.metadata.name),
+    compareCodeUnits(a.metadata.name, b.metadata.name),
   );
   for (const ma of autoscalers) {
     const spec = rec(ma.spec);

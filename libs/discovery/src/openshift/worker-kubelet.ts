@@ -3,6 +3,7 @@ import {
   KUBELET_CONFIG,
   MACHINE_CONFIG_POOL,
   type ResourceIdentity,
+  compareCodeUnits,
 } from '@fleet/contracts';
 import type { ClusterObjectReader } from '../cluster-reader.js';
 import { readCluster } from '../stop.js';
@@ -120,7 +121,7 @@ export async function readWorkerKubelet(reader: ClusterObjectReader): Promise<Wo
     .sort(
       (a, b) =>
         order(a) - order(b) ||
-        (a.metadata?.creationTimestamp ?? '').localeCompare(b.metadata?.creationTimestamp ?? ''),
+        compareCodeUnits(a.metadata?.creationTimestamp ?? '', b.metadata?.creationTimestamp ?? ''),
     );
   let kubeletConfig: Record<string, unknown> = {};
   let autoSizingReserved: boolean | undefined;
