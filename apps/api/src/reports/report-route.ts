@@ -2,6 +2,7 @@ import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import {
   findUnstorableText,
   Heartbeat,
+  mayHoldUnstorableText,
   STATUS_REPORT_BODY_LIMIT_BYTES,
   StatusReport,
 } from '@fleet/contracts';
@@ -81,11 +82,13 @@ export class ReportRoute {
       return { status: HttpStatus.ACCEPTED, body: { accepted: true } };
     }
     await this.gate.limit(clusterId);
-    const body = parseJson(raw, req.headers['content-type']);
+    const text = raw.toString('utf8');
+    const body = parseJson(text, req.headers['content-type']);
     const report = validate(StatusReport, body);
     // Refused here rather than accepted and then failing in the worker forever (see storable-text).
-    // The body as sent: validation drops a `__proto__` key silently.
-    const unstorable = findUnstorableText(body);
+    // The body as sent: validation drops a `__proto__` key silently. Walked only when its text
+    // could hold such a string at all (a sidecar's never does).
+    const unstorable = mayHoldUnstorableText(text) ? findUnstorableText(body) : undefined;
     if (unstorable) {
       throw refusal(HttpStatus.BAD_REQUEST, {
         error: 'BadRequest',
@@ -107,7 +110,7 @@ export class ReportRoute {
    */
   private async heartbeatOf(raw: Buffer, contentType: string | undefined, clusterId: string) {
     try {
-      const beat = validate(Heartbeat, parseJson(raw, contentType));
+      const beat = validate(Heartbeat, parseJson(raw.toString('utf8'), contentType));
       ownCluster(beat.clusterId, clusterId);
       return beat;
     } catch (malformed) {
@@ -153,11 +156,11 @@ function validate<T>(schema: ZodType<T>, body: unknown): T {
 }
 
 /** As Express' JSON parser did: a body that is not declared JSON is no body at all. */
-function parseJson(raw: Buffer, contentType: string | undefined): unknown {
+function parseJson(text: string, contentType: string | undefined): unknown {
   if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType ?? '')) return {};
-  if (raw.length === 0) return {};
+  if (text.length === 0) return {};
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    return JSON.parse(text) as unknown;
   } catch (err) {
     throw refusal(HttpStatus.BAD_REQUEST, {
       error: 'BadRequest',
