@@ -314,6 +314,13 @@ export const ingestKey = (prefix: string, name: IngestKeyName): string =>
 export const INGEST_GROUP = 'ingest';
 /** The field of a `reports` stream entry holding the IngestedStatusReport as JSON. */
 export const INGEST_REPORT_FIELD = 'r';
+/**
+ * An entry the API appends since issue 48 holds instead the report's body as the sidecar sent it
+ * (validated as a StatusReport by the API before it was appended) and, in a field of its own,
+ * when the API received it: the API neither serializes the report again nor re-encodes it.
+ */
+export const INGEST_BODY_FIELD = 'b';
+export const INGEST_RECEIVED_AT_FIELD = 't';
 
 /**
  * A report as the API queues it for ingest: `receivedAt` is the API's clock when it accepted

@@ -3,7 +3,8 @@ import {
   PLAN_QUEUE,
   RECONCILE_QUEUE,
   STATUS_INGEST_QUEUE,
-  INGEST_REPORT_FIELD,
+  INGEST_BODY_FIELD,
+  INGEST_RECEIVED_AT_FIELD,
   ingestKey,
   type PlanRequest,
   type ReconcileRequest,
@@ -16,6 +17,27 @@ import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
+/** XADD of each report (body, reception time in ARGV pairs) onto the report stream, KEYS[1]. */
+const APPEND_REPORTS_LUA = `
+for i = 1, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], '*', '${INGEST_BODY_FIELD}', ARGV[i], '${INGEST_RECEIVED_AT_FIELD}', ARGV[i + 1])
+end
+return #ARGV / 2`;
+
+/** At most this many reports in one script: a bounded time for Redis in one command. */
+const REPORTS_PER_SCRIPT = 256;
+
+interface PendingReport {
+  body: Buffer;
+  receivedAt: string;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+interface StreamCommands {
+  fleetAppendReports(stream: string, ...bodiesAndTimes: (Buffer | string)[]): Promise<number>;
+}
+
 /** The API only produces jobs; the worker fleet consumes them. */
 @Injectable()
 export class QueuesService implements OnModuleDestroy {
@@ -24,6 +46,7 @@ export class QueuesService implements OnModuleDestroy {
   private readonly statusIngest: Queue<IngestedStatusReport>;
   private readonly plans: Queue<PlanRequest>;
   private readonly reportStream: string;
+  private readonly commands: StreamCommands;
   private readonly digests: string;
   private readonly digestFences: string;
 
@@ -39,6 +62,11 @@ export class QueuesService implements OnModuleDestroy {
     this.statusIngest = new Queue(STATUS_INGEST_QUEUE, opts);
     this.plans = new Queue(PLAN_QUEUE, opts);
     this.reportStream = ingestKey(config.QUEUE_PREFIX, 'reports');
+    this.connection.defineCommand('fleetAppendReports', {
+      numberOfKeys: 1,
+      lua: APPEND_REPORTS_LUA,
+    });
+    this.commands = this.connection as unknown as StreamCommands;
     this.digests = ingestKey(config.QUEUE_PREFIX, 'digests');
     this.digestFences = ingestKey(config.QUEUE_PREFIX, 'digest-fences');
   }
@@ -75,13 +103,33 @@ export class QueuesService implements OnModuleDestroy {
   }
 
   /**
-   * One XADD onto the report stream, auto-pipelined with the other requests of the same tick;
-   * the workers drain it in batches (issue 19). Resolves once Redis holds the entry: a 202 is
-   * answered only then, and the entry stays until a worker committed it and acknowledged it.
-   * (The BullMQ status-ingest queue is still drained by the workers, for jobs queued before.)
+   * Appends a validated report onto the report stream, its body as the sidecar sent it and when
+   * the API received it; the workers drain it in batches (issue 19). The reports of one turn of
+   * the event loop go as one script of XADDs (issue 48, target 1: a command, a reply and their
+   * promises a report were the API's largest cost after parsing). Resolves once Redis holds the
+   * entry: a 202 is answered only then, and the entry stays until a worker committed it and
+   * acknowledged it. (The BullMQ status-ingest queue is still drained by the workers, for jobs
+   * queued before.)
    */
-  async ingestStatus(report: IngestedStatusReport): Promise<void> {
-    await this.connection.xadd(this.reportStream, '*', INGEST_REPORT_FIELD, JSON.stringify(report));
+  appendReport(body: Buffer, receivedAt: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pendingReports.push({ body, receivedAt, resolve, reject });
+      if (this.pendingReports.length === 1) setImmediate(() => this.flushReports());
+    });
+  }
+
+  private readonly pendingReports: PendingReport[] = [];
+
+  private flushReports(): void {
+    while (this.pendingReports.length > 0) {
+      const batch = this.pendingReports.splice(0, REPORTS_PER_SCRIPT);
+      this.commands
+        .fleetAppendReports(this.reportStream, ...batch.flatMap((r) => [r.body, r.receivedAt]))
+        .then(
+          () => batch.forEach((r) => r.resolve()),
+          (err: unknown) => batch.forEach((r) => r.reject(err)),
+        );
+    }
   }
 
   /** Waiting plus delayed jobs of the fleet-wide queues, for the queue-depth gauge. */

@@ -98,7 +98,9 @@ export class ReportRoute {
     }
     ownCluster(report.clusterId, clusterId);
     await this.gate.refuseUnknownGeneration(clusterId, report.observedGeneration);
-    await this.queues.ingestStatus({ ...report, receivedAt: new Date(receivedAt).toISOString() });
+    // The body as sent (what was validated above; the worker validates it again and keeps only
+    // the report's fields, so an unknown key, `receivedAt` among them, never reaches the status).
+    await this.queues.appendReport(raw, new Date(receivedAt).toISOString());
     this.metrics.reportsReceived.inc();
     return { status: HttpStatus.ACCEPTED, body: { accepted: true } };
   }

@@ -1,5 +1,7 @@
 import {
+  INGEST_BODY_FIELD,
   INGEST_GROUP,
+  INGEST_RECEIVED_AT_FIELD,
   INGEST_REPORT_FIELD,
   IngestedStatusReport,
   ingestKey,
@@ -274,10 +276,8 @@ export class ReportStreamConsumer {
   }
 
   private parse(id: string, fields: string[]): IngestedStatusReport | undefined {
-    const at = fields.indexOf(INGEST_REPORT_FIELD);
-    const raw = at >= 0 && at % 2 === 0 ? fields[at + 1] : undefined;
     try {
-      const parsed = IngestedStatusReport.safeParse(JSON.parse(raw ?? 'null'));
+      const parsed = IngestedStatusReport.safeParse(entryData(fields));
       return parsed.success ? parsed.data : undefined;
     } catch {
       this.log.error({ entry: id }, 'report stream entry is not JSON');
@@ -296,10 +296,9 @@ export class ReportStreamConsumer {
   }
 
   private async deadLetter(id: string, fields: string[], reason: string): Promise<void> {
-    const at = fields.indexOf(INGEST_REPORT_FIELD);
     let data: unknown = fields;
     try {
-      data = JSON.parse(fields[at + 1] ?? 'null') as unknown;
+      data = entryData(fields);
     } catch {
       // kept as the raw fields
     }
@@ -368,3 +367,22 @@ for _, consumer in ipairs(consumers) do
   end
 end
 return removed`;
+
+/** A field's value: entries are field, value, field, value... */
+function field(fields: string[], name: string): string | undefined {
+  for (let i = 0; i < fields.length - 1; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}
+
+/**
+ * What an entry holds, as JSON.parse gives it (throws when it is not JSON): the body the API
+ * validated with the time it received it, which overrides any `receivedAt` a body carries; or,
+ * from entries appended before issue 48, the report the API had serialized.
+ */
+function entryData(fields: string[]): unknown {
+  const body = field(fields, INGEST_BODY_FIELD);
+  if (body === undefined) return JSON.parse(field(fields, INGEST_REPORT_FIELD) ?? 'null');
+  const report = JSON.parse(body) as unknown;
+  if (report === null || typeof report !== 'object' || Array.isArray(report)) return report;
+  return { ...report, receivedAt: field(fields, INGEST_RECEIVED_AT_FIELD) };
+}
