@@ -24,6 +24,7 @@ import type { ObservedKind } from '../cluster-autoscaler/node-group-sizes.js';
 import type { CsrObject, NodeClaimObject } from '../csr/csr-approver.js';
 import type { ApiServers } from './api-servers.js';
 import { ResourceWatch, type ResourceWatchOptions } from './resource-watch.js';
+import { nodeForMetrics, pendingPodForMetrics } from '../metrics/cluster-metrics.js';
 
 export interface ClusterWatchesOptions {
   apiServers: ApiServers;
@@ -105,9 +106,14 @@ export class ClusterWatches {
     this.nodeClaims = make<NodeClaimObject>(NODECLAIM);
     this.csrs = make<CsrObject>(CERTIFICATE_SIGNING_REQUEST);
     this.karpenterNodes = make(NODE, { labelSelector: provider.nodeClassLabel });
-    this.nodes = make(NODE);
+    // Every Node and every pending Pod: the metrics read a few fields of each, and a cluster
+    // scaling up holds hundreds of either, so only those fields are kept.
+    this.nodes = make(NODE, { keep: nodeForMetrics });
     this.nodePools = make(NODEPOOL);
-    this.pendingPods = make(POD, { fieldSelector: 'status.phase=Pending' });
+    this.pendingPods = make(POD, {
+      fieldSelector: 'status.phase=Pending',
+      keep: pendingPodForMetrics,
+    });
     if (provider.nodeClassConfigKinds().some((k) => k.kind === MACHINE_CONFIG_POOL.kind)) {
       // Every pool, not only the fleet's: the cluster's own custom pools may claim Karpenter's
       // nodes too (customPoolOverlaps); reports keep the fleet's (machineConfigPoolStates).

@@ -12,6 +12,13 @@ export interface ResourceWatchOptions {
   labelSelector?: string;
   /** Longest wait between attempts while the kind is not served or the API server fails. */
   maxBackoffMs?: number;
+  /**
+   * The part of each object this watch's readers use, taken before it is cached or handed to a
+   * handler (as controller-runtime's cache transforms): a watch over every Node or every pending
+   * Pod otherwise holds whole objects (specs, images, managedFields) that nothing reads. It must
+   * keep metadata.name, namespace and resourceVersion.
+   */
+  keep?: (object: KubernetesObject) => KubernetesObject;
 }
 
 /**
@@ -54,6 +61,11 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
     private readonly log: Logger,
     readonly options: ResourceWatchOptions = {},
   ) {}
+
+  private typed(object: KubernetesObject): T {
+    const kept = this.options.keep ? this.options.keep(object) : object;
+    return { ...kept, apiVersion: this.kind.apiVersion, kind: this.kind.kind } as T;
+  }
 
   on(handler: WatchHandler<T>): () => void {
     this.handlers.add(handler);
@@ -142,11 +154,7 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
         this.options.fieldSelector,
         this.options.labelSelector,
       );
-      items = list.items.map((o) => ({
-        ...o,
-        apiVersion: this.kind.apiVersion,
-        kind: this.kind.kind,
-      }));
+      items = list.items.map((o) => this.typed(o));
       this.resourceVersion = list.metadata?.resourceVersion;
     } catch (err) {
       if (epoch === this.epoch) this.retry(`list failed: ${describeKubeError(err)}`);
@@ -201,7 +209,7 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
           if (rv) this.resourceVersion = rv;
           if (phase === 'BOOKMARK') return;
           this.failures = 0;
-          const typed = { ...object, apiVersion: this.kind.apiVersion, kind: this.kind.kind };
+          const typed = this.typed(object);
           const key = keyOf(typed);
           if (phase === 'DELETED') {
             this.cache.delete(key);

@@ -7,7 +7,9 @@ import {
   launchFailed,
   launchFailureTimes,
   nodeClaimSummaries,
+  nodeForMetrics,
   oldestUnschedulableSince,
+  pendingPodForMetrics,
 } from './cluster-metrics.js';
 import { REPORT_NODECLAIMS_MAX, StatusReport } from '@fleet/contracts';
 
@@ -118,6 +120,67 @@ describe('Karpenter health metrics', () => {
       oldestPendingPodSince: ago(120),
     });
     expect(metrics).not.toHaveProperty('oldestPendingPodSeconds');
+  });
+});
+
+describe('what the metrics watches keep of each object', () => {
+  it('counts the same from kept Nodes and pending Pods as from whole ones, keeping a fraction', async () => {
+    const node = (name: string, pool?: string) => ({
+      metadata: {
+        name,
+        resourceVersion: '7',
+        labels: { 'kubernetes.io/os': 'linux', ...(pool ? { 'karpenter.sh/nodepool': pool } : {}) },
+        annotations: { 'machine.openshift.io/machine': `openshift-machine-api/${name}` },
+        managedFields: [{ manager: 'kubelet', fieldsV1: { 'f:status': { 'f:images': {} } } }],
+      },
+      spec: { providerID: `aws:///us-east-1a/i-${name}`, taints: [] },
+      status: {
+        capacity: { cpu: '4', memory: '16Gi' },
+        images: Array.from({ length: 50 }, (_, i) => ({
+          names: [`quay.io/x/image-${i}@sha256:${'a'.repeat(64)}`],
+          sizeBytes: 1,
+        })),
+      },
+    });
+    const whole = {
+      nodes: [node('a', 'general'), node('b'), node('c', 'general')],
+      pendingPods: [
+        {
+          ...pod('p', 120, { status: 'False', reason: 'Unschedulable' }),
+          spec: {
+            containers: [
+              { name: 'app', image: 'x', env: [{ name: 'A', value: 'b'.repeat(2000) }] },
+            ],
+          },
+        },
+        pod('q', 60, { status: 'True' }),
+      ],
+    };
+    const metricsOf = (nodes: unknown[], pendingPods: unknown[]) =>
+      collectMetrics(
+        noApiServer,
+        {
+          nodes: cached(nodes),
+          nodePools: cached([]),
+          pendingPods: cached(pendingPods),
+          nodeClaims: cached([]),
+        },
+        { approved: 0, ignored: 0, denied: 0, dropped: 0 },
+      );
+    const kept = {
+      nodes: whole.nodes.map(nodeForMetrics),
+      pendingPods: whole.pendingPods.map(pendingPodForMetrics),
+    };
+    expect(await metricsOf(kept.nodes, kept.pendingPods)).toEqual(
+      await metricsOf(whole.nodes, whole.pendingPods),
+    );
+    expect((await metricsOf(kept.nodes, kept.pendingPods)).vcpus).toBe(8);
+    expect(kept.nodes[0]!.metadata).toEqual({
+      name: 'a',
+      resourceVersion: '7',
+      labels: { 'karpenter.sh/nodepool': 'general' },
+    });
+    expect(JSON.stringify(kept).length * 10).toBeLessThan(JSON.stringify(whole).length);
   });
 });
 

@@ -154,6 +154,35 @@ export function launchFailureTimes(claims: readonly Conditioned[]): string[] {
     .map((t) => new Date(t).toISOString());
 }
 
+/** What of a Node the metrics read (its NodePool label and CPU capacity): a watch keeps only this. */
+export function nodeForMetrics(node: KubernetesObject): Conditioned {
+  const { metadata, status } = node as Conditioned;
+  const pool = metadata?.labels?.[NODEPOOL_LABEL];
+  const cpu = status?.capacity?.cpu;
+  return {
+    metadata: {
+      name: metadata?.name,
+      resourceVersion: metadata?.resourceVersion,
+      ...(pool !== undefined ? { labels: { [NODEPOOL_LABEL]: pool } } : {}),
+    },
+    ...(cpu !== undefined ? { status: { capacity: { cpu } } } : {}),
+  };
+}
+
+/** What of a pending Pod the metrics read (creation and conditions): a watch keeps only this. */
+export function pendingPodForMetrics(pod: KubernetesObject): Conditioned {
+  const { metadata, status } = pod as Conditioned;
+  return {
+    metadata: {
+      name: metadata?.name,
+      namespace: metadata?.namespace,
+      resourceVersion: metadata?.resourceVersion,
+      creationTimestamp: metadata?.creationTimestamp,
+    },
+    ...(status?.conditions ? { status: { conditions: status.conditions } } : {}),
+  };
+}
+
 /** A watch's cache once it has listed; a list of the same selection before that. */
 async function cachedOrList(cluster: ClusterClient, watch: ResourceWatch): Promise<Conditioned[]> {
   if (watch.synced) return watch.items();
