@@ -11,3 +11,4 @@ export * from './storable-text.js';
 export * from './migration.js';
 export * from './plans.js';
 export * from './code-unit-order.js';
+export * from './json-validator.js';
