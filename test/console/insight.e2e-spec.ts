@@ -242,9 +242,10 @@ describe('the console shows what happened', () => {
     await page.goBack();
     await page.getByRole('button', { name: '7 d' }).click();
     await figure.locator('summary').waitFor();
-    await expect(
-      page.getByTestId('chart-fleet-health-data').locator('tbody tr').count(),
-    ).resolves.toBe(168);
+    // The week's data replaces the day's once its query answers: wait for its last hour.
+    const weekRows = page.getByTestId('chart-fleet-health-data').locator('tbody tr');
+    await weekRows.nth(167).waitFor({ state: 'attached' });
+    await expect(weekRows.count()).resolves.toBe(168);
     expect(await seriousViolations(page, 'main')).toEqual([]);
   });
 
