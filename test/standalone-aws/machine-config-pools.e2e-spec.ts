@@ -529,6 +529,19 @@ describe('standalone AWS: a MachineConfigPool per NodeClass', () => {
     const [node] = kube().list('v1', 'Node', undefined, {
       labelSelector: 'karpenter.k8s.aws/ec2nodeclass=default',
     });
+    // The machine-config daemon first finishes any update it has begun on the node: its last
+    // step writes state Done, which would overwrite the Degraded state set here.
+    await eventually(
+      () => {
+        const ann = kube().get('v1', 'Node', node!.metadata!.name!)?.metadata?.annotations ?? {};
+        return ann['machineconfiguration.openshift.io/state'] === 'Done' &&
+          ann['machineconfiguration.openshift.io/currentConfig'] ===
+            ann['machineconfiguration.openshift.io/desiredConfig']
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 20, what: 'the node at its desired configuration' },
+    );
     kube().patch('v1', 'Node', node!.metadata!.name!, undefined, {
       metadata: {
         annotations: {
