@@ -18,6 +18,7 @@ import { imageSidecar, startSidecarProcessWith } from '../support/sidecar-proces
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { testQueuePrefix } from '../support/database.js';
+import { cpuSeconds } from './load-generator.js';
 import { percentile } from './stats.js';
 
 export interface SidecarBenchResult {
@@ -28,6 +29,12 @@ export interface SidecarBenchResult {
   /** Same run, same process settings: Node with the sidecar's libraries loaded, doing nothing. */
   floorRssMb: number;
   restRequestsPerMinute: number;
+  /**
+   * CPU seconds of the sidecar process over its whole run (start-up, its order with the CRDs it
+   * installs, the node launches and the rest): what a process setting saves in memory must not
+   * cost it here.
+   */
+  cpuSeconds: number;
 }
 
 /**
@@ -197,6 +204,29 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
           .filter((l) => /^(VmRSS|RssAnon|RssFile|RssShmem)/.test(l))
           .join(', '),
       );
+      // Where the resident memory is: the largest mappings ([heap] is glibc's main arena; V8's
+      // pages and malloc's other arenas are anonymous mappings).
+      const smaps = await readFile(`/proc/${sidecar.child.pid}/smaps`, 'utf8');
+      const mappings = smaps.split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/).map((m) => {
+        const [range = '', , , , , path] = m.split('\n')[0]!.split(/\s+/);
+        const [from = 0, to = 0] = range.split('-').map((x) => parseInt(x, 16));
+        const rssKb = Number(/^Rss:\s+(\d+)/m.exec(m)?.[1] ?? 0);
+        return { path: path || '[anon]', sizeKb: (to - from) / 1024, rssKb };
+      });
+      // Grouped by what they are: a file, or anonymous mappings of one size (V8's pages are 256 kB).
+      const groups = new Map<string, { count: number; rssKb: number }>();
+      for (const m of mappings) {
+        const key = m.path === '[anon]' ? `anonymous ${m.sizeKb} kB` : m.path;
+        const group = groups.get(key) ?? { count: 0, rssKb: 0 };
+        groups.set(key, { count: group.count + 1, rssKb: group.rssKb + m.rssKb });
+      }
+      console.log(
+        [...groups]
+          .sort((a, b) => b[1].rssKb - a[1].rssKb)
+          .slice(0, 15)
+          .map(([key, g]) => `${g.rssKb} kB resident in ${g.count} × ${key}`)
+          .join('\n'),
+      );
       const recent = cluster.kube.requests.slice(-60).filter((e) => e.verb !== 'watch');
       console.log(
         recent
@@ -214,6 +244,7 @@ export async function benchSidecar(nodes = 40, restSeconds = 30): Promise<Sideca
       restHeapMb: await heapMb(`http://127.0.0.1:${opsPort}`),
       floorRssMb: await floorRssMb(),
       restRequestsPerMinute: (requests / restSeconds) * 60,
+      cpuSeconds: cpuSeconds(sidecar.child.pid!),
     };
   } finally {
     sim.stop();
