@@ -16,6 +16,7 @@ import {
 import { reconcileJobOptions } from '@fleet/desired-state';
 import { Queue } from 'bullmq';
 import { API_CONFIG, type ApiConfig } from '../config.js';
+import { TurnBatcher } from '../common/turn-batcher.js';
 
 /** XADD of each report (body, reception time in ARGV pairs) onto the report stream, KEYS[1]. */
 const APPEND_REPORTS_LUA = `
@@ -26,13 +27,6 @@ return #ARGV / 2`;
 
 /** At most this many reports in one script: a bounded time for Redis in one command. */
 const REPORTS_PER_SCRIPT = 256;
-
-interface PendingReport {
-  body: Buffer;
-  receivedAt: string;
-  resolve(): void;
-  reject(err: unknown): void;
-}
 
 interface StreamCommands {
   fleetAppendReports(stream: string, ...bodiesAndTimes: (Buffer | string)[]): Promise<number>;
@@ -112,25 +106,16 @@ export class QueuesService implements OnModuleDestroy {
    * queued before.)
    */
   appendReport(body: Buffer, receivedAt: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pendingReports.push({ body, receivedAt, resolve, reject });
-      if (this.pendingReports.length === 1) setImmediate(() => this.flushReports());
-    });
+    return this.reports.add([body, receivedAt]);
   }
 
-  private readonly pendingReports: PendingReport[] = [];
-
-  private flushReports(): void {
-    while (this.pendingReports.length > 0) {
-      const batch = this.pendingReports.splice(0, REPORTS_PER_SCRIPT);
-      this.commands
-        .fleetAppendReports(this.reportStream, ...batch.flatMap((r) => [r.body, r.receivedAt]))
-        .then(
-          () => batch.forEach((r) => r.resolve()),
-          (err: unknown) => batch.forEach((r) => r.reject(err)),
-        );
-    }
-  }
+  private readonly reports = new TurnBatcher<[body: Buffer, receivedAt: string], void>(
+    REPORTS_PER_SCRIPT,
+    async (batch) => {
+      await this.commands.fleetAppendReports(this.reportStream, ...batch.flat());
+      return batch.map(() => undefined);
+    },
+  );
 
   /** Waiting plus delayed jobs of the fleet-wide queues, for the queue-depth gauge. */
   async depths(): Promise<Record<string, number>> {

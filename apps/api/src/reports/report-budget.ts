@@ -6,6 +6,7 @@ import {
   secondsToNextWindow,
 } from '../auth/rate-limiter.service.js';
 import { API_CONFIG, type ApiConfig } from '../config.js';
+import { TurnBatcher } from '../common/turn-batcher.js';
 
 /**
  * Heartbeats in one step, as many as arrived in the same turn of the event loop: for each i
@@ -41,12 +42,10 @@ interface BudgetCommands {
   fleetHeartbeats(keyCount: number, ...keysThenArgs: string[]): Promise<number[]>;
 }
 
-interface PendingHeartbeat {
+interface Heartbeat {
   clusterId: string;
   digest: string;
   receivedAtMs: number;
-  resolve(outcome: HeartbeatOutcome): void;
-  reject(err: unknown): void;
 }
 
 export type HeartbeatOutcome =
@@ -100,49 +99,38 @@ export class ReportBudget {
    * event loop go to Redis as one script (issue 48, target 2).
    */
   heartbeat(clusterId: string, digest: string, receivedAtMs: number): Promise<HeartbeatOutcome> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ clusterId, digest, receivedAtMs, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flush());
-    });
+    return this.heartbeats.add({ clusterId, digest, receivedAtMs });
   }
 
-  private readonly pending: PendingHeartbeat[] = [];
-
-  private flush(): void {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, HEARTBEATS_PER_SCRIPT);
+  private readonly heartbeats = new TurnBatcher<Heartbeat, HeartbeatOutcome>(
+    HEARTBEATS_PER_SCRIPT,
+    async (batch) => {
       const keys = batch.map((h) => this.budgetKey(h.clusterId, h.receivedAtMs));
       const args = batch.flatMap((h) => [h.clusterId, h.digest, String(h.receivedAtMs)]);
-      this.commands
-        .fleetHeartbeats(
+      let answers: number[];
+      try {
+        answers = await this.commands.fleetHeartbeats(
           keys.length + 2,
           this.digests,
           this.liveness,
           ...keys,
           String(this.config.REPORTS_PER_CLUSTER_PER_MINUTE),
           ...args,
-        )
-        .then(
-          (answers) =>
-            batch.forEach((h, i) => {
-              const answer = answers[i];
-              h.resolve(
-                answer === -1
-                  ? { kind: 'over-budget', retryAfterSeconds: secondsToNextWindow(h.receivedAtMs) }
-                  : answer === 1
-                    ? { kind: 'accepted' }
-                    : { kind: 'not-applied-digest' },
-              );
-            }),
-          (err: unknown) => {
-            const unavailable = new RateLimiterUnavailable(
-              `report budget unavailable: ${err instanceof Error ? err.message : String(err)}`,
-            );
-            for (const h of batch) h.reject(unavailable);
-          },
         );
-    }
-  }
+      } catch (err) {
+        throw new RateLimiterUnavailable(
+          `report budget unavailable: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      return batch.map((h, i): HeartbeatOutcome =>
+        answers[i] === -1
+          ? { kind: 'over-budget', retryAfterSeconds: secondsToNextWindow(h.receivedAtMs) }
+          : answers[i] === 1
+            ? { kind: 'accepted' }
+            : { kind: 'not-applied-digest' },
+      );
+    },
+  );
 
   private budgetKey(clusterId: string, now: number): string {
     return redisKey(
