@@ -12,3 +12,4 @@ export * from './migration.js';
 export * from './plans.js';
 export * from './code-unit-order.js';
 export * from './json-validator.js';
+export * from './json-schema-refinement.js';

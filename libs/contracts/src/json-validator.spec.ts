@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+import { refinementInJsonSchema } from './json-schema-refinement.js';
 import { compileJsonValidator } from './json-validator.js';
 import { StatusReport } from './messages.js';
 
@@ -100,5 +102,23 @@ describe('compileJsonValidator', () => {
     const many = { ...valid, metrics: { ...valid.metrics, nodeClaimsByState: states } };
     expect(StatusReport.safeParse(many).success).toBe(false);
     expect(accepts(many)).toBe(false);
+  });
+
+  it('trusts JSON Schema keywords for a refinement only where they are marked as stating it', () => {
+    const states = (meta: Record<string, unknown>) =>
+      z
+        .record(z.string(), z.number())
+        .refine((o) => Object.keys(o).length <= 2, 'at most 2')
+        .meta(meta);
+    const two = { a: 1, b: 2 };
+    const three = { a: 1, b: 2, c: 3 };
+    // Marked: the keywords take the refinement's place, so the fast path accepts and refuses.
+    const marked = compileJsonValidator(states(refinementInJsonSchema({ maxProperties: 2 })));
+    expect([marked(two), marked(three)]).toEqual([true, false]);
+    // Metadata that merely looks like a bound is not the refinement: everything goes to zod.
+    const unmarked = compileJsonValidator(states({ maxProperties: 2 }));
+    expect([unmarked(two), unmarked(three)]).toEqual([false, false]);
+    const unrelated = compileJsonValidator(states({ minLength: 1, description: 'states' }));
+    expect(unrelated(two)).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { hashTag, redisKey } from './redis.js';
+import { refinementInJsonSchema } from './json-schema-refinement.js';
 import { z } from 'zod';
 import { ReportedMigrationProposal } from './migration.js';
 import { KarpenterDesiredState } from './desired-state.js';
@@ -74,7 +75,7 @@ export const ClusterMetrics = z
       )
       .refine((o) => Object.keys(o).length <= 16, 'at most 16 states')
       // The refinement as JSON Schema says it, for the compiled validator (json-validator.ts).
-      .meta({ maxProperties: 16 }),
+      .meta(refinementInJsonSchema({ maxProperties: 16 })),
     nodePools: z.number().int().nonnegative(),
     vcpus: z.number().nonnegative(),
     pendingPods: z.number().int().nonnegative(),
