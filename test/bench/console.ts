@@ -9,7 +9,6 @@
  * loads, against apps/console/budget.json.
  */
 import { loadavg } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { createClient } from 'graphql-ws';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
@@ -23,7 +22,8 @@ import {
   type InitialAssets,
 } from '../console/bundle-size.js';
 import { createTestDatabase, testQueuePrefix } from '../support/database.js';
-import { eventually, freePort, startProcess } from '../support/processes.js';
+import { eventually, startProcess } from '../support/processes.js';
+import { startApiProcess } from './api-process.js';
 import { benchReportToken, seedClusters } from './fleet-seed.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/12';
@@ -227,8 +227,6 @@ export async function benchConsole({
   const wsClient: { dispose(): void | Promise<void> }[] = [];
   try {
     const seeded = await seedClusters(sql, clusters, { generation: 1, observed: 1, tokens: 'own' });
-    const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
-    const apiPort = await freePort();
     const env = {
       DATABASE_URL: db.url,
       REDIS_URL,
@@ -238,47 +236,12 @@ export async function benchConsole({
       HEARTBEAT_SECONDS: '3600',
       STALE_AFTER_SECONDS: '36000',
     };
-    const api = startProcess(
-      'dist/apps/api/src/main.js',
-      {
-        ...env,
-        API_PORT: String(apiPort),
-        NODE_ENV: 'production',
-        RATE_LIMIT_PER_MINUTE: '100000000',
-        FLEET_BOOTSTRAP_TOKEN: adminToken,
-      },
-      'api',
-    );
+    const api = await startApiProcess(env);
     running.push(api);
     running.push(startProcess('dist/apps/worker/src/main.js', env, 'worker'));
-    const url = `http://127.0.0.1:${apiPort}`;
-    await eventually(
-      () =>
-        fetch(`${url}/readyz`)
-          .then((r) => (r.ok ? true : undefined))
-          .catch(() => undefined),
-      { timeoutMs: 60_000, what: 'the API process' },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${api.output()}`);
-    });
-    const gql = async <T>(token: string, query: string, variables: object = {}): Promise<T> => {
-      const res = await fetch(`${url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ query, variables }),
-      });
-      const body = (await res.json()) as { data?: T; errors?: unknown };
-      if (!body.data) throw new Error(`GraphQL refused: ${JSON.stringify(body.errors)}`);
-      return body.data;
-    };
+    const url = api.url;
     // An SRE who may act: the table then carries its selection column too.
-    const token = (
-      await gql<{ createApiToken: { secret: string } }>(
-        adminToken,
-        `mutation($input: CreateApiTokenInput!) { createApiToken(input: $input) { secret } }`,
-        { input: { name: 'bench-operator', role: 'OPERATOR' } },
-      )
-    ).createApiToken.secret;
+    const token = await api.createToken('OPERATOR', 'bench-operator');
 
     browser = await launchChromium();
     const freshPage = async (): Promise<Page> => {
