@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type PrismaClient } from '@fleet/database';
+import { queryRows, type PrismaClient } from '@fleet/database';
+import type pg from 'pg';
 import { inScope, type Principal } from '../auth/principal.js';
 import { migrationPlanOf } from './migration-plan.js';
 import type { MigrationPlanResult } from './models/migration-plan.model.js';
@@ -45,12 +46,15 @@ const isSortTimestamp = (value: string): boolean => {
 @Injectable()
 export class ClusterQueries {
   private readonly db: PrismaClient;
+  /** The list's page and counts go straight to the pool (queryRows): half Prisma's CPU. */
+  private readonly pool: pg.Pool;
 
   constructor(
     prisma: PrismaService,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {
     this.db = prisma.client;
+    this.pool = prisma.pool;
   }
 
   /** A cluster the caller may see; NOT_FOUND otherwise (a scoped token learns nothing else). */
@@ -107,7 +111,8 @@ export class ClusterQueries {
       cursor = [parts[1], parts[2]];
     }
     const [rows, counted] = await Promise.all([
-      this.db.$queryRaw<PageRow[]>(
+      queryRows<PageRow>(
+        this.pool,
         pageSql({ where, order, size, backward, ...(cursor ? { cursor } : {}) }),
       ),
       wantsTotal ? this.total(where, filter, principal) : { count: 0, exact: true },
@@ -149,11 +154,14 @@ export class ClusterQueries {
   ): Promise<{ count: number; exact: boolean }> {
     const key = maintainedCountKey(filter, principal);
     if (key) {
-      const [row] = await this.db.$queryRaw<{ count: number }[]>(maintainedCountsSql([key]));
+      const [row] = await queryRows<{ count: number }>(this.pool, maintainedCountsSql([key]));
       return { count: row?.count ?? 0, exact: true };
     }
     const limit = this.config.TOTAL_COUNT_LIMIT;
-    const [{ count }] = await this.db.$queryRaw<[{ count: number }]>(countSql(where, limit));
+    const [{ count } = { count: 0 }] = await queryRows<{ count: number }>(
+      this.pool,
+      countSql(where, limit),
+    );
     return count > limit ? { count: limit, exact: false } : { count, exact: true };
   }
 

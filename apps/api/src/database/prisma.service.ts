@@ -1,14 +1,19 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { createPrismaClient, type PrismaClient } from '@fleet/database';
+import { createDatabaseClients, type PrismaClient } from '@fleet/database';
+import type pg from 'pg';
 import { API_CONFIG, type ApiConfig } from '../config.js';
 
-/** The one Prisma client of the API process; closed with the Nest application. */
+/**
+ * The one Prisma client of the API process, and the pg pool under it for hot reads in SQL
+ * (`queryRows`); closed with the Nest application.
+ */
 @Injectable()
 export class PrismaService implements OnModuleDestroy {
   readonly client: PrismaClient;
+  readonly pool: pg.Pool;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
-    this.client = createPrismaClient(config.DATABASE_URL);
+    ({ prisma: this.client, pool: this.pool } = createDatabaseClients(config.DATABASE_URL));
   }
 
   async onModuleDestroy(): Promise<void> {
