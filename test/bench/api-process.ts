@@ -12,6 +12,17 @@ export interface ApiProcess {
   stop(): Promise<void>;
 }
 
+/** Resolves once the API at `url` answers `/readyz` (a minute at most). */
+export async function apiReady(url: string): Promise<void> {
+  await eventually(
+    () =>
+      fetch(`${url}/readyz`)
+        .then((r) => (r.ok ? true : undefined))
+        .catch(() => undefined),
+    { timeoutMs: 60_000, what: 'the API process' },
+  );
+}
+
 /**
  * The API as deployed, for a benchmark: its own process (`dist/apps/api/src/main.js`) with
  * NODE_ENV=production, which libraries read (graphql-js checks every `instanceOf` across realms
@@ -34,13 +45,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   );
   const url = `http://127.0.0.1:${port}`;
   try {
-    await eventually(
-      () =>
-        fetch(`${url}/readyz`)
-          .then((r) => (r.ok ? true : undefined))
-          .catch(() => undefined),
-      { timeoutMs: 60_000, what: 'the API process' },
-    );
+    await apiReady(url);
   } catch (err) {
     await api.stop();
     throw new Error(`${(err as Error).message}\n${api.output()}`, { cause: err });

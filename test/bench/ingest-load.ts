@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createTestDatabase, testQueuePrefix } from '../support/database.js';
 import { eventually, freePort, spawnProcess } from '../support/processes.js';
+import { apiReady } from './api-process.js';
 import { benchReportToken, seedClusters } from './fleet-seed.js';
 import {
   meterCpu,
@@ -228,13 +229,7 @@ export async function benchIngestLoad({
     const workerProcess = node('dist/apps/worker/src/main.js', env, 'worker');
     running.push(workerProcess);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    await eventually(
-      () =>
-        fetch(`${apiUrl}/readyz`)
-          .then((r) => (r.ok ? true : undefined))
-          .catch(() => undefined),
-      { timeoutMs: 60_000, what: 'the API process' },
-    );
+    await apiReady(apiUrl);
     const samples = async () =>
       (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "HealthSample"`)).rows[0]
         ?.n ?? 0;

@@ -9,7 +9,8 @@ import pg from 'pg';
 import { startWorker } from '../../apps/worker/src/main.js';
 import { startApi } from '../api/start-api.js';
 import { createTestDatabase, testQueuePrefix } from '../support/database.js';
-import { eventually, freePort, startProcess } from '../support/processes.js';
+import { freePort, startProcess } from '../support/processes.js';
+import { apiReady } from './api-process.js';
 import { BENCH_REPORT_TOKEN, seedClusters } from './fleet-seed.js';
 
 export interface IngestBenchResult {
@@ -191,10 +192,7 @@ export async function benchIngest(clusters = 10_000, perCluster = 3): Promise<In
     const workerProcess = startProcess('dist/apps/worker/src/main.js', processEnv, 'worker');
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     try {
-      await eventually(() => fetch(`${apiUrl}/readyz`).then((r) => (r.ok ? true : undefined)), {
-        timeoutMs: 60_000,
-        what: 'the API process',
-      });
+      await apiReady(apiUrl);
       const again = reportsFor(ids, perCluster, Date.now() - 10_800_000);
       started = performance.now();
       await postAll(apiUrl, again);

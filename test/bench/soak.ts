@@ -33,6 +33,7 @@ import {
   type CpuUse,
   type WrkResult,
 } from './load-generator.js';
+import { apiReady } from './api-process.js';
 import { percentile } from './stats.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/12';
@@ -220,13 +221,7 @@ export async function benchSoak({
     );
     running.push(workerProcess);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    await eventually(
-      () =>
-        fetch(`${apiUrl}/readyz`)
-          .then((r) => (r.ok ? true : undefined))
-          .catch(() => undefined),
-      { timeoutMs: 60_000, what: 'the API process' },
-    );
+    await apiReady(apiUrl);
     const admin = graphqlClient(`${apiUrl}/graphql`, { authorization: `Bearer ${adminToken}` });
 
     // Prime: one full report per driven cluster (what a starting sidecar sends first), so each

@@ -9,8 +9,8 @@ import { REFINEMENT_KEYWORDS } from './json-schema-refinement.js';
  * expressions without the u flag, as zod checks them), so it never accepts what zod refuses:
  * a refinement makes its subschema accept nothing (`not: {}`) unless the schema's metadata states
  * it in JSON Schema keywords (`.meta(refinementInJsonSchema({ maxProperties: 16 }))`, present in
- * the generated schema). False means "ask
- * zod", which has the last word and names the field: callers run zod when this says false.
+ * the generated schema). False means "ask zod", which has the last word and names the field:
+ * callers run zod when this says false.
  */
 export function compileJsonValidator(schema: ZodType): (value: unknown) => boolean {
   const jsonSchema = z.toJSONSchema(schema, {
@@ -31,9 +31,8 @@ export function compileJsonValidator(schema: ZodType): (value: unknown) => boole
         keywords.every((k) => typeof k === 'string' && k in json)
       )
         return;
-      for (const key of Object.keys(jsonSchema))
-        delete (jsonSchema as Record<string, unknown>)[key];
-      (jsonSchema as Record<string, unknown>).not = {};
+      for (const key of Object.keys(json)) delete json[key];
+      json.not = {};
     },
   });
   const ajv = new Ajv2020({
