@@ -4,8 +4,8 @@ import {
   type ClusterDriver,
 } from '@fleet/cloud-provider';
 import type { HostedAwsInfrastructure } from '@fleet/discovery';
-import { KubeClusterObjectReader, apiConfigurationWithDeadline } from '@fleet/discovery';
-import { KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { KubeClusterObjectReader, RestClient } from '@fleet/discovery';
+import { KubeConfig } from '@kubernetes/client-node';
 import { createRegistry, fleetMetrics, startOpsServer } from '@fleet/observability';
 import { createRedisClient } from '@fleet/contracts';
 import { pino } from 'pino';
@@ -144,9 +144,7 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
   if (config.KUBECONFIG) ownKubeConfig.loadFromFile(config.KUBECONFIG);
   else ownKubeConfig.loadFromDefault();
   pooledConnections(ownKubeConfig);
-  const versionApi = new VersionApi(
-    apiConfigurationWithDeadline(ownKubeConfig, config.API_SERVER_TIMEOUT_SECONDS * 1000),
-  );
+  const ownApiServer = new RestClient(ownKubeConfig, config.API_SERVER_TIMEOUT_SECONDS * 1000);
   const ops =
     config.OPS_PORT === undefined
       ? undefined
@@ -154,7 +152,10 @@ export async function startSidecar(env: NodeJS.ProcessEnv = process.env) {
           port: config.OPS_PORT,
           host: config.OPS_HOST,
           registry,
-          checks: { redis: () => connection.ping(), kubernetes: () => versionApi.getCode() },
+          checks: {
+            redis: () => connection.ping(),
+            kubernetes: () => ownApiServer.get('/version'),
+          },
         });
   log.info({ ops: ops?.url }, 'sidecar ready');
 

@@ -4,15 +4,12 @@ import {
   INFRASTRUCTURE,
   MACHINE_SET,
   PROXY,
+  SECRET,
+  collectionPath,
   type ResourceIdentity,
 } from '@fleet/contracts';
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-} from '@kubernetes/client-node';
-import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from './api-deadline.js';
+import { ApiException, type KubeConfig } from '@kubernetes/client-node';
+import { API_SERVER_TIMEOUT_MS, RestClient } from './rest-client.js';
 
 /**
  * The handful of cluster reads discovery needs, so that discovery can run against a real
@@ -57,26 +54,19 @@ export interface ClusterObjectReader {
 
 const LIST_PAGE_SIZE = 250;
 
-/** ClusterObjectReader over @kubernetes/client-node. */
+const objectPath = (kind: ResourceIdentity, name: string, namespace?: string) =>
+  `${collectionPath(kind, namespace)}/${encodeURIComponent(name)}`;
+
+/** ClusterObjectReader over an API server (404 — the object or its CRD absent — as absent). */
 export class KubeClusterObjectReader implements ClusterObjectReader {
-  private readonly customObjects: CustomObjectsApi;
-  private readonly core: CoreV1Api;
+  private readonly rest: RestClient;
 
   constructor(kubeConfig: KubeConfig, timeoutMs = API_SERVER_TIMEOUT_MS) {
-    const config = apiConfigurationWithDeadline(kubeConfig, timeoutMs);
-    this.customObjects = new CustomObjectsApi(config);
-    this.core = new CoreV1Api(config);
+    this.rest = new RestClient(kubeConfig, timeoutMs);
   }
 
-  async getInfrastructure(): Promise<unknown> {
-    return notFoundAsUndefined(
-      this.customObjects.getClusterCustomObject({
-        group: INFRASTRUCTURE.group,
-        version: INFRASTRUCTURE.version,
-        plural: INFRASTRUCTURE.plural,
-        name: 'cluster',
-      }) as Promise<unknown>,
-    );
+  getInfrastructure(): Promise<unknown> {
+    return this.getCluster(INFRASTRUCTURE);
   }
 
   getProxy(): Promise<unknown> {
@@ -95,93 +85,49 @@ export class KubeClusterObjectReader implements ClusterObjectReader {
     return this.getCluster(kind);
   }
 
-  async listClusterObjects(kind: ResourceIdentity): Promise<unknown[]> {
-    const items: unknown[] = [];
-    let continueToken: string | undefined;
-    do {
-      const page = (await notFoundAsUndefined(
-        this.customObjects.listClusterCustomObject({
-          group: kind.group,
-          version: kind.version,
-          plural: kind.plural,
-          limit: LIST_PAGE_SIZE,
-          ...(continueToken ? { _continue: continueToken } : {}),
-        }) as Promise<{ items?: unknown[]; metadata?: { continue?: string } }>,
-      )) ?? { items: [] };
-      items.push(...(page.items ?? []));
-      continueToken = page.metadata?.continue || undefined;
-    } while (continueToken);
-    return items;
+  listClusterObjects(kind: ResourceIdentity): Promise<unknown[]> {
+    return this.listIfServed(collectionPath(kind));
   }
 
   /** The cluster-scoped singleton `cluster` of an OpenShift configuration kind. */
   private getCluster(kind: ResourceIdentity): Promise<unknown> {
-    return notFoundAsUndefined(
-      this.customObjects.getClusterCustomObject({
-        group: kind.group,
-        version: kind.version,
-        plural: kind.plural,
-        name: 'cluster',
-      }) as Promise<unknown>,
-    );
+    return this.rest.getIfExists(objectPath(kind, 'cluster'));
   }
 
-  async listMachineSets(namespace: string): Promise<unknown[]> {
+  listMachineSets(namespace: string): Promise<unknown[]> {
     return this.listObjects(MACHINE_SET, namespace);
   }
 
-  async getObject(kind: ResourceIdentity, namespace: string, name: string): Promise<unknown> {
-    return notFoundAsUndefined(
-      this.customObjects.getNamespacedCustomObject({
-        group: kind.group,
-        version: kind.version,
-        namespace,
-        plural: kind.plural,
-        name,
-      }) as Promise<unknown>,
-    );
+  getObject(kind: ResourceIdentity, namespace: string, name: string): Promise<unknown> {
+    return this.rest.getIfExists(objectPath(kind, name, namespace));
   }
 
-  async listObjects(
+  listObjects(
     kind: ResourceIdentity,
     namespace: string,
     labelSelector?: string,
   ): Promise<unknown[]> {
-    const items: unknown[] = [];
-    let continueToken: string | undefined;
-    do {
-      const page = (await notFoundAsUndefined(
-        this.customObjects.listNamespacedCustomObject({
-          group: kind.group,
-          version: kind.version,
-          namespace,
-          plural: kind.plural,
-          limit: LIST_PAGE_SIZE,
-          ...(labelSelector ? { labelSelector } : {}),
-          ...(continueToken ? { _continue: continueToken } : {}),
-        }) as Promise<{ items?: unknown[]; metadata?: { continue?: string } }>,
-      )) ?? { items: [] };
-      items.push(...(page.items ?? []));
-      continueToken = page.metadata?.continue || undefined;
-    } while (continueToken);
-    return items;
+    return this.listIfServed(collectionPath(kind, namespace), labelSelector);
   }
 
   async getSecret(
     namespace: string,
     name: string,
   ): Promise<{ data?: Record<string, string> } | undefined> {
-    const secret = await notFoundAsUndefined(this.core.readNamespacedSecret({ name, namespace }));
+    const secret = await this.rest.getIfExists<{ data?: Record<string, string> }>(
+      objectPath(SECRET, name, namespace),
+    );
     return secret && { data: secret.data ?? {} };
   }
-}
 
-async function notFoundAsUndefined<T>(request: Promise<T>): Promise<T | undefined> {
-  try {
-    return await request;
-  } catch (err) {
-    if (err instanceof ApiException && err.code === 404) return undefined;
-    throw err;
+  /** Every object of a collection; none while its kind is not served (404). */
+  private async listIfServed(path: string, labelSelector?: string): Promise<unknown[]> {
+    try {
+      return (await this.rest.list<unknown>(path, { labelSelector }, LIST_PAGE_SIZE)).items;
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return [];
+      throw err;
+    }
   }
 }
 

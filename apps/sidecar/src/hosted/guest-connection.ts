@@ -141,7 +141,7 @@ export class GuestConnection {
     const watch = new Watch(config);
     this.watches = guestOwnedKinds(this.served).map(
       (kind) =>
-        new ResourceWatch(client.objects, watch, kind, this.options.log, {
+        new ResourceWatch(client, watch, kind, this.options.log, {
           labelSelector: OWNED_BY_SELECTOR,
           // HyperShift installs the Karpenter CRDs in the guest; until then the kind is not served.
           maxBackoffMs: 5_000,

@@ -108,12 +108,12 @@ export class HostedRuntime {
       log,
     });
     const watch = new Watch(apiServers.kubeConfig('management'));
-    const objects = apiServers.client('management').objects;
-    this.hcps = new ResourceWatch(objects, watch, HOSTED_CONTROL_PLANE, log, {
+    const client = apiServers.client('management');
+    this.hcps = new ResourceWatch(client, watch, HOSTED_CONTROL_PLANE, log, {
       namespace: hcpNamespace,
       maxBackoffMs: 5_000,
     });
-    this.deployments = new ResourceWatch(objects, watch, DEPLOYMENT, log, {
+    this.deployments = new ResourceWatch(client, watch, DEPLOYMENT, log, {
       namespace: hcpNamespace,
       maxBackoffMs: 5_000,
     });

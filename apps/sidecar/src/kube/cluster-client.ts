@@ -1,23 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { FIELD_MANAGER } from '@fleet/contracts';
-import { API_SERVER_TIMEOUT_MS, apiConfigurationWithDeadline } from '@fleet/discovery';
+import {
+  API_SERVER_TIMEOUT_MS,
+  PATCH_CONTENT_TYPE,
+  RestClient,
+  type RestRequest,
+} from '@fleet/discovery';
 import {
   ApiException,
-  AuthenticationV1Api,
-  AuthorizationV1Api,
-  CertificatesV1Api,
-  ApisApi,
-  CoreV1Api,
-  CustomObjectsApi,
   KubeConfig,
-  KubernetesObjectApi,
-  PatchStrategy,
-  loadYaml,
-  setHeaderOptions,
-  type Configuration,
   type KubernetesObject,
+  type V1APIGroupList,
+  type V1APIResource,
   type V1CertificateSigningRequest,
   type V1CertificateSigningRequestCondition,
+  type V1SelfSubjectAccessReview,
+  type V1SelfSubjectReview,
+  type AuthenticationV1TokenRequest,
 } from '@kubernetes/client-node';
 import { pooledConnections } from './pooled-connections.js';
 
@@ -35,10 +34,20 @@ export const isForbidden = (err: unknown): boolean =>
 export const isConflict = (err: unknown): boolean =>
   err instanceof ApiException && err.code === 409;
 
+/** The API server's discovery does not list a kind under its apiVersion. */
+export class UnknownKindError extends Error {
+  constructor(
+    readonly apiVersion: string,
+    readonly kind: string,
+  ) {
+    super(`Unrecognized API version and kind: ${apiVersion} ${kind}`);
+    this.name = 'UnknownKindError';
+  }
+}
+
 /** The API server does not serve this kind (its CRD is not installed). */
 export const isUnknownKind = (err: unknown): boolean =>
-  isNotFound(err) ||
-  (err instanceof Error && err.message.includes('Unrecognized API version and kind'));
+  isNotFound(err) || err instanceof UnknownKindError;
 
 /** Human-readable cause of a failed API call, with the API server's own message when it has one. */
 export function describeKubeError(err: unknown): string {
@@ -58,47 +67,31 @@ const safeJson = (text: string): unknown => {
   }
 };
 
+/** `/api/v1` for the core group, `/apis/<group>/<version>` for any other. */
+const apiVersionPath = (apiVersion: string) =>
+  apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+
+type ResourceAction = 'create' | 'list' | 'object';
+
 /**
- * The object as the client's typed model holds it. KubernetesObjectApi serializes a built-in
- * kind through its generated model, which reads the model's property names: a plain object
- * with the wire names loses every field whose name differs (`default`, `enum`,
- * `x-kubernetes-validations`, ... of a CRD's schema), so a CRD was installed without its
- * defaults and CEL rules. Loading the JSON as YAML (JSON is YAML) maps wire names to the model's
- * first, and serializing maps them back. Custom resources pass through as they are.
+ * The one place the sidecar talks to an API server: server-side apply, list, read, delete, the
+ * subresources and reviews it needs. Objects are addressed by apiVersion and kind, mapped to
+ * their resource by the API server's discovery (as kubectl and client-node's KubernetesObjectApi
+ * do), on the plain JSON REST client (`RestClient`: why not client-node's generated clients).
  */
-export const toClientModel = <T extends KubernetesObject>(object: T): T =>
-  loadYaml<T>(JSON.stringify(object));
-
-/** KubernetesObjectApi.makeApiClient, on a configuration of our own. */
-class ObjectApi extends KubernetesObjectApi {
-  constructor(config: Configuration, kubeConfig: KubeConfig) {
-    super(config);
-    this.setDefaultNamespace(kubeConfig);
-  }
-}
-
-/** The one place the sidecar talks to an API server: server-side apply, list, read, delete. */
 export class ClusterClient {
-  readonly objects: KubernetesObjectApi;
-  private readonly customObjects: CustomObjectsApi;
-  private readonly certificates: CertificatesV1Api;
-  private readonly authentication: AuthenticationV1Api;
-  private readonly authorization: AuthorizationV1Api;
-  private readonly core: CoreV1Api;
-  private readonly apis: ApisApi;
+  readonly rest: RestClient;
+  /** Each apiVersion's resources, from discovery; read again when a kind is not in it (a CRD since). */
+  private readonly resources = new Map<string, V1APIResource[]>();
+  private readonly defaultNamespace: string;
 
   constructor(
     readonly kubeConfig: KubeConfig,
     readonly timeoutMs = API_SERVER_TIMEOUT_MS,
   ) {
-    const config = apiConfigurationWithDeadline(kubeConfig, timeoutMs);
-    this.objects = new ObjectApi(config, kubeConfig);
-    this.customObjects = new CustomObjectsApi(config);
-    this.certificates = new CertificatesV1Api(config);
-    this.authentication = new AuthenticationV1Api(config);
-    this.authorization = new AuthorizationV1Api(config);
-    this.core = new CoreV1Api(config);
-    this.apis = new ApisApi(config);
+    this.rest = new RestClient(kubeConfig, timeoutMs);
+    this.defaultNamespace =
+      kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default';
   }
 
   /**
@@ -106,7 +99,7 @@ export class ClusterClient {
    * authenticated user); empty while no CRD of the group is installed.
    */
   async servedVersions(group: string): Promise<string[]> {
-    const groups = await this.apis.getAPIVersions();
+    const groups = await this.rest.get<V1APIGroupList>('/apis');
     return (groups.groups.find((g) => g.name === group)?.versions ?? []).map((v) => v.version);
   }
 
@@ -116,21 +109,23 @@ export class ClusterClient {
     serviceAccount: string,
     expirationSeconds: number,
   ): Promise<{ token: string; expirationTimestamp: string }> {
-    const review = await this.core.createNamespacedServiceAccountToken({
-      namespace,
-      name: serviceAccount,
-      body: { spec: { audiences: [], expirationSeconds } },
-    });
+    const review = await this.rest.request<AuthenticationV1TokenRequest>(
+      'POST',
+      `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`,
+      {
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: { audiences: [], expirationSeconds },
+        },
+      },
+    );
     const token = review.status?.token;
     if (!token)
       throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
-    const expires = review.status?.expirationTimestamp;
     return {
       token,
-      expirationTimestamp: (expires instanceof Date
-        ? expires
-        : new Date(String(expires))
-      ).toISOString(),
+      expirationTimestamp: new Date(String(review.status?.expirationTimestamp)).toISOString(),
     };
   }
 
@@ -164,9 +159,11 @@ export class ClusterClient {
    * authenticated user): what admission policies compare `request.userInfo.username` with.
    */
   async whoAmI(): Promise<string> {
-    const review = await this.authentication.createSelfSubjectReview({
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-    });
+    const review = await this.rest.request<V1SelfSubjectReview>(
+      'POST',
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
+    );
     const username = review.status?.userInfo?.username;
     if (!username) throw new Error('SelfSubjectReview returned no username');
     return username;
@@ -182,137 +179,107 @@ export class ClusterClient {
     group?: string;
     namespace?: string;
   }): Promise<boolean> {
-    const review = await this.authorization.createSelfSubjectAccessReview({
-      body: {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SelfSubjectAccessReview',
-        spec: { resourceAttributes: attributes },
+    const review = await this.rest.request<V1SelfSubjectAccessReview>(
+      'POST',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: attributes },
+        },
       },
-    });
+    );
     return review.status?.allowed === true;
   }
 
   /** Server-side apply as the fleet's field manager; force, since the fleet owns these fields. */
-  async apply<T extends KubernetesObject>(object: T, fieldManager = FIELD_MANAGER): Promise<T> {
-    return this.objects.patch<T>(
-      toClientModel(object),
-      undefined,
-      undefined,
-      fieldManager,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
+  apply<T extends KubernetesObject>(object: T, fieldManager = FIELD_MANAGER): Promise<T> {
+    return this.patch(object, PATCH_CONTENT_TYPE.apply, { fieldManager, force: true });
   }
 
   /**
    * Server-side apply with `dryRun=All` (a plan): defaulting, validation and admission run and
    * the answer is what the API server would store; nothing is stored.
    */
-  async dryRunApply<T extends KubernetesObject>(
-    object: T,
-    fieldManager = FIELD_MANAGER,
-  ): Promise<T> {
-    return this.objects.patch<T>(
-      toClientModel(object),
-      undefined,
-      'All',
+  dryRunApply<T extends KubernetesObject>(object: T, fieldManager = FIELD_MANAGER): Promise<T> {
+    return this.patch(object, PATCH_CONTENT_TYPE.apply, {
       fieldManager,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
+      force: true,
+      dryRun: 'All',
+    });
   }
 
   /** A delete with `dryRun=All`: admission runs, nothing is deleted. */
   async dryRunDelete(ref: ObjectRef): Promise<void> {
-    await this.objects.delete(
-      {
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-      },
-      undefined,
-      'All',
-      undefined,
-      undefined,
-      'Background',
-    );
+    await this.rest.request('DELETE', await this.pathOf(ref, 'object'), {
+      query: { dryRun: 'All', propagationPolicy: 'Background' },
+    });
   }
 
-  /**
-   * Server-side apply to the `/status` subresource of a cluster-scoped custom object.
-   * KubernetesObjectApi cannot address subresources, so this goes through CustomObjectsApi with
-   * the apply content type put back by a header middleware (the generated client would send
-   * JSON patch otherwise; JSON is valid apply YAML).
-   */
-  async applyClusterCustomObjectStatus<T extends KubernetesObject>(
+  /** Server-side apply to the `/status` subresource of a cluster-scoped custom object. */
+  applyClusterCustomObjectStatus<T extends KubernetesObject>(
     object: T,
     plural: string,
     fieldManager = FIELD_MANAGER,
   ): Promise<T> {
-    const [group, version] = (object.apiVersion ?? '').split('/');
-    if (!group || !version) throw new Error(`${object.kind}: not a custom resource apiVersion`);
-    return (await this.customObjects.patchClusterCustomObjectStatus(
-      {
-        group,
-        version,
-        plural,
-        name: object.metadata?.name ?? '',
-        body: object,
-        fieldManager,
-        force: true,
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    )) as T;
+    return this.applyStatus(object, plural, undefined, fieldManager);
   }
 
   /**
    * Server-side apply to the `/status` subresource of a namespaced custom object (hosted:
    * HostedControlPlane.status.autoNode, as HyperShift's karpenter-operator writes it).
    */
-  async applyNamespacedCustomObjectStatus<T extends KubernetesObject>(
+  applyNamespacedCustomObjectStatus<T extends KubernetesObject>(
     object: T,
     plural: string,
     fieldManager = FIELD_MANAGER,
   ): Promise<T> {
-    const [group, version] = (object.apiVersion ?? '').split('/');
-    if (!group || !version) throw new Error(`${object.kind}: not a custom resource apiVersion`);
-    return (await this.customObjects.patchNamespacedCustomObjectStatus(
+    return this.applyStatus(object, plural, object.metadata?.namespace ?? '', fieldManager);
+  }
+
+  private applyStatus<T extends KubernetesObject>(
+    object: T,
+    plural: string,
+    namespace: string | undefined,
+    fieldManager: string,
+  ): Promise<T> {
+    const apiVersion = object.apiVersion ?? '';
+    if (!apiVersion.includes('/'))
+      throw new Error(`${object.kind}: not a custom resource apiVersion`);
+    const scope = namespace === undefined ? '' : `/namespaces/${namespace}`;
+    const name = encodeURIComponent(object.metadata?.name ?? '');
+    return this.rest.request<T>(
+      'PATCH',
+      `${apiVersionPath(apiVersion)}${scope}/${plural}/${name}/status`,
       {
-        group,
-        version,
-        plural,
-        namespace: object.metadata?.namespace ?? '',
-        name: object.metadata?.name ?? '',
         body: object,
-        fieldManager,
-        force: true,
+        contentType: PATCH_CONTENT_TYPE.apply,
+        query: { fieldManager, force: true },
       },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    )) as T;
+    );
   }
 
   /**
    * JSON merge patch (RFC 7386): for fields that must also lose what other managers set in
    * them, which server-side apply cannot take away.
    */
-  async mergePatch<T extends KubernetesObject>(patch: T, fieldManager = FIELD_MANAGER): Promise<T> {
-    return this.objects.patch<T>(
-      toClientModel(patch),
-      undefined,
-      undefined,
-      fieldManager,
-      undefined,
-      PatchStrategy.MergePatch,
-    );
+  mergePatch<T extends KubernetesObject>(patch: T, fieldManager = FIELD_MANAGER): Promise<T> {
+    return this.patch(patch, PATCH_CONTENT_TYPE.merge, { fieldManager });
   }
 
   async create<T extends KubernetesObject>(object: T): Promise<T> {
-    return this.objects.create<T>(toClientModel(object));
+    return this.rest.request<T>('POST', await this.pathOf(refOf(object), 'create'), {
+      body: object,
+    });
   }
 
   /** A server-side dry-run create: the API server's admission runs, nothing is stored. */
   async dryRunCreate<T extends KubernetesObject>(object: T): Promise<void> {
-    await this.objects.create<T>(toClientModel(object), undefined, 'All');
+    await this.rest.request('POST', await this.pathOf(refOf(object), 'create'), {
+      body: object,
+      query: { dryRun: 'All' },
+    });
   }
 
   /**
@@ -323,12 +290,12 @@ export class ClusterClient {
     name: string,
     condition: Pick<V1CertificateSigningRequestCondition, 'type' | 'status' | 'reason' | 'message'>,
   ): Promise<V1CertificateSigningRequest> {
+    const path = `/apis/certificates.k8s.io/v1/certificatesigningrequests/${encodeURIComponent(name)}`;
     for (let attempt = 0; ; attempt++) {
-      const csr = await this.certificates.readCertificateSigningRequest({ name });
+      const csr = await this.rest.get<V1CertificateSigningRequest>(path);
       const conditions = [...(csr.status?.conditions ?? []), condition];
       try {
-        return await this.certificates.replaceCertificateSigningRequestApproval({
-          name,
+        return await this.rest.request<V1CertificateSigningRequest>('PUT', `${path}/approval`, {
           body: { ...csr, status: { ...csr.status, conditions } },
         });
       } catch (err) {
@@ -338,17 +305,7 @@ export class ClusterClient {
   }
 
   async read<T extends KubernetesObject>(ref: ObjectRef): Promise<T | undefined> {
-    try {
-      const object: KubernetesObject = await this.objects.read({
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-      });
-      return object as T;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return this.rest.getIfExists<T>(await this.pathOf(ref, 'object'));
   }
 
   async list<T extends KubernetesObject>(
@@ -356,44 +313,80 @@ export class ClusterClient {
     kind: string,
     options: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
   ): Promise<T[]> {
-    const items: T[] = [];
-    let continueToken: string | undefined;
-    do {
-      const page = await this.objects.list<T>(
-        apiVersion,
-        kind,
-        options.namespace,
-        undefined,
-        undefined,
-        undefined,
-        options.fieldSelector,
-        options.labelSelector,
-        500,
-        continueToken,
-      );
-      items.push(...page.items);
-      continueToken = page.metadata?._continue || undefined;
-    } while (continueToken);
-    return items;
+    const path = await this.collectionPathOf(apiVersion, kind, options.namespace);
+    const { labelSelector, fieldSelector } = options;
+    return (await this.rest.list<T>(path, { labelSelector, fieldSelector })).items;
   }
 
   /** Deletes; an object already gone counts as deleted. */
   async delete(ref: ObjectRef): Promise<void> {
     try {
-      await this.objects.delete(
-        {
-          apiVersion: ref.apiVersion,
-          kind: ref.kind,
-          metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-        },
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        'Background',
-      );
+      await this.rest.request('DELETE', await this.pathOf(ref, 'object'), {
+        query: { propagationPolicy: 'Background' },
+      });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   }
+
+  /** The path of a kind's collection, in a namespace or (none given) across all of them. */
+  collectionPathOf(apiVersion: string, kind: string, namespace?: string): Promise<string> {
+    return this.pathOf({ apiVersion, kind, name: '', ...(namespace ? { namespace } : {}) }, 'list');
+  }
+
+  private async patch<T extends KubernetesObject>(
+    object: T,
+    contentType: string,
+    query: RestRequest['query'],
+  ): Promise<T> {
+    return this.rest.request<T>('PATCH', await this.pathOf(refOf(object), 'object'), {
+      body: object,
+      contentType,
+      ...(query ? { query } : {}),
+    });
+  }
+
+  /**
+   * The path of an object (or, to create or list, of its collection): its kind's resource from
+   * discovery; a namespaced kind with no namespace is in the kubeconfig context's (as
+   * KubernetesObjectApi's `specUriPath`), except for a list, which then spans every namespace.
+   */
+  private async pathOf(ref: ObjectRef, action: ResourceAction): Promise<string> {
+    const resource = await this.resourceOf(ref.apiVersion, ref.kind);
+    const namespace =
+      resource.namespaced && action !== 'list'
+        ? (ref.namespace ?? this.defaultNamespace)
+        : resource.namespaced
+          ? ref.namespace
+          : undefined;
+    const scope = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    const collection = `${apiVersionPath(ref.apiVersion)}${scope}/${resource.name}`;
+    if (action !== 'object') return collection;
+    if (!ref.name) throw new Error(`${ref.kind}: metadata.name is required`);
+    return `${collection}/${encodeURIComponent(ref.name)}`;
+  }
+
+  private async resourceOf(apiVersion: string, kind: string): Promise<V1APIResource> {
+    const find = () =>
+      this.resources.get(apiVersion)?.find((r) => r.kind === kind && !r.name.includes('/'));
+    const cached = find();
+    if (cached) return cached;
+    // A group version not served at all is the API server's 404 (isNotFound), as client-node's.
+    const list = await this.rest.get<{ resources: V1APIResource[] }>(apiVersionPath(apiVersion));
+    this.resources.set(apiVersion, list.resources);
+    const resource = find();
+    if (!resource) throw new UnknownKindError(apiVersion, kind);
+    return resource;
+  }
 }
+
+const refOf = (object: KubernetesObject): ObjectRef => {
+  if (!object.apiVersion || !object.kind)
+    throw new Error('an object needs its apiVersion and kind to be sent');
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    name: object.metadata?.name ?? '',
+    ...(object.metadata?.namespace ? { namespace: object.metadata.namespace } : {}),
+  };
+};

@@ -90,7 +90,7 @@ export class ClusterWatches {
         watch = new Watch(apiServers.kubeConfig(target));
         watches.set(target, watch);
       }
-      return new ResourceWatch<T>(apiServers.client(target).objects, watch, kind, log, {
+      return new ResourceWatch<T>(apiServers.client(target), watch, kind, log, {
         maxBackoffMs: 5_000,
         ...opts,
       });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeApiServerEmulator, eventually } from '@fleet/testing';
-import { KubeConfig, KubernetesObjectApi, Watch } from '@kubernetes/client-node';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { ClusterClient } from './cluster-client.js';
 import { pino } from 'pino';
 import { CONFIG_MAP } from '@fleet/contracts';
 import { ResourceWatch } from './resource-watch.js';
@@ -22,7 +23,7 @@ describe('ResourceWatch at rest', () => {
     // test need not wait that long (the emulator bookmarks once a minute).
     (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = 300;
     const configMaps = new ResourceWatch(
-      KubernetesObjectApi.makeApiClient(kc),
+      new ClusterClient(kc),
       watch,
       CONFIG_MAP,
       pino({ level: 'silent' }),
@@ -60,7 +61,7 @@ describe('ResourceWatch at rest', () => {
 
   it('stopped at any moment of its start (list, watch request in flight), it leaves no watch open and delivers nothing after', async () => {
     const configMaps = new ResourceWatch(
-      KubernetesObjectApi.makeApiClient(kc),
+      new ClusterClient(kc),
       new Watch(kc),
       CONFIG_MAP,
       pino({ level: 'silent' }),

@@ -1,6 +1,6 @@
-import { Watch, type KubernetesObject, type KubernetesObjectApi } from '@kubernetes/client-node';
+import { Watch, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { describeKubeError } from './cluster-client.js';
+import { describeKubeError, type ClusterClient } from './cluster-client.js';
 import { collectionPath, type ResourceIdentity } from '@fleet/contracts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -55,7 +55,7 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
   private readonly syncWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly objects: KubernetesObjectApi,
+    private readonly client: ClusterClient,
     private readonly watch: Watch,
     readonly kind: ResourceIdentity,
     private readonly log: Logger,
@@ -144,18 +144,17 @@ export class ResourceWatch<T extends KubernetesObject = KubernetesObject> {
   private async listAndWatch(epoch: number): Promise<void> {
     let items: T[];
     try {
-      const list = await this.objects.list<T>(
+      const { namespace, fieldSelector, labelSelector } = this.options;
+      // The collection by discovery, as client-node's KubernetesObjectApi found it: a kind not
+      // served yet is a 404 from discovery, where a list would be refused (403) by RBAC first.
+      const path = await this.client.collectionPathOf(
         this.kind.apiVersion,
         this.kind.kind,
-        this.options.namespace,
-        undefined,
-        undefined,
-        undefined,
-        this.options.fieldSelector,
-        this.options.labelSelector,
+        namespace,
       );
+      const list = await this.client.rest.list<T>(path, { fieldSelector, labelSelector });
       items = list.items.map((o) => this.typed(o));
-      this.resourceVersion = list.metadata?.resourceVersion;
+      this.resourceVersion = list.resourceVersion;
     } catch (err) {
       if (epoch === this.epoch) this.retry(`list failed: ${describeKubeError(err)}`);
       return;
