@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeApiServerEmulator } from '@fleet/testing';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ClusterClient } from './cluster-client.js';
+import { ClusterClient, UnknownKindError } from './cluster-client.js';
 
 describe('ClusterClient: every API-server request has a deadline', () => {
   const em = new KubeApiServerEmulator();
@@ -43,6 +43,36 @@ describe('ClusterClient: every API-server request has a deadline', () => {
       }),
     ).rejects.toThrow(/timeout|abort/i);
     expect(held()).toBe(1);
+  });
+});
+
+describe('ClusterClient: reads of what is not there', () => {
+  const em = new KubeApiServerEmulator();
+  let client: ClusterClient;
+
+  beforeAll(async () => {
+    await em.start();
+    const kc = new KubeConfig();
+    kc.loadFromString(em.kubeconfigYaml());
+    client = new ClusterClient(kc);
+  });
+  afterAll(() => em.stop());
+
+  it('reads an absent object, and one of an API group not served, as undefined; an unknown kind of a served group is an error', async () => {
+    expect(
+      await client.read({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'absent',
+        namespace: 'default',
+      }),
+    ).toBeUndefined();
+    expect(
+      await client.read({ apiVersion: 'nothing.example.com/v1', kind: 'Thing', name: 'x' }),
+    ).toBeUndefined();
+    await expect(client.read({ apiVersion: 'v1', kind: 'NoSuchKind', name: 'x' })).rejects.toThrow(
+      UnknownKindError,
+    );
   });
 });
 

@@ -304,8 +304,14 @@ export class ClusterClient {
     }
   }
 
+  /** The object, or undefined when it is absent or its API group is not served (discovery's 404). */
   async read<T extends KubernetesObject>(ref: ObjectRef): Promise<T | undefined> {
-    return this.rest.getIfExists<T>(await this.pathOf(ref, 'object'));
+    try {
+      return await this.rest.getIfExists<T>(await this.pathOf(ref, 'object'));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   async list<T extends KubernetesObject>(
