@@ -3,28 +3,34 @@ import { KubeApiServerEmulator } from '@fleet/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterClient, UnknownKindError } from './cluster-client.js';
 
-describe('ClusterClient: every API-server request has a deadline', () => {
+/** A ClusterClient on an API-server emulator of its own, started and stopped with the suite. */
+function clientOnEmulator(timeoutMs?: number) {
   const em = new KubeApiServerEmulator();
-  let client: ClusterClient;
-
+  const ctx = { em, client: undefined as unknown as ClusterClient };
   beforeAll(async () => {
     await em.start();
     const kc = new KubeConfig();
     kc.loadFromString(em.kubeconfigYaml());
-    // Short enough to wait out, long enough for the request to reach the emulator on a loaded
-    // machine (at 2 s, a CI run once gave up before the emulator had seen it).
-    client = new ClusterClient(kc, 4_000);
+    ctx.client = new ClusterClient(kc, timeoutMs);
   });
   afterAll(() => em.stop());
+  return ctx;
+}
+
+describe('ClusterClient: every API-server request has a deadline', () => {
+  // Short enough to wait out, long enough for the request to reach the emulator on a loaded
+  // machine (at 2 s, a CI run once gave up before the emulator had seen it).
+  const ctx = clientOnEmulator(4_000);
+  const em = ctx.em;
 
   it('gives up on a request the API server never answers, and the next one works', async () => {
     const held = em.stallRequests('GET', '/api/v1/namespaces', 1);
     const started = Date.now();
-    await expect(client.list('v1', 'Namespace')).rejects.toThrow(/timeout|abort/i);
+    await expect(ctx.client.list('v1', 'Namespace')).rejects.toThrow(/timeout|abort/i);
     expect(held()).toBe(1);
     // Bounded by the deadline, not by the (never) answer; generous for a loaded machine.
     expect(Date.now() - started).toBeLessThan(12_000);
-    const names = (await client.list('v1', 'Namespace')).map((n) => n.metadata?.name);
+    const names = (await ctx.client.list('v1', 'Namespace')).map((n) => n.metadata?.name);
     expect(names).toContain('kube-system');
   });
 
@@ -35,7 +41,7 @@ describe('ClusterClient: every API-server request has a deadline', () => {
       1,
     );
     await expect(
-      client.addCsrCondition('csr-nowhere', {
+      ctx.client.addCsrCondition('csr-nowhere', {
         type: 'Approved',
         status: 'True',
         reason: 'KarpenterCSRApprove',
@@ -47,20 +53,11 @@ describe('ClusterClient: every API-server request has a deadline', () => {
 });
 
 describe('ClusterClient: reads of what is not there', () => {
-  const em = new KubeApiServerEmulator();
-  let client: ClusterClient;
-
-  beforeAll(async () => {
-    await em.start();
-    const kc = new KubeConfig();
-    kc.loadFromString(em.kubeconfigYaml());
-    client = new ClusterClient(kc);
-  });
-  afterAll(() => em.stop());
+  const ctx = clientOnEmulator();
 
   it('reads an absent object, and one of an API group not served, as undefined; an unknown kind of a served group is an error', async () => {
     expect(
-      await client.read({
+      await ctx.client.read({
         apiVersion: 'v1',
         kind: 'ConfigMap',
         name: 'absent',
@@ -68,25 +65,17 @@ describe('ClusterClient: reads of what is not there', () => {
       }),
     ).toBeUndefined();
     expect(
-      await client.read({ apiVersion: 'nothing.example.com/v1', kind: 'Thing', name: 'x' }),
+      await ctx.client.read({ apiVersion: 'nothing.example.com/v1', kind: 'Thing', name: 'x' }),
     ).toBeUndefined();
-    await expect(client.read({ apiVersion: 'v1', kind: 'NoSuchKind', name: 'x' })).rejects.toThrow(
-      UnknownKindError,
-    );
+    await expect(
+      ctx.client.read({ apiVersion: 'v1', kind: 'NoSuchKind', name: 'x' }),
+    ).rejects.toThrow(UnknownKindError);
   });
 });
 
 describe('ClusterClient: writes send what they are given', () => {
-  const em = new KubeApiServerEmulator();
-  let client: ClusterClient;
-
-  beforeAll(async () => {
-    await em.start();
-    const kc = new KubeConfig();
-    kc.loadFromString(em.kubeconfigYaml());
-    client = new ClusterClient(kc);
-  });
-  afterAll(() => em.stop());
+  const ctx = clientOnEmulator();
+  const em = ctx.em;
 
   // The client serializes a built-in kind through its typed model; a plain object with the
   // wire names (`default`, `enum`, `x-kubernetes-validations`) lost those fields on the way.
@@ -124,7 +113,7 @@ describe('ClusterClient: writes send what they are given', () => {
         ],
       },
     };
-    await client.apply(crd);
+    await ctx.client.apply(crd);
     expect(
       em.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'widgets.example.com'),
     ).toMatchObject({
@@ -145,7 +134,7 @@ describe('ClusterClient: writes send what they are given', () => {
         ],
       },
     });
-    const widget = await client.dryRunApply({
+    const widget = await ctx.client.dryRunApply({
       apiVersion: 'example.com/v1',
       kind: 'Widget',
       metadata: { name: 'w' },
@@ -153,7 +142,7 @@ describe('ClusterClient: writes send what they are given', () => {
     });
     expect((widget as unknown as { spec: { size: string } }).spec.size).toBe('small');
     await expect(
-      client.dryRunApply({
+      ctx.client.dryRunApply({
         apiVersion: 'example.com/v1',
         kind: 'Widget',
         metadata: { name: 'w' },
